@@ -1,0 +1,1 @@
+"""Analysis: summaries, comparisons, history, bisect, verdicts."""

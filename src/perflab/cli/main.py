@@ -1,0 +1,226 @@
+"""The perflab command line: parse, call one function, render, set the exit code."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+import click
+
+from perflab.model.errors import EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, UsageError
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"perflab: error: {message}", err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: every user mistake ends as one line on stderr and an exit code."""
+    from perflab.execute.runner import Interrupted
+
+    try:
+        cli.main(args=argv, prog_name="perflab", standalone_mode=False)
+    except PerflabError as error:
+        _fail(str(error), error.exit_code)
+    except Interrupted as stop:
+        click.echo(f"perflab: {stop}; finish it with 'perflab run --resume {stop.run_id}'", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.Abort:
+        _fail("aborted", EXIT_INTERRUPTED)
+    except click.ClickException as error:
+        _fail(error.format_message().replace("\n", " "), error.exit_code or EXIT_USAGE)
+    except KeyboardInterrupt:
+        _fail("interrupted", EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        # `perflab export ... | head`: the reader left; that is not an error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", metavar="PATH|URL", help="Database file or PostgreSQL URL "
+              "(default: $PERFLAB_DB, else $XDG_DATA_HOME/perflab/perflab.db).")
+@click.version_option(package_name="perflab")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
+    """perflab: run benchmarks, keep every sample, compare with statistics you can trust."""
+    ctx.obj = {"db": db}
+
+
+def _open_store(ctx: click.Context, *, create: bool):
+    from perflab.store import Store
+    return Store(ctx.obj["db"], create=create)
+
+
+# -- run ---------------------------------------------------------------------------
+@cli.command(context_settings={"ignore_unknown_options": False})
+@click.option("-n", "--runs", "repetitions", type=int, default=10, show_default=True,
+              help="Measured repetitions per point.")
+@click.option("--warmup", type=int, default=0, show_default=True, help="Unrecorded runs per point first.")
+@click.option("--label", help="Name of what is measured (default: the kernel release).")
+@click.option("--commit", help="Commit being measured (resolved in --repo if given).")
+@click.option("--repo", type=click.Path(file_okay=False), help="Git repository: record its HEAD (or --commit).")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUES",
+              help="A sweep: name=a,b,c or name=lo..hi[:step]; repeat for a cartesian product.")
+@click.option("-L", "--parameter-list", "lists", nargs=2, multiple=True, metavar="NAME VALUES",
+              help="hyperfine's list form: -L name a,b,c.")
+@click.option("-P", "--parameter-scan", "scans", nargs=3, multiple=True, metavar="NAME LO HI",
+              help="hyperfine's scan form: -P name lo hi (step -D).")
+@click.option("-D", "--parameter-step-size", "scan_step", metavar="STEP", help="Step for -P.")
+@click.option("--shell", is_flag=True, help="Run the command through /bin/sh -c; its start-up time is subtracted.")
+@click.option("--name", help="Benchmark name to store samples under (default: the command).")
+@click.option("--timeout", type=float, metavar="S", help="Kill the command's process group after S seconds.")
+@click.option("-i", "--ignore-failure", is_flag=True, help="Keep non-zero exits as values.")
+@click.option("--prepare", metavar="CMD", help="Shell line before every sample (not timed).")
+@click.option("--setup", metavar="CMD", help="Shell line once per point before its samples.")
+@click.option("--cleanup", metavar="CMD", help="Shell line once per point after the run.")
+@click.option("--shuffle", is_flag=True, help="Randomise the order inside each round (seed recorded).")
+@click.option("--seed", type=int, help="Seed for --shuffle (implies it).")
+@click.option("--cpu", "cpu_list", metavar="LIST", help="Pin the benchmark to CPUs, e.g. 0 or 0,2-3.")
+@click.option("--show-output", is_flag=True, help="Let the command print to the terminal.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
+@click.option("--resume", metavar="RUN", help="Finish an interrupted run (id or label).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def run(ctx: click.Context, repetitions: int, warmup: int, label: str | None, commit: str | None,
+        repo: str | None, params: tuple[str, ...], lists: tuple, scans: tuple, scan_step: str | None,
+        shell: bool, name: str | None, timeout: float | None, ignore_failure: bool,
+        prepare: str | None, setup: str | None, cleanup: str | None, shuffle: bool,
+        seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool,
+        resume: str | None, command: tuple[str, ...]) -> None:
+    """Run COMMAND many times and record every sample.
+
+    \b
+      perflab run -n 20 --warmup 2 --label baseline -- ./mytool input.dat
+      perflab run -n 20 -p size=small,large -- ./mytool-new input-{size}.dat
+    """
+    from perflab.execute import identity
+    from perflab.execute.runner import RunOptions, RunPlan, Runner, plan_run
+    from perflab.model import params as sweeps
+    from perflab.render import progress
+    from perflab.workloads.command import CommandWorkload
+
+    def warn(message: str) -> None:
+        click.echo(f"perflab: warning: {message}", err=True)
+
+    if resume:
+        if command:
+            raise UsageError("--resume takes no command: the run's own is used")
+        with _open_store(ctx, create=True) as store:
+            info = store.resolve_run(resume)
+            run_plan = RunPlan.from_spec(info.spec)
+            runner = Runner(store, run_plan, progress.choose(quiet), warn)
+            run_id = runner.resume(info)
+            _print_run_summary(store, run_id, run_plan, quiet)
+        return
+
+    assignments = [sweeps.parse_assignment(p) for p in params]
+    assignments += [sweeps.parse_hyperfine_list(n, v) for n, v in lists]
+    assignments += [sweeps.parse_hyperfine_scan(n, lo, hi, scan_step) for n, lo, hi in scans]
+    if scan_step and not scans:
+        raise UsageError("-D/--parameter-step-size needs -P")
+    sweep = sweeps.merge(assignments)
+    cpus = _parse_cpus(cpu_list) if cpu_list else None
+    if shell and len(command) > 1:
+        command = (shlex.join(command),)
+    workload = CommandWorkload(list(command), shell=shell, benchmark=name, ignore_failure=ignore_failure)
+    options = RunOptions(repetitions=repetitions, warmup=warmup, shuffle=shuffle or seed is not None,
+                         seed=seed, cpus=cpus, timeout=timeout, prepare=prepare, setup=setup,
+                         cleanup=cleanup, show_output=show_output)
+    run_plan = plan_run(workload, sweep, options)
+    sha = describe = None
+    if repo:
+        sha, describe = identity.git_commit(repo, commit)
+    elif commit:
+        sha = commit
+    with _open_store(ctx, create=True) as store:
+        runner = Runner(store, run_plan, progress.choose(quiet), warn)
+        run_id = runner.start(label=label or identity.default_label(), commit=sha,
+                              describe=describe, repo=os.path.abspath(repo) if repo else None)
+        _print_run_summary(store, run_id, run_plan, quiet)
+
+
+def _print_run_summary(store, run_id: int, run_plan, quiet: bool) -> None:
+    from perflab.analysis.summary import summarize_run
+    from perflab.render.runs import render_point_summaries
+
+    info = store.resolve_run(str(run_id))
+    if not quiet:
+        primary = run_plan.workload.metrics[0].name
+        infos = {(run_plan.workload.benchmark, m.name): m for m in run_plan.workload.metrics}
+        summaries = [s for s in summarize_run(store.sample_rows(run_id), infos) if s.metric == primary]
+        click.echo(f"run {run_id} ({info.label}): {info.status.value}; "
+                   f"'perflab show {run_id}' has every metric")
+        click.echo(render_point_summaries(summaries))
+    if info.status.value == "failed":
+        raise UsageError(f"every sample of run {run_id} failed; see 'perflab show {run_id}'")
+
+
+def _parse_cpus(text: str) -> list[int]:
+    from perflab.execute.environment import parse_cpu_list
+    try:
+        cpus = parse_cpu_list(text)
+    except ValueError:
+        cpus = []
+    if not cpus:
+        raise UsageError(f"bad --cpu {text!r}: expected a list like 0 or 0,2-3")
+    return cpus
+
+
+# -- runs / show / export ---------------------------------------------------------------
+@cli.command()
+@click.pass_context
+def runs(ctx: click.Context) -> None:
+    """One line per run: id, label, commit, host, when, status, benchmarks, samples."""
+    from perflab.render.runs import render_runs
+    with _open_store(ctx, create=False) as store:
+        click.echo(render_runs(store.list_runs()))
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.pass_context
+def show(ctx: click.Context, run_ref: str) -> None:
+    """A run's environment and, per point, n, mean, median, stddev, min, max, failures."""
+    from perflab.analysis.summary import summarize_run
+    from perflab.render.runs import render_show
+    with _open_store(ctx, create=False) as store:
+        info = store.resolve_run(run_ref)
+        rows = store.sample_rows(info.id)
+        infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
+        click.echo(render_show(info, summarize_run(rows, infos)))
+
+
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to a file.")
+@click.pass_context
+def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> None:
+    """A run's raw samples, one row per value."""
+    from perflab.render.export import export_csv, export_json
+    with _open_store(ctx, create=False) as store:
+        info = store.resolve_run(run_ref)
+        text = (export_json if fmt == "json" else export_csv)(info, store.sample_rows(info.id))
+    if output:
+        with open(output, "w") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+# -- doctor -----------------------------------------------------------------------------
+@cli.command()
+def doctor() -> None:
+    """This machine as a benchmark host: what works, what adds noise, how to fix it."""
+    from perflab.execute import environment, probe, tuning
+    from perflab.render.doctor import render_doctor
+    env = environment.capture()
+    findings = tuning.check(env, is_root=os.geteuid() == 0)
+    click.echo(render_doctor(env, findings, probe.perf_events(), probe.find_tools()))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,115 @@
+"""Spawn one process and time it, as hyperfine does, with nothing of ours inside the clock.
+
+The child is started with posix_spawn (vfork-like: no copy of perflab's memory) in a
+process group of its own, so a timeout or Ctrl-C can kill everything it started.
+Wall time comes from CLOCK_MONOTONIC around spawn and reap; CPU time and peak RSS come
+from the kernel's rusage of the reaped child (wait4).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from perflab.model.records import ProcessResult
+
+
+@dataclass(frozen=True)
+class Streams:
+    """Where the child's stdin/stdout/stderr go: open file descriptors, owned by the caller."""
+
+    stdin: int
+    stdout: int
+    stderr: int
+
+
+def open_devnull_streams() -> Streams:
+    read = os.open(os.devnull, os.O_RDONLY)
+    write = os.open(os.devnull, os.O_WRONLY)
+    return Streams(stdin=read, stdout=write, stderr=write)
+
+
+def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
+                   env: dict[str, str] | None = None, cwd: str | None = None,
+                   cpus: set[int] | None = None, timeout: float | None = None) -> ProcessResult:
+    """Run ``argv`` to completion and measure it.
+
+    ``executable`` is the resolved path (resolved once by the caller, outside the clock).
+    ``cpus`` pins the child: perflab pins itself around the spawn so the child inherits
+    the mask from its first instruction, then restores its own mask after reaping.
+    """
+    file_actions = [
+        (os.POSIX_SPAWN_DUP2, streams.stdin, 0),
+        (os.POSIX_SPAWN_DUP2, streams.stdout, 1),
+        (os.POSIX_SPAWN_DUP2, streams.stderr, 2),
+    ]
+    saved_mask = None
+    if cpus:
+        saved_mask = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, cpus)
+    environment = os.environ if env is None else env
+    old_cwd = None
+    if cwd is not None:
+        old_cwd = os.getcwd()
+        os.chdir(cwd)
+    try:
+        start = time.perf_counter()
+        pid = os.posix_spawn(executable, list(argv), environment,
+                             file_actions=file_actions, setpgroup=0)
+        try:
+            timed_out = False
+            if timeout is not None:
+                timed_out = not _wait_exit(pid, timeout)
+                if timed_out:
+                    kill_group(pid)
+            _, status, usage = os.wait4(pid, 0)
+            end = time.perf_counter()
+        except BaseException:
+            # Ctrl-C or SIGTERM while waiting: take the child's whole group down with us.
+            kill_group(pid)
+            _reap(pid)
+            raise
+    finally:
+        if saved_mask is not None:
+            os.sched_setaffinity(0, saved_mask)
+        if old_cwd is not None:
+            os.chdir(old_cwd)
+    kill_group(pid)  # leftovers the command backgrounded must not run into the next sample
+    # Until exec the child runs in perflab's memory, and the kernel folds that memory's
+    # peak into the child's ru_maxrss: only a peak above perflab's own is the command's.
+    own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return ProcessResult(
+        wall_s=end - start, user_s=usage.ru_utime, system_s=usage.ru_stime,
+        max_rss_bytes=usage.ru_maxrss * 1024 if usage.ru_maxrss > own_peak else None,
+        exit_code=os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
+        signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        timed_out=timed_out)
+
+
+def _wait_exit(pid: int, timeout: float) -> bool:
+    """Block until the child exits or the timeout passes; True if it exited."""
+    fd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass

@@ -1,0 +1,252 @@
+"""Carrying out a run: plan, environment, samples into the store one by one.
+
+Everything a user can get wrong is checked in ``plan_run`` before the database is
+touched; ``Runner`` then records each sample in its own transaction, so a SIGKILL
+loses at most the sample in flight and ``--resume`` can finish the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import statistics
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from perflab.execute import environment, plan
+from perflab.execute.hooks import run_hook
+from perflab.execute.process import Streams, open_devnull_streams, spawn_and_wait
+from perflab.model.errors import UsageError
+from perflab.model.params import cartesian, placeholders
+from perflab.model.records import Point, RunInfo, RunStatus, SampleStatus
+from perflab.store import Store
+from perflab.workloads.base import SampleContext, Workload
+from perflab.workloads.command import SHELL, CommandWorkload
+from perflab.workloads.registry import from_spec
+
+SHELL_CALIBRATION_RUNS = 50
+CLEANUP_TIMEOUT_S = 60.0
+
+
+@dataclass
+class RunOptions:
+    repetitions: int = 10
+    warmup: int = 0
+    shuffle: bool = False
+    seed: int | None = None
+    cpus: list[int] | None = None
+    timeout: float | None = None
+    prepare: str | None = None
+    setup: str | None = None
+    cleanup: str | None = None
+    show_output: bool = False
+
+
+@dataclass
+class RunPlan:
+    workload: Workload
+    sweep: dict[str, list[Any]]
+    options: RunOptions
+    points: list[dict[str, Any]] = field(default_factory=list)
+    shell_overhead: tuple[float, float, float] | None = None
+
+    def spec(self) -> dict[str, Any]:
+        return {"workload": self.workload.spec(), "sweep": self.sweep,
+                "options": asdict(self.options),
+                "shell_overhead": list(self.shell_overhead) if self.shell_overhead else None}
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> "RunPlan":
+        run_plan = plan_run(from_spec(spec["workload"]), spec["sweep"], RunOptions(**spec["options"]))
+        if spec.get("shell_overhead"):
+            run_plan.shell_overhead = tuple(spec["shell_overhead"])  # type: ignore[assignment]
+        return run_plan
+
+
+class Progress(Protocol):
+    def start(self, total: int, title: str) -> None: ...
+    def advance(self, description: str) -> None: ...
+    def stop(self) -> None: ...
+
+
+class Interrupted(Exception):
+    """The run was stopped by Ctrl-C or SIGTERM; finished samples are kept."""
+
+    def __init__(self, run_id: int, kept: int):
+        super().__init__(f"interrupted: run {run_id} keeps its {kept} finished samples")
+        self.run_id = run_id
+        self.kept = kept
+
+
+def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOptions) -> RunPlan:
+    """Check everything the user gave, without touching the database."""
+    if options.repetitions < 1:
+        raise UsageError(f"-n must be at least 1, got {options.repetitions}")
+    if options.warmup < 0:
+        raise UsageError(f"--warmup cannot be negative, got {options.warmup}")
+    if options.timeout is not None and options.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {options.timeout}")
+    if options.cpus:
+        allowed = os.sched_getaffinity(0)
+        outside = sorted(set(options.cpus) - allowed)
+        if outside:
+            raise UsageError(f"--cpu {outside[0]} is not an online CPU available to perflab "
+                             f"(available: {_cpu_list(allowed)})")
+    workload.validate(sweep)
+    for kind in ("prepare", "setup", "cleanup"):
+        line = getattr(options, kind)
+        unknown = placeholders(line or "") - set(sweep)
+        if unknown:
+            raise UsageError(f"unknown placeholder {{{sorted(unknown)[0]}}} in --{kind}",
+                             hint="define it with -p")
+    if options.shuffle and options.seed is None:
+        options.seed = random.SystemRandom().randrange(2**31)
+    return RunPlan(workload, sweep, options, points=cartesian(sweep) if sweep else [{}])
+
+
+def measure_shell_overhead(streams: Streams) -> tuple[float, float, float]:
+    """The median wall, user and system time of an empty shell line (hyperfine's correction)."""
+    results = [spawn_and_wait(SHELL, [SHELL, "-c", ""], streams=streams)
+               for _ in range(SHELL_CALIBRATION_RUNS + 3)][3:]
+    return (statistics.median(r.wall_s for r in results),
+            statistics.median(r.user_s for r in results),
+            statistics.median(r.system_s for r in results))
+
+
+class Runner:
+    """Runs a plan into a store, reporting progress and warnings through callbacks."""
+
+    def __init__(self, store: Store, run_plan: RunPlan, progress: Progress,
+                 warn: Callable[[str], None]):
+        self.store = store
+        self.plan = run_plan
+        self.progress = progress
+        self.warn = warn
+        self.failures = 0
+        self.measured = 0
+
+    def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
+              repo: str | None = None) -> int:
+        snapshot = environment.capture()
+        with _streams(self.plan.options.show_output) as streams:
+            if isinstance(self.plan.workload, CommandWorkload) and self.plan.workload.shell:
+                self.plan.shell_overhead = measure_shell_overhead(streams)
+            run_id = self.store.create_run(
+                label=label, host=os.uname().nodename, spec=self.plan.spec(),
+                environment=snapshot, commit=commit, commit_describe=describe, repo=repo)
+            self.store.save_metric_info(self.plan.workload.benchmark, self.plan.workload.metrics)
+            tasks = plan.schedule(len(self.plan.points), self.plan.options.repetitions,
+                                  self.plan.options.warmup, self.plan.options.seed)
+            self._execute(run_id, tasks, streams, snapshot)
+        return run_id
+
+    def resume(self, run: RunInfo) -> int:
+        if run.status is RunStatus.COMPLETE:
+            raise UsageError(f"run {run.id} is already complete")
+        if run.status is RunStatus.RUNNING:
+            raise UsageError(f"run {run.id} is still running (perflab pid {run.pid})")
+        benchmark = self.plan.workload.benchmark
+        index = {Point(benchmark, p).key: i for i, p in enumerate(self.plan.points)}
+        done = {(index[params], rep) for bench, params, rep in self.store.done_repetitions(run.id)
+                if bench == benchmark and params in index}
+        tasks = plan.remaining(plan.schedule(len(self.plan.points), self.plan.options.repetitions,
+                                             self.plan.options.warmup, self.plan.options.seed), done)
+        self.store.set_run_status(run.id, RunStatus.RUNNING, finished=False)
+        with _streams(self.plan.options.show_output) as streams:
+            self._execute(run.id, tasks, streams, run.environment)
+        return run.id
+
+    # -- the loop ----------------------------------------------------------------
+    def _execute(self, run_id: int, tasks: list[plan.Task], streams: Streams,
+                 snapshot: dict[str, Any]) -> None:
+        workload, options = self.plan.workload, self.plan.options
+        if isinstance(workload, CommandWorkload) and self.plan.shell_overhead:
+            workload.shell_overhead = self.plan.shell_overhead
+        cpus = set(options.cpus) if options.cpus else None
+        active_points = sorted({t.point for t in tasks})
+        status = RunStatus.FAILED
+        self.progress.start(len(tasks), f"run {run_id}: {workload.benchmark}")
+        try:
+            with _terminate_as_interrupt():
+                if options.setup:
+                    for i in active_points:
+                        run_hook("setup", options.setup, self.plan.points[i], streams)
+                for task in tasks:
+                    self._sample(run_id, task, streams, cpus)
+                status = RunStatus.COMPLETE
+        except KeyboardInterrupt:
+            status = RunStatus.INTERRUPTED
+            raise Interrupted(run_id, self.measured) from None
+        finally:
+            self.progress.stop()
+            self._cleanup(active_points, streams)
+            snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
+            if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
+                status = RunStatus.FAILED
+            self.store.set_run_status(run_id, status, environment=snapshot)
+
+    def _sample(self, run_id: int, task: plan.Task, streams: Streams, cpus: set[int] | None) -> None:
+        workload, options = self.plan.workload, self.plan.options
+        params = self.plan.points[task.point]
+        label = Point(workload.benchmark, params).describe()
+        if options.prepare:
+            run_hook("prepare", options.prepare, params, streams)
+        invocation = workload.invocation(params)
+        result = spawn_and_wait(invocation.executable, invocation.argv, streams=streams,
+                                env=invocation.env, cpus=cpus, timeout=options.timeout)
+        if task.warmup:
+            self.progress.advance(f"{label} warm-up {task.repetition + 1}")
+            return
+        measurements = workload.measure(result, SampleContext(params, task.repetition))
+        self.store.add_sample(run_id, Point(workload.benchmark, params), task.repetition, measurements)
+        self.measured += 1
+        if any(m.status is not SampleStatus.OK for m in measurements):
+            self.failures += 1
+            if self.failures == 1:
+                self.warn(f"sample failed at {label}: {measurements[0].note} "
+                          f"(recorded as {measurements[0].status.value}, not as a value)")
+        self.progress.advance(f"{label} #{task.repetition + 1}")
+
+    def _cleanup(self, points: list[int], streams: Streams) -> None:
+        cleanup = self.plan.options.cleanup
+        if not cleanup:
+            return
+        for i in points:
+            try:
+                run_hook("cleanup", cleanup, self.plan.points[i], streams, timeout=CLEANUP_TIMEOUT_S)
+            except UsageError as error:
+                self.warn(str(error))
+
+
+@contextmanager
+def _streams(show_output: bool) -> Iterator[Streams]:
+    """The benchmark's stdio: /dev/null (as hyperfine), or ours with --show-output."""
+    if show_output:
+        yield Streams(stdin=0, stdout=1, stderr=2)
+        return
+    streams = open_devnull_streams()
+    try:
+        yield streams
+    finally:
+        for fd in {streams.stdin, streams.stdout, streams.stderr}:
+            os.close(fd)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run as Ctrl-C does: children killed, samples kept, run marked."""
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _cpu_list(cpus: set[int]) -> str:
+    return ",".join(str(c) for c in sorted(cpus))

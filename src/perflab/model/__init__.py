@@ -1,0 +1,19 @@
+"""Plain dataclasses shared by every layer (no I/O here)."""
+
+from perflab.model.errors import EnvironmentProblem, PerflabError, UsageError
+from perflab.model.records import (
+    Direction,
+    MeanKind,
+    MetricInfo,
+    Point,
+    RunInfo,
+    RunStatus,
+    SampleStatus,
+    Measurement,
+    ProcessResult,
+)
+
+__all__ = [
+    "Direction", "EnvironmentProblem", "MeanKind", "Measurement", "MetricInfo",
+    "PerflabError", "Point", "ProcessResult", "RunInfo", "RunStatus", "SampleStatus", "UsageError",
+]

@@ -1,0 +1,167 @@
+"""Parameter sweeps: the ``-p`` syntax shared by commands, built-in workloads and suites.
+
+``name=a,b,c`` is a list, ``name=lo..hi[:step]`` an inclusive range. Range ends may be
+small expressions of machine variables (``1..2*ncpus``), as mmtests configs are.
+Values that look like numbers become numbers, so ``n=1,2`` and ``n=1..2`` name the
+same points.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import operator
+import re
+from typing import Any, Iterable
+
+from perflab.model.errors import UsageError
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_RANGE = re.compile(r"^(?P<lo>[^.:][^:]*?)\.\.(?P<hi>[^:]+?)(?::(?P<step>.+))?$")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
+
+Value = int | float | str
+
+
+def coerce(text: str) -> Value:
+    """'3' -> 3, '0.5' -> 0.5, anything else stays text."""
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if number == number else text  # 'nan' stays text
+
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv}
+
+
+def evaluate(expression: str, variables: dict[str, float] | None = None) -> int | float:
+    """Evaluate a range end: numbers, machine variables (ncpus, ...), + - * / //."""
+    variables = variables or {}
+
+    def walk(node: ast.AST) -> int | float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in variables:
+                known = ", ".join(sorted(variables)) or "none"
+                raise UsageError(f"unknown variable {node.id!r} in {expression!r} (known: {known})")
+            return variables[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](walk(node.left), walk(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        raise UsageError(f"cannot evaluate {expression!r}: use numbers, variables and + - * /")
+
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        raise UsageError(f"cannot evaluate {expression!r}: not an arithmetic expression") from None
+    value = walk(tree)
+    return int(value) if float(value).is_integer() else value
+
+
+def expand_range(lo: Value, hi: Value, step: Value = 1) -> list[Value]:
+    """Inclusive range lo..hi by step; integers stay integers."""
+    if not all(isinstance(v, (int, float)) for v in (lo, hi, step)):
+        raise UsageError(f"range {lo}..{hi}:{step} needs numbers")
+    if step <= 0:
+        raise UsageError(f"range step must be positive, got {step}")
+    if hi < lo:
+        raise UsageError(f"range {lo}..{hi} is empty: the end is below the start")
+    count = int((hi - lo) / step + 1e-9) + 1
+    values = [lo + i * step for i in range(count)]
+    if all(isinstance(v, int) for v in (lo, hi, step)):
+        return [int(v) for v in values]
+    return [round(v, 12) for v in values]
+
+
+def parse_values(text: str, variables: dict[str, float] | None = None) -> list[Value]:
+    """The values of one parameter: 'a,b,c' or 'lo..hi[:step]'."""
+    text = text.strip()
+    if not text:
+        raise UsageError("parameter has no values")
+    match = _RANGE.match(text)
+    if match and "," not in text:
+        lo = evaluate(match["lo"], variables)
+        hi = evaluate(match["hi"], variables)
+        step = evaluate(match["step"], variables) if match["step"] else 1
+        return expand_range(lo, hi, step)
+    values = [coerce(v) for v in text.split(",")]
+    if any(v == "" for v in values):
+        raise UsageError(f"empty value in list {text!r}")
+    return values
+
+
+def parse_assignment(spec: str, variables: dict[str, float] | None = None) -> tuple[str, list[Value]]:
+    """Parse one ``-p name=values``."""
+    name, sep, values = spec.partition("=")
+    name = name.strip()
+    if not sep or not _NAME.match(name):
+        raise UsageError(f"bad parameter {spec!r}: expected name=a,b,c or name=lo..hi[:step]")
+    try:
+        return name, parse_values(values, variables)
+    except UsageError as error:
+        raise UsageError(f"bad parameter {spec!r}: {error}") from None
+
+
+def parse_hyperfine_list(name: str, values: str) -> tuple[str, list[Value]]:
+    """hyperfine's ``-L name a,b``."""
+    return parse_assignment(f"{name}={values}")
+
+
+def parse_hyperfine_scan(name: str, lo: str, hi: str, step: str | None = None) -> tuple[str, list[Value]]:
+    """hyperfine's ``-P name lo hi`` (with ``-D step``)."""
+    return parse_assignment(f"{name}={lo}..{hi}" + (f":{step}" if step else ""))
+
+
+def merge(assignments: Iterable[tuple[str, list[Value]]]) -> dict[str, list[Value]]:
+    """Collect assignments in order, refusing a parameter given twice."""
+    sweep: dict[str, list[Value]] = {}
+    for name, values in assignments:
+        if name in sweep:
+            raise UsageError(f"parameter {name!r} is given twice")
+        sweep[name] = values
+    return sweep
+
+
+def cartesian(sweep: dict[str, list[Value]]) -> list[dict[str, Value]]:
+    """Every combination, the first parameter varying slowest."""
+    names = list(sweep)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(sweep[n] for n in names))]
+
+
+def placeholders(template: str) -> set[str]:
+    """The ``{name}`` placeholders of a template (``{{`` and ``}}`` are literal braces)."""
+    return set(_PLACEHOLDER.findall(template.replace("{{", "").replace("}}", "")))
+
+
+def substitute(template: str, values: dict[str, Value]) -> str:
+    """Replace ``{name}`` by its value; unknown names are an error."""
+    def replace(match: re.Match) -> str:
+        name = match[1]
+        if name not in values:
+            raise UsageError(f"unknown placeholder {{{name}}} in {template!r}",
+                             hint="define it with -p, or write {{ }} for a literal brace")
+        return format_value(values[name])
+
+    parts = template.split("{{")
+    out = []
+    for part in parts:
+        pieces = part.split("}}")
+        out.append("}".join(_PLACEHOLDER.sub(replace, p) for p in pieces))
+    return "{".join(out)
+
+
+def format_value(value: Value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

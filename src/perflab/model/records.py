@@ -1,0 +1,122 @@
+"""The data model of DESIGN.md: runs, points, samples in long format, metric metadata."""
+
+from __future__ import annotations
+
+import enum
+import json
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Direction(str, enum.Enum):
+    LOWER = "lower"    # lower is better (times, latencies)
+    HIGHER = "higher"  # higher is better (rates, throughput)
+
+
+class MeanKind(str, enum.Enum):
+    ARITHMETIC = "amean"  # fits times (mmtests Amean)
+    HARMONIC = "hmean"    # fits rates (mmtests Hmean)
+    GEOMETRIC = "gmean"   # fits ratios
+
+
+class SampleStatus(str, enum.Enum):
+    OK = "ok"
+    FAILED = "failed"    # non-zero exit or killed by a signal
+    TIMEOUT = "timeout"  # killed by perflab at --timeout
+    INVALID = "invalid"  # ran, but a validity check rejected the value
+
+
+class RunStatus(str, enum.Enum):
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"  # Ctrl-C / SIGTERM, or found dead (SIGKILL)
+    FAILED = "failed"            # every sample failed
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a metric means: its unit, which way is better, and the mean that fits it."""
+
+    name: str
+    unit: str
+    direction: Direction = Direction.LOWER
+    noise_floor: float = 0.01  # relative change (1%) below which no change is claimed
+    description: str = ""
+
+    @property
+    def mean(self) -> MeanKind:
+        # mmtests: arithmetic mean for lower-is-better, harmonic for rates.
+        return MeanKind.ARITHMETIC if self.direction is Direction.LOWER else MeanKind.HARMONIC
+
+
+@dataclass(frozen=True)
+class Point:
+    """One benchmark at one parameter point; ``key`` is its normalised JSON."""
+
+    benchmark: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return normalise_params(self.params)
+
+    def describe(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(self.params.items())) or "-"
+
+
+def normalise_params(params: dict[str, Any]) -> str:
+    """The canonical text of a parameter point: sorted keys, compact JSON."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One value of one metric from one repetition (a row of the samples table)."""
+
+    metric: str
+    value: float | None
+    unit: str
+    status: SampleStatus = SampleStatus.OK
+    note: str = ""
+
+
+@dataclass
+class RunInfo:
+    id: int
+    label: str
+    commit: str | None
+    commit_describe: str | None
+    host: str
+    started_at: float
+    finished_at: float | None
+    status: RunStatus
+    spec: dict[str, Any]
+    environment: dict[str, Any]
+    pid: int | None = None
+    benchmarks: int = 0
+    samples: int = 0
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How one measured process ended."""
+
+    wall_s: float
+    user_s: float
+    system_s: float
+    max_rss_bytes: int | None  # None when it cannot be told apart from perflab's own peak
+    exit_code: int | None     # None when killed by a signal
+    signal: int | None
+    timed_out: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def describe_failure(self) -> str:
+        if self.timed_out:
+            return f"timed out after {self.wall_s:.3g} s"
+        if self.signal is not None:
+            return f"killed by {signal.Signals(self.signal).name}"
+        return f"exit status {self.exit_code}"

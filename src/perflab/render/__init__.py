@@ -1,0 +1,1 @@
+"""Rendering: text tables, progress, exports."""

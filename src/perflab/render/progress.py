@@ -1,0 +1,89 @@
+"""Progress of a run: a rich bar on a terminal, sparse plain lines otherwise, or nothing."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                           TimeElapsedColumn, TimeRemainingColumn)
+
+
+class NullProgress:
+    def start(self, total: int, title: str) -> None:
+        pass
+
+    def advance(self, description: str) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class PlainProgress:
+    """A line at most every ``interval`` seconds, for logs and CI."""
+
+    def __init__(self, stream: TextIO = sys.stderr, interval: float = 5.0):
+        self.stream = stream
+        self.interval = interval
+        self.total = 0
+        self.done = 0
+        self.started = 0.0
+        self.last = 0.0
+        self.title = ""
+
+    def start(self, total: int, title: str) -> None:
+        self.total, self.done, self.title = total, 0, title
+        self.started = self.last = time.monotonic()
+        print(f"{title}: {total} samples to run", file=self.stream, flush=True)
+
+    def advance(self, description: str) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last >= self.interval and self.done < self.total:
+            self.last = now
+            rate = self.done / (now - self.started)
+            eta = (self.total - self.done) / rate if rate > 0 else 0.0
+            print(f"{self.title}: [{self.done}/{self.total}] {description}, eta {eta:.0f} s",
+                  file=self.stream, flush=True)
+
+    def stop(self) -> None:
+        print(f"{self.title}: {self.done}/{self.total} done in "
+              f"{time.monotonic() - self.started:.1f} s", file=self.stream, flush=True)
+
+
+class BarProgress:
+    """rich's bar with the current point and an ETA; refreshed by rich's own thread."""
+
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True)
+        self.bar: Progress | None = None
+        self.task = None
+
+    def start(self, total: int, title: str) -> None:
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                            console=self.console, transient=True)
+        self.bar.start()
+        self.title = title
+        self.task = self.bar.add_task(title, total=total)
+
+    def advance(self, description: str) -> None:
+        assert self.bar is not None
+        self.bar.update(self.task, advance=1, description=f"{self.title} {description}")
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def choose(quiet: bool, stream: TextIO = sys.stderr):
+    """Nothing with --quiet, a bar on a terminal, plain lines otherwise."""
+    if quiet:
+        return NullProgress()
+    if stream.isatty():
+        return BarProgress()
+    return PlainProgress(stream)

@@ -1,0 +1,98 @@
+"""Text for `perflab runs`, `perflab show` and the summary after `perflab run`.
+
+Render sits below analysis, so it takes summaries duck-typed: objects with benchmark,
+params, metric, unit, mean_kind, summary (n, centre, median, stddev, min, max), failures
+and failure_note.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from perflab.model.records import RunInfo
+from perflab.render.texttable import format_table
+from perflab.render.units import format_number, format_scaled
+
+_MEAN_NAMES = {"amean": "Amean", "hmean": "Hmean", "gmean": "Gmean"}
+
+
+def when(timestamp: float | None) -> str:
+    if timestamp is None:
+        return "-"
+    return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def render_runs(runs: Sequence[RunInfo]) -> str:
+    if not runs:
+        return "no runs yet: record one with 'perflab run -- COMMAND'"
+    rows = [[str(r.id), r.label, (r.commit_describe or r.commit or "-")[:20], r.host,
+             when(r.started_at), r.status.value, str(r.benchmarks), str(r.samples)] for r in runs]
+    return format_table(["id", "label", "commit", "host", "started", "status", "benchmarks", "samples"],
+                        rows, align="rlllllrr")
+
+
+def render_environment(env: dict[str, Any]) -> str:
+    cpu = env.get("cpu") or {}
+    freq = env.get("cpufreq") or {}
+    kernel = env.get("kernel") or {}
+    memory = env.get("memory") or {}
+    load = env.get("loadavg") or []
+    load_end = env.get("loadavg_end") or []
+    smt = (cpu.get("smt") or {}).get("control")
+    boost = freq.get("boost")
+    lines = [
+        ("host", env.get("hostname")),
+        ("kernel", kernel.get("release")),
+        ("cmdline", kernel.get("cmdline")),
+        ("cpu", f"{cpu.get('model') or '?'} ({cpu.get('online_count') or '?'} online: {cpu.get('online') or '?'})"),
+        ("smt", smt),
+        ("numa nodes", ",".join(str(n) for n in env.get("numa_nodes") or []) or None),
+        ("governor", ",".join(freq.get("governors") or []) or "not readable"),
+        ("boost", {True: "on", False: "off"}.get(boost, "unknown")),
+        ("aslr", env.get("aslr")),
+        ("load", " ".join(f"{x:.2f}" for x in load[:3]) + (
+            f" -> {' '.join(f'{x:.2f}' for x in load_end[:3])} at the end" if load_end else "")),
+        ("memory", f"{memory['total_bytes'] / 2**30:.1f} GiB" if memory.get("total_bytes") else None),
+        ("perflab", f"{env.get('perflab_version')} on Python {env.get('python_version')}"),
+    ]
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"  {k.ljust(width)}  {v}" for k, v in lines if v not in (None, ""))
+
+
+def render_point_summaries(summaries: Iterable[Any]) -> str:
+    """One row per point and metric: n, centre, median, stddev, min, max, failures."""
+    rows = []
+    for s in summaries:
+        stats = s.summary
+        cells, unit = format_scaled([stats.centre, stats.median, stats.stddev, stats.min, stats.max],
+                                    s.unit, reference=stats.centre)
+        point = " ".join(f"{k}={v}" for k, v in s.params.items()) or "-"
+        cov = f"{stats.cov:.2f}%" if math.isfinite(stats.cov) else "-"
+        failures = str(s.failures) + (f" ({s.failure_note})" if s.failures else "")
+        rows.append([s.benchmark, point, s.metric, str(stats.n),
+                     f"{_MEAN_NAMES.get(s.mean_kind.value, s.mean_kind.value)} {cells[0]}",
+                     cells[1], cells[2], cov, cells[3], cells[4], unit, failures])
+    if not rows:
+        return "no samples"
+    return format_table(["benchmark", "point", "metric", "n", "mean", "median", "stddev", "cov",
+                         "min", "max", "unit", "failures"], rows, align="lllrrrrrrrll")
+
+
+def render_show(run: RunInfo, summaries: Sequence[Any]) -> str:
+    commit = run.commit_describe or run.commit
+    head = [f"run {run.id}  label {run.label}" + (f"  commit {commit}" if commit else ""),
+            f"  status {run.status.value}, started {when(run.started_at)}, finished {when(run.finished_at)}"]
+    spec = run.spec or {}
+    options = spec.get("options") or {}
+    if options:
+        head.append(f"  repetitions {options.get('repetitions')}, warm-up {options.get('warmup')}, "
+                    f"order {'shuffled (seed ' + str(options.get('seed')) + ')' if options.get('shuffle') else 'round-robin'}"
+                    + (f", cpus {options.get('cpus')}" if options.get("cpus") else "")
+                    + (f", timeout {format_number(options['timeout'])} s" if options.get("timeout") else ""))
+    if spec.get("shell_overhead"):
+        head.append(f"  shell start-up subtracted: {format_number(spec['shell_overhead'][0] * 1e3)} ms")
+    return "\n".join(head + ["", "environment", render_environment(run.environment), "",
+                             render_point_summaries(summaries)])

@@ -1,0 +1,218 @@
+"""Reading and writing runs and samples. Every sample is its own transaction."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from perflab.model.errors import UsageError
+from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
+from perflab.store.database import open_engine
+from perflab.store.schema import metrics, points, runs, samples
+
+
+@dataclass(frozen=True)
+class SampleRows:
+    """A run's samples as parallel columns (numpy where numeric), one entry per value."""
+
+    benchmark: list[str]
+    params: list[str]
+    repetition: np.ndarray
+    metric: list[str]
+    value: np.ndarray        # NaN where the sample failed
+    unit: list[str]
+    status: list[str]
+    note: list[str]
+    measured_at: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.metric)
+
+
+class Store:
+    """A perflab database, opened and checked."""
+
+    def __init__(self, target: str | None = None, *, create: bool = False):
+        self.engine: Engine = open_engine(target, create=create)
+        self._conn: sa.Connection | None = None
+        self._point_ids: dict[tuple[str, str], int] = {}
+        self._insert_samples = samples.insert()
+
+    # -- lifetime --------------------------------------------------------------
+    @property
+    def conn(self) -> sa.Connection:
+        if self._conn is None:
+            self._conn = self.engine.connect()
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.engine.dispose()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ---------------------------------------------------------------
+    def create_run(self, *, label: str, host: str, spec: dict[str, Any],
+                   environment: dict[str, Any], commit: str | None = None,
+                   commit_describe: str | None = None, repo: str | None = None) -> int:
+        result = self.conn.execute(runs.insert().values(
+            label=label, commit=commit, commit_describe=commit_describe, repo=repo, host=host,
+            started_at=time.time(), status=RunStatus.RUNNING.value, pid=os.getpid(),
+            spec=spec, environment=environment))
+        self.conn.commit()
+        return int(result.inserted_primary_key[0])
+
+    def point_id(self, point: Point) -> int:
+        """The id of a benchmark's parameter point, created on first use."""
+        key = (point.benchmark, point.key)
+        cached = self._point_ids.get(key)
+        if cached is not None:
+            return cached
+        select = sa.select(points.c.id).where(points.c.benchmark == key[0], points.c.params == key[1])
+        found = self.conn.execute(select).scalar()
+        if found is None:
+            try:
+                found = self.conn.execute(points.insert().values(benchmark=key[0], params=key[1])
+                                          ).inserted_primary_key[0]
+                self.conn.commit()
+            except sa.exc.IntegrityError:  # another perflab inserted it meanwhile
+                self.conn.rollback()
+                found = self.conn.execute(select).scalar_one()
+        self._point_ids[key] = int(found)
+        return int(found)
+
+    def add_sample(self, run_id: int, point: Point, repetition: int,
+                   measurements: Sequence[Measurement], measured_at: float | None = None) -> None:
+        """Commit every value of one repetition at once: a sample is whole or absent."""
+        point_id = self.point_id(point)
+        stamp = time.time() if measured_at is None else measured_at
+        self.conn.execute(self._insert_samples, [
+            {"run_id": run_id, "point_id": point_id, "repetition": repetition,
+             "metric": m.metric, "value": m.value, "unit": m.unit, "status": m.status.value,
+             "note": m.note, "measured_at": stamp}
+            for m in measurements])
+        self.conn.commit()
+
+    def save_metric_info(self, benchmark: str, infos: Iterable[MetricInfo]) -> None:
+        """Record what each metric means, so later readers know its direction."""
+        for info in infos:
+            row = {"unit": info.unit, "direction": info.direction.value,
+                   "noise_floor": info.noise_floor, "description": info.description}
+            key = (metrics.c.benchmark == benchmark) & (metrics.c.metric == info.name)
+            if self.conn.execute(sa.select(metrics.c.metric).where(key)).first():
+                self.conn.execute(metrics.update().where(key).values(**row))
+            else:
+                self.conn.execute(metrics.insert().values(benchmark=benchmark, metric=info.name, **row))
+        self.conn.commit()
+
+    def set_run_status(self, run_id: int, status: RunStatus, *, finished: bool = True,
+                       environment: dict[str, Any] | None = None) -> None:
+        values: dict[str, Any] = {"status": status.value}
+        if finished:
+            values["finished_at"] = time.time()
+        if status is RunStatus.RUNNING:
+            values.update(pid=os.getpid(), finished_at=None)
+        if environment is not None:
+            values["environment"] = environment
+        self.conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
+        self.conn.commit()
+
+    # -- reading ---------------------------------------------------------------
+    def list_runs(self) -> list[RunInfo]:
+        """Every run, oldest first, with its count of benchmarks and samples."""
+        per_sample = (sa.select(samples.c.run_id, samples.c.point_id, samples.c.repetition)
+                      .distinct().subquery())
+        counts = (sa.select(per_sample.c.run_id,
+                            sa.func.count().label("samples"),
+                            sa.func.count(sa.distinct(points.c.benchmark)).label("benchmarks"))
+                  .select_from(per_sample.join(points, points.c.id == per_sample.c.point_id))
+                  .group_by(per_sample.c.run_id).subquery())
+        query = (sa.select(runs, counts.c.samples, counts.c.benchmarks)
+                 .select_from(runs.outerjoin(counts, counts.c.run_id == runs.c.id))
+                 .order_by(runs.c.started_at, runs.c.id))
+        return [_run_info(row) for row in self.conn.execute(query).mappings()]
+
+    def resolve_run(self, reference: str) -> RunInfo:
+        """A run by id, or the latest run with that label."""
+        reference = reference.strip()
+        row = None
+        if reference.isdigit():
+            row = self.conn.execute(sa.select(runs).where(runs.c.id == int(reference))).mappings().first()
+        if row is None:
+            row = self.conn.execute(sa.select(runs).where(runs.c.label == reference)
+                                    .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+                                    ).mappings().first()
+        if row is None:
+            raise UsageError(f"no run with id or label {reference!r}",
+                             hint="'perflab runs' lists them")
+        return _run_info(row)
+
+    def sample_rows(self, run_id: int) -> SampleRows:
+        query = (sa.select(points.c.benchmark, points.c.params, samples.c.repetition,
+                           samples.c.metric, samples.c.value, samples.c.unit, samples.c.status,
+                           samples.c.note, samples.c.measured_at)
+                 .select_from(samples.join(points, points.c.id == samples.c.point_id))
+                 .where(samples.c.run_id == run_id)
+                 .order_by(samples.c.id))
+        rows = self.conn.execute(query).all()
+        columns = list(zip(*rows)) if rows else [()] * 9
+        return SampleRows(
+            benchmark=list(columns[0]), params=list(columns[1]),
+            repetition=np.asarray(columns[2], dtype=np.int64),
+            metric=list(columns[3]),
+            value=np.asarray([np.nan if v is None else v for v in columns[4]], dtype=float),
+            unit=list(columns[5]), status=list(columns[6]), note=list(columns[7]),
+            measured_at=np.asarray(columns[8], dtype=float))
+
+    def done_repetitions(self, run_id: int) -> set[tuple[str, str, int]]:
+        """(benchmark, params, repetition) already recorded, for --resume."""
+        query = (sa.select(points.c.benchmark, points.c.params, samples.c.repetition).distinct()
+                 .select_from(samples.join(points, points.c.id == samples.c.point_id))
+                 .where(samples.c.run_id == run_id))
+        return {(b, p, int(r)) for b, p, r in self.conn.execute(query)}
+
+    def metric_infos(self, benchmark: str) -> dict[str, MetricInfo]:
+        from perflab.model.records import Direction
+        query = sa.select(metrics).where(metrics.c.benchmark == benchmark)
+        return {row.metric: MetricInfo(name=row.metric, unit=row.unit,
+                                       direction=Direction(row.direction),
+                                       noise_floor=row.noise_floor, description=row.description)
+                for row in self.conn.execute(query)}
+
+
+def _run_info(row: Any) -> RunInfo:
+    status = RunStatus(row["status"])
+    if status is RunStatus.RUNNING and not _alive(row["pid"], row["host"]):
+        status = RunStatus.INTERRUPTED  # its perflab died (SIGKILL, power loss)
+    return RunInfo(
+        id=row["id"], label=row["label"], commit=row["commit"],
+        commit_describe=row["commit_describe"], host=row["host"],
+        started_at=row["started_at"], finished_at=row["finished_at"], status=status,
+        spec=row["spec"] or {}, environment=row["environment"] or {}, pid=row["pid"],
+        benchmarks=int(row.get("benchmarks") or 0), samples=int(row.get("samples") or 0))
+
+
+def _alive(pid: int | None, host: str) -> bool:
+    """Whether the perflab that owns a running run still lives (only knowable on its host)."""
+    if pid is None or host != os.uname().nodename:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

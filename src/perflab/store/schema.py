@@ -1,0 +1,81 @@
+"""The one schema, in SQLAlchemy Core, for SQLite and PostgreSQL alike.
+
+Samples are in long format (one row per value). Parameter points are kept once in
+``points`` and referenced by id, so a million samples group on an integer.
+"""
+
+import sqlalchemy as sa
+
+# Bump when the schema changes, and add the step to MIGRATIONS in database.py.
+SCHEMA_VERSION = 1
+APPLICATION = "perflab"
+
+metadata = sa.MetaData()
+
+meta = sa.Table(
+    "perflab_meta", metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("label", sa.Text, nullable=False),
+    sa.Column("commit", sa.Text),
+    sa.Column("commit_describe", sa.Text),
+    sa.Column("repo", sa.Text),
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("started_at", sa.Float, nullable=False),   # Unix time, seconds
+    sa.Column("finished_at", sa.Float),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("pid", sa.Integer),                        # to tell a live run from a killed one
+    sa.Column("spec", sa.JSON, nullable=False),          # what was asked: enough to --resume
+    sa.Column("environment", sa.JSON, nullable=False),
+    sa.Index("ix_runs_label", "label", "started_at"),
+)
+
+points = sa.Table(
+    "points", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("benchmark", sa.Text, nullable=False),
+    sa.Column("params", sa.Text, nullable=False),        # normalised JSON (sorted keys)
+    sa.UniqueConstraint("benchmark", "params", name="uq_points_benchmark_params"),
+)
+
+samples = sa.Table(
+    "samples", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("point_id", sa.Integer, sa.ForeignKey("points.id"), nullable=False),
+    sa.Column("repetition", sa.Integer, nullable=False),
+    sa.Column("metric", sa.Text, nullable=False),
+    sa.Column("value", sa.Float),                        # NULL when the sample failed
+    sa.Column("unit", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("note", sa.Text, nullable=False, default=""),
+    sa.Column("measured_at", sa.Float, nullable=False),
+    sa.Index("ix_samples_run_point_metric", "run_id", "point_id", "metric"),
+)
+
+metrics = sa.Table(
+    "metrics", metadata,
+    sa.Column("benchmark", sa.Text, primary_key=True),
+    sa.Column("metric", sa.Text, primary_key=True),
+    sa.Column("unit", sa.Text, nullable=False),
+    sa.Column("direction", sa.String(8), nullable=False),
+    sa.Column("noise_floor", sa.Float, nullable=False),
+    sa.Column("description", sa.Text, nullable=False, default=""),
+)
+
+artifacts = sa.Table(
+    "artifacts", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("point_id", sa.Integer, sa.ForeignKey("points.id")),
+    sa.Column("repetition", sa.Integer),
+    sa.Column("kind", sa.Text, nullable=False),          # e.g. "perf.data", "log"
+    sa.Column("sha256", sa.String(64), nullable=False),  # content address beside the DB
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)

@@ -1,0 +1,1 @@
+"""Workloads: what runs in a sample and how its output becomes measurements."""

@@ -1,0 +1,107 @@
+"""The ``command`` workload: any program, timed from outside as hyperfine does."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from perflab.model.errors import UsageError
+from perflab.model.params import placeholders, substitute
+from perflab.model.records import (
+    Direction, Measurement, MetricInfo, ProcessResult, SampleStatus,
+)
+from perflab.workloads.base import Invocation, SampleContext, Workload
+from perflab.workloads.resolve import resolve_program
+
+SHELL = "/bin/sh"
+
+METRICS = [
+    MetricInfo("time", "s", Direction.LOWER, description="wall-clock time"),
+    MetricInfo("user", "s", Direction.LOWER, description="user CPU time of the command and its children"),
+    MetricInfo("system", "s", Direction.LOWER, description="system CPU time of the command and its children"),
+    MetricInfo("max_rss", "B", Direction.LOWER,
+               description="peak RSS of the largest process; only recorded when above perflab's own"),
+]
+
+
+class CommandWorkload(Workload):
+    """Runs ``argv`` (or one shell line with ``shell=True``) with ``{name}`` placeholders.
+
+    In shell mode the shell's own start-up cost (``shell_overhead``: wall, user, system
+    seconds, measured by the executor) is subtracted, as hyperfine does.
+    """
+
+    name = "command"
+    description = "any command, timed from outside (wall, user, system time, peak RSS)"
+
+    def __init__(self, argv: list[str], *, shell: bool = False, benchmark: str | None = None,
+                 ignore_failure: bool = False, path: str | None = None):
+        if not argv:
+            raise UsageError("no command to run", hint="put it after --, e.g. perflab run -- ./mytool")
+        self.argv = list(argv)
+        self.shell = shell
+        self.ignore_failure = ignore_failure
+        self.shell_overhead = (0.0, 0.0, 0.0)
+        self._benchmark = benchmark or self.command_text
+        self._path = path
+        program = SHELL if shell else self.argv[0]
+        # Placeholders in the program name are resolved per point; others once, now.
+        self._static_executable = None if placeholders(program) else resolve_program(program, path)
+
+    @property
+    def command_text(self) -> str:
+        return self.argv[0] if self.shell and len(self.argv) == 1 else shlex.join(self.argv)
+
+    @property
+    def benchmark(self) -> str:
+        return self._benchmark
+
+    @property
+    def metrics(self) -> list[MetricInfo]:
+        return METRICS
+
+    def validate(self, sweep: dict[str, list[Any]]) -> None:
+        for word in self.argv:
+            unknown = placeholders(word) - set(sweep)
+            if unknown:
+                name = sorted(unknown)[0]
+                raise UsageError(f"unknown placeholder {{{name}}} in the command",
+                                 hint=f"define it with -p {name}=..., or write {{{{ }}}} for a literal brace")
+        if self._static_executable is None:
+            from perflab.model.params import cartesian
+            for params in cartesian(sweep):
+                self.invocation(params)
+
+    def invocation(self, params: dict[str, Any]) -> Invocation:
+        words = [substitute(word, params) for word in self.argv]
+        if self.shell:
+            line = " ".join(words)
+            return Invocation(SHELL, [SHELL, "-c", line], description=line)
+        executable = self._static_executable or resolve_program(words[0], self._path)
+        return Invocation(executable, words, description=shlex.join(words))
+
+    def measure(self, result: ProcessResult, context: SampleContext) -> list[Measurement]:
+        if result.timed_out:
+            return [Measurement("time", None, "s", SampleStatus.TIMEOUT, result.describe_failure())]
+        note = "" if result.ok else result.describe_failure()
+        if not result.ok and not self.ignore_failure:
+            return [Measurement("time", None, "s", SampleStatus.FAILED, note)]
+        wall, user, system = (max(0.0, value - overhead) for value, overhead in
+                              zip((result.wall_s, result.user_s, result.system_s), self.shell_overhead))
+        values = [
+            Measurement("time", wall, "s", note=note),
+            Measurement("user", user, "s", note=note),
+            Measurement("system", system, "s", note=note),
+        ]
+        if result.max_rss_bytes is not None:
+            values.append(Measurement("max_rss", float(result.max_rss_bytes), "B", note=note))
+        return values
+
+    def spec(self) -> dict[str, Any]:
+        return {"workload": self.name, "argv": self.argv, "shell": self.shell,
+                "benchmark": self._benchmark, "ignore_failure": self.ignore_failure}
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> "CommandWorkload":
+        return cls(spec["argv"], shell=spec["shell"], benchmark=spec["benchmark"],
+                   ignore_failure=spec["ignore_failure"])
