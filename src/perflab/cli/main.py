@@ -219,7 +219,7 @@ def doctor() -> None:
     from perflab.render.doctor import render_doctor
     env = environment.capture()
     findings = tuning.check(env, is_root=os.geteuid() == 0)
-    click.echo(render_doctor(env, findings, probe.perf_events(), probe.find_tools()))
+    click.echo(render_doctor(env, findings, probe.perf_events(), probe.find_tools(), probe.TOOLS))
 
 
 if __name__ == "__main__":  # pragma: no cover

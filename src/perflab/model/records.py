@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+# kernel.randomize_va_space values
+ASLR_MODES = {0: "off", 1: "partial", 2: "full"}
+
+
 class Direction(str, enum.Enum):
     LOWER = "lower"    # lower is better (times, latencies)
     HIGHER = "higher"  # higher is better (rates, throughput)

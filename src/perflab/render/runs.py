@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from perflab.model.records import RunInfo
+from perflab.render.machine import render_machine
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, format_scaled
 
@@ -32,34 +33,6 @@ def render_runs(runs: Sequence[RunInfo]) -> str:
              when(r.started_at), r.status.value, str(r.benchmarks), str(r.samples)] for r in runs]
     return format_table(["id", "label", "commit", "host", "started", "status", "benchmarks", "samples"],
                         rows, align="rlllllrr")
-
-
-def render_environment(env: dict[str, Any]) -> str:
-    cpu = env.get("cpu") or {}
-    freq = env.get("cpufreq") or {}
-    kernel = env.get("kernel") or {}
-    memory = env.get("memory") or {}
-    load = env.get("loadavg") or []
-    load_end = env.get("loadavg_end") or []
-    smt = (cpu.get("smt") or {}).get("control")
-    boost = freq.get("boost")
-    lines = [
-        ("host", env.get("hostname")),
-        ("kernel", kernel.get("release")),
-        ("cmdline", kernel.get("cmdline")),
-        ("cpu", f"{cpu.get('model') or '?'} ({cpu.get('online_count') or '?'} online: {cpu.get('online') or '?'})"),
-        ("smt", smt),
-        ("numa nodes", ",".join(str(n) for n in env.get("numa_nodes") or []) or None),
-        ("governor", ",".join(freq.get("governors") or []) or "not readable"),
-        ("boost", {True: "on", False: "off"}.get(boost, "unknown")),
-        ("aslr", env.get("aslr")),
-        ("load", " ".join(f"{x:.2f}" for x in load[:3]) + (
-            f" -> {' '.join(f'{x:.2f}' for x in load_end[:3])} at the end" if load_end else "")),
-        ("memory", f"{memory['total_bytes'] / 2**30:.1f} GiB" if memory.get("total_bytes") else None),
-        ("perflab", f"{env.get('perflab_version')} on Python {env.get('python_version')}"),
-    ]
-    width = max(len(k) for k, _ in lines)
-    return "\n".join(f"  {k.ljust(width)}  {v}" for k, v in lines if v not in (None, ""))
 
 
 def render_point_summaries(summaries: Iterable[Any]) -> str:
@@ -94,5 +67,5 @@ def render_show(run: RunInfo, summaries: Sequence[Any]) -> str:
                     + (f", timeout {format_number(options['timeout'])} s" if options.get("timeout") else ""))
     if spec.get("shell_overhead"):
         head.append(f"  shell start-up subtracted: {format_number(spec['shell_overhead'][0] * 1e3)} ms")
-    return "\n".join(head + ["", "environment", render_environment(run.environment), "",
+    return "\n".join(head + ["", render_machine(run.environment), "",
                              render_point_summaries(summaries)])

@@ -1,0 +1,110 @@
+"""Every user mistake: one clear line, the right exit code, nothing written."""
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+
+def _one_line(result):
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("perflab: error: ")
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["run", "--", "no-such-program-xyz"], 2, "command not found: no-such-program-xyz"),
+    (["run", "--", "./missing/tool"], 2, "command not found: ./missing/tool"),
+    (["run", "-p", "size", "--", "true"], 2, "bad parameter 'size'"),
+    (["run", "-p", "n=3..1", "--", "true"], 2, "is empty"),
+    (["run", "--", "cat", "input-{size}.dat"], 2, "unknown placeholder {size}"),
+    (["run", "--prepare", "make {target}", "--", "true"], 2, "unknown placeholder {target} in --prepare"),
+    (["run", "-n", "0", "--", "true"], 2, "-n must be at least 1"),
+    (["run", "--timeout", "-1", "--", "true"], 2, "--timeout must be positive"),
+    (["run", "--cpu", "9999", "--", "true"], 2, "--cpu 9999 is not an online CPU"),
+    (["run", "--cpu", "x-y", "--", "true"], 2, "bad --cpu"),
+    (["run"], 2, "no command to run"),
+    (["run", "-n", "x", "--", "true"], 2, "'x' is not a valid integer"),
+    (["run", "--repo", "/nonexistent", "--", "true"], 2, "--repo /nonexistent: no such directory"),
+])
+def test_bad_run_arguments_write_nothing(tmp_path, args, code, message):
+    db = tmp_path / "perflab.db"
+    result = run_cli(*args, db=str(db))
+    assert result.returncode == code, result.stderr
+    assert message in _one_line(result)
+    assert not db.exists()
+
+
+def test_not_executable(tmp_path):
+    script = tmp_path / "tool"
+    script.write_text("#!/bin/sh\n")
+    result = run_cli("run", "--", str(script), db=str(tmp_path / "db"))
+    assert result.returncode == 2 and "not executable" in _one_line(result)
+
+
+def test_database_that_is_not_perflabs(tmp_path):
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+    before = foreign.read_bytes()
+    for args in (["run", "--", "true"], ["runs"], ["show", "1"]):
+        result = run_cli(*args, db=str(foreign))
+        assert result.returncode == 2
+        assert "not a perflab database" in _one_line(result)
+    assert foreign.read_bytes() == before
+
+    text = tmp_path / "README"
+    text.write_text("plain text\n")
+    result = run_cli("runs", db=str(text))
+    assert result.returncode == 2 and "not a perflab database" in _one_line(result)
+
+
+def test_newer_database_is_an_environment_problem(tmp_path):
+    db = tmp_path / "perflab.db"
+    run_cli("run", "-n", "1", "-q", "--", "true", db=str(db), check=True)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE perflab_meta SET value='99' WHERE key='schema_version'")
+    result = run_cli("runs", db=str(db))
+    assert result.returncode == 3 and "newer perflab" in _one_line(result)
+
+
+def test_unwritable_database(tmp_path):
+    if os.geteuid() == 0:
+        target = "/proc/perflab.db"  # not creatable even for root
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        target = str(locked / "perflab.db")
+    result = run_cli("run", "--", "true", db=target)
+    assert result.returncode == 3 and "cannot create the database" in _one_line(result)
+
+
+def test_readers_on_a_missing_database(tmp_path):
+    db = tmp_path / "none.db"
+    for args in (["runs"], ["show", "1"], ["export", "1"]):
+        result = run_cli(*args, db=str(db))
+        assert result.returncode == 2 and "no perflab database" in _one_line(result)
+    assert not db.exists()
+
+
+def test_unknown_run(tmp_path):
+    db = str(tmp_path / "perflab.db")
+    run_cli("run", "-n", "1", "-q", "--", "true", db=db, check=True)
+    result = run_cli("show", "nosuchlabel", db=db)
+    assert result.returncode == 2 and "no run with id or label 'nosuchlabel'" in _one_line(result)
+
+
+def test_default_database_location_follows_xdg(tmp_path):
+    result = run_cli("run", "-n", "1", "-q", "--", "true", env={"XDG_DATA_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "perflab" / "perflab.db").exists()
+    env_db = tmp_path / "env.db"
+    import subprocess, sys
+    subprocess.run([sys.executable, "-m", "perflab.cli.main", "run", "-n", "1", "-q", "--", "true"],
+                   env=dict(os.environ, PERFLAB_DB=str(env_db)), check=True, capture_output=True)
+    assert env_db.exists()

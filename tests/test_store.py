@@ -1,0 +1,121 @@
+"""The store against a real SQLite file and a real PostgreSQL server."""
+
+import sqlite3
+
+import pytest
+import sqlalchemy as sa
+
+from perflab.model.errors import EnvironmentProblem, UsageError
+from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
+from perflab.store import Store
+from perflab.store.schema import SCHEMA_VERSION, meta
+
+
+def _run(store: Store, label: str = "base") -> int:
+    return store.create_run(label=label, host="h", spec={"a": 1}, environment={"cpu": {"model": "x"}})
+
+
+def test_schema_created_with_version(db_target):
+    with Store(db_target, create=True) as store:
+        tables = set(sa.inspect(store.engine).get_table_names())
+        assert {"runs", "points", "samples", "metrics", "artifacts", "perflab_meta"} <= tables
+        version = store.conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+        assert int(version) == SCHEMA_VERSION
+
+
+def test_samples_round_trip_in_long_format(db_target):
+    with Store(db_target, create=True) as store:
+        run_id = _run(store)
+        point = Point("mytool", {"size": "small"})
+        store.add_sample(run_id, point, 0, [Measurement("time", 1.5, "s"), Measurement("user", 1.0, "s")])
+        store.add_sample(run_id, point, 1, [Measurement("time", None, "s", SampleStatus.FAILED, "exit status 1")])
+        rows = store.sample_rows(run_id)
+        assert rows.metric == ["time", "user", "time"]
+        assert rows.value[0] == 1.5 and rows.value[1] == 1.0
+        assert rows.value[2] != rows.value[2]  # NaN for the failed sample
+        assert rows.status == ["ok", "ok", "failed"]
+        assert rows.note[2] == "exit status 1"
+        assert rows.params[0] == '{"size":"small"}'
+        assert store.done_repetitions(run_id) == {("mytool", '{"size":"small"}', 0),
+                                                  ("mytool", '{"size":"small"}', 1)}
+
+
+def test_runs_listed_with_counts_and_resolved_by_label(db_target):
+    with Store(db_target, create=True) as store:
+        first = _run(store, "base")
+        second = _run(store, "base")
+        other = _run(store, "patched")
+        for rep in range(3):
+            store.add_sample(second, Point("b1", {}), rep, [Measurement("time", 1.0, "s"),
+                                                            Measurement("user", 1.0, "s")])
+        store.add_sample(second, Point("b2", {"n": 1}), 0, [Measurement("time", 1.0, "s")])
+        store.set_run_status(second, RunStatus.COMPLETE)
+        listed = {r.id: r for r in store.list_runs()}
+        assert listed[second].samples == 4 and listed[second].benchmarks == 2
+        assert listed[first].samples == 0
+        assert listed[second].status is RunStatus.COMPLETE
+        assert store.resolve_run("base").id == second  # the latest with that label
+        assert store.resolve_run(str(first)).id == first
+        assert store.resolve_run("patched").id == other
+        with pytest.raises(UsageError, match="no run with id or label 'nope'"):
+            store.resolve_run("nope")
+
+
+def test_metric_metadata_kept(db_target):
+    with Store(db_target, create=True) as store:
+        info = MetricInfo("ops", "ops/s", Direction.HIGHER, 0.02, "operations")
+        store.save_metric_info("wis", [info])
+        store.save_metric_info("wis", [info])  # idempotent
+        assert store.metric_infos("wis") == {"ops": info}
+
+
+def test_newer_schema_is_refused(db_target):
+    with Store(db_target, create=True) as store:
+        store.conn.execute(meta.update().where(meta.c.key == "schema_version").values(value="999"))
+        store.conn.commit()
+    with pytest.raises(EnvironmentProblem, match="newer perflab"):
+        Store(db_target)
+
+
+def test_foreign_database_is_refused(db_target):
+    engine = sa.create_engine(db_target.replace("postgresql://", "postgresql+psycopg://")
+                              if "://" in db_target else f"sqlite:///{db_target}")
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE customers (id integer)"))
+    engine.dispose()
+    with pytest.raises(UsageError, match="not a perflab database"):
+        Store(db_target, create=True)
+
+
+def test_non_sqlite_file_is_refused(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello, this is not a database\n")
+    with pytest.raises(UsageError, match="not a perflab database"):
+        Store(str(path), create=True)
+    assert path.read_text() == "hello, this is not a database\n"
+
+
+def test_readers_do_not_create_a_database(tmp_path):
+    path = tmp_path / "absent.db"
+    with pytest.raises(UsageError, match="no perflab database"):
+        Store(str(path))
+    assert not path.exists()
+
+
+def test_sqlite_uses_wal(sqlite_db):
+    Store(sqlite_db, create=True).close()
+    with sqlite3.connect(sqlite_db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_unwritable_location_is_an_environment_problem(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    import os
+    if os.geteuid() == 0:
+        # root writes anywhere; a read-only place for root is /proc.
+        target = "/proc/perflab/perflab.db"
+    else:
+        target = str(locked / "sub" / "perflab.db")
+    with pytest.raises(EnvironmentProblem, match="cannot create the database"):
+        Store(target, create=True)
