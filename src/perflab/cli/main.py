@@ -8,7 +8,9 @@ import sys
 
 import click
 
-from perflab.model.errors import EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, UsageError
+from perflab.model.errors import (
+    EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted, UsageError,
+)
 
 
 def _fail(message: str, code: int) -> None:
@@ -18,13 +20,11 @@ def _fail(message: str, code: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every user mistake ends as one line on stderr and an exit code."""
-    from perflab.execute.runner import Interrupted
-
     try:
         cli.main(args=argv, prog_name="perflab", standalone_mode=False)
     except PerflabError as error:
         _fail(str(error), error.exit_code)
-    except Interrupted as stop:
+    except RunInterrupted as stop:
         click.echo(f"perflab: {stop}; finish it with 'perflab run --resume {stop.run_id}'", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.exceptions.Abort:

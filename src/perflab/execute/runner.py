@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from perflab.execute import environment, plan
 from perflab.execute.hooks import run_hook
 from perflab.execute.process import Streams, open_devnull_streams, spawn_and_wait
-from perflab.model.errors import UsageError
+from perflab.model.errors import RunInterrupted, UsageError
 from perflab.model.params import cartesian, placeholders
 from perflab.model.records import Point, RunInfo, RunStatus, SampleStatus
 from perflab.store import Store
@@ -70,15 +70,6 @@ class Progress(Protocol):
     def start(self, total: int, title: str) -> None: ...
     def advance(self, description: str) -> None: ...
     def stop(self) -> None: ...
-
-
-class Interrupted(Exception):
-    """The run was stopped by Ctrl-C or SIGTERM; finished samples are kept."""
-
-    def __init__(self, run_id: int, kept: int):
-        super().__init__(f"interrupted: run {run_id} keeps its {kept} finished samples")
-        self.run_id = run_id
-        self.kept = kept
 
 
 def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOptions) -> RunPlan:
@@ -179,7 +170,7 @@ class Runner:
                 status = RunStatus.COMPLETE
         except KeyboardInterrupt:
             status = RunStatus.INTERRUPTED
-            raise Interrupted(run_id, self.measured) from None
+            raise RunInterrupted(run_id, self.measured) from None
         finally:
             self.progress.stop()
             self._cleanup(active_points, streams)

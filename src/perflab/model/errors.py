@@ -35,3 +35,12 @@ class EnvironmentProblem(PerflabError):
     """Missing tool, no permission, a kernel feature unsupported here."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+class RunInterrupted(Exception):
+    """A run stopped by Ctrl-C or SIGTERM; its finished samples are kept."""
+
+    def __init__(self, run_id: int, kept: int):
+        super().__init__(f"interrupted: run {run_id} keeps its {kept} finished samples")
+        self.run_id = run_id
+        self.kept = kept

@@ -31,6 +31,9 @@ def open_engine(target: str | None, *, create: bool) -> Engine:
         engine = _sqlite_engine(Path(target).expanduser(), create=create)
     try:
         _check_or_create(engine, target, create=create)
+        if engine.dialect.name == "sqlite" and create:
+            with engine.connect() as conn:  # persistent in the file; not inside a transaction
+                conn.exec_driver_sql("PRAGMA journal_mode=WAL")
     except BaseException:
         engine.dispose()
         raise
@@ -65,9 +68,8 @@ def _sqlite_engine(path: Path, *, create: bool) -> Engine:
     @sa.event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection, _record):  # pragma: no cover - trivial
         cursor = dbapi_connection.cursor()
-        # WAL + NORMAL: a committed sample survives a crash of perflab at the cost of
-        # one write, no fsync per sample.
-        cursor.execute("PRAGMA journal_mode=WAL")
+        # With WAL (set once the file is known to be ours), NORMAL keeps a committed
+        # sample through a crash of perflab at the cost of one write, no fsync per sample.
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()

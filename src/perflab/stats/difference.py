@@ -1,0 +1,179 @@
+"""One comparison row (base vs new) and the report-wide verdicts with FDR control.
+
+`compare` measures one row; `decide` takes every row of a report, applies
+Benjamini-Hochberg across the rows that have a p-value and sets the final verdicts.
+
+Orientation (mmtests): the change is in %, **positive = better**. Higher-is-better
+metrics: 100·new/base − 100; lower-is-better: 100 − 100·new/base, both on the centres
+of the metric's mean kind. The confidence interval of the change has the same
+orientation.
+
+Verdicts, for the test methods (welch-log, mann-whitney):
+  better / worse  the row survives FDR control and its change lies outside ±noise floor
+                  (these rows, and only these, are `significant`: they carry the mark)
+  no change       the confidence interval of the change lies inside ±noise floor
+  inconclusive    anything else (too little data for either claim)
+For the rule methods (mmtests, lkp) there is no p-value: the rule's own verdict is the
+significance, with no noise floor and no FDR control (that is how those tools work);
+rows the rule does not flag are "no change" or "inconclusive" by the bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, replace
+from typing import Literal, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from perflab.model.records import Direction, MeanKind
+from perflab.stats.intervals import bootstrap_ratio_ci
+from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
+from perflab.stats.significance import benjamini_hochberg, mann_whitney, welch_t
+from perflab.stats.summary import Summary, clean, summarize
+from perflab.stats.warnings import (
+    NONPOSITIVE_LOG, TOO_FEW_SAMPLES, UNEQUAL_N, StatWarning,
+)
+
+Method = Literal["welch-log", "mann-whitney", "mmtests", "lkp"]
+
+METHOD_NAMES: dict[str, str] = {
+    "welch-log": "Welch t-test on log values",
+    "mann-whitney": "Mann-Whitney U test",
+    "mmtests": "mmtests band rule (|Δmean| > 1.96·(sd_base+sd_new))",
+    "lkp": "lkp-tests range rule (disjoint ranges, median ratio > 1%)",
+}
+
+
+class Verdict(str, enum.Enum):
+    BETTER = "better"
+    WORSE = "worse"
+    NO_CHANGE = "no change"
+    INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One row: base vs new, the change (positive = better), its interval, test and verdict."""
+
+    base: Summary
+    new: Summary
+    direction: Direction
+    change_pct: float     # positive = better
+    ci_low: float         # interval of change_pct, same orientation
+    ci_high: float
+    confidence: float
+    p_value: float        # NaN for the rule methods and where no test is possible
+    q_value: float        # BH-adjusted p across the report (after `decide`; = p for one row)
+    method: str           # human-readable, e.g. "Welch t-test on log values"
+    method_key: Method
+    interval: str         # how the interval was computed
+    noise_floor: float    # relative, 0.01 = 1%
+    verdict: Verdict
+    significant: bool     # carries the significance mark: verdict is better or worse
+    warnings: tuple[StatWarning, ...]
+    rule: RuleResult | None = None  # the rule's own result for mmtests / lkp
+
+
+def _oriented(ratio: float, direction: Direction) -> float:
+    """new/base as a % change with positive = better (mmtests)."""
+    return 100.0 * (ratio - 1.0) if direction is Direction.HIGHER else 100.0 * (1.0 - ratio)
+
+
+def _oriented_interval(low: float, high: float, direction: Direction) -> tuple[float, float]:
+    ends = (_oriented(low, direction), _oriented(high, direction))
+    return min(ends), max(ends)
+
+
+def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rejected: bool,
+             rule: RuleResult | None, direction: Direction) -> Verdict:
+    """The verdict of one row, given whether its test rejected (or its rule flagged) it."""
+    if rule is not None and rule.changed:
+        better = (rule.sign > 0) == (direction is Direction.HIGHER)
+        return Verdict.BETTER if better else Verdict.WORSE
+    if rule is None and rejected and change > floor_pct:
+        return Verdict.BETTER
+    if rule is None and rejected and change < -floor_pct:
+        return Verdict.WORSE
+    if -floor_pct <= ci_low and ci_high <= floor_pct:
+        return Verdict.NO_CHANGE
+    return Verdict.INCONCLUSIVE
+
+
+def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind: MeanKind,
+            noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
+            seed: int = 0) -> Difference:
+    """Compare two samples of one metric (values in repetition order) with `method`.
+
+    welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
+                  change as a common factor c (new ~ c·base), under which every centre's
+                  ratio is c; the interval is exp of the t interval of the mean-log
+                  difference. Needs positive values and 2+ per side.
+    mann-whitney  two-sided Mann-Whitney U (distribution-free; 4+ per side to ever reach
+                  p < 0.05); interval: bootstrap of the ratio of centres.
+    mmtests, lkp  the tools' rules (see `rules`); interval: bootstrap of the ratio of centres.
+
+    The verdict here treats the row as a report of one (rejected iff p < 1 − confidence);
+    pass every row of a report through `decide` for FDR-controlled verdicts. Never raises
+    on missing, single, non-positive or constant data: the row is then inconclusive (or
+    no change) and says why in its warnings.
+    """
+    if method not in METHOD_NAMES:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHOD_NAMES)}")
+    base_summary, new_summary = summarize(base, mean_kind), summarize(new, mean_kind)
+    (a, _), (b, _) = clean(base), clean(new)
+    warnings = [w.for_side("base") for w in base_summary.warnings] + [w.for_side("new") for w in new_summary.warnings]
+    if a.size and b.size and a.size != b.size:
+        warnings.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = _oriented(new_summary.centre / base_summary.centre, direction)
+    change = change if math.isfinite(change) else math.nan
+    p_value, rule = math.nan, None
+    if method == "welch-log":
+        interval = "t interval of the ratio of geometric means"
+        welch = welch_t(a, b, log=True, confidence=confidence)
+        p_value = welch.p_value
+        ci_low, ci_high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
+        if np.any(a <= 0) or np.any(b <= 0):
+            warnings.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
+    else:
+        interval = f"bootstrap interval of the ratio of {mean_kind.value}s"
+        boot = bootstrap_ratio_ci(a, b, mean_kind=mean_kind, confidence=confidence, seed=seed)
+        ci_low, ci_high = _oriented_interval(boot.low, boot.high, direction)
+        if method == "mann-whitney":
+            p_value = mann_whitney(a, b)
+            if 0 < min(a.size, b.size) < 4:
+                warnings.append(StatWarning(TOO_FEW_SAMPLES, "Mann-Whitney U needs 4 or more values per side to ever reach p < 0.05"))
+        else:
+            rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
+            warnings += rule.warnings
+
+    verdict = _verdict(change, ci_low, ci_high, 100.0 * noise_floor, p_value < 1.0 - confidence, rule, direction)
+    return Difference(
+        base=base_summary, new=new_summary, direction=direction, change_pct=change,
+        ci_low=ci_low, ci_high=ci_high, confidence=confidence, p_value=p_value, q_value=p_value,
+        method=METHOD_NAMES[method], method_key=method, interval=interval, noise_floor=noise_floor,
+        verdict=verdict, significant=verdict in (Verdict.BETTER, Verdict.WORSE),
+        warnings=tuple(warnings), rule=rule)
+
+
+def decide(differences: Sequence[Difference], q: float = 0.05) -> list[Difference]:
+    """Final verdicts for all rows of one report, controlling the FDR at `q` (Benjamini-Hochberg).
+
+    BH runs over the rows of the test methods together (NaN p-values count, never
+    reject); a row is better/worse only if it survives and its change lies outside ±noise
+    floor, and only those rows are `significant`. Rule rows (mmtests, lkp) keep their
+    rule's verdict: they have no p-value and the FDR does not apply to them.
+    """
+    tested = [i for i, d in enumerate(differences) if d.rule is None]
+    fdr = benjamini_hochberg([differences[i].p_value for i in tested], q)
+    result = list(differences)
+    for i, rejected, q_value in zip(tested, fdr.rejected, fdr.adjusted):
+        d = differences[i]
+        verdict = _verdict(d.change_pct, d.ci_low, d.ci_high, 100.0 * d.noise_floor, bool(rejected), None, d.direction)
+        result[i] = replace(d, q_value=float(q_value), verdict=verdict,
+                            significant=verdict in (Verdict.BETTER, Verdict.WORSE))
+    return result

@@ -1,0 +1,91 @@
+"""Confidence intervals: of a mean (t), of a median (order statistics), of a ratio of centres (bootstrap)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import special
+
+from perflab.model.records import MeanKind
+from perflab.stats.summary import centres
+from perflab.stats.warnings import TOO_FEW_SAMPLES, StatWarning
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval [low, high] and the confidence it really has."""
+
+    low: float
+    high: float
+    confidence: float
+    warnings: tuple[StatWarning, ...] = ()
+
+
+def _undefined(confidence: float, why: str) -> Interval:
+    return Interval(math.nan, math.nan, confidence, (StatWarning(TOO_FEW_SAMPLES, why),))
+
+
+def mean_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
+    """Student t interval of the arithmetic mean: mean ± t(n−1)·sd/√n.
+
+    Assumes independent values with a near-normal mean (normal data, or n large enough
+    for the central limit theorem). NaN with fewer than 2 values.
+    """
+    x = np.asarray(values, dtype=float).reshape(-1)
+    if x.size < 2:
+        return _undefined(confidence, f"{x.size} value(s): a confidence interval of the mean needs 2 or more")
+    half = float(special.stdtrit(x.size - 1, 0.5 + confidence / 2)) * x.std(ddof=1) / math.sqrt(x.size)
+    mean = float(x.mean())
+    return Interval(mean - half, mean + half, confidence)
+
+
+def median_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
+    """Distribution-free interval of the median from order statistics (as benchstat).
+
+    [x_(k), x_(n−k+1)] covers the population median with probability
+    1 − 2·P(B <= k−1), B ~ Binomial(n, 1/2), whatever the distribution (continuous,
+    independent values). Takes the narrowest such interval whose coverage is at least
+    `confidence`. When n is too small for that (n < 6 at 95%), returns [min, max] with
+    the lower confidence it really has and a warning. NaN if empty.
+    """
+    x = np.sort(np.asarray(values, dtype=float).reshape(-1))
+    n = x.size
+    if n == 0:
+        return _undefined(confidence, "no values: no confidence interval of the median")
+    k = np.arange(1, (n + 1) // 2 + 1)
+    coverage = 1.0 - 2.0 * special.bdtr(k - 1, n, 0.5)
+    enough = np.flatnonzero(coverage >= confidence)
+    if enough.size == 0:
+        needed = math.ceil(1 - math.log2(1 - confidence))
+        why = (f"{n} value(s): a {100 * confidence:g}% interval of the median needs {needed} or more; "
+               f"[min, max] covers only {100 * max(coverage[0], 0.0):.1f}%")
+        return Interval(float(x[0]), float(x[-1]), max(float(coverage[0]), 0.0), (StatWarning(TOO_FEW_SAMPLES, why),))
+    i = enough[-1]
+    return Interval(float(x[k[i] - 1]), float(x[n - k[i]]), float(coverage[i]))
+
+
+def bootstrap_ratio_ci(base: ArrayLike, new: ArrayLike, *, mean_kind: MeanKind = MeanKind.ARITHMETIC,
+                       confidence: float = 0.95, resamples: int = 2000, seed: int = 0) -> Interval:
+    """Percentile bootstrap interval of centre(new)/centre(base), the centres of `mean_kind`.
+
+    Resamples each side independently (`resamples` times, seeded, vectorised). Assumes
+    independent values and that each sample represents its distribution; the percentile
+    interval is too narrow for small samples (noticeably below n ≈ 10). NaN with fewer
+    than 2 values on a side or when a centre is undefined (hmean/gmean of a value <= 0).
+    """
+    a = np.asarray(base, dtype=float).reshape(-1)
+    b = np.asarray(new, dtype=float).reshape(-1)
+    if a.size < 2 or b.size < 2:
+        return _undefined(confidence, f"{a.size} base and {b.size} new values: a bootstrap interval needs 2 or more per side")
+    rng = np.random.default_rng(seed)
+    base_centres = centres(a[rng.integers(0, a.size, (resamples, a.size))], mean_kind)
+    new_centres = centres(b[rng.integers(0, b.size, (resamples, b.size))], mean_kind)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = new_centres / base_centres
+    if not np.all(np.isfinite(ratios)):
+        return Interval(math.nan, math.nan, confidence)
+    low, high = np.quantile(ratios, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return Interval(float(low), float(high), confidence)

@@ -1,0 +1,148 @@
+"""Summaries of one sample: centres, spread, best-N% means, percentiles.
+
+Every function takes any array-like of numbers, never raises on empty or degenerate
+input and returns NaN where the statistic is undefined; `summarize` says why in its
+warnings.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from perflab.model.records import Direction, MeanKind
+from perflab.stats import checks
+from perflab.stats.warnings import NON_FINITE, NONPOSITIVE_GMEAN, NONPOSITIVE_HMEAN, StatWarning
+
+
+def clean(values: ArrayLike) -> tuple[NDArray[np.float64], tuple[StatWarning, ...]]:
+    """`values` as a flat float array in the order given, NaN and ±inf dropped (with a warning)."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    finite = np.isfinite(x)
+    if finite.all():
+        return x, ()
+    dropped = int(x.size - finite.sum())
+    return x[finite], (StatWarning(NON_FINITE, f"{dropped} non-finite value(s) dropped"),)
+
+
+def centres(x: NDArray[np.float64], kind: MeanKind) -> NDArray[np.float64]:
+    """The `kind` mean along the last axis of `x` (vectorised for resampling).
+
+    Harmonic and geometric means are NaN for a row holding a value <= 0; any mean of an
+    empty row is NaN.
+    """
+    if x.shape[-1] == 0:
+        return np.full(x.shape[:-1], math.nan)
+    if kind is MeanKind.ARITHMETIC:
+        return x.mean(axis=-1)
+    positive = np.all(x > 0, axis=-1)
+    safe = np.where(x > 0, x, 1.0)
+    if kind is MeanKind.HARMONIC:
+        result = x.shape[-1] / np.sum(1.0 / safe, axis=-1)
+    else:
+        result = np.exp(np.mean(np.log(safe), axis=-1))
+    return np.where(positive, result, math.nan)
+
+
+def centre(values: ArrayLike, kind: MeanKind) -> float:
+    """The mean of `kind` of the values (NaN if empty, or if hmean/gmean meets a value <= 0)."""
+    return float(centres(np.asarray(values, dtype=float).reshape(-1), kind))
+
+
+def amean(values: ArrayLike) -> float:
+    """Arithmetic mean Σx/n: the centre for times (NaN if empty)."""
+    return centre(values, MeanKind.ARITHMETIC)
+
+
+def hmean(values: ArrayLike) -> float:
+    """Harmonic mean n/Σ(1/x): the centre for rates. Defined for positive values only (else NaN)."""
+    return centre(values, MeanKind.HARMONIC)
+
+
+def gmean(values: ArrayLike) -> float:
+    """Geometric mean exp(mean log x): the centre for ratios. Positive values only (else NaN)."""
+    return centre(values, MeanKind.GEOMETRIC)
+
+
+def median(values: ArrayLike) -> float:
+    """The median (mean of the two middle values for even n); NaN if empty."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    return float(np.median(x)) if x.size else math.nan
+
+
+def stddev(values: ArrayLike) -> float:
+    """Sample standard deviation (n − 1 denominator); NaN with fewer than 2 values."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    return float(x.std(ddof=1)) if x.size >= 2 else math.nan
+
+
+def cov(values: ArrayLike) -> float:
+    """Coefficient of variation in %, 100·sd/amean (mmtests CoeffVar).
+
+    Meaningful for positive quantities only: NaN when the mean is <= 0 or n < 2.
+    """
+    mean = amean(values)
+    return 100.0 * stddev(values) / mean if mean > 0 else math.nan
+
+
+def best_mean(values: ArrayLike, pct: float, kind: MeanKind, direction: Direction) -> float:
+    """The `kind` mean of the best `pct`% of the values (mmtests BAmean-N / BHmean-N).
+
+    Best means the lowest values when lower is better and the highest when higher is
+    better. Keeps ⌊n·pct/100⌋ values, at least one; NaN if empty.
+    """
+    if not 0 < pct <= 100:
+        raise ValueError(f"pct must be in (0, 100], not {pct}")
+    x = np.sort(np.asarray(values, dtype=float).reshape(-1))
+    keep = max(1, math.floor(x.size * pct / 100))
+    best = x[:keep] if direction is Direction.LOWER else x[x.size - keep:]
+    return centre(best, kind)
+
+
+def percentiles(values: ArrayLike, q: ArrayLike = (25, 50, 75, 90, 95, 99)) -> NDArray[np.float64]:
+    """Percentiles `q` (0..100) by linear interpolation between order statistics; NaN if empty."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    qs = np.asarray(q, dtype=float)
+    if x.size == 0:
+        return np.full(qs.shape, math.nan)
+    return np.percentile(x, qs)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One sample described: the centre of its metric's mean kind, the median and the spread."""
+
+    n: int
+    centre: float
+    mean_kind: MeanKind
+    median: float
+    stddev: float
+    cov: float  # %, 100·sd/amean
+    min: float
+    max: float
+    warnings: tuple[StatWarning, ...] = ()
+
+
+def summarize(values: ArrayLike, mean_kind: MeanKind = MeanKind.ARITHMETIC) -> Summary:
+    """Summarise values given in repetition order, with every warning that applies.
+
+    Non-finite values are dropped. Warnings: sample size, non-positive values under an
+    hmean/gmean, zero spread, high CoV, outliers, bimodality, trend (see `checks`).
+    """
+    x, warnings = clean(values)
+    n = x.size
+    mid, sd, cv = median(x), stddev(x), cov(x)
+    found = [*warnings, checks.check_sample_size(n)]
+    if n and np.any(x <= 0) and mean_kind is not MeanKind.ARITHMETIC:
+        code, name = ((NONPOSITIVE_HMEAN, "harmonic") if mean_kind is MeanKind.HARMONIC
+                      else (NONPOSITIVE_GMEAN, "geometric"))
+        found.append(StatWarning(code, f"{int(np.sum(x <= 0))} value(s) <= 0: the {name} mean is undefined"))
+    found += [checks.check_spread(n, sd), checks.check_cov(cv), checks.check_outliers(x),
+              checks.check_bimodal(x), checks.check_trend(x)]
+    return Summary(
+        n=n, centre=centre(x, mean_kind), mean_kind=mean_kind, median=mid, stddev=sd, cov=cv,
+        min=float(x.min()) if n else math.nan, max=float(x.max()) if n else math.nan,
+        warnings=tuple(w for w in found if w is not None))

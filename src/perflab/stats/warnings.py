@@ -1,0 +1,54 @@
+"""Warnings as values: what a statistic could not assume, returned beside the result.
+
+A `StatWarning` has a stable machine-readable ``code`` (renderers may group or filter
+by it) and a one-line human ``message`` that carries the numbers. The codes:
+
+=====================  ======================================================
+no-samples             a side has no values (a point missing on one side)
+single-sample          one value: no spread, no test
+too-few-samples        fewer than 5 values, or fewer than a method needs
+unequal-n              base and new have different sample sizes
+non-finite             NaN or infinite values were dropped
+nonpositive-hmean      a value <= 0 under a harmonic mean (undefined)
+nonpositive-gmean      a value <= 0 under a geometric mean (undefined)
+nonpositive-log        a value <= 0 where a test works on log values
+zero-spread            all values identical (timer resolution? cached result?)
+high-cov               coefficient of variation above 10%
+outliers               modified z-score above 3.5
+bimodal                the values fall into two separated groups
+trend                  the values drift along the repetition order
+=====================  ======================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NO_SAMPLES = "no-samples"
+SINGLE_SAMPLE = "single-sample"
+TOO_FEW_SAMPLES = "too-few-samples"
+UNEQUAL_N = "unequal-n"
+NON_FINITE = "non-finite"
+NONPOSITIVE_HMEAN = "nonpositive-hmean"
+NONPOSITIVE_GMEAN = "nonpositive-gmean"
+NONPOSITIVE_LOG = "nonpositive-log"
+ZERO_SPREAD = "zero-spread"
+HIGH_COV = "high-cov"
+OUTLIERS = "outliers"
+BIMODAL = "bimodal"
+TREND = "trend"
+
+
+@dataclass(frozen=True)
+class StatWarning:
+    """One thing the reader of a statistic should know before trusting it."""
+
+    code: str
+    message: str
+
+    def for_side(self, side: str) -> StatWarning:
+        """The same warning with the side ("base", "new") named in the message."""
+        return StatWarning(self.code, f"{side}: {self.message}")
+
+    def __str__(self) -> str:
+        return self.message
