@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from perflab.execute import environment, plan
 from perflab.execute.hooks import run_hook
-from perflab.execute.process import Streams, open_devnull_streams, spawn_and_wait
-from perflab.model.errors import RunInterrupted, UsageError
+from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
+from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
 from perflab.model.params import cartesian, placeholders
 from perflab.model.records import Point, RunInfo, RunStatus, SampleStatus
 from perflab.store import Store
@@ -86,6 +86,9 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         if outside:
             raise UsageError(f"--cpu {outside[0]} is not an online CPU available to perflab "
                              f"(available: {_cpu_list(allowed)})")
+    reason = workload.unavailable()
+    if reason:
+        raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")
     workload.validate(sweep)
     for kind in ("prepare", "setup", "cleanup"):
         line = getattr(options, kind)
@@ -95,7 +98,8 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
                              hint="define it with -p")
     if options.shuffle and options.seed is None:
         options.seed = random.SystemRandom().randrange(2**31)
-    return RunPlan(workload, sweep, options, points=cartesian(sweep) if sweep else [{}])
+    points = [workload.complete(p) for p in cartesian(sweep)]
+    return RunPlan(workload, sweep, options, points=points)
 
 
 def measure_shell_overhead(streams: Streams) -> tuple[float, float, float]:
@@ -160,18 +164,20 @@ class Runner:
         active_points = sorted({t.point for t in tasks})
         status = RunStatus.FAILED
         self.progress.start(len(tasks), f"run {run_id}: {workload.benchmark}")
+        capture = CapturedOutput(streams.stdin)
         try:
-            with _terminate_as_interrupt():
+            with _terminate_as_interrupt(), workload.session():
                 if options.setup:
                     for i in active_points:
                         run_hook("setup", options.setup, self.plan.points[i], streams)
                 for task in tasks:
-                    self._sample(run_id, task, streams, cpus)
+                    self._sample(run_id, task, streams, capture, cpus)
                 status = RunStatus.COMPLETE
         except KeyboardInterrupt:
             status = RunStatus.INTERRUPTED
             raise RunInterrupted(run_id, self.measured) from None
         finally:
+            capture.close()
             self.progress.stop()
             self._cleanup(active_points, streams)
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
@@ -179,19 +185,24 @@ class Runner:
                 status = RunStatus.FAILED
             self.store.set_run_status(run_id, status, environment=snapshot)
 
-    def _sample(self, run_id: int, task: plan.Task, streams: Streams, cpus: set[int] | None) -> None:
+    def _sample(self, run_id: int, task: plan.Task, streams: Streams, capture: CapturedOutput,
+                cpus: set[int] | None) -> None:
         workload, options = self.plan.workload, self.plan.options
         params = self.plan.points[task.point]
         label = Point(workload.benchmark, params).describe()
         if options.prepare:
             run_hook("prepare", options.prepare, params, streams)
         invocation = workload.invocation(params)
-        result = spawn_and_wait(invocation.executable, invocation.argv, streams=streams,
-                                env=invocation.env, cpus=cpus, timeout=options.timeout)
+        timeouts = [t for t in (options.timeout, invocation.timeout) if t is not None]
+        result = spawn_and_wait(invocation.executable, invocation.argv,
+                                streams=capture.streams() if invocation.capture else streams,
+                                env=invocation.env, cpus=cpus,
+                                timeout=min(timeouts) if timeouts else None)
         if task.warmup:
             self.progress.advance(f"{label} warm-up {task.repetition + 1}")
             return
-        measurements = workload.measure(result, SampleContext(params, task.repetition))
+        stdout, stderr = capture.read() if invocation.capture else ("", "")
+        measurements = workload.measure(result, SampleContext(params, task.repetition, stdout, stderr))
         self.store.add_sample(run_id, Point(workload.benchmark, params), task.repetition, measurements)
         self.measured += 1
         if any(m.status is not SampleStatus.OK for m in measurements):

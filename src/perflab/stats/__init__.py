@@ -21,7 +21,7 @@ from perflab.stats.significance import (
     FdrResult, WelchResult, benjamini_hochberg, mann_kendall, mann_whitney, welch_t,
 )
 from perflab.stats.summary import (
-    Summary, amean, best_mean, centre, centres, clean, cov, gmean, hmean, median, percentiles,
+    Summary, amean, best_mean, centre, clean, cov, gmean, hmean, median, percentiles,
     stddev, summarize,
 )
 from perflab.stats.warnings import StatWarning
@@ -29,7 +29,7 @@ from perflab.stats.warnings import StatWarning
 __all__ = [
     "METHOD_NAMES", "Difference", "FdrResult", "Interval", "Method", "RuleResult", "StatWarning",
     "Summary", "Verdict", "WelchResult", "amean", "benjamini_hochberg", "best_mean",
-    "bimodality_ratio", "bootstrap_ratio_ci", "centre", "centres", "check_bimodal", "check_cov",
+    "bimodality_ratio", "bootstrap_ratio_ci", "centre", "check_bimodal", "check_cov",
     "check_outliers", "check_sample_size", "check_spread", "check_trend", "clean", "compare",
     "cov", "decide", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",
     "mean_ci", "median", "median_ci", "mmtests_band_rule", "modified_z_scores", "percentiles",

@@ -10,8 +10,8 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from perflab.model.records import MeanKind
-from perflab.stats.summary import centres
-from perflab.stats.warnings import TOO_FEW_SAMPLES, StatWarning
+from perflab.stats.summary import linearise
+from perflab.stats.warnings import NONPOSITIVE_GMEAN, NONPOSITIVE_HMEAN, TOO_FEW_SAMPLES, StatWarning
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,16 @@ def bootstrap_ratio_ci(base: ArrayLike, new: ArrayLike, *, mean_kind: MeanKind =
     b = np.asarray(new, dtype=float).reshape(-1)
     if a.size < 2 or b.size < 2:
         return _undefined(confidence, f"{a.size} base and {b.size} new values: a bootstrap interval needs 2 or more per side")
+    if mean_kind is not MeanKind.ARITHMETIC and (np.any(a <= 0) or np.any(b <= 0)):
+        code = NONPOSITIVE_HMEAN if mean_kind is MeanKind.HARMONIC else NONPOSITIVE_GMEAN
+        why = f"values <= 0: the {mean_kind.value} and its bootstrap interval are undefined"
+        return Interval(math.nan, math.nan, confidence, (StatWarning(code, why),))
+    # Resample f(x) and average: the same as the kind's mean of the resampled values.
+    forward, back = linearise(mean_kind)
+    fa, fb = forward(a), forward(b)
     rng = np.random.default_rng(seed)
-    base_centres = centres(a[rng.integers(0, a.size, (resamples, a.size))], mean_kind)
-    new_centres = centres(b[rng.integers(0, b.size, (resamples, b.size))], mean_kind)
+    base_centres = back(fa[rng.integers(0, a.size, (resamples, a.size))].mean(axis=1))
+    new_centres = back(fb[rng.integers(0, b.size, (resamples, b.size))].mean(axis=1))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = new_centres / base_centres
     if not np.all(np.isfinite(ratios)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,8 +29,21 @@ def clean(values: ArrayLike) -> tuple[NDArray[np.float64], tuple[StatWarning, ..
     return x[finite], (StatWarning(NON_FINITE, f"{dropped} non-finite value(s) dropped"),)
 
 
+# Every mean here is quasi-arithmetic: f⁻¹(mean(f(x))), with f = x, 1/x or log x.
+_LINEARISE = {
+    MeanKind.ARITHMETIC: (lambda x: x, lambda m: m),
+    MeanKind.HARMONIC: (np.reciprocal, np.reciprocal),
+    MeanKind.GEOMETRIC: (np.log, np.exp),
+}
+
+
+def linearise(kind: MeanKind) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray]]:
+    """(f, f⁻¹) such that the `kind` mean is f⁻¹(arithmetic mean of f(x)); f needs x > 0 unless amean."""
+    return _LINEARISE[kind]
+
+
 def centres(x: NDArray[np.float64], kind: MeanKind) -> NDArray[np.float64]:
-    """The `kind` mean along the last axis of `x` (vectorised for resampling).
+    """The `kind` mean along the last axis of `x`.
 
     Harmonic and geometric means are NaN for a row holding a value <= 0; any mean of an
     empty row is NaN.
@@ -38,13 +52,9 @@ def centres(x: NDArray[np.float64], kind: MeanKind) -> NDArray[np.float64]:
         return np.full(x.shape[:-1], math.nan)
     if kind is MeanKind.ARITHMETIC:
         return x.mean(axis=-1)
+    forward, back = _LINEARISE[kind]
     positive = np.all(x > 0, axis=-1)
-    safe = np.where(x > 0, x, 1.0)
-    if kind is MeanKind.HARMONIC:
-        result = x.shape[-1] / np.sum(1.0 / safe, axis=-1)
-    else:
-        result = np.exp(np.mean(np.log(safe), axis=-1))
-    return np.where(positive, result, math.nan)
+    return np.where(positive, back(forward(np.where(x > 0, x, 1.0)).mean(axis=-1)), math.nan)
 
 
 def centre(values: ArrayLike, kind: MeanKind) -> float:

@@ -1,15 +1,20 @@
 """What a workload is: how to start one sample at a parameter point, and what it measured.
 
 The executor (a layer above) spawns and times the process; a workload only turns a
-parameter point into an invocation and a finished process into measurements.
+parameter point into an invocation and a finished process into measurements. A built-in
+workload declares its parameters (with defaults), the programs it needs, and may hold a
+session open around the whole run (a server it starts and always stops).
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, ProcessResult
 
 
@@ -19,6 +24,8 @@ class Invocation:
     argv: list[str]
     env: dict[str, str] | None = None
     description: str = ""           # how the user would type it, for messages
+    capture: bool = False           # hand stdout/stderr to measure() (for parsers)
+    timeout: float | None = None    # the workload's own bound; --timeout wins if smaller
 
 
 @dataclass(frozen=True)
@@ -27,7 +34,37 @@ class SampleContext:
 
     params: dict[str, Any]
     repetition: int
+    stdout: str = ""                # captured when the invocation asked for it
+    stderr: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One knob of a built-in workload."""
+
+    name: str
+    description: str
+    default: Any
+    choices: tuple[Any, ...] | None = None
+    kind: type = str                # int, float or str: values are checked against it
+    minimum: float | None = None
+
+    def check(self, value: Any) -> Any:
+        """The value, checked and converted; a UsageError names what is wrong."""
+        if self.kind in (int, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                    self.kind is int and not float(value).is_integer()):
+                raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
+            value = self.kind(value)
+            if self.minimum is not None and value < self.minimum:
+                raise UsageError(f"parameter {self.name}={value}: must be at least {self.minimum:g}")
+        else:
+            value = str(value)
+        if self.choices is not None and value not in self.choices:
+            raise UsageError(f"parameter {self.name}={value!r}: choose from "
+                             + ", ".join(map(str, self.choices)))
+        return value
 
 
 class Workload(abc.ABC):
@@ -35,6 +72,8 @@ class Workload(abc.ABC):
 
     name: str
     description: str
+    parameters: tuple[Parameter, ...] = ()
+    programs: tuple[str, ...] = ()   # executables it needs, for availability and doctor
 
     @property
     @abc.abstractmethod
@@ -46,9 +85,29 @@ class Workload(abc.ABC):
     def metrics(self) -> list[MetricInfo]:
         """Every metric a sample yields; the first is the primary one."""
 
-    @abc.abstractmethod
+    def unavailable(self) -> str | None:
+        """Why this workload cannot run here (with the fix), or None if it can."""
+        return None
+
     def validate(self, sweep: dict[str, list[Any]]) -> None:
         """Reject an unusable sweep before anything runs (raise UsageError)."""
+        known = {p.name: p for p in self.parameters}
+        for name, values in sweep.items():
+            if name not in known:
+                raise UsageError(f"{self.name} has no parameter {name!r} "
+                                 f"(it has: {', '.join(known) or 'none'})")
+            for value in values:
+                known[name].check(value)
+
+    def complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A point with every parameter: defaults filled in, values checked."""
+        return {p.name: p.check(params[p.name]) if p.name in params else p.default
+                for p in self.parameters}
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Held open around the whole run (start a server here; stop it in finally)."""
+        yield
 
     @abc.abstractmethod
     def invocation(self, params: dict[str, Any]) -> Invocation:
@@ -56,8 +115,8 @@ class Workload(abc.ABC):
 
     @abc.abstractmethod
     def measure(self, result: ProcessResult, context: SampleContext) -> list[Measurement]:
-        """The values of one finished sample, or failed rows saying why."""
+        """The values of one finished sample, or failed/invalid rows saying why."""
 
     @abc.abstractmethod
     def spec(self) -> dict[str, Any]:
-        """A JSON description from which ``from_spec`` rebuilds this workload (for --resume)."""
+        """A JSON description from which the registry rebuilds this workload (for --resume)."""

@@ -72,6 +72,9 @@ class CommandWorkload(Workload):
             for params in cartesian(sweep):
                 self.invocation(params)
 
+    def complete(self, params: dict[str, Any]) -> dict[str, Any]:
+        return dict(params)  # a command's parameters are whatever the user swept
+
     def invocation(self, params: dict[str, Any]) -> Invocation:
         words = [substitute(word, params) for word in self.argv]
         if self.shell:

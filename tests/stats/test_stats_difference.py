@@ -1,0 +1,170 @@
+"""compare() and decide(): orientation, intervals, verdicts, FDR across a report, edge cases."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from perflab.model.records import Direction, MeanKind
+from perflab.stats import METHOD_NAMES, Verdict, compare, decide, hmean
+
+METHODS = list(METHOD_NAMES)
+JITTER = np.array([-0.5, 0.0, 0.5, -0.25, 0.25, 0.1, -0.1, 0.3, -0.3, 0.0])
+BASE = 100 + JITTER             # amean 100
+UP = 110 + JITTER[::-1]         # amean 110
+DOWN = 90 + JITTER[::-1]        # amean 90
+
+
+def codes(d):
+    return {w.code for w in d.warnings}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_change_is_oriented_positive_better(method):
+    lower = dict(direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC, method=method)
+    higher = dict(direction=Direction.HIGHER, mean_kind=MeanKind.ARITHMETIC, method=method)
+    # higher is better: new/base·100 − 100; lower is better: 100 − new/base·100
+    assert compare(BASE, UP, **higher).change_pct == pytest.approx(10.0)
+    assert compare(BASE, UP, **lower).change_pct == pytest.approx(-10.0)
+    assert compare(BASE, DOWN, **higher).change_pct == pytest.approx(-10.0)
+    assert compare(BASE, DOWN, **lower).change_pct == pytest.approx(10.0)
+    assert compare(BASE, UP, **higher).verdict is Verdict.BETTER
+    assert compare(BASE, UP, **lower).verdict is Verdict.WORSE
+    assert compare(BASE, DOWN, **higher).verdict is Verdict.WORSE
+    assert compare(BASE, DOWN, **lower).verdict is Verdict.BETTER
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("direction", list(Direction))
+def test_interval_has_the_same_orientation(method, direction):
+    d = compare(BASE, UP, direction=direction, mean_kind=MeanKind.ARITHMETIC, method=method)
+    assert d.ci_low <= d.change_pct <= d.ci_high
+    assert (d.ci_low > 0) if direction is Direction.HIGHER else (d.ci_high < 0)
+
+
+def test_change_uses_the_metric_mean():
+    d = compare(BASE, UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
+    assert d.base.centre == pytest.approx(hmean(BASE))
+    assert d.change_pct == pytest.approx(100 * hmean(UP) / hmean(BASE) - 100)
+
+
+def test_welch_log_row_fields():
+    d = compare(BASE, UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC, confidence=0.9)
+    ref = scipy.stats.ttest_ind(np.log(UP), np.log(BASE), equal_var=False)
+    assert d.p_value == pytest.approx(ref.pvalue) and d.q_value == d.p_value
+    low, high = ref.confidence_interval(0.9)
+    assert (d.ci_low, d.ci_high) == (pytest.approx(100 * math.expm1(low)), pytest.approx(100 * math.expm1(high)))
+    assert d.method == "Welch t-test on log values" and d.method_key == "welch-log"
+    assert d.significant and d.rule is None and d.warnings == ()
+
+
+def test_no_change_and_inconclusive():
+    rng = np.random.default_rng(1)
+    steady = compare(rng.normal(100, 0.5, 30), rng.normal(100, 0.5, 30), direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
+    assert steady.verdict is Verdict.NO_CHANGE and not steady.significant
+    assert -1 <= steady.ci_low and steady.ci_high <= 1
+    noisy = compare(rng.normal(100, 10, 5), rng.normal(100, 10, 5), direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
+    assert noisy.verdict is Verdict.INCONCLUSIVE and not noisy.significant
+    # a tiny but real shift: significant by the test, but inside the 1% floor
+    tiny = compare(rng.normal(100, 0.1, 30), rng.normal(100.3, 0.1, 30), direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
+    assert tiny.p_value < 1e-6 and tiny.verdict is Verdict.NO_CHANGE and not tiny.significant
+    wide_floor = compare(BASE, UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC, noise_floor=0.2)
+    assert wide_floor.verdict is Verdict.NO_CHANGE
+
+
+def test_decide_applies_benjamini_hochberg_across_the_report():
+    template = compare(BASE, UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
+    ps = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459,
+          0.3240, 0.4262, 0.5719, 0.6528, 0.7590, 1.000]
+    rows = [replace(template, p_value=p, q_value=p) for p in ps]
+    decided = decide(rows, q=0.05)
+    assert [d.significant for d in decided] == [True] * 4 + [False] * 11
+    assert [d.verdict for d in decided[:4]] == [Verdict.BETTER] * 4
+    assert {d.verdict for d in decided[4:]} == {Verdict.INCONCLUSIVE}  # each was p < 0.05 alone
+    np.testing.assert_allclose([d.q_value for d in decided], scipy.stats.false_discovery_control(ps))
+    assert [d.p_value for d in decided] == ps
+
+
+def test_decide_keeps_the_noise_floor_and_leaves_rules_alone():
+    strong = compare(BASE, UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
+    small = replace(strong, change_pct=0.5, ci_low=0.2, ci_high=0.8)
+    rule_row = compare(BASE, UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC, method="mmtests")
+    nan_row = compare([], UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
+    decided = decide([strong, small, rule_row, nan_row])
+    assert decided[0].verdict is Verdict.BETTER and decided[0].significant
+    assert decided[1].verdict is Verdict.NO_CHANGE and not decided[1].significant
+    assert decided[2] == rule_row and decided[2].significant and math.isnan(decided[2].q_value)
+    assert decided[3].verdict is Verdict.INCONCLUSIVE and math.isnan(decided[3].q_value)
+    assert decide([]) == []
+
+
+def test_compare_alone_equals_a_report_of_one():
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        d = compare(rng.normal(100, 2, 8), rng.normal(101.5, 2, 8), direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
+        (alone,) = decide([d], q=0.05)
+        assert (alone.verdict, alone.significant) == (d.verdict, d.significant)
+
+
+def test_rule_rows_name_the_rule():
+    d = compare(BASE, UP, direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC, method="lkp")
+    assert d.rule.rule == "lkp-tests range rule" and d.rule.changed and "lkp" in d.method
+    assert math.isnan(d.p_value) and d.verdict is Verdict.WORSE
+    assert "bootstrap" in d.interval
+
+
+def test_unknown_method():
+    with pytest.raises(ValueError, match="unknown method"):
+        compare(BASE, UP, direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC, method="t-test")
+
+
+EDGE_CASES = {
+    "base missing": ([], UP),
+    "new missing": (BASE, []),
+    "both missing": ([], []),
+    "single samples": ([100.0], [110.0]),
+    "single vs many": ([100.0], UP),
+    "two vs two": ([100.0, 101.0], [110.0, 111.0]),
+    "zeros under hmean": (np.r_[0.0, BASE], UP),
+    "negative values": (BASE - 150, UP),
+    "identical, equal": ([5.0] * 6, [5.0] * 6),
+    "identical, different": ([5.0] * 6, [6.0] * 6),
+    "unequal n": (BASE, UP[:4]),
+    "nan values": (np.r_[BASE, np.nan], UP),
+}
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("kind", [MeanKind.HARMONIC, MeanKind.ARITHMETIC])
+@pytest.mark.parametrize("case", list(EDGE_CASES))
+def test_edge_cases_never_raise_and_never_invent_numbers(case, kind, method):
+    base, new = EDGE_CASES[case]
+    d = compare(base, new, direction=Direction.HIGHER, mean_kind=kind, method=method)
+    (decided,) = decide([d])
+    assert decided.verdict in set(Verdict)
+    if not (np.size(base) and np.size(new)):
+        assert math.isnan(d.change_pct) and d.verdict is Verdict.INCONCLUSIVE and "no-samples" in codes(d)
+    if math.isnan(d.change_pct) and d.rule is None:  # a rule may still flag it on its own terms
+        assert not decided.significant
+
+
+def test_edge_case_warnings_and_values():
+    hi = dict(direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
+    zeros = compare(np.r_[0.0, BASE], UP, **hi)
+    assert math.isnan(zeros.change_pct) and math.isnan(zeros.p_value) and zeros.verdict is Verdict.INCONCLUSIVE
+    assert {"nonpositive-hmean", "nonpositive-log"} <= codes(zeros)
+    assert any(w.message.startswith("base: ") for w in zeros.warnings)
+    single = compare([100.0], [110.0], **hi)
+    assert single.change_pct == pytest.approx(10.0) and math.isnan(single.p_value)
+    assert single.verdict is Verdict.INCONCLUSIVE and "single-sample" in codes(single)
+    same = compare([5.0] * 6, [5.0] * 6, **hi)
+    assert same.change_pct == 0 and (same.ci_low, same.ci_high) == (0, 0) and same.verdict is Verdict.NO_CHANGE
+    assert "zero-spread" in codes(same)
+    step = compare([5.0] * 6, [6.0] * 6, **hi)
+    assert step.change_pct == pytest.approx(20.0) and step.verdict is Verdict.BETTER
+    unequal = compare(BASE, UP[:4], **hi)
+    assert "unequal-n" in codes(unequal) and "too-few-samples" in codes(unequal)
+    few = compare(BASE[:3], UP[:3], method="mann-whitney", **hi)
+    assert any("4 or more" in w.message for w in few.warnings) and few.verdict is not Verdict.BETTER

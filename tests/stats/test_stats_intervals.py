@@ -1,0 +1,80 @@
+"""Confidence intervals: t of the mean, order statistics of the median, bootstrap of a ratio."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from perflab.model.records import MeanKind
+from perflab.stats import bootstrap_ratio_ci, mean_ci, median_ci
+
+X = np.array([9.8, 10.4, 10.1, 9.7, 10.9, 10.2, 9.9, 10.6, 10.0, 10.3])
+
+
+def test_mean_ci_matches_scipy_t_interval():
+    for confidence in (0.9, 0.95, 0.99):
+        ci = mean_ci(X, confidence)
+        low, high = scipy.stats.t.interval(confidence, X.size - 1, loc=X.mean(), scale=scipy.stats.sem(X))
+        assert (ci.low, ci.high, ci.confidence) == (pytest.approx(low), pytest.approx(high), confidence)
+        assert ci.warnings == ()
+
+
+def test_mean_ci_too_few():
+    for values in ([], [3.0]):
+        ci = mean_ci(values)
+        assert math.isnan(ci.low) and math.isnan(ci.high)
+        assert ci.warnings[0].code == "too-few-samples"
+
+
+def test_median_ci_order_statistics_hand_worked():
+    # n = 10: k = 2 covers 1 − 2·P(B <= 1) = 1 − 2·11/1024; k = 3 covers only 1 − 2·56/1024
+    ci = median_ci(X, 0.95)
+    s = np.sort(X)
+    assert (ci.low, ci.high) == (s[1], s[8])
+    assert ci.confidence == pytest.approx(1 - 22 / 1024)
+    ci90 = median_ci(X, 0.85)
+    assert (ci90.low, ci90.high) == (s[2], s[7])
+    assert ci90.confidence == pytest.approx(1 - 112 / 1024)
+    assert scipy.stats.binom.cdf(1, 10, 0.5) == pytest.approx(11 / 1024)
+
+
+def test_median_ci_small_n_says_so():
+    six = median_ci([3, 1, 2, 6, 5, 4])  # [min, max] covers 1 − 2/64 = 96.9%: enough
+    assert (six.low, six.high, six.warnings) == (1, 6, ())
+    five = median_ci([3, 1, 2, 5, 4])    # 1 − 2/32 = 93.75% < 95%: widest interval + warning
+    assert (five.low, five.high) == (1, 5)
+    assert five.confidence == pytest.approx(0.9375)
+    assert five.warnings[0].code == "too-few-samples" and "needs 6" in five.warnings[0].message
+    one = median_ci([7.0])
+    assert (one.low, one.high, one.confidence) == (7.0, 7.0, 0.0)
+    assert math.isnan(median_ci([]).low)
+
+
+def test_bootstrap_ratio_ci_is_seeded_and_scale_equivariant():
+    rng = np.random.default_rng(9)
+    base, new = rng.normal(100, 3, 15), rng.normal(110, 3, 12)
+    ci = bootstrap_ratio_ci(base, new, seed=4)
+    assert ci == bootstrap_ratio_ci(base, new, seed=4)
+    assert ci.low < new.mean() / base.mean() < ci.high
+    doubled = bootstrap_ratio_ci(base, 2 * new, seed=4)
+    assert (doubled.low, doubled.high) == (pytest.approx(2 * ci.low), pytest.approx(2 * ci.high))
+    h = bootstrap_ratio_ci(base, new, mean_kind=MeanKind.HARMONIC, confidence=0.9)
+    assert h.low < scipy.stats.hmean(new) / scipy.stats.hmean(base) < h.high
+
+
+def test_bootstrap_ratio_ci_covers_the_true_ratio():
+    rng = np.random.default_rng(10)
+    covered = 0
+    for _ in range(200):
+        base, new = rng.lognormal(0, 0.05, 20), 1.03 * rng.lognormal(0, 0.05, 20)
+        ci = bootstrap_ratio_ci(base, new, mean_kind=MeanKind.GEOMETRIC, seed=int(rng.integers(1 << 30)))
+        covered += ci.low <= 1.03 <= ci.high
+    assert covered >= 176  # nominal 95%; percentile intervals run a little short at n = 20
+
+
+def test_bootstrap_ratio_ci_undefined_cases():
+    one = bootstrap_ratio_ci([1.0], [1.0, 2.0])
+    assert math.isnan(one.low) and one.warnings[0].code == "too-few-samples"
+    zero = bootstrap_ratio_ci([1.0, 0.0, 2.0], [1.0, 2.0], mean_kind=MeanKind.HARMONIC)
+    assert math.isnan(zero.high) and zero.warnings[0].code == "nonpositive-hmean"
