@@ -74,7 +74,7 @@ def test_parameters_substitute_and_interleave(sqlite_db, tmp_path):
     samples = _export(sqlite_db)["samples"]
     assert {json.dumps(s["params"], sort_keys=True) for s in samples} == {
         json.dumps({"size": s, "k": k}, sort_keys=True) for s in ("small", "large") for k in (1, 2)}
-    spec = _export(sqlite_db)["run"]["spec"]
+    spec = _export(sqlite_db)["run"]["spec"]["plans"][0]
     assert spec["shell_overhead"][0] > 0  # the shell's start-up was measured to be subtracted
 
 
@@ -94,7 +94,7 @@ def test_shuffle_records_its_seed_and_replays(sqlite_db, tmp_path):
             f"echo {{v}} >> {log}", db=sqlite_db, check=True)
     first = log.read_text().split()
     assert sorted(first) == sorted(["1", "2", "3", "4"] * 4) and first != ["1", "2", "3", "4"] * 4
-    assert _export(sqlite_db)["run"]["spec"]["options"]["seed"] == 11
+    assert _export(sqlite_db)["run"]["spec"]["plans"][0]["options"]["seed"] == 11
 
 
 def test_cpu_pinning(sqlite_db, tmp_path):

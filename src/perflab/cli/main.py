@@ -97,7 +97,7 @@ def run(ctx: click.Context, repetitions: int, warmup: int, label: str | None, co
       perflab run -n 20 -p size=small,large -- ./mytool-new input-{size}.dat
     """
     from perflab.execute import identity
-    from perflab.execute.runner import RunOptions, RunPlan, Runner, plan_run
+    from perflab.execute.runner import RunOptions, Runner, plan_run, plans_from_spec
     from perflab.model import params as sweeps
     from perflab.render import progress
     from perflab.workloads.command import CommandWorkload
@@ -110,10 +110,9 @@ def run(ctx: click.Context, repetitions: int, warmup: int, label: str | None, co
             raise UsageError("--resume takes no command: the run's own is used")
         with _open_store(ctx, create=True) as store:
             info = store.resolve_run(resume)
-            run_plan = RunPlan.from_spec(info.spec)
-            runner = Runner(store, run_plan, progress.choose(quiet), warn)
-            run_id = runner.resume(info)
-            _print_run_summary(store, run_id, run_plan, quiet)
+            plans = plans_from_spec(info.spec)
+            run_id = Runner(store, plans, progress.choose(quiet), warn).resume(info)
+            _print_run_summary(store, run_id, plans, quiet)
         return
 
     assignments = [sweeps.parse_assignment(p) for p in params]
@@ -136,21 +135,23 @@ def run(ctx: click.Context, repetitions: int, warmup: int, label: str | None, co
     elif commit:
         sha = commit
     with _open_store(ctx, create=True) as store:
-        runner = Runner(store, run_plan, progress.choose(quiet), warn)
+        runner = Runner(store, [run_plan], progress.choose(quiet), warn)
         run_id = runner.start(label=label or identity.default_label(), commit=sha,
                               describe=describe, repo=os.path.abspath(repo) if repo else None)
-        _print_run_summary(store, run_id, run_plan, quiet)
+        _print_run_summary(store, run_id, [run_plan], quiet)
 
 
-def _print_run_summary(store, run_id: int, run_plan, quiet: bool) -> None:
+def _print_run_summary(store, run_id: int, plans, quiet: bool) -> None:
+    """The primary metric of each benchmark, hyperfine-like, after a run."""
     from perflab.analysis.summary import summarize_run
     from perflab.render.runs import render_point_summaries
 
     info = store.resolve_run(str(run_id))
     if not quiet:
-        primary = run_plan.workload.metrics[0].name
-        infos = {(run_plan.workload.benchmark, m.name): m for m in run_plan.workload.metrics}
-        summaries = [s for s in summarize_run(store.sample_rows(run_id), infos) if s.metric == primary]
+        primary = {p.workload.benchmark: p.workload.metrics[0].name for p in plans}
+        infos = {(p.workload.benchmark, m.name): m for p in plans for m in p.workload.metrics}
+        summaries = [s for s in summarize_run(store.sample_rows(run_id), infos)
+                     if primary.get(s.benchmark) == s.metric]
         click.echo(f"run {run_id} ({info.label}): {info.status.value}; "
                    f"'perflab show {run_id}' has every metric")
         click.echo(render_point_summaries(summaries))

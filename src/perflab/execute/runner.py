@@ -43,6 +43,7 @@ class RunOptions:
     setup: str | None = None
     cleanup: str | None = None
     show_output: bool = False
+    metrics: list[str] | None = None   # keep only these (a suite's choice); None keeps all
 
 
 @dataclass
@@ -57,6 +58,10 @@ class RunPlan:
         return {"workload": self.workload.spec(), "sweep": self.sweep,
                 "options": asdict(self.options),
                 "shell_overhead": list(self.shell_overhead) if self.shell_overhead else None}
+
+    def tasks(self) -> list[plan.Task]:
+        return plan.schedule(len(self.points), self.options.repetitions, self.options.warmup,
+                             self.options.seed)
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> "RunPlan":
@@ -112,12 +117,12 @@ def measure_shell_overhead(streams: Streams) -> tuple[float, float, float]:
 
 
 class Runner:
-    """Runs a plan into a store, reporting progress and warnings through callbacks."""
+    """Runs plans (one per benchmark; a suite has several) into one run of the store."""
 
-    def __init__(self, store: Store, run_plan: RunPlan, progress: Progress,
+    def __init__(self, store: Store, plans: list[RunPlan], progress: Progress,
                  warn: Callable[[str], None]):
         self.store = store
-        self.plan = run_plan
+        self.plans = plans
         self.progress = progress
         self.warn = warn
         self.failures = 0
@@ -126,16 +131,16 @@ class Runner:
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
               repo: str | None = None) -> int:
         snapshot = environment.capture()
-        with _streams(self.plan.options.show_output) as streams:
-            if isinstance(self.plan.workload, CommandWorkload) and self.plan.workload.shell:
-                self.plan.shell_overhead = measure_shell_overhead(streams)
+        with _streams(self._show_output) as streams:
+            for run_plan in self.plans:
+                if isinstance(run_plan.workload, CommandWorkload) and run_plan.workload.shell:
+                    run_plan.shell_overhead = measure_shell_overhead(streams)
             run_id = self.store.create_run(
-                label=label, host=os.uname().nodename, spec=self.plan.spec(),
+                label=label, host=os.uname().nodename, spec=runs_spec(self.plans),
                 environment=snapshot, commit=commit, commit_describe=describe, repo=repo)
-            self.store.save_metric_info(self.plan.workload.benchmark, self.plan.workload.metrics)
-            tasks = plan.schedule(len(self.plan.points), self.plan.options.repetitions,
-                                  self.plan.options.warmup, self.plan.options.seed)
-            self._execute(run_id, tasks, streams, snapshot)
+            for run_plan in self.plans:
+                self.store.save_metric_info(run_plan.workload.benchmark, run_plan.workload.metrics)
+            self._execute(run_id, [(p, p.tasks()) for p in self.plans], streams, snapshot)
         return run_id
 
     def resume(self, run: RunInfo) -> int:
@@ -143,35 +148,35 @@ class Runner:
             raise UsageError(f"run {run.id} is already complete")
         if run.status is RunStatus.RUNNING:
             raise UsageError(f"run {run.id} is still running (perflab pid {run.pid})")
-        benchmark = self.plan.workload.benchmark
-        index = {Point(benchmark, p).key: i for i, p in enumerate(self.plan.points)}
-        done = {(index[params], rep) for bench, params, rep in self.store.done_repetitions(run.id)
-                if bench == benchmark and params in index}
-        tasks = plan.remaining(plan.schedule(len(self.plan.points), self.plan.options.repetitions,
-                                             self.plan.options.warmup, self.plan.options.seed), done)
+        recorded = self.store.done_repetitions(run.id)
+        work = []
+        for run_plan in self.plans:
+            benchmark = run_plan.workload.benchmark
+            index = {Point(benchmark, p).key: i for i, p in enumerate(run_plan.points)}
+            done = {(index[params], rep) for bench, params, rep in recorded
+                    if bench == benchmark and params in index}
+            work.append((run_plan, plan.remaining(run_plan.tasks(), done)))
         self.store.set_run_status(run.id, RunStatus.RUNNING, finished=False)
-        with _streams(self.plan.options.show_output) as streams:
-            self._execute(run.id, tasks, streams, run.environment)
+        with _streams(self._show_output) as streams:
+            self._execute(run.id, work, streams, run.environment)
         return run.id
 
+    @property
+    def _show_output(self) -> bool:
+        return any(p.options.show_output for p in self.plans)
+
     # -- the loop ----------------------------------------------------------------
-    def _execute(self, run_id: int, tasks: list[plan.Task], streams: Streams,
+    def _execute(self, run_id: int, work: list[tuple[RunPlan, list[plan.Task]]], streams: Streams,
                  snapshot: dict[str, Any]) -> None:
-        workload, options = self.plan.workload, self.plan.options
-        if isinstance(workload, CommandWorkload) and self.plan.shell_overhead:
-            workload.shell_overhead = self.plan.shell_overhead
-        cpus = set(options.cpus) if options.cpus else None
-        active_points = sorted({t.point for t in tasks})
         status = RunStatus.FAILED
-        self.progress.start(len(tasks), f"run {run_id}: {workload.benchmark}")
+        names = ", ".join(p.workload.benchmark for p, _ in work)
+        self.progress.start(sum(len(tasks) for _, tasks in work), f"run {run_id}: {names}")
         capture = CapturedOutput(streams.stdin)
         try:
-            with _terminate_as_interrupt(), workload.session():
-                if options.setup:
-                    for i in active_points:
-                        run_hook("setup", options.setup, self.plan.points[i], streams)
-                for task in tasks:
-                    self._sample(run_id, task, streams, capture, cpus)
+            with _terminate_as_interrupt():
+                for run_plan, tasks in work:
+                    if tasks:
+                        self._execute_plan(run_id, run_plan, tasks, streams, capture)
                 status = RunStatus.COMPLETE
         except KeyboardInterrupt:
             status = RunStatus.INTERRUPTED
@@ -179,16 +184,32 @@ class Runner:
         finally:
             capture.close()
             self.progress.stop()
-            self._cleanup(active_points, streams)
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
             self.store.set_run_status(run_id, status, environment=snapshot)
 
-    def _sample(self, run_id: int, task: plan.Task, streams: Streams, capture: CapturedOutput,
-                cpus: set[int] | None) -> None:
-        workload, options = self.plan.workload, self.plan.options
-        params = self.plan.points[task.point]
+    def _execute_plan(self, run_id: int, run_plan: RunPlan, tasks: list[plan.Task],
+                      streams: Streams, capture: CapturedOutput) -> None:
+        workload, options = run_plan.workload, run_plan.options
+        if isinstance(workload, CommandWorkload) and run_plan.shell_overhead:
+            workload.shell_overhead = run_plan.shell_overhead
+        cpus = set(options.cpus) if options.cpus else None
+        active_points = sorted({t.point for t in tasks})
+        try:
+            with workload.session():
+                if options.setup:
+                    for i in active_points:
+                        run_hook("setup", options.setup, run_plan.points[i], streams)
+                for task in tasks:
+                    self._sample(run_id, run_plan, task, streams, capture, cpus)
+        finally:
+            self._cleanup(run_plan, active_points, streams)
+
+    def _sample(self, run_id: int, run_plan: RunPlan, task: plan.Task, streams: Streams,
+                capture: CapturedOutput, cpus: set[int] | None) -> None:
+        workload, options = run_plan.workload, run_plan.options
+        params = run_plan.points[task.point]
         label = Point(workload.benchmark, params).describe()
         if options.prepare:
             run_hook("prepare", options.prepare, params, streams)
@@ -203,24 +224,38 @@ class Runner:
             return
         stdout, stderr = capture.read() if invocation.capture else ("", "")
         measurements = workload.measure(result, SampleContext(params, task.repetition, stdout, stderr))
+        if options.metrics:
+            # keep what the suite asked for; a failure row always stays, it says why
+            measurements = [m for m in measurements
+                            if m.metric in options.metrics or m.status is not SampleStatus.OK]
         self.store.add_sample(run_id, Point(workload.benchmark, params), task.repetition, measurements)
         self.measured += 1
-        if any(m.status is not SampleStatus.OK for m in measurements):
+        bad = next((m for m in measurements if m.status is not SampleStatus.OK), None)
+        if bad is not None:
             self.failures += 1
             if self.failures == 1:
-                self.warn(f"sample failed at {label}: {measurements[0].note} "
-                          f"(recorded as {measurements[0].status.value}, not as a value)")
+                self.warn(f"sample failed at {workload.benchmark} {label}: {bad.note} "
+                          f"(recorded as {bad.status.value}, not as a value)")
         self.progress.advance(f"{label} #{task.repetition + 1}")
 
-    def _cleanup(self, points: list[int], streams: Streams) -> None:
-        cleanup = self.plan.options.cleanup
+    def _cleanup(self, run_plan: RunPlan, points: list[int], streams: Streams) -> None:
+        cleanup = run_plan.options.cleanup
         if not cleanup:
             return
         for i in points:
             try:
-                run_hook("cleanup", cleanup, self.plan.points[i], streams, timeout=CLEANUP_TIMEOUT_S)
+                run_hook("cleanup", cleanup, run_plan.points[i], streams, timeout=CLEANUP_TIMEOUT_S)
             except UsageError as error:
                 self.warn(str(error))
+
+
+def runs_spec(plans: list[RunPlan]) -> dict[str, Any]:
+    """What a run stores of its plans: enough to rebuild them for --resume."""
+    return {"plans": [p.spec() for p in plans]}
+
+
+def plans_from_spec(spec: dict[str, Any]) -> list[RunPlan]:
+    return [RunPlan.from_spec(p) for p in spec["plans"]]
 
 
 @contextmanager

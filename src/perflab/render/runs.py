@@ -58,14 +58,24 @@ def render_show(run: RunInfo, summaries: Sequence[Any]) -> str:
     commit = run.commit_describe or run.commit
     head = [f"run {run.id}  label {run.label}" + (f"  commit {commit}" if commit else ""),
             f"  status {run.status.value}, started {when(run.started_at)}, finished {when(run.finished_at)}"]
-    spec = run.spec or {}
-    options = spec.get("options") or {}
-    if options:
-        head.append(f"  repetitions {options.get('repetitions')}, warm-up {options.get('warmup')}, "
-                    f"order {'shuffled (seed ' + str(options.get('seed')) + ')' if options.get('shuffle') else 'round-robin'}"
-                    + (f", cpus {options.get('cpus')}" if options.get("cpus") else "")
-                    + (f", timeout {format_number(options['timeout'])} s" if options.get("timeout") else ""))
-    if spec.get("shell_overhead"):
-        head.append(f"  shell start-up subtracted: {format_number(spec['shell_overhead'][0] * 1e3)} ms")
+    for plan in (run.spec or {}).get("plans", []):
+        head.append("  " + _describe_plan(plan))
     return "\n".join(head + ["", render_machine(run.environment), "",
                              render_point_summaries(summaries)])
+
+
+def _describe_plan(plan: dict[str, Any]) -> str:
+    """How one benchmark of the run was sampled, in one line."""
+    workload = plan.get("workload") or {}
+    options = plan.get("options") or {}
+    what = workload.get("benchmark") or workload.get("workload", "?")
+    order = f"shuffled (seed {options.get('seed')})" if options.get("shuffle") else "round-robin"
+    parts = [f"{what}: repetitions {options.get('repetitions')}", f"warm-up {options.get('warmup')}",
+             f"order {order}"]
+    if options.get("cpus"):
+        parts.append(f"cpus {options['cpus']}")
+    if options.get("timeout"):
+        parts.append(f"timeout {format_number(options['timeout'])} s")
+    if plan.get("shell_overhead"):
+        parts.append(f"shell start-up subtracted {format_number(plan['shell_overhead'][0] * 1e3)} ms")
+    return ", ".join(parts)
