@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 
 import click
@@ -55,9 +54,17 @@ def _open_store(ctx: click.Context, *, create: bool):
 
 
 # -- run ---------------------------------------------------------------------------
-@cli.command(context_settings={"ignore_unknown_options": False})
-@click.option("-n", "--runs", "repetitions", type=int, default=10, show_default=True,
-              help="Measured repetitions per point.")
+class _RunCommand(click.Command):
+    """Remembers whether ``--`` was given: words after it are a command, never a workload."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["perflab.dashdash"] = "--" in args
+        return super().parse_args(ctx, args)
+
+
+@cli.command(cls=_RunCommand)
+@click.option("-n", "--runs", "repetitions", type=int,
+              help="Measured repetitions per point [default: 10, or the suite's].")
 @click.option("--warmup", type=int, default=0, show_default=True, help="Unrecorded runs per point first.")
 @click.option("--label", help="Name of what is measured (default: the kernel release).")
 @click.option("--commit", help="Commit being measured (resolved in --repo if given).")
@@ -81,32 +88,36 @@ def _open_store(ctx: click.Context, *, create: bool):
 @click.option("--cpu", "cpu_list", metavar="LIST", help="Pin the benchmark to CPUs, e.g. 0 or 0,2-3.")
 @click.option("--show-output", is_flag=True, help="Let the command print to the terminal.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
+@click.option("--duration", type=float, metavar="S", help="Duration of a built-in workload's sample.")
 @click.option("--resume", metavar="RUN", help="Finish an interrupted run (id or label).")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.argument("target", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx: click.Context, repetitions: int, warmup: int, label: str | None, commit: str | None,
+def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | None, commit: str | None,
         repo: str | None, params: tuple[str, ...], lists: tuple, scans: tuple, scan_step: str | None,
         shell: bool, name: str | None, timeout: float | None, ignore_failure: bool,
         prepare: str | None, setup: str | None, cleanup: str | None, shuffle: bool,
         seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool,
-        resume: str | None, command: tuple[str, ...]) -> None:
-    """Run COMMAND many times and record every sample.
+        duration: float | None, resume: str | None, target: tuple[str, ...]) -> None:
+    """Run a command, a built-in workload or a suite many times; record every sample.
 
     \b
       perflab run -n 20 --warmup 2 --label baseline -- ./mytool input.dat
       perflab run -n 20 -p size=small,large -- ./mytool-new input-{size}.dat
+      perflab run hackbench -p groups=1,4,8 -p mode=process,thread -n 10
+      perflab run suites/sis.toml
     """
     from perflab.execute import identity
-    from perflab.execute.runner import RunOptions, Runner, plan_run, plans_from_spec
+    from perflab.execute.runner import RunOptions, Runner, plans_from_spec
+    from perflab.execute.targets import CommandChoices, plans_for
     from perflab.model import params as sweeps
     from perflab.render import progress
-    from perflab.workloads.command import CommandWorkload
+    from perflab.workloads.suite import machine_variables
 
     def warn(message: str) -> None:
         click.echo(f"perflab: warning: {message}", err=True)
 
     if resume:
-        if command:
+        if target:
             raise UsageError("--resume takes no command: the run's own is used")
         with _open_store(ctx, create=True) as store:
             info = store.resolve_run(resume)
@@ -115,30 +126,31 @@ def run(ctx: click.Context, repetitions: int, warmup: int, label: str | None, co
             _print_run_summary(store, run_id, plans, quiet)
         return
 
-    assignments = [sweeps.parse_assignment(p) for p in params]
+    variables = machine_variables()
+    assignments = [sweeps.parse_assignment(p, variables) for p in params]
     assignments += [sweeps.parse_hyperfine_list(n, v) for n, v in lists]
     assignments += [sweeps.parse_hyperfine_scan(n, lo, hi, scan_step) for n, lo, hi in scans]
     if scan_step and not scans:
         raise UsageError("-D/--parameter-step-size needs -P")
     sweep = sweeps.merge(assignments)
     cpus = _parse_cpus(cpu_list) if cpu_list else None
-    if shell and len(command) > 1:
-        command = (shlex.join(command),)
-    workload = CommandWorkload(list(command), shell=shell, benchmark=name, ignore_failure=ignore_failure)
-    options = RunOptions(repetitions=repetitions, warmup=warmup, shuffle=shuffle or seed is not None,
+    options = RunOptions(warmup=warmup, shuffle=shuffle or seed is not None,
                          seed=seed, cpus=cpus, timeout=timeout, prepare=prepare, setup=setup,
                          cleanup=cleanup, show_output=show_output)
-    run_plan = plan_run(workload, sweep, options)
+    plans = plans_for(list(target), after_dashdash=ctx.meta.get("perflab.dashdash", False),
+                      sweep=sweep, options=options,
+                      command=CommandChoices(shell, name, ignore_failure),
+                      repetitions=repetitions, duration=duration)
     sha = describe = None
     if repo:
         sha, describe = identity.git_commit(repo, commit)
     elif commit:
         sha = commit
     with _open_store(ctx, create=True) as store:
-        runner = Runner(store, [run_plan], progress.choose(quiet), warn)
+        runner = Runner(store, plans, progress.choose(quiet), warn)
         run_id = runner.start(label=label or identity.default_label(), commit=sha,
                               describe=describe, repo=os.path.abspath(repo) if repo else None)
-        _print_run_summary(store, run_id, [run_plan], quiet)
+        _print_run_summary(store, run_id, plans, quiet)
 
 
 def _print_run_summary(store, run_id: int, plans, quiet: bool) -> None:
@@ -210,6 +222,18 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> No
             handle.write(text)
     else:
         click.echo(text, nl=False)
+
+
+# -- workloads ----------------------------------------------------------------------------
+@cli.command()
+def workloads() -> None:
+    """Built-in workloads: what each measures, parameters, metrics, available here or why not."""
+    from perflab.render.workloads import render_workloads
+    from perflab.workloads.command import CommandWorkload
+    from perflab.workloads.registry import all_builtin
+    command = CommandWorkload(["true"])
+    entries = [(w, w.unavailable()) for w in all_builtin()] + [(command, None)]
+    click.echo(render_workloads(entries))
 
 
 # -- doctor -----------------------------------------------------------------------------
