@@ -131,7 +131,7 @@ def _entry(raw: dict[str, Any], header: dict[str, Any], variables: dict[str, int
     try:
         workload.validate(sweep)
     except UsageError as error:
-        bad = next((k for k in sweep if k in str(error)), None)
+        bad = next((k for k in [*sweep, "command"] if k in str(error)), None)
         raise _EntryError(str(error), bad) from None
     metrics = raw.get("metrics")
     if metrics is not None:
