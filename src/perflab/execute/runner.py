@@ -188,6 +188,7 @@ class Runner:
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
             self.store.set_run_status(run_id, status, environment=snapshot)
+            self.store.seal(run_id)
 
     def _execute_plan(self, run_id: int, run_plan: RunPlan, tasks: list[plan.Task],
                       streams: Streams, capture: CapturedOutput) -> None:

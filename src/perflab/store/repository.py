@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
 from perflab.store.database import open_engine
-from perflab.store.schema import metrics, points, runs, samples
+from perflab.store.schema import metrics, points, runs, samples, series
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,18 @@ class SampleRows:
 
     def __len__(self) -> int:
         return len(self.metric)
+
+
+@dataclass(frozen=True)
+class ValueGroup:
+    """The ok values of one (benchmark, point, metric) of a run, in repetition order."""
+
+    benchmark: str
+    params: str           # normalised JSON
+    metric: str
+    unit: str
+    values: np.ndarray
+    failures: int         # samples of this point that failed, timed out or were invalid
 
 
 class Store:
@@ -125,6 +137,7 @@ class Store:
             values["finished_at"] = time.time()
         if status is RunStatus.RUNNING:
             values.update(pid=os.getpid(), finished_at=None)
+            self.conn.execute(series.delete().where(series.c.run_id == run_id))  # unsealed again
         if environment is not None:
             values["environment"] = environment
         self.conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
@@ -176,6 +189,80 @@ class Store:
             value=np.asarray([np.nan if v is None else v for v in columns[4]], dtype=float),
             unit=list(columns[5]), status=list(columns[6]), note=list(columns[7]),
             measured_at=np.asarray(columns[8], dtype=float))
+
+    def value_groups(self, run_id: int, benchmarks: set[str] | None = None,
+                     metrics: set[str] | None = None) -> list[ValueGroup]:
+        """A run's ok values grouped by point and metric, in repetition order.
+
+        A sealed (finished) run is read from its series blobs; an unsealed one from its
+        sample rows (the database sorts via the index, numpy splits).
+        """
+        query = (sa.select(points.c.benchmark, points.c.params, series.c.metric, series.c.unit,
+                           series.c.failures, series.c.ok_values)
+                 .select_from(series.join(points, points.c.id == series.c.point_id))
+                 .where(series.c.run_id == run_id)
+                 .order_by(series.c.point_id, series.c.metric))
+        if benchmarks:
+            query = query.where(points.c.benchmark.in_(sorted(benchmarks)))
+        if metrics:
+            query = query.where(series.c.metric.in_(sorted(metrics)))
+        if self._sealed(run_id):
+            return [ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures)
+                    for bench, params, metric, unit, failures, blob in self.conn.execute(query)]
+        return self._groups_from_rows(run_id, benchmarks, metrics)
+
+    def seal(self, run_id: int) -> None:
+        """Write the run's series blobs (after its last sample)."""
+        self.conn.execute(series.delete().where(series.c.run_id == run_id))
+        ids = {(b, p): i for i, b, p in self.conn.execute(
+            sa.select(points.c.id, points.c.benchmark, points.c.params))}
+        rows = [{"run_id": run_id, "point_id": ids[(g.benchmark, g.params)], "metric": g.metric,
+                 "unit": g.unit, "failures": g.failures,
+                 "ok_values": np.ascontiguousarray(g.values, dtype="<f8").tobytes()}
+                for g in self._groups_from_rows(run_id, None, None)]
+        if rows:
+            self.conn.execute(series.insert(), rows)
+        self.conn.commit()
+
+    def _sealed(self, run_id: int) -> bool:
+        return self.conn.execute(sa.select(series.c.run_id).where(series.c.run_id == run_id)
+                                 .limit(1)).first() is not None
+
+    def _groups_from_rows(self, run_id: int, benchmarks: set[str] | None,
+                          metrics: set[str] | None) -> list[ValueGroup]:
+        point_query = (sa.select(points.c.id, points.c.benchmark, points.c.params)
+                       .where(points.c.id.in_(sa.select(samples.c.point_id).distinct()
+                                               .where(samples.c.run_id == run_id))))
+        if benchmarks:
+            point_query = point_query.where(points.c.benchmark.in_(sorted(benchmarks)))
+        known = {pid: (bench, params) for pid, bench, params in self.conn.execute(point_query)}
+        if not known:
+            return []
+        query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
+                           samples.c.status)
+                 .where(samples.c.run_id == run_id, samples.c.point_id.in_(sorted(known)))
+                 .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
+        if metrics:
+            query = query.where(samples.c.metric.in_(sorted(metrics)))
+        rows = self.conn.execute(query).all()
+        if not rows:
+            return []
+        pids, names, values, units, statuses = zip(*rows)
+        pid_array = np.fromiter(pids, dtype=np.int64, count=len(pids))
+        value_array = np.array(values, dtype=float)  # None -> nan
+        ok = np.fromiter((s == "ok" for s in statuses), dtype=bool, count=len(statuses))
+        ok &= ~np.isnan(value_array)
+        # a new group starts where the point or the metric changes
+        changed = (pid_array[1:] != pid_array[:-1]) | np.fromiter(
+            (a != b for a, b in zip(names[1:], names[:-1])), dtype=bool, count=len(names) - 1)
+        starts = np.flatnonzero(np.concatenate(([True], changed))).tolist()
+        groups = []
+        for start, end in zip(starts, starts[1:] + [len(rows)]):
+            bench, params = known[int(pid_array[start])]
+            mask = ok[start:end]
+            groups.append(ValueGroup(bench, params, names[start], units[start],
+                                     value_array[start:end][mask], int(end - start - mask.sum())))
+        return groups
 
     def done_repetitions(self, run_id: int) -> set[tuple[str, str, int]]:
         """(benchmark, params, repetition) already recorded, for --resume."""
