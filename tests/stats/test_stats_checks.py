@@ -86,3 +86,17 @@ def test_bimodal_is_rare_on_normal_and_lognormal_samples():
         fired = sum(check_bimodal(rng.normal(100, 3, n)) is not None for _ in range(300))
         fired += sum(check_bimodal(rng.lognormal(0, 0.25, n)) is not None for _ in range(300))
         assert fired <= 6, (n, fired)  # the simulated rate is about 0.2%
+
+
+def test_long_series_trend_uses_spearman_and_agrees_with_scipy():
+    import scipy.stats
+    from perflab.stats import spearman_trend
+    rng = np.random.default_rng(5)
+    x = np.round(rng.normal(0, 1, 300) + 0.004 * np.arange(300), 1)  # ties too
+    z, p = spearman_trend(x)
+    rho = scipy.stats.spearmanr(np.arange(300), x).statistic
+    assert z == pytest.approx(rho * math.sqrt(299))
+    w = check_trend(x)
+    assert w is not None and "Spearman" in w.message and "rising" in w.message
+    assert check_trend(rng.normal(0, 1, 300)) is None
+    assert spearman_trend([2.0] * 200) == (0.0, 1.0)

@@ -95,7 +95,7 @@ def test_decide_keeps_the_noise_floor_and_leaves_rules_alone():
     decided = decide([strong, small, rule_row, nan_row])
     assert decided[0].verdict is Verdict.BETTER and decided[0].significant
     assert decided[1].verdict is Verdict.NO_CHANGE and not decided[1].significant
-    assert decided[2] == rule_row and decided[2].significant and math.isnan(decided[2].q_value)
+    assert decided[2] is rule_row and decided[2].significant and math.isnan(decided[2].q_value)
     assert decided[3].verdict is Verdict.INCONCLUSIVE and math.isnan(decided[3].q_value)
     assert decide([]) == []
 
@@ -129,6 +129,7 @@ EDGE_CASES = {
     "two vs two": ([100.0, 101.0], [110.0, 111.0]),
     "zeros under hmean": (np.r_[0.0, BASE], UP),
     "negative values": (BASE - 150, UP),
+    "zero-mean base": ([-1.0, 0.0, 1.0, -0.5, 0.5], UP),
     "identical, equal": ([5.0] * 6, [5.0] * 6),
     "identical, different": ([5.0] * 6, [6.0] * 6),
     "unequal n": (BASE, UP[:4]),
@@ -164,6 +165,8 @@ def test_edge_case_warnings_and_values():
     assert "zero-spread" in codes(same)
     step = compare([5.0] * 6, [6.0] * 6, **hi)
     assert step.change_pct == pytest.approx(20.0) and step.verdict is Verdict.BETTER
+    zero_mean = compare([-1.0, 0.0, 1.0, -0.5, 0.5], UP, direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
+    assert math.isnan(zero_mean.change_pct) and "nonpositive-centre" in codes(zero_mean)
     unequal = compare(BASE, UP[:4], **hi)
     assert "unequal-n" in codes(unequal) and "too-few-samples" in codes(unequal)
     few = compare(BASE[:3], UP[:3], method="mann-whitney", **hi)

@@ -134,11 +134,13 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
         cells = [Cell(o.values if o is not None else None, o.failures if o is not None else 0,
                       by_cell.get((r, c))) for c, o in enumerate(others)]
         unit = (base or next(o for o in others if o is not None)).unit
+        computed = next((c.difference.base for c in cells if c.difference is not None), None)
         rows.append(Row(
             benchmark=key[0], params=json.loads(key[1]), metric=key[2], unit=unit, info=info,
             base_values=base.values if base is not None else None,
             base_failures=base.failures if base is not None else 0,
-            base=summarize(base.values, info.mean) if base is not None else None, cells=cells))
+            base=computed or (summarize(base.values, info.mean) if base is not None else None),
+            cells=cells))
     warnings.extend(_environment_warnings(runs))
     return Comparison(runs, rows, method, METHOD_NAMES[method], q, confidence, warnings)
 
@@ -201,3 +203,14 @@ def _get(env: dict[str, Any], path: tuple[str, ...]) -> Any:
 def _point(params_json: str) -> str:
     params = json.loads(params_json)
     return " ".join(f"{k}={format_value(v)}" for k, v in params.items()) or "-"
+
+
+def regressions(comparison: Comparison, threshold_pct: float = 0.0) -> list[tuple[Row, int]]:
+    """(row, candidate index) of every significant regression at least ``threshold_pct`` large."""
+    found = []
+    for row in comparison.rows:
+        for index, cell in enumerate(row.cells):
+            d = cell.difference
+            if d is not None and d.significant and d.verdict == "worse" and -d.change_pct >= threshold_pct:
+                found.append((row, index))
+    return found

@@ -18,7 +18,7 @@ from perflab.stats.difference import METHOD_NAMES, Difference, Method, Verdict, 
 from perflab.stats.intervals import Interval, bootstrap_ratio_ci, mean_ci, median_ci
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import (
-    FdrResult, WelchResult, benjamini_hochberg, mann_kendall, mann_whitney, welch_t,
+    FdrResult, WelchResult, benjamini_hochberg, mann_kendall, mann_whitney, spearman_trend, welch_t,
 )
 from perflab.stats.summary import (
     Summary, amean, best_mean, centre, clean, cov, gmean, hmean, median, percentiles,
@@ -33,5 +33,5 @@ __all__ = [
     "check_outliers", "check_sample_size", "check_spread", "check_trend", "clean", "compare",
     "cov", "decide", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",
     "mean_ci", "median", "median_ci", "mmtests_band_rule", "modified_z_scores", "percentiles",
-    "stddev", "summarize", "welch_t",
+    "spearman_trend", "stddev", "summarize", "welch_t",
 ]

@@ -34,7 +34,7 @@ from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, welch_t
 from perflab.stats.summary import Summary, clean, summarize
 from perflab.stats.warnings import (
-    NONPOSITIVE_LOG, TOO_FEW_SAMPLES, UNEQUAL_N, StatWarning,
+    NONPOSITIVE_CENTRE, NONPOSITIVE_LOG, TOO_FEW_SAMPLES, UNEQUAL_N, StatWarning,
 )
 
 Method = Literal["welch-log", "mann-whitney", "mmtests", "lkp"]
@@ -48,6 +48,8 @@ METHOD_NAMES: dict[str, str] = {
 
 
 class Verdict(str, enum.Enum):
+    """The verdict of one row; compares equal to its text ("better", "no change", ...)."""
+
     BETTER = "better"
     WORSE = "worse"
     NO_CHANGE = "no change"
@@ -128,9 +130,12 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     if a.size and b.size and a.size != b.size:
         warnings.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
 
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if base_summary.centre > 0 and new_summary.centre >= 0:
         change = _oriented(new_summary.centre / base_summary.centre, direction)
-    change = change if math.isfinite(change) else math.nan
+    else:
+        change = math.nan
+        if base_summary.n and new_summary.n and not (math.isnan(base_summary.centre) or math.isnan(new_summary.centre)):
+            warnings.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
     p_value, rule = math.nan, None
     if method == "welch-log":
         interval = "t interval of the ratio of geometric means"

@@ -12,6 +12,7 @@ non-finite             NaN or infinite values were dropped
 nonpositive-hmean      a value <= 0 under a harmonic mean (undefined)
 nonpositive-gmean      a value <= 0 under a geometric mean (undefined)
 nonpositive-log        a value <= 0 where a test works on log values
+nonpositive-centre     a centre <= 0, so a change in % is undefined
 zero-spread            all values identical (timer resolution? cached result?)
 high-cov               coefficient of variation above 10%
 outliers               modified z-score above 3.5
@@ -32,6 +33,7 @@ NON_FINITE = "non-finite"
 NONPOSITIVE_HMEAN = "nonpositive-hmean"
 NONPOSITIVE_GMEAN = "nonpositive-gmean"
 NONPOSITIVE_LOG = "nonpositive-log"
+NONPOSITIVE_CENTRE = "nonpositive-centre"
 ZERO_SPREAD = "zero-spread"
 HIGH_COV = "high-cov"
 OUTLIERS = "outliers"

@@ -1,0 +1,71 @@
+"""`perflab compare` end to end: real runs, real statistics, exit codes for gating."""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+@pytest.fixture(scope="module")
+def ab_db(tmp_path_factory):
+    """base: sleep 10 ms; same: sleep 10 ms again; slow: sleep 13 ms (30% worse)."""
+    db = str(tmp_path_factory.mktemp("ab") / "perflab.db")
+    for label, seconds in (("base", "0.010"), ("same", "0.010"), ("slow", "0.013")):
+        run_cli("run", "-n", "12", "--label", label, "--name", "nap", "-q", "--", "sleep", seconds,
+                db=db, check=True)
+    return db
+
+
+def _cells(db, *labels):
+    data = json.loads(run_cli("compare", *labels, "--format", "json", "--metric", "time",
+                              db=db, check=True).stdout)
+    return data
+
+
+def test_regression_is_found_and_gates(ab_db):
+    result = run_cli("compare", "base", "slow", "--metric", "time", "--fail-on", "regression",
+                     "--threshold", "5%", db=ab_db)
+    assert result.returncode == 1, result.stderr
+    assert "significant regression" in result.stderr and "nap" in result.stderr
+    assert "*" in result.stdout  # the mmtests table marks the cell
+
+
+def test_threshold_above_the_change_passes(ab_db):
+    result = run_cli("compare", "base", "slow", "--metric", "time", "--fail-on", "regression",
+                     "--threshold", "60%", db=ab_db)
+    assert result.returncode == 0, result.stderr
+
+
+def test_identical_runs_do_not_gate(ab_db):
+    result = run_cli("compare", "base", "same", "--metric", "time", "--fail-on", "regression", db=ab_db)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_several_candidates_against_one_baseline(ab_db):
+    result = run_cli("compare", "base", "same", "slow", "--metric", "time", "--format", "markdown",
+                     db=ab_db, check=True)
+    assert "base" in result.stdout and "same" in result.stdout and "slow" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["mmtests", "lkp", "benchstat", "speedup", "markdown", "json", "csv"])
+def test_every_format_renders(ab_db, fmt):
+    result = run_cli("compare", "base", "slow", "--format", fmt, db=ab_db)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip()
+
+
+def test_compare_errors(ab_db):
+    cases = [
+        (["compare", "base"], "needs a baseline and at least one candidate"),
+        (["compare", "base", "nosuch"], "no run with id or label 'nosuch'"),
+        (["compare", "base", "slow", "--filter", "benchmark"], "bad --filter"),
+        (["compare", "base", "slow", "--filter", "benchmark=other"], "nothing to compare"),
+        (["compare", "base", "slow", "--threshold", "abc", "--fail-on", "regression"], "bad threshold"),
+        (["compare", "base", "slow", "--fdr", "2"], "--fdr must be between 0 and 1"),
+    ]
+    for args, message in cases:
+        result = run_cli(*args, db=ab_db)
+        assert result.returncode == 2, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (args, result.stderr)
