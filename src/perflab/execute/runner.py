@@ -256,6 +256,9 @@ def runs_spec(plans: list[RunPlan]) -> dict[str, Any]:
 
 
 def plans_from_spec(spec: dict[str, Any]) -> list[RunPlan]:
+    if "plans" not in spec:
+        source = f" from {spec['file']}" if spec.get("file") else ""
+        raise UsageError(f"this run was imported{source}: there is nothing to resume")
     return [RunPlan.from_spec(p) for p in spec["plans"]]
 
 

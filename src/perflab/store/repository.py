@@ -279,6 +279,73 @@ class Store:
                                        noise_floor=row.noise_floor, description=row.description)
                 for row in self.conn.execute(query)}
 
+    # -- importing -------------------------------------------------------------
+    def import_run(self, *, label: str, host: str, spec: dict[str, Any], environment: dict[str, Any],
+                   samples: Iterable[tuple[Point, int, Sequence[Measurement], float | None]],
+                   metric_infos: dict[str, Sequence[MetricInfo]],
+                   status: RunStatus = RunStatus.COMPLETE) -> int:
+        """Write a whole finished run in ONE transaction: all of it, or nothing.
+
+        ``samples`` are (point, repetition, measurements, measured_at or None). The run row,
+        new points, samples, metric metadata and the series blobs (``seal``) commit
+        together; any error rolls everything back, so a failed import leaves no trace.
+        """
+        conn = self.conn
+        if conn.in_transaction():  # only reads can be pending: every writer above commits
+            conn.commit()
+        now = time.time()
+        new_ids: dict[tuple[str, str], int] = {}
+        try:
+            run_id = int(conn.execute(runs.insert().values(
+                label=label, commit=None, commit_describe=None, repo=None, host=host,
+                started_at=now, finished_at=now, status=status.value, pid=None,
+                spec=spec, environment=environment)).inserted_primary_key[0])
+            rows = []
+            for point, repetition, measurements, measured_at in samples:
+                key = (point.benchmark, point.key)
+                point_id = self._point_ids.get(key) or new_ids.get(key)
+                if point_id is None:
+                    point_id = new_ids[key] = self._point_in_transaction(*key)
+                stamp = now if measured_at is None else measured_at
+                rows.extend({"run_id": run_id, "point_id": point_id, "repetition": repetition,
+                             "metric": m.metric, "value": m.value, "unit": m.unit,
+                             "status": m.status.value, "note": m.note, "measured_at": stamp}
+                            for m in measurements)
+            if rows:
+                conn.execute(self._insert_samples, rows)
+            for benchmark, infos in metric_infos.items():
+                for info in infos:
+                    row = {"unit": info.unit, "direction": info.direction.value,
+                           "noise_floor": info.noise_floor, "description": info.description}
+                    where = (metrics.c.benchmark == benchmark) & (metrics.c.metric == info.name)
+                    if conn.execute(sa.select(metrics.c.metric).where(where)).first():
+                        conn.execute(metrics.update().where(where).values(**row))
+                    else:
+                        conn.execute(metrics.insert().values(benchmark=benchmark, metric=info.name, **row))
+            self.seal(run_id)  # writes the series blobs and commits: the one commit
+        except BaseException:
+            conn.rollback()
+            raise
+        self._point_ids.update(new_ids)  # cached only once they surely exist
+        return run_id
+
+    def _point_in_transaction(self, benchmark: str, params: str) -> int:
+        """A point's id, inserting it without committing; a concurrent twin is no error."""
+        dialect = self.engine.dialect.name
+        if dialect in ("sqlite", "postgresql"):
+            if dialect == "sqlite":
+                from sqlalchemy.dialects.sqlite import insert
+            else:
+                from sqlalchemy.dialects.postgresql import insert
+            self.conn.execute(insert(points).values(benchmark=benchmark, params=params)
+                              .on_conflict_do_nothing(index_elements=["benchmark", "params"]))
+        select = sa.select(points.c.id).where(points.c.benchmark == benchmark, points.c.params == params)
+        found = self.conn.execute(select).scalar()
+        if found is None:  # another dialect: plain insert
+            found = self.conn.execute(points.insert().values(benchmark=benchmark, params=params)
+                                      ).inserted_primary_key[0]
+        return int(found)
+
 
 def _run_info(row: Any) -> RunInfo:
     status = RunStatus(row["status"])

@@ -1,0 +1,55 @@
+"""``perflab import``: another tool's result file becomes one finished perflab run.
+
+The file is parsed completely first (``workloads.importers``); only a well-formed file
+reaches the store, and the store writes the run, its points, samples, metric metadata
+and series in one transaction (``Store.import_run``): a failed import writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+from perflab.model.errors import UsageError
+from perflab.model.records import RunStatus
+from perflab.store import Store
+from perflab.workloads.importers import ImportedFile, parse_file
+
+
+def import_file(store: Store, source: str | ImportedFile, *args: str | os.PathLike[str],
+                label: str | None = None) -> int:
+    """Import a result file as one run; the new run's id.
+
+    Either ``import_file(store, kind, path, label)`` (parses, then writes) or
+    ``import_file(store, parsed, label)`` with a file already parsed by
+    ``importers.parse_file`` (so the CLI can reject a malformed file before it opens
+    the database). ``label`` may also be given by keyword.
+    """
+    rest = list(args)
+    if isinstance(source, ImportedFile):
+        parsed = source
+    else:
+        if not rest:
+            raise TypeError("import_file(store, kind, path, label): the path is missing")
+        parsed = parse_file(source, rest.pop(0))
+    if rest:
+        if label is not None or len(rest) > 1:
+            raise TypeError("import_file: too many arguments")
+        label = os.fspath(rest.pop())
+    if label is None or not str(label).strip():
+        raise UsageError("an imported run needs a label", hint="pass --label NAME")
+    return write_import(store, parsed, str(label).strip())
+
+
+def write_import(store: Store, parsed: ImportedFile, label: str) -> int:
+    """Write a parsed file as one complete run, all or nothing."""
+    samples = [(bench.point, repetition, measurements,
+                bench.measured_at[repetition] if repetition < len(bench.measured_at) else None)
+               for bench in parsed.benchmarks
+               for repetition, measurements in enumerate(bench.repetitions)]
+    metric_infos: dict[str, list] = {}
+    for bench in parsed.benchmarks:
+        known = metric_infos.setdefault(bench.point.benchmark, [])
+        known.extend(info for info in bench.metrics if info not in known)
+    return store.import_run(label=label, host=parsed.host, spec=parsed.spec,
+                            environment=parsed.environment, samples=samples,
+                            metric_infos=metric_infos, status=RunStatus.COMPLETE)
