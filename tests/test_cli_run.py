@@ -143,3 +143,10 @@ def test_doctor_reports_machine_perf_and_tools():
     out = result.stdout
     for word in ("task-clock", "hyperfine", "kernel"):
         assert word in out
+
+
+def test_plain_progress_when_not_a_terminal_and_none_when_quiet(sqlite_db):
+    result = run_cli("run", "-n", "3", "--label", "p", "--", "true", db=sqlite_db, check=True)
+    assert "3 samples to run" in result.stderr and "3/3 done in" in result.stderr
+    quiet = run_cli("run", "-n", "3", "-q", "--", "true", db=sqlite_db, check=True)
+    assert quiet.stderr == "" and quiet.stdout == ""
