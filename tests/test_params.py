@@ -72,3 +72,9 @@ def test_evaluate_is_arithmetic_only():
     assert evaluate("2*ncpus+1", {"ncpus": 4}) == 9
     with pytest.raises(UsageError):
         evaluate("__import__('os')")
+
+
+def test_listed_values_may_be_expressions_of_machine_variables():
+    assert parse_assignment("p=2*ncpus", {"ncpus": 3}) == ("p", [6])
+    assert parse_assignment("p=1,ncpus", {"ncpus": 3}) == ("p", [1, 3])
+    assert parse_assignment("t=100%", {"ncpus": 3}) == ("t", ["100%"])

@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +105,10 @@ def test_suite_refuses_command_options(tmp_path):
 def test_missing_suite_file(tmp_path):
     result = run_cli("run", str(tmp_path / "nope.toml"), db=str(tmp_path / "db"))
     assert result.returncode == 2 and "cannot read suite" in result.stderr
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "suites").glob("*.toml")),
+                         ids=lambda p: p.name)
+def test_shipped_suites_are_valid(path):
+    suite = load_suite(path)
+    assert suite.description and suite.entries

@@ -95,10 +95,19 @@ def parse_values(text: str, variables: dict[str, float] | None = None) -> list[V
         hi = evaluate(match["hi"], variables)
         step = evaluate(match["step"], variables) if match["step"] else 1
         return expand_range(lo, hi, step)
-    values = [coerce(v) for v in text.split(",")]
+    values = [_value(v, variables) for v in text.split(",")]
     if any(v == "" for v in values):
         raise UsageError(f"empty value in list {text!r}")
     return values
+
+
+def _value(text: str, variables: dict[str, float] | None) -> Value:
+    """One listed value: a number, an expression of machine variables (2*ncpus), or text."""
+    value = coerce(text)
+    if isinstance(value, str) and variables and any(
+            re.search(rf"\b{re.escape(name)}\b", value) for name in variables):
+        return evaluate(value, variables)
+    return value
 
 
 def parse_assignment(spec: str, variables: dict[str, float] | None = None) -> tuple[str, list[Value]]:

@@ -174,7 +174,7 @@ def _values(value: Any, variables: dict[str, int]) -> list[Any]:
     if isinstance(value, list) and value:
         out: list[Any] = []
         for item in value:
-            out.extend(_values(item, variables) if isinstance(item, str) and ".." in item else [item])
+            out.extend(_values(item, variables))
         return out
     raise UsageError(f"bad value {value!r}")
 
