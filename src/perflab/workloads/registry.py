@@ -13,7 +13,13 @@ from perflab.model.errors import UsageError
 from perflab.workloads.base import Workload
 from perflab.workloads.command import CommandWorkload
 
-_MODULES: tuple[str, ...] = ()
+_MODULES: tuple[str, ...] = (
+    "perflab.workloads.wis",
+    "perflab.workloads.cgroup_switch",
+    "perflab.workloads.perf_bench",
+    "perflab.workloads.tbench",
+    "perflab.workloads.netstream",
+)
 _BUILTIN: dict[str, type[Workload]] = {}
 _loaded = False
 
