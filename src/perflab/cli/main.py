@@ -306,8 +306,7 @@ def workloads() -> None:
     from perflab.render.workloads import render_workloads
     from perflab.workloads.command import CommandWorkload
     from perflab.workloads.registry import all_builtin
-    command = CommandWorkload(["true"])
-    entries = [(w, w.unavailable()) for w in all_builtin()] + [(command, None)]
+    entries = [(w, w.unavailable()) for w in all_builtin()] + [(CommandWorkload, None)]
     click.echo(render_workloads(entries))
 
 

@@ -33,6 +33,7 @@ class CommandWorkload(Workload):
 
     name = "command"
     description = "any command, timed from outside (wall, user, system time, peak RSS)"
+    metrics: list[MetricInfo] = METRICS  # the same for every command
 
     def __init__(self, argv: list[str], *, shell: bool = False, benchmark: str | None = None,
                  ignore_failure: bool = False, path: str | None = None):
@@ -55,10 +56,6 @@ class CommandWorkload(Workload):
     @property
     def benchmark(self) -> str:
         return self._benchmark
-
-    @property
-    def metrics(self) -> list[MetricInfo]:
-        return METRICS
 
     def validate(self, sweep: dict[str, list[Any]]) -> None:
         for word in self.argv:
