@@ -5,7 +5,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 
 import pytest

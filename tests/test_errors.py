@@ -3,7 +3,6 @@
 import os
 import re
 import sqlite3
-from pathlib import Path
 
 import pytest
 

@@ -12,7 +12,7 @@ import ast
 import itertools
 import operator
 import re
-from typing import Any, Iterable
+from typing import Iterable
 
 from perflab.model.errors import UsageError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perflab.render.machine import UNKNOWN, render_machine, table, text
+from perflab.render.machine import render_machine, table, text
 
 _LEVEL_ORDER = {"warning": 0, "info": 1, "ok": 2}
 _LEVEL_LABEL = {"warning": "WARN", "info": "info", "ok": "ok"}

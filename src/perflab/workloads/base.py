@@ -76,9 +76,9 @@ class Workload(abc.ABC):
     programs: tuple[str, ...] = ()   # executables it needs, for availability and doctor
 
     @property
-    @abc.abstractmethod
     def benchmark(self) -> str:
         """The name samples are stored under (what compare matches across runs)."""
+        return self.name
 
     @property
     @abc.abstractmethod
@@ -117,6 +117,6 @@ class Workload(abc.ABC):
     def measure(self, result: ProcessResult, context: SampleContext) -> list[Measurement]:
         """The values of one finished sample, or failed/invalid rows saying why."""
 
-    @abc.abstractmethod
     def spec(self) -> dict[str, Any]:
         """A JSON description from which the registry rebuilds this workload (for --resume)."""
+        return {"workload": self.name}

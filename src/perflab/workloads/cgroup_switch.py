@@ -99,10 +99,6 @@ class CgroupSwitchWorkload(Workload):
         self._checked = False
 
     @property
-    def benchmark(self) -> str:
-        return self.name
-
-    @property
     def metrics(self) -> list[MetricInfo]:
         return [MetricInfo("usec_per_switch", UNIT, Direction.LOWER,
                            description="wall time per context switch between the two processes")]
@@ -162,6 +158,3 @@ class CgroupSwitchWorkload(Workload):
         if problem:
             return [Measurement(metric, None, UNIT, SampleStatus.INVALID, problem)]
         return [Measurement(metric, parsed.usec_per_switch, UNIT)]
-
-    def spec(self) -> dict[str, Any]:
-        return {"workload": self.name}

@@ -96,10 +96,6 @@ class NetStream(Workload):
         self._server: servers.Server | None = None
 
     @property
-    def benchmark(self) -> str:
-        return self.name
-
-    @property
     def metrics(self) -> list[MetricInfo]:
         return [
             MetricInfo("send_mbps", UNIT, Direction.HIGHER, description="rate the client sent"),
@@ -174,8 +170,6 @@ class NetStream(Workload):
             values.append(Measurement("lost_percent", parsed.lost_percent, "%"))
         return values
 
-    def spec(self) -> dict[str, Any]:
-        return {"workload": self.name}
 
     @staticmethod
     def _failed(status: SampleStatus, note: str) -> Measurement:

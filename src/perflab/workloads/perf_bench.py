@@ -87,15 +87,9 @@ class _Benchmark(Workload):
 
     programs: tuple[str, ...] = ("perf",)
 
-    @property
-    def benchmark(self) -> str:
-        return self.name
-
     def unavailable(self) -> str | None:
         return None if shutil.which("perf") else PERF_MISSING
 
-    def spec(self) -> dict[str, Any]:
-        return {"workload": self.name}
 
     @abc.abstractmethod
     def command(self, params: dict[str, Any]) -> list[str]:

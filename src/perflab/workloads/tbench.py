@@ -85,10 +85,6 @@ class Tbench(Workload):
         self._server: servers.Server | None = None
 
     @property
-    def benchmark(self) -> str:
-        return self.name
-
-    @property
     def metrics(self) -> list[MetricInfo]:
         return [
             MetricInfo("throughput", UNIT, Direction.HIGHER,
@@ -146,6 +142,3 @@ class Tbench(Workload):
                                 "tbench reported 0 MB/sec")]
         return [Measurement("throughput", parsed.throughput, UNIT),
                 Measurement("max_latency", parsed.max_latency_ms, "ms")]
-
-    def spec(self) -> dict[str, Any]:
-        return {"workload": self.name}

@@ -74,10 +74,6 @@ class WisWorkload(Workload):
     )
 
     @property
-    def benchmark(self) -> str:
-        return self.name
-
-    @property
     def metrics(self) -> list[MetricInfo]:
         return [
             MetricInfo("ops_per_s", UNIT, Direction.HIGHER,
@@ -126,8 +122,6 @@ class WisWorkload(Workload):
         return [Measurement("ops_per_s", parsed.total_ops_per_s, UNIT),
                 Measurement(PER_TASK_METRIC[context.params["mode"]], parsed.per_task_ops_per_s, UNIT)]
 
-    def spec(self) -> dict[str, Any]:
-        return {"workload": self.name}
 
 
 def _resolve_tasks(value: Any) -> int:
