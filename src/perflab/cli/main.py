@@ -155,11 +155,10 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
 
 def _print_run_summary(store, run_id: int, plans, quiet: bool) -> None:
     """The primary metric of each benchmark, hyperfine-like, after a run."""
-    from perflab.analysis.summary import summarize_run
-    from perflab.render.runs import render_point_summaries
-
     info = store.resolve_run(str(run_id))
     if not quiet:
+        from perflab.analysis.summary import summarize_run
+        from perflab.render.runs import render_point_summaries
         primary = {p.workload.benchmark: p.workload.metrics[0].name for p in plans}
         infos = {(p.workload.benchmark, m.name): m for p in plans for m in p.workload.metrics}
         summaries = [s for s in summarize_run(store.sample_rows(run_id), infos)

@@ -6,9 +6,6 @@ import sys
 import time
 from typing import TextIO
 
-from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
 
 
 class NullProgress:
@@ -57,15 +54,18 @@ class PlainProgress:
 class BarProgress:
     """rich's bar with the current point and an ETA; refreshed by rich's own thread."""
 
-    def __init__(self, console: Console | None = None):
-        self.console = console or Console(stderr=True)
-        self.bar: Progress | None = None
+    def __init__(self) -> None:
+        self.bar = None
         self.task = None
 
     def start(self, total: int, title: str) -> None:
+        # imported here: only a terminal pays rich's import time
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                            console=self.console, transient=True)
+                            console=Console(stderr=True), transient=True)
         self.bar.start()
         self.title = title
         self.task = self.bar.add_task(title, total=total)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from perflab.model.records import MeanKind
 from perflab.stats.summary import linearise
@@ -34,6 +33,7 @@ def mean_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
     Assumes independent values with a near-normal mean (normal data, or n large enough
     for the central limit theorem). NaN with fewer than 2 values.
     """
+    from scipy import special  # lazily: importing scipy costs start-up time
     x = np.asarray(values, dtype=float).reshape(-1)
     if x.size < 2:
         return _undefined(confidence, f"{x.size} value(s): a confidence interval of the mean needs 2 or more")
@@ -51,6 +51,7 @@ def median_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
     `confidence`. When n is too small for that (n < 6 at 95%), returns [min, max] with
     the lower confidence it really has and a warning. NaN if empty.
     """
+    from scipy import special  # lazily: importing scipy costs start-up time
     x = np.sort(np.asarray(values, dtype=float).reshape(-1))
     n = x.size
     if n == 0:

@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special  # scipy.stats costs ~0.7 s to import: imported where used
 
 
 class WelchResult(NamedTuple):
@@ -47,6 +46,7 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
     (else all NaN). When both sides have zero variance the difference is exact: p = 0 if
     the means differ, NaN (undefined) if not, and the interval collapses to the difference.
     """
+    from scipy import special  # lazily: importing scipy costs start-up time
     a = np.asarray(base, dtype=float).reshape(-1)
     b = np.asarray(new, dtype=float).reshape(-1)
     nan = math.nan

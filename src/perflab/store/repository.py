@@ -145,18 +145,36 @@ class Store:
 
     # -- reading ---------------------------------------------------------------
     def list_runs(self) -> list[RunInfo]:
-        """Every run, oldest first, with its count of benchmarks and samples."""
-        per_sample = (sa.select(samples.c.run_id, samples.c.point_id, samples.c.repetition)
-                      .distinct().subquery())
-        counts = (sa.select(per_sample.c.run_id,
-                            sa.func.count().label("samples"),
-                            sa.func.count(sa.distinct(points.c.benchmark)).label("benchmarks"))
-                  .select_from(per_sample.join(points, points.c.id == per_sample.c.point_id))
-                  .group_by(per_sample.c.run_id).subquery())
-        query = (sa.select(runs, counts.c.samples, counts.c.benchmarks)
-                 .select_from(runs.outerjoin(counts, counts.c.run_id == runs.c.id))
-                 .order_by(runs.c.started_at, runs.c.id))
-        return [_run_info(row) for row in self.conn.execute(query).mappings()]
+        """Every run, oldest first, with its count of benchmarks and samples.
+
+        Sealed runs are counted from their series (a repetition of a point is counted
+        once: the metric with the most values and failures has them all); only unsealed
+        runs are counted from their sample rows.
+        """
+        per_point = (sa.select(series.c.run_id, points.c.benchmark,
+                               sa.func.max(sa.func.length(series.c.ok_values) / 8
+                                           + series.c.failures).label("n"))
+                     .select_from(series.join(points, points.c.id == series.c.point_id))
+                     .group_by(series.c.run_id, series.c.point_id, points.c.benchmark).subquery())
+        sealed = (sa.select(per_point.c.run_id, sa.func.sum(per_point.c.n).label("samples"),
+                            sa.func.count(sa.distinct(per_point.c.benchmark)).label("benchmarks"))
+                  .group_by(per_point.c.run_id))
+        per_sample = (sa.select(samples.c.run_id, samples.c.point_id, samples.c.repetition).distinct()
+                      .where(samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()))
+                      .subquery())
+        unsealed = (sa.select(per_sample.c.run_id, sa.func.count().label("samples"),
+                              sa.func.count(sa.distinct(points.c.benchmark)).label("benchmarks"))
+                    .select_from(per_sample.join(points, points.c.id == per_sample.c.point_id))
+                    .group_by(per_sample.c.run_id))
+        counts = {run_id: (int(n), int(b)) for run_id, n, b in self.conn.execute(sealed)}
+        counts.update({run_id: (int(n), int(b)) for run_id, n, b in self.conn.execute(unsealed)})
+        query = sa.select(runs).order_by(runs.c.started_at, runs.c.id)
+        result = []
+        for row in self.conn.execute(query).mappings():
+            info = _run_info(row)
+            info.samples, info.benchmarks = counts.get(info.id, (0, 0))
+            result.append(info)
+        return result
 
     def resolve_run(self, reference: str) -> RunInfo:
         """A run by id, or the latest run with that label."""
@@ -355,8 +373,7 @@ def _run_info(row: Any) -> RunInfo:
         id=row["id"], label=row["label"], commit=row["commit"],
         commit_describe=row["commit_describe"], host=row["host"],
         started_at=row["started_at"], finished_at=row["finished_at"], status=status,
-        spec=row["spec"] or {}, environment=row["environment"] or {}, pid=row["pid"],
-        benchmarks=int(row.get("benchmarks") or 0), samples=int(row.get("samples") or 0))
+        spec=row["spec"] or {}, environment=row["environment"] or {}, pid=row["pid"])
 
 
 def _alive(pid: int | None, host: str) -> bool:
