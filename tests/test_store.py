@@ -1,5 +1,6 @@
 """The store against a real SQLite file and a real PostgreSQL server."""
 
+import os
 import sqlite3
 
 import pytest
@@ -8,7 +9,7 @@ import sqlalchemy as sa
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
 from perflab.store import Store
-from perflab.store.schema import SCHEMA_VERSION, meta
+from perflab.store.schema import SCHEMA_VERSION, meta, runs
 
 
 def _run(store: Store, label: str = "base") -> int:
@@ -119,3 +120,39 @@ def test_unwritable_location_is_an_environment_problem(tmp_path):
         target = str(locked / "sub" / "perflab.db")
     with pytest.raises(EnvironmentProblem, match="cannot create the database"):
         Store(target, create=True)
+
+
+def test_pending_samples_of_a_dead_run_are_recovered_once(db_target):
+    with Store(db_target, create=True) as store:
+        run_id = _run(store)
+        point = Point("b", {"n": 1})
+        pending = store.open_pending(run_id)
+        for rep in range(3):
+            pending.append(store.point_id(point), rep, 1.0, [Measurement("time", 0.5 + rep, "s")])
+        pending.close()
+        # a crash after a flush but before the truncation: the same lines again
+        with open(pending.path, "ab") as handle:
+            handle.write(pending.path.read_bytes())
+        # owned by a perflab on this host that is gone
+        store.conn.execute(runs.update().where(runs.c.id == run_id)
+                           .values(pid=2**22 + 12345, host=os.uname().nodename))
+        store.conn.commit()
+        path = pending.path
+    with Store(db_target) as store:  # a later perflab opens the database
+        values = store.sample_rows(run_id).value.tolist()
+        assert values == [0.5, 1.5, 2.5]
+        assert not path.exists()
+
+
+def test_pending_samples_of_a_live_run_are_left_to_it(db_target):
+    with Store(db_target, create=True) as store:
+        run_id = _run(store)  # status running, owned by this (live) process
+        pending = store.open_pending(run_id)
+        pending.append(store.point_id(Point("b", {})), 0, 1.0, [Measurement("time", 1.0, "s")])
+        with Store(db_target) as other:
+            assert len(other.sample_rows(run_id)) == 0
+        assert pending.path.exists()
+        store.flush_pending(run_id, pending)
+        assert store.sample_rows(run_id).value.tolist() == [1.0]
+        assert pending.path.stat().st_size == 0
+        pending.close()

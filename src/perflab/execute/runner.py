@@ -11,6 +11,7 @@ import os
 import random
 import signal
 import statistics
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -29,6 +30,7 @@ from perflab.workloads.registry import from_spec
 
 SHELL_CALIBRATION_RUNS = 50
 CLEANUP_TIMEOUT_S = 60.0
+FLUSH_INTERVAL_S = 1.0  # pending samples reach the database at least this often
 
 
 @dataclass
@@ -172,6 +174,8 @@ class Runner:
         names = ", ".join(p.workload.benchmark for p, _ in work)
         self.progress.start(sum(len(tasks) for _, tasks in work), f"run {run_id}: {names}")
         capture = CapturedOutput(streams.stdin)
+        self._pending = self.store.open_pending(run_id)
+        self._flushed_at = time.monotonic()
         try:
             with _terminate_as_interrupt():
                 for run_plan, tasks in work:
@@ -184,6 +188,9 @@ class Runner:
         finally:
             capture.close()
             self.progress.stop()
+            self.store.flush_pending(run_id, self._pending)
+            self._pending.close()
+            self._pending.path.unlink(missing_ok=True)
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
@@ -197,6 +204,10 @@ class Runner:
             workload.shell_overhead = run_plan.shell_overhead
         cpus = set(options.cpus) if options.cpus else None
         active_points = sorted({t.point for t in tasks})
+        # per point, once: its id in the store and its label for progress and warnings
+        points = [Point(workload.benchmark, params) for params in run_plan.points]
+        self._point_ids = [self.store.point_id(point) for point in points]
+        self._labels = [point.describe() for point in points]
         try:
             with workload.session():
                 if options.setup:
@@ -211,7 +222,7 @@ class Runner:
                 capture: CapturedOutput, cpus: set[int] | None) -> None:
         workload, options = run_plan.workload, run_plan.options
         params = run_plan.points[task.point]
-        label = Point(workload.benchmark, params).describe()
+        label = self._labels[task.point]
         if options.prepare:
             run_hook("prepare", options.prepare, params, streams)
         invocation = workload.invocation(params)
@@ -229,7 +240,10 @@ class Runner:
             # keep what the suite asked for; a failure row always stays, it says why
             measurements = [m for m in measurements
                             if m.metric in options.metrics or m.status is not SampleStatus.OK]
-        self.store.add_sample(run_id, Point(workload.benchmark, params), task.repetition, measurements)
+        self._pending.append(self._point_ids[task.point], task.repetition, time.time(), measurements)
+        if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL_S:
+            self.store.flush_pending(run_id, self._pending)
+            self._flushed_at = time.monotonic()
         self.measured += 1
         bad = next((m for m in measurements if m.status is not SampleStatus.OK), None)
         if bad is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
+from perflab.store import location, pending
 from perflab.store.database import open_engine
 from perflab.store.schema import metrics, points, runs, samples, series
 
@@ -52,10 +54,12 @@ class Store:
     """A perflab database, opened and checked."""
 
     def __init__(self, target: str | None = None, *, create: bool = False):
-        self.engine: Engine = open_engine(target, create=create)
+        self.target = location.resolve(target)
+        self.engine: Engine = open_engine(self.target, create=create)
         self._conn: sa.Connection | None = None
         self._point_ids: dict[tuple[str, str], int] = {}
         self._insert_samples = samples.insert()
+        self.recover_pending()
 
     # -- lifetime --------------------------------------------------------------
     @property
@@ -117,6 +121,32 @@ class Store:
              "note": m.note, "measured_at": stamp}
             for m in measurements])
         self.conn.commit()
+
+    # -- samples on their way in (see pending.py) ------------------------------------
+    def open_pending(self, run_id: int) -> pending.PendingFile:
+        return pending.PendingFile(pending.path_for(self.target, run_id))
+
+    def flush_pending(self, run_id: int, file: pending.PendingFile) -> None:
+        """Move a running run's pending samples into the database in one transaction."""
+        self._ingest(run_id, file.path)
+        file.truncate()
+
+    def recover_pending(self) -> None:
+        """Ingest the pending samples of runs whose perflab is gone, then drop their files."""
+        for run_id, path in pending.existing(self.target):
+            row = self.conn.execute(sa.select(runs).where(runs.c.id == run_id)).mappings().first()
+            if row is not None and _run_info(row).status is RunStatus.RUNNING:
+                continue  # its perflab is alive and will flush them itself
+            if row is not None:
+                self._ingest(run_id, path)
+            path.unlink(missing_ok=True)
+
+    def _ingest(self, run_id: int, path: Path) -> None:
+        rows = pending.read_rows(path, run_id)
+        if rows:
+            # a crash between this commit and the truncation replays lines: keep the first
+            self.conn.execute(_insert_ignoring_duplicates(self.engine.dialect.name), rows)
+            self.conn.commit()
 
     def save_metric_info(self, benchmark: str, infos: Iterable[MetricInfo]) -> None:
         """Record what each metric means, so later readers know its direction."""
@@ -363,6 +393,17 @@ class Store:
             found = self.conn.execute(points.insert().values(benchmark=benchmark, params=params)
                                       ).inserted_primary_key[0]
         return int(found)
+
+
+def _insert_ignoring_duplicates(dialect: str) -> Any:
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        return samples.insert()
+    return insert(samples).on_conflict_do_nothing(
+        index_elements=["run_id", "point_id", "metric", "repetition"])
 
 
 def _run_info(row: Any) -> RunInfo:

@@ -55,8 +55,8 @@ samples = sa.Table(
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("note", sa.Text, nullable=False, default=""),
     sa.Column("measured_at", sa.Float, nullable=False),
-    # compare reads a run's values grouped by point and metric in repetition order
-    sa.Index("ix_samples_run_point_metric", "run_id", "point_id", "metric", "repetition"),
+    # one value per run, point, metric and repetition; compare reads them in this order
+    sa.Index("ix_samples_run_point_metric", "run_id", "point_id", "metric", "repetition", unique=True),
 )
 
 # Derived, never the only truth: a finished run's ok values per point and metric as one
