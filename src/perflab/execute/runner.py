@@ -1,8 +1,10 @@
 """Carrying out a run: plan, environment, samples into the store one by one.
 
 Everything a user can get wrong is checked in ``plan_run`` before the database is
-touched; ``Runner`` then records each sample in its own transaction, so a SIGKILL
-loses at most the sample in flight and ``--resume`` can finish the rest.
+touched. ``Runner`` then writes each sample to the run's pending file the moment it is
+measured (one write; see store/pending.py) and moves them into the database once a
+second, so a SIGKILL loses at most the sample in flight and ``--resume`` can finish the
+rest.
 """
 
 from __future__ import annotations
