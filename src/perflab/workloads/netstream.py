@@ -81,7 +81,7 @@ def parse_summary(report: dict[str, Any]) -> StreamResult:
 
 
 @register
-class NetStream(Workload):
+class NetStream(servers.ServedWorkload, Workload):
     name = "netstream"
     description = "TCP/UDP stream throughput over loopback with iperf3, like netperf's (seed 004)"
     programs = ("iperf3",)
@@ -91,9 +91,6 @@ class NetStream(Workload):
                   minimum=1),
         Parameter("duration", "seconds (whole; iperf3 -t)", 10, kind=int, minimum=1),
     )
-
-    def __init__(self) -> None:
-        self._server: servers.Server | None = None
 
     @property
     def metrics(self) -> list[MetricInfo]:
@@ -121,18 +118,12 @@ class NetStream(Workload):
     def session(self) -> Iterator[None]:
         port = servers.free_port()
         argv = [shutil.which("iperf3") or "iperf3", "-s", "-B", "127.0.0.1", "-p", str(port)]
-        with servers.running_server("iperf3 server", argv, port=port) as server:
-            self._server = server
-            try:
-                yield
-            finally:
-                self._server = None
+        with self._serving("iperf3 server", argv, port=port):
+            yield
 
     def invocation(self, params: dict[str, Any]) -> Invocation:
-        if self._server is None:
-            raise RuntimeError("netstream samples run inside the workload's session")
-        self._server.check_alive()
-        argv = ["iperf3", "-c", "127.0.0.1", "-p", str(self._server.port),
+        server = self._live_server()
+        argv = ["iperf3", "-c", "127.0.0.1", "-p", str(server.port),
                 "-l", str(params["size"]), "-t", str(params["duration"]),
                 "--connect-timeout", str(CONNECT_TIMEOUT_MS), "-J",
                 *(["-u", "-b", "0"] if params["protocol"] == "udp" else [])]

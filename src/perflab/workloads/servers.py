@@ -183,3 +183,27 @@ def _status(process: subprocess.Popen[bytes]) -> str:
 
 def _quoted(output: str) -> str:
     return f": {' / '.join(output.splitlines()[-3:])}" if output else ""
+
+
+class ServedWorkload:
+    """Mixin for a workload whose samples are clients of a server held open by session()."""
+
+    name: str
+    _server: Server | None = None
+
+    @contextlib.contextmanager
+    def _serving(self, label: str, argv: Sequence[str], *, port: int,
+                 private_network: bool = False) -> Iterator[None]:
+        with running_server(label, argv, port=port, private_network=private_network) as server:
+            self._server = server
+            try:
+                yield
+            finally:
+                self._server = None
+
+    def _live_server(self) -> Server:
+        """The session's server, checked alive: a dead one would fail every sample slowly."""
+        if self._server is None:
+            raise RuntimeError(f"{self.name} samples run inside the workload's session")
+        self._server.check_alive()
+        return self._server

@@ -70,7 +70,7 @@ def start_failure(stdout: str, stderr: str) -> str | None:
 
 
 @register
-class Tbench(Workload):
+class Tbench(servers.ServedWorkload, Workload):
     name = "tbench"
     description = "dbench's tbench: netbench-like client/server load over loopback, MB/s (seed 004)"
     programs = ("tbench", "tbench_srv", "nsenter")
@@ -80,9 +80,6 @@ class Tbench(Workload):
         Parameter("duration", "measured seconds (whole; tbench -t), after a warm-up of "
                   "duration/5", 10, kind=int, minimum=1),
     )
-
-    def __init__(self) -> None:
-        self._server: servers.Server | None = None
 
     @property
     def metrics(self) -> list[MetricInfo]:
@@ -101,21 +98,15 @@ class Tbench(Workload):
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
-        with servers.running_server("tbench_srv", [shutil.which("tbench_srv") or "tbench_srv"],
-                                    port=PORT, private_network=True) as server:
-            self._server = server
-            try:
-                yield
-            finally:
-                self._server = None
+        with self._serving("tbench_srv", [shutil.which("tbench_srv") or "tbench_srv"],
+                           port=PORT, private_network=True):
+            yield
 
     def invocation(self, params: dict[str, Any]) -> Invocation:
-        if self._server is None:
-            raise RuntimeError("tbench samples run inside the workload's session")
-        self._server.check_alive()   # a dead server would fail every sample, 30 s each
+        server = self._live_server()   # a dead server would fail every sample, 30 s each
         tbench = shutil.which("tbench") or "tbench"
         duration, clients = params["duration"], params["clients"]
-        argv = ["nsenter", f"--net={self._server.netns}", tbench, "-t", str(duration),
+        argv = ["nsenter", f"--net={server.netns}", tbench, "-t", str(duration),
                 str(clients), "127.0.0.1"]
         return Invocation(shutil.which("nsenter") or "nsenter", argv,
                           description=f"tbench -t {duration} {clients} 127.0.0.1",
