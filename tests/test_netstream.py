@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from perflab.store import Store
 from perflab.workloads.base import SampleContext
 from perflab.workloads.netstream import load_report, parse_summary, report_error
 from perflab.workloads.registry import builtin
+from proc import cmdline, processes, running, stat, wait_for
 
 DATA = Path(__file__).resolve().parent / "data"
 OK = ProcessResult(1.0, 0.1, 0.5, None, 0, None, False)
@@ -52,43 +52,17 @@ def text(name: str) -> str:
 
 
 # -- processes, read from /proc ----------------------------------------------------------
-def stat(pid: int) -> tuple[str, int] | None:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return fields[0], int(fields[1])
 
 
-def running(pid: int) -> bool:
-    s = stat(pid)
-    return s is not None and s[0] not in ("Z", "X")   # a zombie is dead, only not yet reaped
 
 
 def iperf3_servers(parent: int | None = None) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as handle:
-                words = handle.read().split(b"\0")
-        except OSError:
-            continue
-        if (os.path.basename(words[0]) == b"iperf3" and b"-s" in words and running(int(name))
-                and (parent is None or (stat(int(name)) or ("", 0))[1] == parent)):
-            found.append(int(name))
-    return found
+    """Live iperf3 servers (of ``parent`` if given)."""
+    return [pid for pid in processes()
+            if (words := cmdline(pid)) and os.path.basename(words[0]) == "iperf3" and "-s" in words
+            and running(pid) and (parent is None or (stat(pid) or ("", 0))[1] == parent)]
 
 
-def wait_for(condition: Callable[[], object], timeout: float) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.05)
-    return condition()
 
 
 # -- parsing real reports --------------------------------------------------------------

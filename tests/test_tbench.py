@@ -7,8 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
 from perflab.workloads.registry import builtin
+from proc import cmdline, group_running, processes, running, stat, wait_for
 from perflab.workloads.servers import listening
 from perflab.workloads.tbench import PORT, parse_tbench, start_failure
 
@@ -51,50 +50,9 @@ def measure(result: ProcessResult, name: str):
                                            stdout, stderr))
 
 
-# -- processes, read from /proc ---------------------------------------------------------
-def stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, pgrp) of a process, or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return fields[0], int(fields[1]), int(fields[2])
-
-
-def processes() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def cmdline(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return [word.decode() for word in handle.read().split(b"\0") if word]
-    except OSError:
-        return []
-
-
 def children(parent: int, program: str) -> list[int]:
     return [pid for pid in processes()
             if (s := stat(pid)) and s[1] == parent and os.path.basename((cmdline(pid) or [""])[0]) == program]
-
-
-def running(pid: int) -> bool:
-    s = stat(pid)
-    return s is not None and s[0] not in ("Z", "X")   # a zombie is dead, only not yet reaped
-
-
-def group_running(pgid: int) -> bool:
-    return any((s := stat(pid)) and s[2] == pgid and s[0] not in ("Z", "X") for pid in processes())
-
-
-def wait_for(condition: Callable[[], object], timeout: float) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.05)
-    return condition()
 
 
 def all_servers() -> set[int]:
