@@ -14,6 +14,11 @@ BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
 PERFLAB = f"{shlex.quote(sys.executable)} -m perflab.cli.main"
 
 
+def _commands(block: str) -> list[str]:
+    """The command lines of a README block, without their trailing comments."""
+    return [raw.split("  #")[0].strip() for raw in block.strip().splitlines()]
+
+
 def _shell(line: str, cwd: Path, db: Path) -> subprocess.CompletedProcess:
     line = line.replace(".venv/bin/perflab", "perflab")
     line = re.sub(r"(^|&& )perflab ", rf"\g<1>{PERFLAB} ", line)
@@ -45,9 +50,7 @@ def test_recording_examples_run_as_written(tmp_path):
         tool.chmod(0o755)
     for data in ("input.dat", "input-small.dat", "input-large.dat"):
         (tmp_path / data).write_text("x" * 1000)
-    examples = BLOCKS[2]
-    for raw in examples.strip().splitlines():
-        line = raw.split("  #")[0].strip()
+    for line in _commands(BLOCKS[2]):
         line = line.replace("RUN", "baseline").replace("json|csv", "csv").replace("-n 20", "-n 3")
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
         assert result.returncode == 0, f"{line}: {result.stderr}"
@@ -55,8 +58,7 @@ def test_recording_examples_run_as_written(tmp_path):
 
 
 def test_workload_examples_run_as_written(tmp_path):
-    for raw in BLOCKS[3].strip().splitlines():
-        line = raw.split("  #")[0].strip()
+    for line in _commands(BLOCKS[3]):
         if ".toml" in line:
             line = line.replace("run suites/", f"run -n 2 {ROOT}/suites/")  # keep the test short
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
@@ -65,8 +67,7 @@ def test_workload_examples_run_as_written(tmp_path):
 
 
 def test_compare_examples_run_as_written(tmp_path):
-    for raw in BLOCKS[4].strip().splitlines():
-        line = raw.split("  #")[0].strip()
+    for line in _commands(BLOCKS[4]):
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
         gating = "--fail-on" in line
         assert result.returncode in ((0, 1) if gating else (0,)), f"{line}: {result.stderr}"

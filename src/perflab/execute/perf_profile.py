@@ -167,8 +167,6 @@ def aggregate(
     trace_w: dict[tuple[str, ...], int] = {}
     stacks: dict[tuple[str, ...], int] = {}
     events: dict[str, None] = {}
-    total_samples = 0
-    total_period = 0
 
     frames: list[str] = []  # the current sample only: bounded by stack depth
     period = 0
@@ -176,8 +174,14 @@ def aggregate(
     # Per-sample work is one dict update keyed by the distinct (leaf-first) stack;
     # self / children / call-trace shares are derived from the distinct stacks at
     # the end, so the cost per sample is small and memory is per distinct stack.
-    stack_w: dict[tuple[str, ...], int] = {}
-    stack_n: dict[tuple[str, ...], int] = {}
+    stack_w = {}  # distinct stack -> summed period
+    stack_n = {}  # distinct stack -> samples
+
+    def end_sample() -> None:
+        key = tuple(frames) if frames else (UNKNOWN,)
+        stack_w[key] = stack_w.get(key, 0) + period
+        stack_n[key] = stack_n.get(key, 0) + 1
+        frames.clear()
 
     def norm(raw: str) -> str:
         sym = norm_cache.get(raw)
@@ -195,12 +199,7 @@ def aggregate(
             continue
         if in_sample:
             # a blank line ends the sample; so does a header with no blank before it
-            key = tuple(frames) if frames else (UNKNOWN,)
-            stack_w[key] = stack_w.get(key, 0) + period
-            stack_n[key] = stack_n.get(key, 0) + 1
-            total_samples += 1
-            total_period += period
-            frames.clear()
+            end_sample()
             in_sample = False
         if not line.strip():
             continue
@@ -211,11 +210,9 @@ def aggregate(
         if inline:
             frames.append(norm(_frame_symbol(inline)))
     if in_sample:
-        key = tuple(frames) if frames else (UNKNOWN,)
-        stack_w[key] = stack_w.get(key, 0) + period
-        stack_n[key] = stack_n.get(key, 0) + 1
-        total_samples += 1
-        total_period += period
+        end_sample()
+    total_samples = sum(stack_n.values())
+    total_period = sum(stack_w.values())
 
     for key, w in stack_w.items():
         leaf = key[0]
@@ -226,7 +223,6 @@ def aggregate(
             trace_w[window] = trace_w.get(window, 0) + w
         root_first = key[::-1]
         stacks[root_first] = stacks.get(root_first, 0) + stack_n[key]
-    del stack_w, stack_n
 
     def pct(weights: Mapping, total: int) -> Mapping:
         if not total:

@@ -24,19 +24,20 @@ from perflab.render.texttable import format_table
 MIN_PCT = 0.05
 
 
-def mean(values: Any) -> float:
+def _finite(values: Any) -> np.ndarray:
     if values is None:
-        return math.nan
+        return np.empty(0)
     x = np.asarray(values, dtype=float).reshape(-1)
-    x = x[np.isfinite(x)]
+    return x[np.isfinite(x)]
+
+
+def mean(values: Any) -> float:
+    x = _finite(values)
     return float(x.mean()) if x.size else math.nan
 
 
 def population_sd(values: Any) -> float:
-    if values is None:
-        return math.nan
-    x = np.asarray(values, dtype=float).reshape(-1)
-    x = x[np.isfinite(x)]
+    x = _finite(values)
     return float(x.std()) if x.size else math.nan
 
 
