@@ -61,7 +61,8 @@ def test_compare_errors(ab_db):
         (["compare", "base", "nosuch"], "no run with id or label 'nosuch'"),
         (["compare", "base", "slow", "--filter", "benchmark"], "bad --filter"),
         (["compare", "base", "slow", "--filter", "benchmark=other"], "nothing to compare"),
-        (["compare", "base", "slow", "--threshold", "abc", "--fail-on", "regression"], "bad threshold"),
+        (["compare", "base", "slow", "--threshold", "abc", "--fail-on", "regression"], "bad --threshold"),
+        (["compare", "base", "slow", "--noise-floor", "x"], "bad --noise-floor 'x'"),
         (["compare", "base", "slow", "--fdr", "2"], "--fdr must be between 0 and 1"),
     ]
     for args, message in cases:

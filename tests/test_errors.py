@@ -109,3 +109,10 @@ def test_default_database_location_follows_xdg(tmp_path):
     subprocess.run([sys.executable, "-m", "perflab.cli.main", "run", "-n", "1", "-q", "--", "true"],
                    env=dict(os.environ, PERFLAB_DB=str(env_db)), check=True, capture_output=True)
     assert env_db.exists()
+
+
+def test_export_to_an_unwritable_path(tmp_path):
+    db = str(tmp_path / "perflab.db")
+    run_cli("run", "-n", "1", "-q", "--", "true", db=db, check=True)
+    result = run_cli("export", "1", "-o", str(tmp_path / "no" / "such" / "x.json"), db=db)
+    assert result.returncode == 2 and "cannot write" in _one_line(result)

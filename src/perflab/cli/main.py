@@ -217,8 +217,11 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> No
         info = store.resolve_run(run_ref)
         text = (export_json if fmt == "json" else export_csv)(info, store.sample_rows(info.id))
     if output:
-        with open(output, "w") as handle:
-            handle.write(text)
+        try:
+            with open(output, "w") as handle:
+                handle.write(text)
+        except OSError as error:
+            raise UsageError(f"cannot write {output}: {error.strerror}") from None
     else:
         click.echo(text, nl=False)
 
@@ -227,13 +230,13 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> No
 COMPARE_FORMATS = ["mmtests", "lkp", "benchstat", "speedup", "markdown", "json", "csv"]
 
 
-def _percent(text: str) -> float:
+def _percent(text: str, option: str) -> float:
     try:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
-        raise UsageError(f"bad threshold {text!r}: expected a percentage like 2%") from None
+        raise UsageError(f"bad {option} {text!r}: expected a percentage like 2%") from None
     if value < 0:
-        raise UsageError(f"threshold cannot be negative: {text}")
+        raise UsageError(f"{option} cannot be negative: {text}")
     return value
 
 
@@ -264,8 +267,8 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
         raise UsageError("compare needs a baseline and at least one candidate")
     if not 0 < fdr < 1:
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
-    limit = _percent(threshold)
-    floor = _percent(noise_floor) / 100 if noise_floor is not None else None
+    limit = _percent(threshold, "--threshold")
+    floor = _percent(noise_floor, "--noise-floor") / 100 if noise_floor is not None else None
     selection = Filters.parse(list(filters), list(metrics))
     with _open_store(ctx, create=False) as store:
         runs = [store.resolve_run(ref) for ref in run_refs]
