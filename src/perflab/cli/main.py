@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from perflab.cli.common import open_store, warn
 from perflab.model.errors import (
     EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERDICT, PerflabError, RunInterrupted, UsageError,
 )
@@ -48,9 +49,6 @@ def cli(ctx: click.Context, db: str | None) -> None:
     ctx.obj = {"db": db}
 
 
-def _open_store(ctx: click.Context, *, create: bool):
-    from perflab.store import Store
-    return Store(ctx.obj["db"], create=create)
 
 
 # -- run ---------------------------------------------------------------------------
@@ -113,13 +111,10 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
     from perflab.render import progress
     from perflab.workloads.suite import machine_variables
 
-    def warn(message: str) -> None:
-        click.echo(f"perflab: warning: {message}", err=True)
-
     if resume:
         if target:
             raise UsageError("--resume takes no command: the run's own is used")
-        with _open_store(ctx, create=True) as store:
+        with open_store(ctx, create=True) as store:
             info = store.resolve_run(resume)
             plans = plans_from_spec(info.spec)
             run_id = Runner(store, plans, progress.choose(quiet), warn).resume(info)
@@ -146,7 +141,7 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
         sha, describe = identity.git_commit(repo, commit)
     elif commit:
         sha = commit
-    with _open_store(ctx, create=True) as store:
+    with open_store(ctx, create=True) as store:
         runner = Runner(store, plans, progress.choose(quiet), warn)
         run_id = runner.start(label=label or identity.default_label(), commit=sha,
                               describe=describe, repo=os.path.abspath(repo) if repo else None)
@@ -187,7 +182,7 @@ def _parse_cpus(text: str) -> list[int]:
 def runs(ctx: click.Context) -> None:
     """One line per run: id, label, commit, host, when, status, benchmarks, samples."""
     from perflab.render.runs import render_runs
-    with _open_store(ctx, create=False) as store:
+    with open_store(ctx, create=False) as store:
         click.echo(render_runs(store.list_runs()))
 
 
@@ -198,7 +193,7 @@ def show(ctx: click.Context, run_ref: str) -> None:
     """A run's environment and, per point, n, mean, median, stddev, min, max, failures."""
     from perflab.analysis.summary import summarize_run
     from perflab.render.runs import render_show
-    with _open_store(ctx, create=False) as store:
+    with open_store(ctx, create=False) as store:
         info = store.resolve_run(run_ref)
         rows = store.sample_rows(info.id)
         infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
@@ -213,7 +208,7 @@ def show(ctx: click.Context, run_ref: str) -> None:
 def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> None:
     """A run's raw samples, one row per value."""
     from perflab.render.export import export_csv, export_json
-    with _open_store(ctx, create=False) as store:
+    with open_store(ctx, create=False) as store:
         info = store.resolve_run(run_ref)
         text = (export_json if fmt == "json" else export_csv)(info, store.sample_rows(info.id))
     if output:
@@ -270,7 +265,7 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
     limit = _percent(threshold, "--threshold")
     floor = _percent(noise_floor, "--noise-floor") / 100 if noise_floor is not None else None
     selection = Filters.parse(list(filters), list(metrics))
-    with _open_store(ctx, create=False) as store:
+    with open_store(ctx, create=False) as store:
         runs = [store.resolve_run(ref) for ref in run_refs]
         comparison = compare_runs(store, runs, filters=selection, method=method, q=fdr,
                                   noise_floor=floor)
@@ -296,7 +291,7 @@ def import_(ctx: click.Context, kind: str, path: str, label: str) -> None:
     from perflab.analysis.importing import import_file
     from perflab.workloads.importers import parse_file
     parsed = parse_file(kind, path)  # a malformed file fails here, before the database opens
-    with _open_store(ctx, create=True) as store:
+    with open_store(ctx, create=True) as store:
         run_id = import_file(store, parsed, label)
     click.echo(f"imported {path} as run {run_id} ({label})")
 
@@ -321,6 +316,18 @@ def doctor() -> None:
     env = environment.capture()
     findings = tuning.check(env, is_root=os.geteuid() == 0)
     click.echo(render_doctor(env, findings, probe.perf_events(), probe.find_tools(), probe.TOOLS))
+
+
+# -- commands that live in their own modules ---------------------------------------------
+def _register(modules: list) -> None:
+    for module in modules:
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+from perflab.cli import bisect, changepoints, history, profile  # noqa: E402  (after cli exists)
+
+_register([profile, history, changepoints, bisect])
 
 
 if __name__ == "__main__":  # pragma: no cover

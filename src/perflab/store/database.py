@@ -10,12 +10,22 @@ from sqlalchemy.engine import Engine
 
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.store import location
-from perflab.store.schema import APPLICATION, SCHEMA_VERSION, meta, metadata
+from perflab.store.schema import (
+    APPLICATION, SCHEMA_VERSION, meta, metadata, profile_symbols, profile_traces,
+)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
-# version -> function(connection) upgrading from version-1; none yet.
-MIGRATIONS: dict[int, object] = {}
+
+
+def _add_profile_tables(conn: sa.Connection) -> None:
+    """Schema 2: the profile tables (a schema-1 database has none)."""
+    profile_symbols.create(conn, checkfirst=True)
+    profile_traces.create(conn, checkfirst=True)
+
+
+# version -> function(connection) upgrading from version-1
+MIGRATIONS: dict[int, object] = {2: _add_profile_tables}
 
 
 def open_engine(target: str | None, *, create: bool) -> Engine:

@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -92,4 +92,34 @@ artifacts = sa.Table(
     sa.Column("sha256", sa.String(64), nullable=False),  # content address beside the DB
     sa.Column("size", sa.BigInteger, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
+)
+
+
+# Profiles (schema 2). One row per symbol of one sample's profile, as lkp names them:
+# self % (leaf frame) and children % (anywhere on the stack) of the samples of ``event``.
+profile_symbols = sa.Table(
+    "profile_symbols", metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("point_id", sa.Integer, sa.ForeignKey("points.id"), nullable=False),
+    sa.Column("repetition", sa.Integer, nullable=False),
+    sa.Column("event", sa.Text, nullable=False),
+    sa.Column("symbol", sa.Text, nullable=False),
+    sa.Column("self_pct", sa.Float, nullable=False),
+    sa.Column("children_pct", sa.Float, nullable=False),
+    sa.Index("ix_profile_symbols", "run_id", "point_id", "repetition", "event", "symbol", unique=True),
+)
+
+# Call chains of one sample's profile, frames joined by ";":
+#   kind "calltrace": at most five frames, callee first (lkp), value = % of samples;
+#   kind "stack": a whole stack, root first (folded, for flame graphs), value = weight.
+profile_traces = sa.Table(
+    "profile_traces", metadata,
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("point_id", sa.Integer, sa.ForeignKey("points.id"), nullable=False),
+    sa.Column("repetition", sa.Integer, nullable=False),
+    sa.Column("event", sa.Text, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("frames", sa.Text, nullable=False),
+    sa.Column("value", sa.Float, nullable=False),
+    sa.Index("ix_profile_traces", "run_id", "point_id", "repetition", "event", "kind"),
 )
