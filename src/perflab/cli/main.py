@@ -18,8 +18,12 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+_command_line: list[str] = []  # this invocation's arguments, kept with a run to reproduce it
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every user mistake ends as one line on stderr and an exit code."""
+    _command_line[:] = sys.argv[1:] if argv is None else argv
     try:
         cli.main(args=argv, prog_name="perflab", standalone_mode=False)
     except PerflabError as error:
@@ -144,7 +148,8 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
     with open_store(ctx, create=True) as store:
         runner = Runner(store, plans, progress.choose(quiet), warn)
         run_id = runner.start(label=label or identity.default_label(), commit=sha,
-                              describe=describe, repo=os.path.abspath(repo) if repo else None)
+                              describe=describe, repo=os.path.abspath(repo) if repo else None,
+                              command_line=["perflab", *_command_line])
         _print_run_summary(store, run_id, plans, quiet)
 
 

@@ -133,14 +133,14 @@ class Runner:
         self.measured = 0
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
-              repo: str | None = None) -> int:
+              repo: str | None = None, command_line: list[str] | None = None) -> int:
         snapshot = environment.capture()
         with _streams(self._show_output) as streams:
             for run_plan in self.plans:
                 if isinstance(run_plan.workload, CommandWorkload) and run_plan.workload.shell:
                     run_plan.shell_overhead = measure_shell_overhead(streams)
             run_id = self.store.create_run(
-                label=label, host=os.uname().nodename, spec=runs_spec(self.plans),
+                label=label, host=os.uname().nodename, spec=runs_spec(self.plans, command_line),
                 environment=snapshot, commit=commit, commit_describe=describe, repo=repo)
             for run_plan in self.plans:
                 self.store.save_metric_info(run_plan.workload.benchmark, run_plan.workload.metrics)
@@ -266,9 +266,13 @@ class Runner:
                 self.warn(str(error))
 
 
-def runs_spec(plans: list[RunPlan]) -> dict[str, Any]:
-    """What a run stores of its plans: enough to rebuild them for --resume."""
-    return {"plans": [p.spec() for p in plans]}
+def runs_spec(plans: list[RunPlan], command_line: list[str] | None = None) -> dict[str, Any]:
+    """What a run stores of its plans: enough to rebuild them for --resume, and the
+    perflab command line that asked for it (for reports: "to reproduce")."""
+    spec: dict[str, Any] = {"plans": [p.spec() for p in plans]}
+    if command_line:
+        spec["command_line"] = command_line
+    return spec
 
 
 def plans_from_spec(spec: dict[str, Any]) -> list[RunPlan]:

@@ -54,6 +54,16 @@ class MetricInfo:
         return MeanKind.ARITHMETIC if self.direction is Direction.LOWER else MeanKind.HARMONIC
 
 
+# Metrics that monitors record beside a benchmark's own are named "<monitor>.<name>",
+# e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
+MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
+                           "rusage.")
+
+
+def is_monitor_metric(name: str) -> bool:
+    return name.startswith(MONITOR_METRIC_PREFIXES)
+
+
 @dataclass(frozen=True)
 class Point:
     """One benchmark at one parameter point; ``key`` is its normalised JSON."""
