@@ -15,7 +15,7 @@ import numpy as np
 
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value
-from perflab.model.records import Direction, MetricInfo, RunInfo
+from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric
 from perflab.stats import METHOD_NAMES, Difference, Summary, compare, decide, summarize
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
@@ -93,14 +93,19 @@ class Filters:
 
 def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
-                 noise_floor: float | None = None) -> Comparison:
-    """Every row of base vs each candidate, with verdicts decided across the whole report."""
+                 noise_floor: float | None = None, monitor_metrics: bool = False) -> Comparison:
+    """Every row of base vs each candidate, with verdicts decided across the whole report.
+
+    Metrics recorded by monitors (perf-stat.*, vmstat.* ...) are left out unless named
+    in ``filters.metrics``; ``monitor_metrics=True`` compares only them (the counters of
+    ``compare --profile``, a report of their own).
+    """
     if len(runs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
     warnings: list[str] = []
-    tables = [_groups(store, run, filters) for run in runs]
+    tables = [_groups(store, run, filters, monitor_metrics) for run in runs]
     _pair_single_benchmarks(tables, runs, warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     if not keys:
@@ -145,10 +150,12 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
     return Comparison(runs, rows, method, METHOD_NAMES[method], q, confidence, warnings)
 
 
-def _groups(store: Store, run: RunInfo, filters: Filters) -> dict[tuple[str, str, str], ValueGroup]:
+def _groups(store: Store, run: RunInfo, filters: Filters,
+            monitor_metrics: bool = False) -> dict[tuple[str, str, str], ValueGroup]:
     groups = store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None)
     return {(g.benchmark, g.params, g.metric): g for g in groups
-            if not filters.params or filters.keeps(json.loads(g.params))}
+            if (not filters.params or filters.keeps(json.loads(g.params)))
+            and (is_monitor_metric(g.metric) == monitor_metrics or g.metric in filters.metrics)}
 
 
 def _pair_single_benchmarks(tables: list[dict], runs: list[RunInfo], warnings: list[str]) -> None:

@@ -92,6 +92,16 @@ class _RunCommand(click.Command):
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
 @click.option("--duration", type=float, metavar="S", help="Duration of a built-in workload's sample.")
 @click.option("--resume", metavar="RUN", help="Finish an interrupted run (id or label).")
+@click.option("--monitor", "monitor_list", metavar="LIST",
+              help="Watch each sample: perf-stat,perf-profile,vmstat,proc-stat,schedstat,interrupts,rusage.")
+@click.option("--events", metavar="LIST", help="perf-stat's events (default: cycles,instructions "
+              "where supported, else task-clock,context-switches,cpu-migrations,page-faults).")
+@click.option("--profile-freq", type=int, metavar="HZ", default=800, show_default=True,
+              help="perf-profile sampling frequency (lkp's).")
+@click.option("--call-graph", type=click.Choice(["fp", "dwarf"]), default="fp", show_default=True,
+              help="perf-profile unwinding: frame pointers (cheap) or dwarf (callers of -O2 code).")
+@click.option("--profile-scope", type=click.Choice(["system", "process"]), default="system",
+              show_default=True, help="perf-profile: every CPU, or only the benchmark's processes.")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | None, commit: str | None,
@@ -99,7 +109,8 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
         shell: bool, name: str | None, timeout: float | None, ignore_failure: bool,
         prepare: str | None, setup: str | None, cleanup: str | None, shuffle: bool,
         seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool,
-        duration: float | None, resume: str | None, target: tuple[str, ...]) -> None:
+        duration: float | None, resume: str | None, monitor_list: str | None, events: str | None,
+        profile_freq: int, call_graph: str, profile_scope: str, target: tuple[str, ...]) -> None:
     """Run a command, a built-in workload or a suite many times; record every sample.
 
     \b
@@ -107,8 +118,9 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
       perflab run -n 20 -p size=small,large -- ./mytool-new input-{size}.dat
       perflab run hackbench -p groups=1,4,8 -p mode=process,thread -n 10
       perflab run suites/sis.toml
+      perflab run wis -p test=poll2 --monitor perf-stat,perf-profile,vmstat
     """
-    from perflab.execute import identity
+    from perflab.execute import identity, monitors
     from perflab.execute.runner import RunOptions, Runner, plans_from_spec
     from perflab.execute.targets import CommandChoices, plans_for
     from perflab.model import params as sweeps
@@ -135,7 +147,10 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
     cpus = _parse_cpus(cpu_list) if cpu_list else None
     options = RunOptions(warmup=warmup, shuffle=shuffle or seed is not None,
                          seed=seed, cpus=cpus, timeout=timeout, prepare=prepare, setup=setup,
-                         cleanup=cleanup, show_output=show_output)
+                         cleanup=cleanup, show_output=show_output,
+                         monitors=list(monitors.parse_names(monitor_list)) if monitor_list else None,
+                         events=_event_list(events) if events is not None else None,
+                         profile_freq=profile_freq, call_graph=call_graph, profile_scope=profile_scope)
     plans = plans_for(list(target), after_dashdash=ctx.meta.get("perflab.dashdash", False),
                       sweep=sweep, options=options,
                       command=CommandChoices(shell, name, ignore_failure),
@@ -168,6 +183,17 @@ def _print_run_summary(store, run_id: int, plans, quiet: bool) -> None:
         click.echo(render_point_summaries(summaries))
     if info.status.value == "failed":
         raise UsageError(f"every sample of run {run_id} failed; see 'perflab show {run_id}'")
+
+
+def _event_list(text: str) -> list[str]:
+    """``a,b`` -> events; a PMU event keeps its inner commas (``cpu/event=0x3c,umask=0/``)."""
+    events: list[str] = []
+    for word in text.split(","):
+        if events and events[-1].count("/") % 2:
+            events[-1] += "," + word
+        elif word.strip():
+            events.append(word.strip())
+    return events
 
 
 def _parse_cpus(text: str) -> list[int]:
@@ -255,10 +281,12 @@ def _percent(text: str, option: str) -> float:
               help="mmtests rows: amean,min,max,stddev,coeffvar,bamean-95,...")
 @click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 on a significant regression.")
 @click.option("--threshold", default="0%", show_default=True, help="Smallest regression that fails --fail-on.")
+@click.option("--profile", "with_profile", is_flag=True,
+              help="Add profile deltas (points) and counter deltas, lkp style (mmtests, lkp, json).")
 @click.pass_context
 def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
-            fail_on: str | None, threshold: str) -> None:
+            fail_on: str | None, threshold: str, with_profile: bool) -> None:
     """Compare a baseline run with candidates (run ids or labels; the first is the baseline)."""
     from perflab.analysis.compare import Filters, compare_runs, regressions
     from perflab.render.compare import render_comparison
@@ -274,7 +302,15 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
         runs = [store.resolve_run(ref) for ref in run_refs]
         comparison = compare_runs(store, runs, filters=selection, method=method, q=fdr,
                                   noise_floor=floor)
-    click.echo(render_comparison(comparison, fmt, rows=tuple(r.strip() for r in rows.split(","))), nl=False)
+        profile = None
+        if with_profile:
+            from perflab.analysis.profile import profile_report
+            from perflab.render.compare import PROFILE_FORMATS
+            if fmt not in PROFILE_FORMATS:
+                raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
+            profile = profile_report(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor)
+    click.echo(render_comparison(comparison, fmt, rows=tuple(r.strip() for r in rows.split(",")),
+                                 profile=profile), nl=False)
     if fail_on:
         found = regressions(comparison, limit)
         if found:

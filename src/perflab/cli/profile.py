@@ -2,6 +2,95 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
-COMMANDS: list[click.Command] = []
+from perflab.cli.common import open_store
+from perflab.model.errors import UsageError
+
+
+def _write(path: str, text: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+_FILTER = click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
+                       help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable.")
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--children", is_flag=True, help="Sort by children % (the symbol and its callees) instead of self %.")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Symbols and call traces per point (0: all).")
+@_FILTER
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "folded"]), default="text",
+              show_default=True, help="folded: root;...;leaf weight lines (flamegraph.pl input).")
+@click.option("--event", help="With --format folded: the event (default: the first recorded).")
+@click.pass_context
+def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters: tuple[str, ...],
+            fmt: str, event: str | None) -> None:
+    """A run's profile: self and children % per symbol, call traces (mean over repetitions)."""
+    from perflab.analysis.compare import Filters
+    from perflab.analysis.profile import folded_stacks, run_profile
+    from perflab.render.profile import render_folded, render_profile, render_profile_json
+
+    selection = Filters.parse(list(filters), [])
+    with open_store(ctx, create=False) as store:
+        run = store.resolve_run(run_ref)
+        if fmt == "folded":
+            click.echo(render_folded(folded_stacks(store, run, filters=selection, event=event)), nl=False)
+            return
+        order = "children" if children else "self"
+        points = run_profile(store, run, filters=selection, order=order, top=top or None)
+    text = render_profile_json(run, points) if fmt == "json" else render_profile(run, points, order=order)
+    click.echo(text, nl=False)
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option("--vs", "vs_ref", metavar="RUN2",
+              help="Differential: widths from RUN2, red/blue = self share grew/shrank from RUN to RUN2.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The SVG file to write.")
+@_FILTER
+@click.option("--event", help="The event (default: the first recorded).")
+@click.option("--title", help="Title of the graph.")
+@click.option("--width", type=click.IntRange(min=200), default=1200, show_default=True, help="Pixels.")
+@click.pass_context
+def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str, filters: tuple[str, ...],
+               event: str | None, title: str | None, width: int) -> None:
+    """A flame graph of a run's profile as SVG, or a differential one against RUN2."""
+    from perflab.analysis.compare import Filters
+    from perflab.analysis.profile import folded_stacks
+    from perflab.render.flamegraph import render_flamegraph
+
+    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        _write(output, "")  # the one-line error, before any work
+    selection = Filters.parse(list(filters), [])
+    with open_store(ctx, create=False) as store:
+        run = store.resolve_run(run_ref)
+        stacks = folded_stacks(store, run, filters=selection, event=event)
+        if vs_ref is None:
+            svg = render_flamegraph(stacks, title=title or f"Flame Graph: run {run.id} ({run.label})",
+                                    subtitle="width = share of samples; x order is by name, not time",
+                                    width=width)
+        else:
+            other = store.resolve_run(vs_ref)
+            after = folded_stacks(store, other, filters=selection, event=event)
+            svg = render_flamegraph(
+                after, base=stacks, width=width,
+                title=title or f"Differential Flame Graph: run {run.id} ({run.label}) -> run {other.id} ({other.label})",
+                subtitle=f"width = run {other.id}; red = self share grew, blue = shrank "
+                         f"(percentage points, from run {run.id} to run {other.id})")
+    _write(output, svg)
+    click.echo(f"wrote {output}")
+
+
+COMMANDS: list[click.Command] = [profile, flamegraph]

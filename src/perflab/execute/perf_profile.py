@@ -56,6 +56,9 @@ __all__ = [
 ]
 
 UNKNOWN = "[unknown]"
+# Distinct frame lines remembered by aggregate (one per distinct address, not per
+# sample); cleared when full so memory stays bounded on any input.
+LINE_CACHE_SIZE = 1 << 18
 
 _SUFFIX = re.compile(r"(?:\.(?:isra|constprop|part)\.\d+)+$")
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
@@ -162,6 +165,7 @@ def aggregate(
     if max_frames < 1:
         raise ValueError("max_frames must be at least 1")
     norm_cache: dict[str, str] = {}
+    line_cache: dict[str, str] = {}  # whole frame line -> symbol: one lookup per frame
     self_w: dict[str, int] = {}
     child_w: dict[str, int] = {}
     trace_w: dict[tuple[str, ...], int] = {}
@@ -190,12 +194,19 @@ def aggregate(
         return sym
 
     for lineno, line in enumerate(lines, 1):
+        sym = line_cache.get(line)
+        if sym is not None and in_sample:  # only frame lines are cached
+            frames.append(sym)
+            continue
         if line.startswith("\t"):
             if not in_sample:
                 raise PerfScriptError(
                     f"line {lineno}: a call-graph frame before any sample header"
                 )
-            frames.append(norm(_frame_symbol(line)))
+            if len(line_cache) >= LINE_CACHE_SIZE:
+                line_cache.clear()
+            sym = line_cache[line] = norm(_frame_symbol(line))
+            frames.append(sym)
             continue
         if in_sample:
             # a blank line ends the sample; so does a header with no blank before it

@@ -123,7 +123,9 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
         max_rss_bytes=usage.ru_maxrss * 1024 if usage.ru_maxrss > own_peak else None,
         exit_code=os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
         signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-        timed_out=timed_out)
+        timed_out=timed_out, minflt=usage.ru_minflt, majflt=usage.ru_majflt,
+        nvcsw=usage.ru_nvcsw, nivcsw=usage.ru_nivcsw, inblock=usage.ru_inblock,
+        oublock=usage.ru_oublock, pid=pid)
 
 
 _last_encoded: tuple[tuple[tuple[str, str], ...], dict[bytes, bytes]] = ((), {})

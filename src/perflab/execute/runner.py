@@ -20,11 +20,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from perflab.execute import environment, plan
+from perflab.execute import monitors as monitoring
 from perflab.execute.hooks import run_hook
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
 from perflab.model.params import cartesian, placeholders
-from perflab.model.records import Point, RunInfo, RunStatus, SampleStatus
+from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
 from perflab.store import Store
 from perflab.workloads.base import SampleContext, Workload
 from perflab.workloads.command import SHELL, CommandWorkload
@@ -48,6 +49,17 @@ class RunOptions:
     cleanup: str | None = None
     show_output: bool = False
     metrics: list[str] | None = None   # keep only these (a suite's choice); None keeps all
+    monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
+    events: list[str] | None = None    # perf-stat's events; None: its default choice
+    profile_freq: int = monitoring.PROFILE_FREQ_HZ
+    call_graph: str = "fp"
+    profile_scope: str = "system"
+
+    def monitor_config(self) -> monitoring.MonitorConfig:
+        return monitoring.MonitorConfig(
+            names=tuple(self.monitors or ()), events=tuple(self.events) if self.events is not None else None,
+            profile_freq=self.profile_freq, call_graph=self.call_graph,
+            profile_scope=self.profile_scope, cpus=tuple(self.cpus) if self.cpus else None)
 
 
 @dataclass
@@ -95,6 +107,7 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         if outside:
             raise UsageError(f"--cpu {outside[0]} is not an online CPU available to perflab "
                              f"(available: {_cpu_list(allowed)})")
+    monitoring.check_config(options.monitor_config())
     reason = workload.unavailable()
     if reason:
         raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")
@@ -131,6 +144,11 @@ class Runner:
         self.warn = warn
         self.failures = 0
         self.measured = 0
+        self._monitor_sets: dict[monitoring.MonitorConfig, list[monitoring.Monitor]] = {}
+        self._built_monitors: list[monitoring.Monitor] = []   # closed at the end, even if switched off
+        self._warned: set[str] = set()
+        self._metric_infos: set[tuple[str, str]] = set()   # monitor metrics described so far
+        self._last_wall: dict[tuple[str, int], float] = {}  # (benchmark, point) -> last wall time
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
               repo: str | None = None, command_line: list[str] | None = None) -> int:
@@ -189,6 +207,7 @@ class Runner:
             raise RunInterrupted(run_id, self.measured) from None
         finally:
             capture.close()
+            self._close_monitors()
             self.progress.stop()
             self.store.flush_pending(run_id, self._pending)
             self._pending.close()
@@ -210,6 +229,7 @@ class Runner:
         points = [Point(workload.benchmark, params) for params in run_plan.points]
         self._point_ids = [self.store.point_id(point) for point in points]
         self._labels = [point.describe() for point in points]
+        self._monitors = self._monitors_for(options.monitor_config())
         try:
             with workload.session():
                 if options.setup:
@@ -229,20 +249,34 @@ class Runner:
             run_hook("prepare", options.prepare, params, streams)
         invocation = workload.invocation(params)
         timeouts = [t for t in (options.timeout, invocation.timeout) if t is not None]
-        result = spawn_and_wait(invocation.executable, invocation.argv,
-                                streams=capture.streams() if invocation.capture else streams,
-                                env=invocation.env, cpus=cpus,
-                                timeout=min(timeouts) if timeouts else None)
+        watched = [] if task.warmup else self._monitors
+        sample = monitoring.SampleInfo(
+            workload.benchmark, task.repetition,
+            self._last_wall.get((workload.benchmark, task.point)) or monitoring.expected_duration(params))
+        started = self._start_monitors(watched, sample)
+        try:
+            result = spawn_and_wait(invocation.executable, invocation.argv,
+                                    streams=capture.streams() if invocation.capture else streams,
+                                    env=invocation.env, cpus=cpus,
+                                    timeout=min(timeouts) if timeouts else None)
+        except BaseException:
+            for monitor in started:
+                monitor.abort()
+            raise
+        self._last_wall[(workload.benchmark, task.point)] = result.wall_s
         if task.warmup:
             self.progress.advance(f"{label} warm-up {task.repetition + 1}")
             return
+        outputs = self._stop_monitors(started, sample, result)
         stdout, stderr = capture.read() if invocation.capture else ("", "")
         measurements = workload.measure(result, SampleContext(params, task.repetition, stdout, stderr))
         if options.metrics:
             # keep what the suite asked for; a failure row always stays, it says why
             measurements = [m for m in measurements
                             if m.metric in options.metrics or m.status is not SampleStatus.OK]
+        measurements += self._monitor_measurements(workload.benchmark, outputs)
         self._pending.append(self._point_ids[task.point], task.repetition, time.time(), measurements)
+        self._store_monitor_files(run_id, self._point_ids[task.point], task.repetition, outputs)
         if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL_S:
             self.store.flush_pending(run_id, self._pending)
             self._flushed_at = time.monotonic()
@@ -254,6 +288,108 @@ class Runner:
                 self.warn(f"sample failed at {workload.benchmark} {label}: {bad.note} "
                           f"(recorded as {bad.status.value}, not as a value)")
         self.progress.advance(f"{label} #{task.repetition + 1}")
+
+    # -- monitors --------------------------------------------------------------------
+    def _monitors_for(self, config: monitoring.MonitorConfig) -> list[monitoring.Monitor]:
+        """The monitors that can work here, asked once per run (a suite's plans share them)."""
+        if config not in self._monitor_sets:
+            usable = []
+            for monitor in monitoring.build(config):
+                self._built_monitors.append(monitor)
+                reason, notes = monitor.prepare()
+                for note in notes:
+                    self._warn_once(note)
+                if reason:
+                    self._warn_once(f"monitor {monitor.name} is off: {reason}; "
+                                    "the benchmark runs without it")
+                else:
+                    usable.append(monitor)
+            self._monitor_sets[config] = usable
+        return self._monitor_sets[config]
+
+    def _start_monitors(self, watched: list[monitoring.Monitor],
+                        sample: monitoring.SampleInfo) -> list[monitoring.Monitor]:
+        """Every start (slow), then every begin (quick), the last one right before the spawn."""
+        started = []
+        try:
+            for step in ("start", "begin"):
+                ready, started = started if step == "begin" else watched, []
+                for monitor in ready:
+                    try:
+                        getattr(monitor, step)(sample)
+                    except monitoring.MonitorFailed as error:
+                        self._switch_off(monitor, error)
+                    else:
+                        started.append(monitor)
+        except BaseException:
+            for monitor in watched:
+                monitor.abort()
+            raise
+        return started
+
+    def _stop_monitors(self, started: list[monitoring.Monitor], sample: monitoring.SampleInfo,
+                       result) -> list[tuple[monitoring.Monitor, monitoring.MonitorOutput]]:
+        """Every end (quick, in reverse), then every stop (collect and post-process)."""
+        outputs = []
+        try:
+            ended = []
+            for monitor in reversed(started):
+                try:
+                    monitor.end(sample)
+                except monitoring.MonitorFailed as error:
+                    self._switch_off(monitor, error)
+                else:
+                    ended.append(monitor)
+            for monitor in ended:
+                try:
+                    outputs.append((monitor, monitor.stop(sample, result)))
+                except monitoring.MonitorFailed as error:
+                    self._switch_off(monitor, error)
+        except BaseException:
+            for monitor in started:
+                monitor.abort()
+            raise
+        return outputs
+
+    def _switch_off(self, monitor: monitoring.Monitor, error: monitoring.MonitorFailed) -> None:
+        monitor.abort()
+        for active in self._monitor_sets.values():
+            if monitor in active:
+                active.remove(monitor)
+        self._warn_once(f"monitor {monitor.name} is off for the rest of the run: {error}; "
+                        "the benchmark runs without it")
+
+    def _monitor_measurements(self, benchmark: str, outputs) -> list[Measurement]:
+        measurements, new_infos = [], []
+        for monitor, output in outputs:
+            for m in output.measurements:
+                measurements.append(m)
+                if (benchmark, m.metric) not in self._metric_infos:
+                    self._metric_infos.add((benchmark, m.metric))
+                    new_infos.append(monitor.metric_info(m.metric))
+        if new_infos:
+            self.store.save_metric_info(benchmark, new_infos)
+        return measurements
+
+    def _store_monitor_files(self, run_id: int, point_id: int, repetition: int, outputs) -> None:
+        for monitor, output in outputs:
+            for rows in output.profiles:
+                self.store.add_profile(run_id, point_id, repetition, rows.event, rows.symbols,
+                                       rows.traces)
+            if monitor.name == "perf-profile" and not output.profiles:
+                self._warn_once("perf-profile: a sample had no profile samples (too short for "
+                                "--profile-freq?); its perf.data is kept")
+            for kind, path in output.artifacts:
+                self.store.add_artifact(run_id, point_id, repetition, kind, path)
+
+    def _close_monitors(self) -> None:
+        for monitor in self._built_monitors:
+            monitor.close()
+
+    def _warn_once(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self.warn(message)
 
     def _cleanup(self, run_plan: RunPlan, points: list[int], streams: Streams) -> None:
         cleanup = run_plan.options.cleanup

@@ -110,6 +110,7 @@ class RunInfo:
     pid: int | None = None
     benchmarks: int = 0
     samples: int = 0
+    repo: str | None = None  # absolute path of the git repository the commit came from
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,14 @@ class ProcessResult:
     exit_code: int | None     # None when killed by a signal
     signal: int | None
     timed_out: bool
+    # the rest of the child's rusage (wait4), for the rusage monitor, and its pid
+    minflt: int = 0
+    majflt: int = 0
+    nvcsw: int = 0
+    nivcsw: int = 0
+    inblock: int = 0
+    oublock: int = 0
+    pid: int | None = None
 
     @property
     def ok(self) -> bool:

@@ -20,8 +20,8 @@ Render sits below analysis, so the comparison is read duck-typed:
 
 ``rows`` picks the mmtests summary rows (amean — the metric's own mean, Hmean for
 rates —, min, max, stddev, coeffvar, median, bamean-N); ``all`` makes lkp list
-unchanged stats too. ``profile`` (see ``compare_profile``) adds profile deltas to the
-lkp, mmtests and JSON reports.
+unchanged stats too. ``profile`` (see ``compare_profile``) adds profile and counter
+deltas to the lkp, mmtests and JSON reports (PROFILE_FORMATS).
 """
 
 from __future__ import annotations
@@ -33,15 +33,18 @@ from perflab.model.errors import UsageError
 from perflab.render.compare_common import parse_rows
 
 FORMATS = ("mmtests", "lkp", "benchstat", "speedup", "markdown", "json", "csv")
+PROFILE_FORMATS = ("mmtests", "lkp", "json")
 
 
 def render_comparison(comparison: Any, fmt: str = "mmtests", *, rows: Sequence[str] = ("amean",),
                       profile: Sequence[Any] | None = None) -> str:
     """The comparison in format ``fmt`` (one of FORMATS)."""
     stats, show_all = parse_rows(rows)
+    if profile is not None and fmt not in PROFILE_FORMATS:
+        raise UsageError(f"profile deltas are shown by --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
     if fmt == "mmtests":
         from perflab.render.compare_mmtests import render_mmtests
-        return render_mmtests(comparison, stats, profile)
+        return render_mmtests(comparison, stats, profile, show_all)
     if fmt == "lkp":
         from perflab.render.compare_lkp import render_lkp
         return render_lkp(comparison, show_all=show_all, profile=profile)

@@ -15,7 +15,14 @@ significant digits)::
                    "verdict", "significant", "method", "interval", "noise_floor",
                    "rule": null | {"name", "changed", "detail"},
                    "warnings": [{"code", "message"}]}}]}],
-     "profile": [...]            (only when profile data is given)}
+     "profile": [{"name", "benchmark", "params", "event", "kind", "symbol",
+                  "sides": [{"label", "mean_pct", "stddev_pct", "n", "change_points",
+                             "comparison": {"change_points", "ci_low", "ci_high", "p_value",
+                                            "q_value", "verdict", "significant", "rule"}}]}]
+                                 (only with profile data; largest change first)
+     "profile_method": {"key", "name", "fdr", "fdr_comparisons", "noise_floor_points",
+                        "unit", "warnings"},
+     "counters": [rows as above, of the monitor metrics]}
 
     SIDE = {"label", "run_id", "present", "n", "failures", "centre", "median", "stddev",
             "cov", "min", "max", "warnings": [{"code", "message"}]}
@@ -103,9 +110,15 @@ def comparison_data(comparison: Any, profile: Any = None) -> dict[str, Any]:
         "warnings": list(comparison.warnings),
         "rows": rows,
     }
-    if profile:
-        from perflab.render.compare_profile import profile_json
+    if profile is not None:
+        from perflab.render.compare_profile import profile_json, profile_method_json
         data["profile"] = profile_json(profile, labels, number)
+        method = profile_method_json(profile, number)
+        if method is not None:
+            data["profile_method"] = method
+        counters = getattr(profile, "counters", None)
+        if counters is not None:
+            data["counters"] = comparison_data(counters)["rows"]
     return data
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from perflab.model.params import format_value
 from perflab.render.compare_common import finite, significance_rule, warning_lines
-from perflab.render.compare_profile import mean, population_sd, visible
+from perflab.render.compare_profile import counter_rows, footer, mean, population_sd, shown_items
 
 RULE = "=" * 89
 BASE_WIDTH = 16
@@ -103,18 +103,23 @@ def render_lkp(comparison: Any, *, show_all: bool = False, profile: Any = None) 
     for row in comparison.rows:
         groups.setdefault((row.benchmark, row.point), []).append(row)
     listed, left_out = [], 0
+    items = shown_items(profile, show_all)
+    _, counters = counter_rows(profile, show_all)
     for (benchmark, _), rows in groups.items():
         shown = [r for r in rows if show_all or any(c.difference is not None and c.difference.significant
                                                      for c in r.cells)]
         left_out += len(rows) - len(shown)
-        extra = [p for p in (profile or ()) if p.benchmark == benchmark and dict(p.params) == dict(rows[0].params)
-                 and visible(p)]
-        if not shown and not extra:
+        here = dict(rows[0].params)
+        extra = [p for p in items if p.benchmark == benchmark and dict(p.params) == here]
+        moved = [r for r in counters if r.benchmark == benchmark and r.params == here]
+        if not shown and not extra and not moved:
             continue
         listed += shown
         out += ["", *_job(benchmark, rows[0].params), "", *_header(runs)]
         for row in shown:
             out.append(stat_line(f"{row.benchmark}.{row.metric}", [row.base_values, *(c.values for c in row.cells)]))
+        for row in moved:
+            out.append(stat_line(row.metric, [row.base_values, *(c.values for c in row.cells)]))
         for item in extra:
             out.append(stat_line(item.name, [item.base, *item.cells], absolute=True))
 
@@ -127,6 +132,8 @@ def render_lkp(comparison: Any, *, show_all: bool = False, profile: Any = None) 
         out.append(f"{left_out} unchanged stat(s) not listed (--rows all lists them)")
     out.append(f"changed = significant: {significance_rule(comparison)}")
     out.append("%change = 100*(new-base)/base; ±N% = population stddev/mean, shown above 2%")
+    if profile is not None:
+        out += footer(profile, show_all)
     warnings = warning_lines(comparison, rows=listed)
     if warnings:
         out += ["warnings:", *warnings]

@@ -129,14 +129,14 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[Any]) -> str:
     return "\n".join(out)
 
 
-def render_mmtests(comparison: Any, stats: Sequence[Stat], profile: Any = None) -> str:
+def render_mmtests(comparison: Any, stats: Sequence[Stat], profile: Any = None, show_all: bool = False) -> str:
     parts = [_block(block, stats, comparison.runs) for block in blocks(comparison)]
     footer = [f"* = significant: {significance_rule(comparison)}",
               "% = change vs the baseline, positive = better"]
     warnings = warning_lines(comparison)
     if warnings:
         footer += ["warnings:", *warnings]
-    if profile:
+    if profile is not None:
         from perflab.render.compare_profile import render_profile_table
-        parts.append(render_profile_table(profile, comparison.labels))
+        parts.append(render_profile_table(profile, comparison.runs, show_all))
     return "\n\n".join([*parts, "\n".join(footer)]) + "\n"

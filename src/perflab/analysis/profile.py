@@ -1,0 +1,400 @@
+"""Profiles beside a comparison: which symbols' shares changed, and the counters that moved.
+
+A profile row is one (benchmark, point, event, kind, symbol) with kind ``self`` or
+``children`` (or ``calltrace``: a chain of frames, callee first). Each repetition of a
+point gives one value, the % of that repetition's samples; a symbol missing from a
+repetition that has a profile counts as 0 (it was under perf_profile's 0.05% cut).
+
+The change is the absolute difference of the means in **percentage points**, as the
+kernel test robot prints ``perf-profile.*`` stats (seed 003: ``30.90 -20.6 10.35``).
+Shares have no better or worse direction, so the verdicts are ``up`` / ``down`` /
+``no change`` / ``inconclusive``. Significance follows the report's method: Welch's t on
+the shares themselves (not their logs: shares are additive and are often 0) for
+``welch-log``, Mann-Whitney U for ``mann-whitney``, the tools' rules for ``mmtests`` and
+``lkp``. The tested rows of the profile report share one Benjamini-Hochberg budget,
+apart from the metric table's (so asking for ``--profile`` never changes a metric's
+verdict), and a change must exceed a noise floor of ``NOISE_FLOOR_POINTS``.
+
+Counters (``perf-stat.*``, ``vmstat.*`` ..., see ``model.records.is_monitor_metric``)
+are compared like metrics, in a comparison of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from perflab.analysis.compare import Comparison, Filters, compare_runs
+from perflab.model.errors import UsageError
+from perflab.model.params import format_value
+from perflab.model.records import RunInfo
+from perflab.stats import (
+    METHOD_NAMES, RuleResult, benjamini_hochberg, lkp_range_rule, mann_whitney, mmtests_band_rule,
+    welch_t,
+)
+from perflab.store import Store
+
+KINDS = ("self", "children", "calltrace")
+NOISE_FLOOR_POINTS = 0.1   # percentage points below which no change is claimed
+MIN_PCT = 0.05             # lkp drops shares under 0.05%
+PROFILE_METHOD_NAMES = {
+    "welch-log": "Welch t-test on the shares (percentage points)",
+    "mann-whitney": "Mann-Whitney U test",
+    "mmtests": METHOD_NAMES["mmtests"],
+    "lkp": METHOD_NAMES["lkp"],
+}
+
+
+def no_profile(run: RunInfo) -> UsageError:
+    return UsageError(f"run {run.id} has no profile; record one with --monitor perf-profile")
+
+
+def stat_event(event: str) -> str:
+    """An event as lkp writes it in a stat name: ``cycles:pp`` -> ``cycles-pp``."""
+    return event.replace(":", "-") or "cycles-pp"
+
+
+def point_text(params: dict[str, Any]) -> str:
+    return " ".join(f"{k}={format_value(v)}" for k, v in params.items()) or "-"
+
+
+# -- comparison -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProfileDelta:
+    """One candidate against the baseline on one profile row."""
+
+    change_points: float   # mean(new) - mean(base), percentage points
+    ci_low: float          # t interval of the change (NaN with fewer than 2 values a side)
+    ci_high: float
+    p_value: float         # NaN for the rules and where no test is possible
+    q_value: float         # Benjamini-Hochberg across the profile report
+    verdict: str           # up / down / no change / inconclusive
+    significant: bool      # verdict is up or down
+    rule: RuleResult | None = None
+
+
+@dataclass(frozen=True)
+class ProfileItem:
+    """One profile row: the values of every side (one per repetition) and each candidate's delta."""
+
+    benchmark: str
+    params: dict[str, Any]
+    event: str
+    kind: str                            # self / children / calltrace
+    symbol: str                          # a calltrace's frames are joined by ";", callee first
+    base: np.ndarray | None
+    cells: list[np.ndarray | None]
+    deltas: list[ProfileDelta | None]
+
+    @property
+    def name(self) -> str:
+        """The lkp stat name, e.g. ``perf-profile.self.cycles-pp.__fget_light``."""
+        return f"perf-profile.{self.kind}.{stat_event(self.event)}.{self.symbol.replace(';', '.')}"
+
+    @property
+    def point(self) -> str:
+        return point_text(self.params)
+
+    @property
+    def size(self) -> float:
+        """The largest |change| over the candidates (0 where none is known)."""
+        changes = [abs(d.change_points) for d in self.deltas if d is not None and math.isfinite(d.change_points)]
+        return max(changes, default=0.0)
+
+
+@dataclass
+class ProfileComparison:
+    """The profile rows of a comparison, largest change first; iterating gives the rows."""
+
+    runs: list[RunInfo]
+    items: list[ProfileItem]
+    method: str
+    method_name: str
+    q: float
+    noise_floor: float                   # percentage points
+    tested: int                          # rows x candidates under the FDR budget
+    counters: Comparison | None = None   # monitor metrics (perf-stat.*, vmstat.* ...)
+    warnings: list[str] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[ProfileItem]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def labels(self) -> list[str]:
+        return [r.label for r in self.runs]
+
+    @property
+    def rule(self) -> str:
+        """One sentence: how a profile row is called changed."""
+        if self.method in ("mmtests", "lkp"):
+            return f"{self.method_name} on the shares, no FDR control"
+        return (f"{self.method_name}, Benjamini-Hochberg FDR {100 * self.q:g}% over {self.tested} "
+                f"profile comparisons, change beyond {self.noise_floor:g} points")
+
+
+Key = tuple[str, str, str, str, str]   # benchmark, params JSON, event, kind, symbol
+
+
+def _side(store: Store, run: RunInfo, filters: Filters,
+          kinds: Sequence[str]) -> tuple[dict[Key, np.ndarray], dict[tuple[str, str, str], int]]:
+    """Every profile row of one run: its value per repetition (0 where a profiled repetition
+    lacks it), and how many repetitions each (benchmark, point, event) has profiled."""
+    benchmarks = set(filters.benchmarks) or None
+    values: dict[Key, dict[int, float]] = {}
+    repetitions: dict[tuple[str, str, str], set[int]] = {}
+
+    def keep(params: str) -> bool:
+        return not filters.params or filters.keeps(json.loads(params))
+
+    for s in store.profile_symbols(run.id, benchmarks):
+        if not keep(s.params):
+            continue
+        repetitions.setdefault((s.benchmark, s.params, s.event), set()).add(s.repetition)
+        for kind, value in (("self", s.self_pct), ("children", s.children_pct)):
+            if kind in kinds:
+                values.setdefault((s.benchmark, s.params, s.event, kind, s.symbol), {})[s.repetition] = value
+    if "calltrace" in kinds:
+        for t in store.profile_traces(run.id, "calltrace", benchmarks):
+            if keep(t.params):
+                repetitions.setdefault((t.benchmark, t.params, t.event), set()).add(t.repetition)
+                values.setdefault((t.benchmark, t.params, t.event, "calltrace", t.frames), {})[t.repetition] = t.value
+    out = {}
+    for key, by_rep in values.items():
+        reps = sorted(repetitions[key[:3]])
+        out[key] = np.array([by_rep.get(r, 0.0) for r in reps], dtype=float)
+    return out, {point: len(reps) for point, reps in repetitions.items()}
+
+
+def _pair_single_benchmarks(sides: list[tuple[dict, dict]]) -> None:
+    """One benchmark per run under different names (./tool vs ./tool-new) pairs up, as in compare."""
+    names = [{k[0] for k in side} for side, _ in sides]
+    if all(len(n) == 1 for n in names) and len(set().union(*names)) > 1:
+        base = next(iter(names[0]))
+        for i in range(1, len(sides)):
+            values, reps = sides[i]
+            sides[i] = ({(base, *k[1:]): v for k, v in values.items()},
+                        {(base, *k[1:]): n for k, n in reps.items()})
+
+
+def _values(side: tuple[dict, dict], key: Key) -> np.ndarray | None:
+    """A row's values on one side; zeros where the side profiled the point but never saw the
+    symbol (lkp's 0.00 of a new symbol); None where it has no profile of the point."""
+    values, reps = side
+    found = values.get(key)
+    if found is None and key[:3] in reps:
+        return np.zeros(reps[key[:3]])
+    return found
+
+
+def _mean(values: np.ndarray | None) -> float:
+    return float(values.mean()) if values is not None and values.size else math.nan
+
+
+def _verdict(change: float, ci_low: float, ci_high: float, floor: float, rejected: bool,
+             rule: RuleResult | None) -> str:
+    if rule is not None and rule.changed:
+        return "up" if rule.sign > 0 else "down"
+    if rule is None and rejected and abs(change) > floor:
+        return "up" if change > 0 else "down"
+    if math.isfinite(ci_low) and -floor <= ci_low and ci_high <= floor:
+        return "no change"
+    return "inconclusive"
+
+
+def _delta(base: np.ndarray, new: np.ndarray, method: str, confidence: float) -> ProfileDelta:
+    change = _mean(new) - _mean(base)
+    welch = welch_t(base, new, log=False, confidence=confidence)
+    rule, p = None, math.nan
+    if method == "welch-log":
+        p = welch.p_value
+    elif method == "mann-whitney":
+        p = mann_whitney(base, new)
+    elif method == "mmtests":
+        rule = mmtests_band_rule(base, new)
+    else:
+        rule = lkp_range_rule(base, new)
+    return ProfileDelta(change, welch.ci_low, welch.ci_high, p, p, "inconclusive", False, rule)
+
+
+def compare_profiles(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
+                     method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
+                     kinds: Sequence[str] = ("self", "children"),
+                     noise_floor: float = NOISE_FLOOR_POINTS) -> ProfileComparison:
+    """The profile rows of base vs each candidate, tested and sorted by the size of the change.
+
+    Raises UsageError naming the first run without any profile row (after the filters).
+    """
+    if method not in PROFILE_METHOD_NAMES:
+        raise UsageError(f"unknown method {method!r}; choose from {', '.join(PROFILE_METHOD_NAMES)}")
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        raise UsageError(f"unknown profile kind {sorted(unknown)[0]!r}; choose from {', '.join(KINDS)}")
+    sides = [_side(store, run, filters, kinds) for run in runs]
+    for run, (side, _) in zip(runs, sides):
+        if not side:
+            raise no_profile(run)
+    _pair_single_benchmarks(sides)
+    keys = list(dict.fromkeys(k for side, _ in sides for k in side))
+
+    items: list[tuple[Key, np.ndarray | None, list[np.ndarray | None], list[ProfileDelta | None]]] = []
+    for key in keys:
+        base, others = _values(sides[0], key), [_values(side, key) for side in sides[1:]]
+        if not any(_mean(v) >= MIN_PCT for v in [base, *others] if v is not None):
+            continue  # under the cut everywhere, as lkp drops it
+        deltas = [_delta(base, o, method, confidence) if base is not None and o is not None else None
+                  for o in others]
+        items.append((key, base, others, deltas))
+
+    pending = [(i, c) for i, (_, _, _, deltas) in enumerate(items) for c, d in enumerate(deltas)
+               if d is not None and d.rule is None]
+    fdr = benjamini_hochberg([items[i][3][c].p_value for i, c in pending], q)
+    rejected = {ic: (bool(r), float(a)) for ic, r, a in zip(pending, fdr.rejected, fdr.adjusted)}
+    result = []
+    for i, (key, base, others, deltas) in enumerate(items):
+        decided = []
+        for c, d in enumerate(deltas):
+            if d is None:
+                decided.append(None)
+                continue
+            hit, q_value = rejected.get((i, c), (False, math.nan))
+            verdict = _verdict(d.change_points, d.ci_low, d.ci_high, noise_floor, hit, d.rule)
+            decided.append(ProfileDelta(d.change_points, d.ci_low, d.ci_high, d.p_value, q_value,
+                                        verdict, verdict in ("up", "down"), d.rule))
+        result.append(ProfileItem(key[0], json.loads(key[1]), key[2], key[3], key[4], base, others, decided))
+    result.sort(key=lambda item: (-item.size, item.benchmark, item.params and json.dumps(item.params),
+                                  KINDS.index(item.kind), item.symbol))
+    warnings = []
+    for run, (side, _) in zip(runs, sides):
+        points = {k[:2] for k in side}
+        for other in keys:
+            if other[:2] not in points:
+                warnings.append(f"{run.label} has no profile of {other[0]} {point_text(json.loads(other[1]))}")
+                points.add(other[:2])
+    return ProfileComparison(list(runs), result, method, PROFILE_METHOD_NAMES[method], q, noise_floor,
+                             len(pending), None, warnings)
+
+
+def compare_counters(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
+                     method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
+                     noise_floor: float | None = None) -> Comparison | None:
+    """The monitor metrics (perf-stat.*, vmstat.* ...) of the runs, compared like metrics, in a
+    report (and FDR budget) of their own; None when no run has any. Those named with
+    ``--metric`` are in the main table already and are left out here."""
+    named = filters.metrics
+    only_params = Filters(filters.benchmarks, filters.params, frozenset())
+    try:
+        counters = compare_runs(store, runs, filters=only_params, method=method, q=q,
+                                confidence=confidence, noise_floor=noise_floor, monitor_metrics=True)
+    except UsageError:
+        return None  # nothing recorded by a monitor
+    counters.rows = [row for row in counters.rows if row.metric not in named]
+    return counters if counters.rows else None
+
+
+def profile_report(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
+                   method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
+                   noise_floor: float | None = None,
+                   kinds: Sequence[str] = ("self", "children")) -> ProfileComparison:
+    """What ``perflab compare --profile`` adds: profile deltas and the counters beside them."""
+    profile = compare_profiles(store, runs, filters=filters, method=method, q=q, confidence=confidence,
+                               kinds=kinds)
+    profile.counters = compare_counters(store, runs, filters=filters, method=method, q=q,
+                                        confidence=confidence, noise_floor=noise_floor)
+    return profile
+
+
+# -- one run's profile ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Share:
+    """A symbol's (or a call trace's) share over the repetitions: mean and population sd."""
+
+    name: str
+    self_mean: float
+    self_sd: float
+    children_mean: float
+    children_sd: float
+
+
+@dataclass(frozen=True)
+class PointProfile:
+    benchmark: str
+    params: dict[str, Any]
+    event: str
+    repetitions: int
+    symbols: list[Share]      # sorted by the chosen share, largest first
+    calltraces: list[Share]   # self_* hold the share of the chain (callee first); children_* NaN
+
+    @property
+    def point(self) -> str:
+        return point_text(self.params)
+
+
+def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(),
+                order: str = "self", top: int | None = 20) -> list[PointProfile]:
+    """Per (benchmark, point, event): every symbol's self and children share, largest first."""
+    sides, _ = _side(store, run, filters, KINDS)
+    if not sides:
+        raise no_profile(run)
+    groups: dict[tuple[str, str, str], dict[str, dict[str, np.ndarray]]] = {}
+    for (benchmark, params, event, kind, symbol), values in sides.items():
+        groups.setdefault((benchmark, params, event), {}).setdefault(symbol, {})[kind] = values
+    out = []
+    for (benchmark, params, event), by_symbol in groups.items():
+        reps = max(v.size for kinds in by_symbol.values() for v in kinds.values())
+
+        def stats(values: np.ndarray | None) -> tuple[float, float]:
+            if values is None:
+                return 0.0, 0.0
+            return float(values.mean()), float(values.std())
+
+        symbols, traces = [], []
+        for symbol, kinds in by_symbol.items():
+            if "calltrace" in kinds:
+                m, sd = stats(kinds["calltrace"])
+                traces.append(Share(symbol, m, sd, math.nan, math.nan))
+            if "self" in kinds or "children" in kinds:
+                symbols.append(Share(symbol, *stats(kinds.get("self")), *stats(kinds.get("children"))))
+        if order == "children":
+            symbols.sort(key=lambda s: (-s.children_mean, -s.self_mean, s.name))
+        else:
+            symbols.sort(key=lambda s: (-s.self_mean, -s.children_mean, s.name))
+        traces.sort(key=lambda s: (-s.self_mean, s.name))
+        symbols = [s for s in symbols if max(s.self_mean, s.children_mean) >= MIN_PCT]
+        traces = [t for t in traces if t.self_mean >= MIN_PCT]
+        out.append(PointProfile(benchmark, json.loads(params), event, reps,
+                                symbols[:top] if top else symbols, traces[:top] if top else traces))
+    return out
+
+
+# -- folded stacks for flame graphs -------------------------------------------------------------
+def folded_stacks(store: Store, run: RunInfo, *, filters: Filters = Filters(),
+                  event: str | None = None) -> dict[tuple[str, ...], float]:
+    """Root-first stacks -> weight summed over the repetitions of ``event`` (default: the
+    first recorded). With several points each gets a root frame ``benchmark point``."""
+    benchmarks = set(filters.benchmarks) or None
+    rows = [t for t in store.profile_traces(run.id, "stack", benchmarks)
+            if not filters.params or filters.keeps(json.loads(t.params))]
+    if not rows:
+        raise no_profile(run)
+    events = list(dict.fromkeys(t.event for t in rows))
+    chosen = event or events[0]
+    if chosen not in events:
+        raise UsageError(f"run {run.id} has no profile of event {chosen!r}; it has {', '.join(events)}")
+    rows = [t for t in rows if t.event == chosen]
+    points = list(dict.fromkeys((t.benchmark, t.params) for t in rows))
+    stacks: dict[tuple[str, ...], float] = {}
+    for t in rows:
+        frames = tuple(t.frames.split(";"))
+        if len(points) > 1:
+            params = json.loads(t.params)
+            frames = (f"{t.benchmark} {point_text(params)}" if params else t.benchmark, *frames)
+        stacks[frames] = stacks.get(frames, 0.0) + t.value
+    return stacks

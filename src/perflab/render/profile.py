@@ -1,0 +1,73 @@
+"""``perflab profile RUN``: a run's profile per benchmark, point and event.
+
+Text: per point, the top symbols with their self and children share (mean over the
+repetitions, ``±N%`` = population sd / mean as lkp prints it, above 2%), then the top
+call traces (lkp's ``calltrace``: at most five frames, callee first). JSON: the same
+numbers. Folded: ``root;...;leaf weight`` lines, flamegraph.pl's input.
+
+Duck-typed input (see ``analysis.profile.PointProfile``): ``.benchmark .params .point
+.event .repetitions .symbols .calltraces``, each share ``.name .self_mean .self_sd
+.children_mean .children_sd``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from perflab.render.texttable import format_table
+
+
+def _share(m: float, sd: float) -> str:
+    if not math.isfinite(m):
+        return "-"
+    spread = f" ±{round(100 * sd / m):d}%" if m > 0 and math.isfinite(sd) and 100 * sd / m > 2 else ""
+    return f"{m:.2f}{spread}"
+
+
+def render_profile(run: Any, points: Sequence[Any], *, order: str = "self") -> str:
+    out = [f"run {run.id} ({run.label}): profile, % of samples, mean over the repetitions"]
+    for p in points:
+        out += ["", f"{p.benchmark} {p.point}  event {p.event}  {p.repetitions} repetition(s)"]
+        headers = ["children", "self", "symbol"] if order == "children" else ["self", "children", "symbol"]
+        rows = []
+        for s in p.symbols:
+            own, children = _share(s.self_mean, s.self_sd), _share(s.children_mean, s.children_sd)
+            rows.append([children, own, s.name] if order == "children" else [own, children, s.name])
+        out.append(format_table(headers, rows, align="rrl", indent="  ") if rows
+                   else "  no symbol at or above 0.05%")
+        if p.calltraces:
+            out += ["", "  call traces (callee first):"]
+            out.append(format_table(["share", "frames"], [[_share(t.self_mean, t.self_sd), t.name]
+                                                          for t in p.calltraces], align="rl", indent="  "))
+    return "\n".join(out) + "\n"
+
+
+def profile_data(run: Any, points: Sequence[Any]) -> dict[str, Any]:
+    def number(x: float) -> float | None:
+        return float(f"{x:.10g}") if math.isfinite(x) else None
+
+    return {"run": {"id": run.id, "label": run.label, "commit": run.commit},
+            "points": [{"benchmark": p.benchmark, "params": p.params, "event": p.event,
+                        "repetitions": p.repetitions,
+                        "symbols": [{"symbol": s.name, "self_pct": number(s.self_mean),
+                                     "self_stddev": number(s.self_sd), "children_pct": number(s.children_mean),
+                                     "children_stddev": number(s.children_sd)} for s in p.symbols],
+                        "calltraces": [{"frames": t.name.split(";"), "pct": number(t.self_mean),
+                                        "stddev": number(t.self_sd)} for t in p.calltraces]}
+                       for p in points]}
+
+
+def render_profile_json(run: Any, points: Sequence[Any]) -> str:
+    return json.dumps(profile_data(run, points), indent=1, ensure_ascii=False) + "\n"
+
+
+def render_folded(stacks: Mapping[tuple[str, ...], float]) -> str:
+    """flamegraph.pl's input, heaviest first; whole weights print as integers."""
+    lines = []
+    for stack, weight in sorted(stacks.items(), key=lambda kv: (-kv[1], kv[0])):
+        count = int(weight) if float(weight).is_integer() else f"{weight:.6g}"
+        lines.append(f"{';'.join(stack)} {count}")
+    return "\n".join(lines) + ("\n" if lines else "")
