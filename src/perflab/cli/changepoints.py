@@ -4,4 +4,88 @@ from __future__ import annotations
 
 import click
 
-COMMANDS: list[click.Command] = []
+from perflab.model.errors import UsageError
+
+METHOD_CHOICES = ["e-divisive", "pelt", "binseg"]  # perflab.stats.changepoints.METHODS
+
+
+def _fraction(text: str) -> float:
+    """--min-magnitude: '5%' or a fraction '0.05' (Otava's unit)."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise UsageError(f"bad --min-magnitude {text!r}: expected 5% or a fraction like 0.05") from None
+    if not 0.0 <= value < 1e6:
+        raise UsageError(f"bad --min-magnitude {text!r}: must be >= 0")
+    return value
+
+
+@click.command("changepoints")
+@click.argument("file", metavar="FILE")
+@click.option("-c", "--column", "columns", multiple=True, metavar="NAME",
+              help="Metric column to analyse; repeat for several [default: every numeric column].")
+@click.option("--method", type=click.Choice(METHOD_CHOICES), default="e-divisive", show_default=True,
+              help="e-divisive: Otava's method (window + t-test); pelt: exact penalised fit; "
+                   "binseg: seeded binary segmentation, the fastest on long series.")
+@click.option("--window", type=int, default=50, show_default=True,
+              help="e-divisive: points per sliding window.")
+@click.option("--max-pvalue", type=float, default=0.001, show_default=True,
+              help="e-divisive: keep change points with a t-test p-value at or below this.")
+@click.option("--penalty", default="mbic", show_default=True,
+              help="pelt/binseg: mbic, bic, aic or a number (times the noise variance).")
+@click.option("--min-magnitude", default="0", show_default=True, metavar="PCT",
+              help="Drop changes smaller than this relative change: 5% or 0.05.")
+@click.option("--direction", type=click.Choice(["higher", "lower"]),
+              help="Which way is better: orients the % change (+ = better) and names each point.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, max_pvalue: float,
+                 penalty: str, min_magnitude: str, direction: str | None, fmt: str) -> None:
+    """Change points in the mean of the series in FILE (CSV with a header, or JSON).
+
+    CSV: a header, an optional time/commit column, metric columns; rows with the same
+    commit are several samples of it. JSON: a list of numbers, of lists, or of objects.
+    Empty cells / null are missing points. Prints each change's 0-based index (the first
+    point of the new regime), mean ±stddev before and after, % change and p-value; FILE
+    '-' reads stdin.
+    """
+    from perflab.analysis.series_file import read_series_file
+    from perflab.model.records import Direction
+    from perflab.render.changepoints import ColumnChanges, render_json, render_table
+    from perflab.stats.changepoints import MIN_POINTS, detect
+
+    magnitude = _fraction(min_magnitude)
+    try:
+        penalty_value: str | float = float(penalty)
+    except ValueError:
+        penalty_value = penalty
+    series = read_series_file(file)
+    chosen = list(dict.fromkeys(columns)) or list(series.columns)
+    for name in chosen:
+        if name not in series.columns:
+            raise UsageError(f"{series.path}: no numeric column {name!r}",
+                             f"numeric columns: {', '.join(series.columns)}")
+    results = []
+    for name in chosen:
+        groups = series.columns[name]
+        present = sum(1 for g in groups if g)
+        if present < MIN_POINTS:
+            raise UsageError(f"{series.path}: column {name!r} has {present} points with values; "
+                             f"change-point detection needs at least {MIN_POINTS}")
+        try:
+            found = detect(groups, method=method, window=window, max_pvalue=max_pvalue,
+                           min_magnitude=magnitude, penalty=penalty_value)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        results.append(ColumnChanges(name, len(groups), series.labels, found))
+    if method == "e-divisive":
+        parameters = {"window": window, "max_pvalue": max_pvalue}
+    else:
+        parameters = {"penalty": penalty_value}
+    if magnitude:
+        parameters["min_magnitude"] = magnitude
+    render = render_json if fmt == "json" else render_table
+    click.echo(render(series.path, method, parameters, Direction(direction) if direction else None,
+                      results), nl=False)
+
+
+COMMANDS: list[click.Command] = [changepoints]

@@ -4,4 +4,97 @@ from __future__ import annotations
 
 import click
 
-COMMANDS: list[click.Command] = []
+from perflab.cli.common import open_store, warn
+
+_METHODS = ["auto", "e-divisive", "pelt", "binseg"]  # analysis.history.METHODS, without importing numpy
+
+
+def _selection(function):
+    """The options that pick series: --metric, --filter, --benchmark, --label, --method."""
+    for decorator in reversed([
+        click.option("--metric", "metrics", multiple=True, help="Only these metrics; repeatable."),
+        click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
+                     help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable."),
+        click.option("--benchmark", "benchmarks", multiple=True, help="Only these benchmarks; repeatable."),
+        click.option("--label", "labels", multiple=True, help="Only runs with this label; repeatable."),
+        click.option("--method", type=click.Choice(_METHODS), default="auto", show_default=True,
+                     help="Change-point detector (auto: e-divisive, PELT past 1000 commits)."),
+    ]):
+        function = decorator(function)
+    return function
+
+
+def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method):
+    from perflab.analysis.compare import Filters
+    from perflab.analysis.history import build_history
+    selection = Filters.parse([*filters, *(f"benchmark={b}" for b in benchmarks)], list(metrics))
+    with open_store(ctx, create=False) as store:
+        history = build_history(store, filters=selection, labels=labels, method=method)
+    for message in history.warnings:
+        warn(message)
+    return history
+
+
+@click.command()
+@_selection
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str) -> None:
+    """A metric's series in commit order (first-parent of the runs' --repo), with change points.
+
+    \b
+      perflab history --metric per_thread_ops --filter test=poll2
+    """
+    from perflab.render.history import history_json, render_history
+    found = _build(ctx, metrics, filters, benchmarks, labels, method)
+    click.echo(history_json(found) if fmt == "json" else render_history(found), nl=False)
+
+
+@click.command()
+@_selection
+@click.option("--since", metavar="DATE", help="Only changes whose commit was measured on or after DATE (ISO).")
+@click.option("--direction", type=click.Choice(["regression", "improvement"]), help="Only this kind.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, since: str | None,
+            direction: str | None, fmt: str) -> None:
+    """Every detected change of every series, largest first."""
+    from perflab.analysis.history import commit_subjects, parse_since, select_changes
+    from perflab.render.history import changes_json, render_changes
+    moment = parse_since(since) if since else None
+    found = _build(ctx, metrics, filters, benchmarks, labels, method)
+    listed = select_changes(found, since=moment, direction=direction)
+    subjects = commit_subjects(found.repo, [c.point.commit for c in listed if c.point.commit])
+    text = (changes_json(listed, subjects, found.warnings) if fmt == "json"
+            else render_changes(listed, subjects))
+    click.echo(text, nl=False)
+
+
+@click.group()
+def report() -> None:
+    """Reports written for people: 'perflab report change ID'."""
+
+
+@report.command(name="change")
+@click.argument("change_id", metavar="ID")
+@click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
+@click.option("--method", type=click.Choice(_METHODS), default="auto", show_default=True,
+              help="The detector the change was listed with.")
+@click.option("--points", type=int, default=3, show_default=True,
+              help="Commits pooled on each side of the change for the detailed comparison.")
+@click.option("--fdr", type=float, default=0.05, show_default=True,
+              help="False discovery rate across the stats of the detailed comparison.")
+@click.pass_context
+def report_change(ctx: click.Context, change_id: str, labels, method: str, points: int, fdr: float) -> None:
+    """A change point as a robot-style regression report (see 'perflab changes' for IDs)."""
+    from perflab.analysis.history import change_report
+    from perflab.model.errors import UsageError
+    from perflab.render.report import render_change_report
+    if not 0 < fdr < 1:
+        raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
+    with open_store(ctx, create=False) as store:
+        found = change_report(store, change_id, labels=labels, method=method, points=points, q=fdr)
+    click.echo(render_change_report(found), nl=False)
+
+
+COMMANDS: list[click.Command] = [history, changes, report]

@@ -5,13 +5,13 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   summary       centres (amean, hmean, gmean, median), spread, best-N% means, percentiles
   checks        detectors: sample size, zero spread, high CoV, outliers, bimodality, trend
   intervals     confidence intervals: mean (t), median (order statistics), ratio (bootstrap)
-  changepoints  change points in a history: E-divisive (Otava), PELT
+  changepoints  change points in a history: detect() by E-divisive (Otava), PELT, binseg
   significance  Welch's t, Mann-Whitney U, Mann-Kendall, Benjamini-Hochberg
   rules         the mmtests band rule and the lkp-tests range rule
   difference    compare one row, decide the verdicts of a report under FDR control
 """
 
-from perflab.stats.changepoints import ChangePoint, e_divisive, oriented, pelt
+from perflab.stats.changepoints import ChangePoint, binseg, detect, e_divisive, oriented, pelt
 from perflab.stats.checks import (
     bimodality_ratio, check_bimodal, check_cov, check_outliers, check_sample_size, check_spread,
     check_trend, modified_z_scores,
@@ -31,10 +31,10 @@ from perflab.stats.warnings import StatWarning
 __all__ = [
     "METHOD_NAMES", "ChangePoint", "Difference", "FdrResult", "Interval", "Method", "RuleResult",
     "StatWarning",
-    "Summary", "Verdict", "WelchResult", "amean", "benjamini_hochberg", "best_mean",
+    "Summary", "Verdict", "WelchResult", "amean", "benjamini_hochberg", "best_mean", "binseg",
     "bimodality_ratio", "bootstrap_ratio_ci", "centre", "check_bimodal", "check_cov",
     "check_outliers", "check_sample_size", "check_spread", "check_trend", "clean", "compare",
-    "cov", "decide", "e_divisive", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",
+    "cov", "decide", "detect", "e_divisive", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",
     "mean_ci", "median", "median_ci", "mmtests_band_rule", "modified_z_scores", "oriented",
     "pelt", "percentiles",
     "spearman_trend", "stddev", "summarize", "welch_t",

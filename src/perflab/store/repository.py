@@ -542,7 +542,8 @@ def _run_info(row: Any) -> RunInfo:
         id=row["id"], label=row["label"], commit=row["commit"],
         commit_describe=row["commit_describe"], host=row["host"],
         started_at=row["started_at"], finished_at=row["finished_at"], status=status,
-        spec=row["spec"] or {}, environment=row["environment"] or {}, pid=row["pid"])
+        spec=row["spec"] or {}, environment=row["environment"] or {}, pid=row["pid"],
+        repo=row["repo"])
 
 
 def _alive(pid: int | None, host: str) -> bool:

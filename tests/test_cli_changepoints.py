@@ -1,0 +1,189 @@
+"""`perflab changepoints FILE`: real files through the real CLI, good and malformed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import PERFLAB, run_cli
+
+rng = np.random.default_rng(17)
+# 50 points at ~100 then 50 at ~110: one change, at index 50
+VALUES = np.concatenate([rng.normal(100, 1, 50), rng.normal(110, 1, 50)]).round(3)
+
+
+def write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def csv_text(values=VALUES, header="commit,value") -> str:
+    return header + "\n" + "".join(f"c{i:03d},{v}\n" for i, v in enumerate(values))
+
+
+def as_json(result) -> dict:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+# ------------------------------------------------------------------ good input
+
+def test_csv_table_names_the_change(tmp_path):
+    path = write(tmp_path, "s.csv", csv_text())
+    result = run_cli("changepoints", path, "--direction", "lower")
+    assert result.returncode == 0, result.stderr
+    assert "value, 100 points, 1 change point (e-divisive: window 50, max_pvalue 0.001)" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if "c050" in line).split()
+    assert row[0] == "50" and row[1] == "c050"
+    assert row[-3].startswith("-") and row[-3].endswith("%") and row[-2] == "worse"
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("method", ["e-divisive", "pelt", "binseg"])
+def test_csv_json_output_for_each_method(tmp_path, method):
+    path = write(tmp_path, "s.csv", csv_text())
+    data = as_json(run_cli("changepoints", path, "--column", "value", "--method", method,
+                           "--format", "json"))
+    (column,) = data["columns"]
+    assert (column["column"], column["points"], column["indices"]) == ("value", 100, [50])
+    (cp,) = column["change_points"]
+    assert cp["label"] == "c050"
+    assert cp["mean_before"] == pytest.approx(VALUES[:50].mean())
+    assert cp["stddev_after"] == pytest.approx(VALUES[50:].std(ddof=1))
+    assert cp["change_pct"] == pytest.approx(100 * (VALUES[50:].mean() / VALUES[:50].mean() - 1))
+    assert cp["p_value"] < 1e-10 and cp["verdict"] is None
+    assert data["method"] == method
+
+
+def test_every_numeric_column_by_default_text_columns_ignored(tmp_path):
+    lines = ["time,a,host,b"] + [f"{i},{v},box1,{200 - v}" for i, v in enumerate(VALUES)]
+    data = as_json(run_cli("changepoints", write(tmp_path, "s.csv", "\n".join(lines) + "\n"),
+                           "--format", "json", "--direction", "higher"))
+    assert [c["column"] for c in data["columns"]] == ["a", "b"]
+    assert [c["indices"] for c in data["columns"]] == [[50], [50]]
+    assert [c["change_points"][0]["verdict"] for c in data["columns"]] == ["better", "worse"]
+
+
+def test_nan_gaps_keep_original_indices(tmp_path):
+    cells = [str(v) for v in VALUES]
+    for i in (3, 20, 49, 50, 51):
+        cells[i] = ""
+    cells[70] = "NaN"
+    text = "commit,value\n" + "".join(f"c{i},{c}\n" for i, c in enumerate(cells))
+    data = as_json(run_cli("changepoints", write(tmp_path, "gaps.csv", text), "--format", "json"))
+    (column,) = data["columns"]
+    assert column["points"] == 100
+    assert column["indices"] == [52]  # the first point of the new regime that has a value
+
+
+def test_tsv_without_a_label_column(tmp_path):
+    text = "value\tother\n" + "".join(f"{v}\t1\n" for v in VALUES)
+    data = as_json(run_cli("changepoints", write(tmp_path, "s.tsv", text), "--format", "json"))
+    assert data["columns"][0]["indices"] == [50]
+    assert data["columns"][0]["change_points"][0]["label"] is None
+    assert [c["column"] for c in data["columns"]] == ["value", "other"]
+    assert data["columns"][1]["indices"] == []  # a constant column: nothing to report
+
+
+def test_json_list_of_numbers_with_nulls(tmp_path):
+    values = [None if i in (10, 60) else v for i, v in enumerate(VALUES.tolist())]
+    data = as_json(run_cli("changepoints", write(tmp_path, "s.json", json.dumps(values)),
+                           "--format", "json", "--method", "pelt"))
+    assert data["columns"][0]["column"] == "value"
+    assert data["columns"][0]["indices"] == [50]
+
+
+def test_json_objects_with_several_samples_per_commit(tmp_path):
+    rows = []
+    for i in range(40):
+        for _ in range(3):  # three samples per commit, as consecutive objects
+            rows.append({"commit": f"k{i}", "ops": float(rng.normal(1000 if i < 25 else 970, 5)),
+                         "note": "x"})
+    rows.append({"commit": "k40", "ops": None})  # a commit that failed: missing
+    data = as_json(run_cli("changepoints", write(tmp_path, "o.json", json.dumps(rows)),
+                           "--format", "json", "--direction", "higher"))
+    (column,) = data["columns"]
+    assert column["column"] == "ops" and column["points"] == 41
+    (cp,) = column["change_points"]
+    assert (cp["index"], cp["label"], cp["verdict"]) == (25, "k25", "worse")
+    before = [r["ops"] for r in rows[:75]]
+    assert cp["mean_before"] == pytest.approx(np.mean(before))  # over all samples
+
+
+def test_json_list_of_lists(tmp_path):
+    groups = [[v, v + 0.5] for v in VALUES.tolist()]
+    groups[5] = []
+    data = as_json(run_cli("changepoints", write(tmp_path, "g.json", json.dumps(groups)),
+                           "--format", "json", "--method", "binseg"))
+    assert data["columns"][0]["indices"] == [50]
+
+
+def test_min_magnitude_and_stdin(tmp_path):
+    text = csv_text()
+    command = [*PERFLAB, "changepoints", "-", "--min-magnitude", "20%", "--format", "json"]
+    result = subprocess.run(command, input=text, capture_output=True, text=True, timeout=60)
+    data = as_json(result)
+    assert data["source"] == "<stdin>"
+    assert data["parameters"]["min_magnitude"] == 0.2
+    assert data["columns"][0]["indices"] == []  # the 10% step is below 20%
+
+
+# ------------------------------------------------------------------ malformed input
+
+MALFORMED = {
+    "no header": ("s.csv", "".join(f"{i},{v}\n" for i, v in enumerate(VALUES)),
+                  "line 1: expected a header naming the columns"),
+    "non-numeric value": ("s.csv", csv_text().replace("c007,", "c007,abc") + "",
+                          "line 9: column 'value' has"),
+    "empty": ("s.csv", "", "the file is empty"),
+    "blank lines only": ("s.csv", "\n\n  \n", "the file is empty"),
+    "header only": ("s.csv", "time,value\n", "a header but no data rows"),
+    "too short": ("s.csv", "time,value\n1,3\n2,4\n3,5\n", "column 'value' has 3 points with values"),
+    "too short after gaps": ("s.csv", "time,value\n" + "".join(f"{i},{'' if i % 3 else i}\n"
+                                                                for i in range(15)),
+                             "column 'value' has 5 points with values"),
+    "ragged row": ("s.csv", csv_text().replace("c030,", "c030,1,"), "line 32: 3 fields, the header has 2"),
+    "no numeric column": ("s.csv", "time,host\n1,a\n2,b\n", "no numeric column"),
+    "duplicate column": ("s.csv", "time,v,v\n1,2,3\n", "column 'v' appears twice"),
+    "bad json": ("s.json", "[1, 2,, 3]", "not valid JSON: Expecting value (line 1, column 7)"),
+    "json not a list": ("s.json", '{"value": [1, 2]}', "expected a JSON list"),
+    "json empty list": ("s.json", "[]", "the list is empty"),
+    "json non-number": ("s.json", json.dumps([1.0, 2.0, "fast", 3.0]), "item 2: 'fast' is not a number"),
+    "json mixed items": ("s.json", json.dumps([{"v": 1}, 2]), "item 1: expected an object"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_malformed_input_gives_one_clear_line(tmp_path, case):
+    name, text, message = MALFORMED[case]
+    path = write(tmp_path, name, text)
+    result = run_cli("changepoints", path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"perflab: error: {path}"), result.stderr
+    assert message in lines[0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--column", "nope"], "no numeric column 'nope' (numeric columns: value)"),
+    (["--min-magnitude", "big"], "bad --min-magnitude 'big'"),
+    (["--window", "2"], "window must be >= 6"),
+    (["--method", "pelt", "--penalty", "huge"], "unknown penalty 'huge'"),
+    (["--method", "otava"], "Invalid value for '--method'"),
+])
+def test_bad_options_give_one_clear_line(tmp_path, args, message):
+    result = run_cli("changepoints", write(tmp_path, "s.csv", csv_text()), *args)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.stderr
+
+
+def test_unknown_file(tmp_path):
+    missing = str(tmp_path / "missing.csv")
+    result = run_cli("changepoints", missing)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"perflab: error: {missing}: no such file"

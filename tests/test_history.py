@@ -1,0 +1,249 @@
+"""perflab history / changes / report change: real git repositories, real runs, real change points.
+
+The main fixture is a git repository whose commit "slow down the loop" raises a delay
+file from 10 ms to 15 ms; every commit is measured by a real ``perflab run --repo
+--commit`` of ``sleep <delay at that commit>``, one old commit last in time, and a side
+branch merged with --no-ff is measured too. Long series with gaps, several runs per
+commit and a failed run are written through the Store API the runner uses.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import run_cli
+
+SLOW_SUBJECT = "slow down the loop"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def new_repo(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    return path
+
+
+def commit(repo: Path, subject: str, delay: str | None = None) -> str:
+    if delay is not None:
+        (repo / "delay").write_text(delay + "\n")
+    (repo / f"note-{len(list(repo.glob('note-*')))}-{subject.split()[0].strip(':')}").write_text(subject + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", subject)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def record(db: str, repo: Path, sha: str, label: str = "nightly") -> None:
+    delay = git(repo, "show", f"{sha}:delay")
+    run_cli("run", "-q", "-n", "3", "--repo", str(repo), "--commit", sha, "--label", label,
+            "--name", "nap", "--", "sleep", delay, db=db, check=True)
+
+
+@pytest.fixture(scope="module")
+def nap(tmp_path_factory):
+    """(db, repo, first-parent shas, side sha, slow sha)."""
+    base = tmp_path_factory.mktemp("history")
+    repo = new_repo(base / "app")
+    c = [commit(repo, "start", "0.010")]
+    c.append(commit(repo, "tidy the loop"))
+    git(repo, "checkout", "-q", "-b", "side")
+    side = commit(repo, "side: try a cache")
+    git(repo, "checkout", "-q", "main")
+    c.append(commit(repo, "rename a variable"))
+    c.append(commit(repo, "comment the loop"))
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    c.append(git(repo, "rev-parse", "HEAD"))
+    slow = commit(repo, SLOW_SUBJECT, "0.015")
+    c.append(slow)
+    for i in range(4):
+        c.append(commit(repo, f"after the step {i}"))
+    assert git(repo, "rev-list", "--first-parent", "--reverse", "HEAD").split() == c
+    db = str(base / "perflab.db")
+    late = c[2]  # measured last: first-parent order must still put it third
+    for sha in [x for x in c[:4] if x != late] + [side] + [x for x in c[4:]] + [late]:
+        record(db, repo, sha)
+    return db, repo, c, side, slow
+
+
+def history_json(db: str, *args: str) -> dict:
+    result = run_cli("history", "--format", "json", *args, db=db)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def the_series(data: dict, metric: str) -> dict:
+    (series,) = [s for s in data["series"] if s["metric"] == metric]
+    return series
+
+
+def test_points_follow_the_first_parent_line(nap):
+    db, repo, line, side, _ = nap
+    data = history_json(db, "--metric", "time")
+    assert data["order"] == "first-parent" and data["repo"] == str(repo)
+    points = the_series(data, "time")["points"]
+    # the side commit is off the line: placed by time, after the last line commit run before it
+    assert [p["commit"] for p in points] == line[:4] + [side] + line[4:]
+    assert [p["on_line"] for p in points] == [True] * 4 + [False] + [True] * 6
+    assert all(p["n"] == 3 for p in points)
+
+
+def test_the_step_is_found_at_its_commit(nap):
+    db, _, _, _, slow = nap
+    series = the_series(history_json(db, "--metric", "time", "--filter", "benchmark=nap"), "time")
+    assert series["changes"], series
+    change = max(series["changes"], key=lambda c: abs(c["oriented_pct"]))
+    assert change["commit"] == slow and change["kind"] == "regression"
+    assert change["change_pct"] > 20 and change["oriented_pct"] == pytest.approx(-change["change_pct"])
+    assert change["before"]["mean"] < change["after"]["mean"] and change["p_value"] < 1e-3
+    text = run_cli("history", "--metric", "time", db=db, check=True).stdout
+    assert f"[{change['id']}]" in text and "regression" in text and slow[:12] in text
+
+
+def test_changes_lists_largest_first_and_filters(nap):
+    db, _, _, _, slow = nap
+    data = json.loads(run_cli("changes", "--format", "json", db=db, check=True).stdout)
+    sizes = [abs(c["oriented_pct"]) for c in data["changes"]]
+    assert sizes == sorted(sizes, reverse=True)
+    time_change = next(c for c in data["changes"] if c["metric"] == "time" and c["commit"] == slow)
+    assert time_change["subject"] == SLOW_SUBJECT
+    regressions = run_cli("changes", "--direction", "regression", "--metric", "time", db=db, check=True).stdout
+    assert time_change["id"] in regressions and SLOW_SUBJECT in regressions
+    improvements = run_cli("changes", "--direction", "improvement", "--metric", "time", db=db, check=True).stdout
+    assert time_change["id"] not in improvements
+    later = run_cli("changes", "--since", "2999-01-01", db=db, check=True).stdout
+    assert later.strip() == "no change point found"
+
+
+def test_report_change_reads_like_the_robot(nap, tmp_path):
+    db, repo, line, _, slow = nap
+    data = json.loads(run_cli("changes", "--format", "json", "--metric", "time", db=db, check=True).stdout)
+    change = next(c for c in data["changes"] if c["commit"] == slow)
+    result = run_cli("report", "change", change["id"], db=db)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    first = text.splitlines()[0]
+    assert first.startswith("perflab noticed a -") and "% regression of nap.time" in first
+    assert f"on commit {slow[:10]} ({SLOW_SUBJECT})" in first
+    assert f'commit: {slow} ("{SLOW_SUBJECT}")' in text
+    assert "in testcase: nap" in text and "on test machine:" in text
+    assert "nap.time" in text.split("Details are as below:")[1]  # the lkp table lists the stat
+    reproduce = text.split("To reproduce:")[1].strip().splitlines()
+    assert reproduce[0].strip() == f"cd {repo}" and reproduce[1].strip() == f"git checkout {slow}"
+    argv = shlex.split(reproduce[2])
+    assert argv[0] == "perflab" and argv[argv.index("--commit") + 1] == slow
+    assert argv.count("--commit") == 1 and argv[-2:] == ["sleep", "0.015"]
+    # the command really measures that commit again (into a copy of the database)
+    copy = str(tmp_path / "copy.db")
+    shutil.copy(db, copy)
+    argv[argv.index("--db") + 1] = copy
+    run_cli(*argv[argv.index("run"):], db=copy, check=True)
+    points = the_series(history_json(copy, "--metric", "time"), "time")["points"]
+    assert next(p for p in points if p["commit"] == slow)["n"] == 6
+
+
+def test_errors_are_one_line(nap, tmp_path):
+    db = nap[0]
+    cases = [
+        (["report", "change", "0123456789"], "no change with id '0123456789'"),
+        (["report", "change", "xyz!"], "bad change id"),
+        (["history", "--metric", "nosuch"], "no runs with metric nosuch"),
+        (["history", "--filter", "test=poll2"], "unknown --filter key 'test'"),
+        (["history", "--label", "nosuch"], "no runs labelled nosuch"),
+        (["changes", "--since", "yesterday"], "bad --since"),
+    ]
+    for args, message in cases:
+        result = run_cli(*args, db=db)
+        assert result.returncode == 2, (args, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (args, result.stderr)
+    empty = run_cli("history", db=str(tmp_path / "none.db"))
+    assert empty.returncode == 2 and len(empty.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- long series via the Store
+
+def long_history(base: Path, *, commits: int = 48, step_at: int = 30) -> tuple[str, Path, list[str]]:
+    """A higher-is-better 'ops' that drops 10% at ``step_at``; gaps, doubles and a failure."""
+    from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
+    from perflab.store import Store
+
+    repo = new_repo(base / "kernel")
+    shas = [commit(repo, f"change {i}") for i in range(commits)]
+    rng = np.random.default_rng(7)
+    point = Point("wis", {"test": "poll2", "mode": "thread"})
+    db = str(base / "perflab.db")
+    with Store(db, create=True) as store:
+        store.save_metric_info("wis", [MetricInfo("ops", "ops/s", Direction.HIGHER)])
+        for i, sha in enumerate(shas):
+            if i % 7 == 3:
+                continue  # a commit nobody measured
+            for _ in range(2 if i % 5 == 0 else 1):  # some commits measured twice
+                run_id = store.create_run(label="nightly", host="box", spec={}, environment={},
+                                          commit=sha, commit_describe=sha[:7], repo=str(repo))
+                failed = i == 11
+                for rep in range(3):
+                    value = (100.0 if i < step_at else 90.0) * (1 + 0.01 * rng.standard_normal())
+                    status = SampleStatus.FAILED if failed else SampleStatus.OK
+                    store.add_sample(run_id, point, rep, [Measurement("ops", None if failed else value,
+                                                                      "ops/s", status)])
+                    # seed 003's profile: the work moves from __fget_light to __get_file_rcu
+                    moved = 0.0 if i < step_at else 20.0 + rng.standard_normal()
+                    store.add_profile(run_id, store.point_id(point), rep, "cycles-pp",
+                                      [("__fget_light", 30.0 - moved, 40.0), ("do_poll", 12.0, 60.0),
+                                       *([("__get_file_rcu", moved + 6, moved + 6)] if moved else [])], [])
+                store.seal(run_id)
+                store.set_run_status(run_id, RunStatus.FAILED if failed else RunStatus.COMPLETE)
+    return db, repo, shas
+
+
+def test_long_series_with_gaps_and_repeats(tmp_path):
+    db, _, shas = long_history(tmp_path)
+    for method in ("e-divisive", "pelt", "binseg"):
+        series = the_series(history_json(db, "--metric", "ops", "--filter", "test=poll2",
+                                         "--method", method), "ops")
+        points = series["points"]
+        measured = [s for i, s in enumerate(shas) if i % 7 != 3]
+        assert [p["commit"] for p in points] == measured
+        assert next(p for p in points if p["commit"] == shas[15])["n"] == 6  # two runs merged
+        assert next(p for p in points if p["commit"] == shas[11])["n"] == 0  # the failed run: a gap
+        (change,) = series["changes"]
+        assert change["commit"] == shas[30] and change["kind"] == "regression", method
+        assert change["change_pct"] == pytest.approx(-10, abs=1.5)
+        assert change["oriented_pct"] == pytest.approx(change["change_pct"])
+    report = run_cli("report", "change", change["id"], db=db, check=True).stdout
+    table = report.split("Details are as below:")[1]
+    lines = {line.split()[-1]: line for line in table.splitlines() if "perf-profile" in line}
+    assert set(lines) == {"perf-profile.self.cycles-pp.__fget_light", "perf-profile.self.cycles-pp.__get_file_rcu",
+                          "perf-profile.children.cycles-pp.__get_file_rcu"}, table
+    fget = lines["perf-profile.self.cycles-pp.__fget_light"].split()
+    assert float(fget[0]) == 30 and float(fget[1]) == pytest.approx(-20, abs=2)  # points, not %
+    assert "wis.ops" in table and "-10." in table and "with following parameters:" in report
+    assert "regression" in run_cli("changes", "--direction", "regression", db=db, check=True).stdout
+    assert "no change point" in run_cli("changes", "--direction", "improvement", db=db, check=True).stdout
+
+
+def test_a_moved_repository_falls_back_to_time_order(tmp_path):
+    db, repo, shas = long_history(tmp_path, commits=24, step_at=12)
+    repo.rename(tmp_path / "elsewhere")
+    result = run_cli("history", "--format", "json", "--metric", "ops", db=db)
+    assert result.returncode == 0, result.stderr
+    assert f"warning: repository {repo} is gone" in result.stderr
+    data = json.loads(result.stdout)
+    assert data["order"] == "time"
+    (change,) = the_series(data, "ops")["changes"]
+    assert change["commit"] == shas[12]
+    report = run_cli("report", "change", change["id"], db=db)
+    assert report.returncode == 0, report.stderr
+    assert f"on commit {shas[12][:10]} ({shas[12][:7]})" in report.stdout  # describe stands in
