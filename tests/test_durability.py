@@ -64,7 +64,10 @@ def test_sigkill_keeps_finished_samples_and_resume_completes(sqlite_db):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_marks_the_run_and_keeps_samples(sqlite_db, signum, tmp_path):
     marker = tmp_path / "child"
-    proc = _start(sqlite_db, "-n", "1000", "--shell", "--", f"echo $$ > {marker}; sleep 0.02")
+    # write, then rename: a signal between the shell's truncation and its write must not
+    # leave an empty marker (the last CI run saw exactly that)
+    proc = _start(sqlite_db, "-n", "1000", "--shell", "--",
+                  f"echo $$ > {marker}.new && mv {marker}.new {marker}; sleep 0.02")
     _wait_for_samples(sqlite_db, 3)
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=20)
