@@ -1,4 +1,4 @@
-"""The sequential good/bad classifier of bisect: error rates, speed, robustness, the ends check."""
+"""The paired sequential good/bad classifier of bisect: error rates, drift, robustness, the ends check."""
 
 from __future__ import annotations
 
@@ -7,79 +7,122 @@ import math
 import numpy as np
 import pytest
 
-from perflab.stats.sequential import Call, SequentialTest, huber_centre, pooled_scale
+from perflab.stats.sequential import Call, EndsCheck, SequentialTest, huber_centre, pooled_scale
+
+STEP = math.log(1.05)
 
 
-def _draw(rng, log_mean, sd, n, outliers=0.0):
-    x = rng.normal(log_mean, sd, n)
-    slow = rng.random(n) < outliers
-    x[slow] += rng.uniform(0.1, 0.5, slow.sum())
-    return np.exp(x)
+class Machine:
+    """Runs on a simulated machine: log level = the commit's + a shared random-walk drift
+    + normal noise, and a share of slow outliers (+10..50%)."""
+
+    def __init__(self, seed: int, sd: float = 0.03, drift: float = 0.0, outliers: float = 0.0):
+        self.rng = np.random.default_rng(seed)
+        self.sd, self.drift, self.outliers = sd, drift, outliers
+        self.level = 0.0
+
+    def run(self, commit_level: float) -> float:
+        self.level += self.rng.normal(0.0, self.drift)
+        x = commit_level + self.level + self.rng.normal(0.0, self.sd)
+        if self.rng.random() < self.outliers:
+            x += math.log1p(self.rng.uniform(0.1, 0.5))
+        return math.exp(x)
 
 
-def _sequential(test, rng, good, bad, log_mean, sd, outliers=0.0):
-    values = []
+def _ends(test: SequentialTest, machine: Machine, pairs: int = 40, step: float = STEP) -> EndsCheck:
+    good, bad = [], []
+    for _ in range(pairs):
+        good.append(machine.run(0.0))
+        bad.append(machine.run(step))
+    return test.check_ends(good, bad)
+
+
+def _probe(test: SequentialTest, machine: Machine, ends: EndsCheck, level: float, step: float = STEP):
+    probe, reference, is_bad = [], [], []
     while True:
-        values.append(float(_draw(rng, log_mean, sd, 1, outliers)[0]))
-        c = test.classify(good, bad, values)
+        ref_bad = len(probe) % 2 == 1
+        probe.append(machine.run(level))
+        reference.append(machine.run(step if ref_bad else 0.0))
+        is_bad.append(ref_bad)
+        c = test.classify(ends, probe, reference, is_bad)
         if c.call is not Call.MORE:
             return c
 
 
 @pytest.mark.parametrize("truth", ["good", "bad"])
 def test_error_rate_of_decided_calls_is_near_the_stated_one(truth):
-    # 5% step, 2% noise, 10 runs per end: the setting of the bisect test.
-    test, rng = SequentialTest(alpha=0.01, beta=0.01), np.random.default_rng(7)
-    delta, sd, trials = math.log(1.05), 0.02, 600
-    wrong = forced = 0
-    for _ in range(trials):
-        good, bad = _draw(rng, 0.0, sd, 10), _draw(rng, delta, sd, 10)
-        c = _sequential(test, rng, good, bad, 0.0 if truth == "good" else delta, sd)
+    # 5% step, 3% noise per run, 5% slow outliers: the setting of the bisect test
+    test, trials, wrong, forced = SequentialTest(alpha=0.01, beta=0.01), 400, 0, 0
+    for trial in range(trials):
+        machine = Machine(trial, outliers=0.05)
+        ends = _ends(test, machine)
+        c = _probe(test, machine, ends, 0.0 if truth == "good" else STEP)
         forced += c.low_confidence
         wrong += (c.call.value != truth) and not c.low_confidence
-    # Binomial(600, 0.01): 6 expected, 14 is beyond its 99.9th percentile.
-    assert wrong <= 14, f"{wrong} wrong calls of {trials}"
+    # Binomial(400, 0.01): 4 expected, 11 is beyond its 99.9th percentile.
+    assert wrong <= 11, f"{wrong} wrong calls of {trials}"
     assert forced <= 0.02 * trials
 
 
-def test_far_apart_means_are_called_at_the_minimum():
-    test, rng = SequentialTest(min_n=3), np.random.default_rng(1)
-    good, bad = _draw(rng, 0.0, 0.02, 5), _draw(rng, math.log(1.5), 0.02, 5)
-    for truth, centre in (("good", 0.0), ("bad", math.log(1.5))):
-        c = _sequential(test, rng, good, bad, centre, 0.02)
+def test_drift_larger_than_the_step_does_not_fool_the_paired_test():
+    # The machine's level wanders by 1% per run (tens of % over a bisect step, more than
+    # the 5% step): pairs see the same level, so calls stay right.
+    test, trials, wrong = SequentialTest(alpha=0.01, beta=0.01), 200, 0
+    for trial in range(trials):
+        machine = Machine(1000 + trial, sd=0.03, drift=0.01)
+        ends = _ends(test, machine)
+        truth = "good" if trial % 2 else "bad"
+        c = _probe(test, machine, ends, 0.0 if truth == "good" else STEP)
+        wrong += c.call.value != truth
+    assert wrong <= 6, f"{wrong} wrong calls of {trials} under drift"
+
+
+def test_far_apart_ends_call_a_probe_at_the_minimum():
+    test = SequentialTest(min_n=3)
+    machine = Machine(1, sd=0.02)
+    ends = _ends(test, machine, pairs=5, step=math.log(1.5))
+    assert ends.significant and ends.decidable and 1.4 < ends.ratio < 1.6
+    for truth, level in (("good", 0.0), ("bad", math.log(1.5))):
+        c = _probe(test, machine, ends, level, step=math.log(1.5))
         assert c.call.value == truth and c.n == 3 and not c.low_confidence
         assert c.confidence >= test.confidence
+        assert abs(c.position - (0.0 if truth == "good" else 1.0)) < 0.25
 
 
-def test_fewer_than_min_runs_never_decide():
-    test, rng = SequentialTest(min_n=3), np.random.default_rng(2)
-    good, bad = _draw(rng, 0.0, 0.01, 5), _draw(rng, 1.0, 0.01, 5)
-    assert test.classify(good, bad, good[:2]).call is Call.MORE
+def test_fewer_than_min_pairs_never_decide():
+    test = SequentialTest(min_n=3)
+    ends = _ends(test, Machine(2, sd=0.01), pairs=5, step=1.0)
+    assert test.classify(ends, [1.0, 1.0], [1.0, math.e], [False, True]).call is Call.MORE
 
 
-def test_a_commit_halfway_is_forced_at_max_with_low_confidence():
-    test, rng = SequentialTest(max_n=12), np.random.default_rng(3)
-    good, bad = _draw(rng, 0.0, 0.02, 20), _draw(rng, math.log(1.05), 0.02, 20)
-    middle = math.sqrt(float(np.exp(np.mean(np.log(good)) + np.mean(np.log(bad)))))
-    sample = middle * np.exp(np.tile([-0.01, 0.0, 0.01], 4))
-    assert test.classify(good, bad, sample[:11]).call is Call.MORE
-    c = test.classify(good, bad, sample)
+def test_a_probe_halfway_is_forced_at_max_with_low_confidence():
+    test = SequentialTest(max_n=12)
+    ends = _ends(test, Machine(3, sd=0.02), pairs=20)
+    # exactly at the midpoint of the ends, measured beside each reference
+    probe = [math.exp(STEP / 2)] * 12
+    reference = [1.0 if i % 2 == 0 else math.exp(STEP) for i in range(12)]
+    is_bad = [i % 2 == 1 for i in range(12)]
+    assert test.classify(ends, probe[:11], reference[:11], is_bad[:11]).call is Call.MORE
+    c = test.classify(ends, probe, reference, is_bad)
     assert c.n == 12 and c.low_confidence and c.call in (Call.GOOD, Call.BAD)
-    assert 0.5 <= c.confidence < test.confidence
+    assert 0.5 <= c.confidence < test.confidence and abs(c.position - 0.5) < 0.05
 
 
 def test_one_huge_outlier_does_not_decide_bad():
-    test, rng = SequentialTest(), np.random.default_rng(4)
-    good, bad = _draw(rng, 0.0, 0.02, 10), _draw(rng, math.log(1.05), 0.02, 10)
-    sample = list(_draw(rng, 0.0, 0.02, 2)) + [3.0]  # a run 3x slower: the machine hiccupped
-    assert test.classify(good, bad, sample).call is not Call.BAD
+    test = SequentialTest()
+    ends = _ends(test, Machine(4, sd=0.02))
+    # a probe like good, but its third run was 3x slower: the machine hiccupped
+    c = test.classify(ends, [1.0, 1.0, 3.0], [1.0, math.exp(STEP), 1.0], [False, True, False])
+    assert c.call is not Call.BAD
 
 
 def test_works_for_a_drop_as_well_as_a_rise():
-    test, rng = SequentialTest(), np.random.default_rng(5)
-    good, bad = _draw(rng, 0.0, 0.02, 10), _draw(rng, math.log(0.9), 0.02, 10)
-    assert _sequential(test, rng, good, bad, math.log(0.9), 0.02).call is Call.BAD
-    assert _sequential(test, rng, good, bad, 0.0, 0.02).call is Call.GOOD
+    test, step = SequentialTest(), math.log(0.9)
+    machine = Machine(5, sd=0.02)
+    ends = _ends(test, machine, step=step)
+    assert ends.significant and ends.ratio < 1
+    assert _probe(test, machine, ends, step, step=step).call is Call.BAD
+    assert _probe(test, machine, ends, 0.0, step=step).call is Call.GOOD
 
 
 def test_huber_centre_and_scale_ignore_an_outlier():
@@ -91,20 +134,26 @@ def test_huber_centre_and_scale_ignore_an_outlier():
 
 
 def test_check_ends_separates_differ_from_identical():
-    test, rng = SequentialTest(), np.random.default_rng(6)
-    good, bad = _draw(rng, 0.0, 0.02, 20), _draw(rng, math.log(1.05), 0.02, 20)
-    check = test.check_ends(good, bad, looks=6)
-    assert check.significant and check.decidable and 1.02 < check.ratio < 1.08
-    same = test.check_ends(good, _draw(rng, 0.0, 0.02, 20), looks=6)
+    test = SequentialTest()
+    check = _ends(test, Machine(6, sd=0.02), pairs=20)
+    assert check.significant and check.decidable and 1.02 < check.ratio < 1.08 and check.pairs == 20
+    same = _ends(test, Machine(7, sd=0.02), pairs=20, step=0.0)
     assert not same.significant
-    assert not test.check_ends(good[:1], bad).significant
+    assert not test.check_ends([1.0], [1.1]).significant
 
 
 def test_identical_ends_are_rarely_called_different():
     test, rng = SequentialTest(), np.random.default_rng(8)
-    flagged = sum(test.check_ends(_draw(rng, 0, 0.03, 10), _draw(rng, 0, 0.03, 10), alpha=0.01).significant
-                  for _ in range(1000))
+    flagged = sum(test.check_ends(np.exp(rng.normal(0, 0.03, 10)), np.exp(rng.normal(0, 0.03, 10)),
+                                  alpha=0.01).significant for _ in range(1000))
     assert flagged <= 20  # nominal 1%: 10 expected
+
+
+def test_expected_pairs_follow_the_step_over_the_noise():
+    test = SequentialTest(alpha=0.01, beta=0.01)
+    assert test.expected_pairs(0.05, 0.05) == pytest.approx(2 * math.log(99), rel=1e-9)
+    assert test.expected_pairs(0.05, 0.10) == pytest.approx(4 * test.expected_pairs(0.05, 0.05))
+    assert test.expected_pairs(0.0, 0.05) == math.inf
 
 
 def test_bad_parameters_are_refused():
@@ -112,5 +161,8 @@ def test_bad_parameters_are_refused():
         SequentialTest(alpha=0.7)
     with pytest.raises(ValueError):
         SequentialTest(min_n=5, max_n=3)
+    same = EndsCheck(False, False, 1.0, 0.01, 1.0, 0.01, 10)
     with pytest.raises(ValueError):
-        SequentialTest().classify([1.0], [2.0, 2.1], [1.0])
+        SequentialTest().classify(same, [1.0], [1.0], [False])
+    with pytest.raises(ValueError):
+        SequentialTest().check_ends([1.0, 2.0], [1.0])

@@ -16,7 +16,7 @@ EXIT_SKIP = 125      # git bisect run: this commit cannot be tested
 
 @click.command()
 @click.option("--repo", default=".", show_default=True, type=click.Path(file_okay=False),
-              help="The git repository (left untouched: a temporary worktree is used).")
+              help="The git repository (left untouched: temporary worktrees are used).")
 @click.option("--good", required=True, metavar="COMMIT", help="A commit with the old performance.")
 @click.option("--bad", required=True, metavar="COMMIT", help="A later commit with the new performance.")
 @click.option("--build", required=True, metavar="CMD",
@@ -28,22 +28,26 @@ EXIT_SKIP = 125      # git bisect run: this commit cannot be tested
 @click.option("--metric-regex", metavar="REGEX",
               help="Take the metric from the run's stdout instead: the first group of the last match.")
 @click.option("--confidence", default=0.99, show_default=True, type=float,
-              help="Stated confidence of each step's call (alpha = beta = 1 - confidence).")
-@click.option("--min-runs", default=3, show_default=True, type=int, help="Fewest runs per probed commit.")
-@click.option("--max-runs", default=30, show_default=True, type=int,
+              help="Confidence of the result (each step's error rate is 1 - confidence over the number of steps).")
+@click.option("--min-runs", default=3, show_default=True, type=int,
+              help="Fewest runs per probed commit (each paired with a run of good or bad).")
+@click.option("--max-runs", default=100, show_default=True, type=int,
               help="Most runs per probed commit; then it is called by the closer end (low confidence).")
 @click.option("--timeout", type=float, metavar="S", help="A run taking longer is killed: the commit is skipped.")
+@click.option("--seed", type=int, help="Seed of the order inside each pair of runs (default: drawn, and reported).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: str,
            metric_regex: str | None, confidence: float, min_runs: int, max_runs: int,
-           timeout: float | None, quiet: bool) -> None:
+           timeout: float | None, seed: int | None, quiet: bool) -> None:
     """Find the first commit between GOOD and BAD that changed the run's performance.
 
     \b
-    Every step builds one commit in a temporary git worktree (your checkout is not
-    touched) and runs it until a sequential test calls it like-good or like-bad at the
-    stated confidence. Good and bad are first checked to differ significantly.
-    Commits whose build or run fails are skipped and named.
+    Good, bad and each probed commit are built in temporary git worktrees (your
+    checkout is not touched). Runs are made in pairs: each run of a probed commit
+    beside a run of good or bad, so a machine whose speed drifts cannot fool the
+    comparison. A sequential test samples each commit until it is like-good or
+    like-bad at the stated confidence. Good and bad are first checked to differ
+    significantly. Commits whose build or run fails are skipped and named.
 
     \b
       perflab bisect --repo ~/src/tool --good v1.2 --bad main --build 'make -j2' --run './tool bench.in'
@@ -55,17 +59,10 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
     from perflab.analysis.bisect import BisectOptions
     from perflab.analysis.bisect import bisect as run_bisect
     from perflab.render.bisect import render_bisect
-    from perflab.stats.sequential import SequentialTest
 
-    if not 0.5 < confidence < 1:
-        raise UsageError(f"--confidence must be between 0.5 and 1, got {confidence}")
-    if not 1 <= min_runs <= max_runs:
-        raise UsageError(f"need 1 <= --min-runs <= --max-runs, got {min_runs} and {max_runs}")
-    if timeout is not None and timeout <= 0:
-        raise UsageError(f"--timeout must be positive, got {timeout}")
-    error = 1 - confidence
     options = BisectOptions(build=build, run=run_line, metric=metric, metric_regex=metric_regex,
-                            timeout=timeout, test=SequentialTest(error, error, min_runs, max_runs))
+                            timeout=timeout, confidence=confidence, min_pairs=min_runs,
+                            max_pairs=max_runs, seed=seed)
     progress = (lambda line: None) if quiet else (lambda line: click.echo(f"perflab: {line}", err=True))
     result = run_bisect(repo, good, bad, options, progress)
     click.echo(render_bisect(result), nl=False)

@@ -1,28 +1,39 @@
-"""Sequential classification of a commit's samples as like-good or like-bad (for bisect).
+"""Paired sequential classification for bisect: is a commit like the good end or the bad end?
 
-The test (Wald's sequential probability ratio test, made robust and honest about the
-ends being estimates):
+Why paired. On a shared or virtual machine the level of a benchmark drifts by several
+per cent within seconds (steal time, a neighbour's cache traffic), while the ratio of
+two programs run back to back stays put. So the ends are compared in pairs (a run of
+good beside a run of bad), and every run of a probed commit is paired with a run of
+one end taken right beside it, the ends alternating good, bad, good... Nothing is
+compared with a value measured minutes earlier.
 
-* Work on log values: times and rates are ratio-scale, their noise multiplicative.
-* Centres are Huber M-estimates (k = 1.345, 95% efficient under normal noise), the noise
-  scale the pooled rms of residuals winsorised at 2.5 MADs: one slow outlier on a busy
-  machine moves neither by more than a bounded amount.
-* H_good: the commit's centre equals the good end's, H_bad: the bad end's. The ends are
-  samples too, so under H_e the commit's centre estimate x is predicted as
-  x ~ m_e + s·sqrt((1/n + 1/n_e)/eff)·t_df (eff: Huber's efficiency on the pooled residuals) (a flat prior on the end's true centre,
-  Student's t for the estimated scale). The log likelihood ratio of the two predictions
-  is compared with Wald's bounds log((1-beta)/alpha) (bad) and log(beta/(1-alpha)) (good).
-* Confidence is the posterior probability of the call at equal prior odds,
-  1/(1+exp(-|LLR|)): at the bounds with alpha = beta = 0.01 it is 99%.
-* A commit is sampled at least `min_n` times; at `max_n` without a decision it is called
-  by the sign of the LLR and marked low-confidence ("undecided at max").
+The model, on log values (times and rates are ratio-scale, their noise multiplicative):
 
-`check_ends` is the first step of a bisect: do good and bad differ? Welch's t-test on
-logs in spirit, made robust the same way: the difference of the two Huber centres over
-its standard error s·sqrt((1/n_g + 1/n_b)/eff), Student's t with the pooled scale's
-degrees of freedom, at alpha / looks per look (Bonferroni over the looks the caller may
-take); and whether a commit sitting exactly at one end could be called within `probe_n`
-samples. (Plain Welch on logs lets one slow run hide a 5% step on a busy machine.)
+* ends:  d_i = log bad_i - log good_i, with mean Δ (the step) and sd s;
+* probe: z_i = log probe_i - log ref_i. Against a good reference its mean is 0 under
+  H_good and Δ under H_bad; against a bad reference -Δ or 0. Its sd is s as well
+  (both are differences of two runs).
+
+With w_i = z_i - Δ/2 for a good reference and z_i + Δ/2 for a bad one, w has mean -Δ/2
+under H_good and +Δ/2 under H_bad, and the normal log likelihood ratio (bad over good)
+is (Δ/s²)·Σ w_i. The references alternate, so Σ w_i compares the probe with the
+midpoint of the two ends measured beside it: an error in the estimate of Δ scales
+the evidence but does not move the midpoint.
+
+Robustness: each w_i is clipped to ±(|Δ|/2 + k·s) with Huber's k = 1.345 (Huber's
+censored likelihood ratio test: a run slowed by a hiccup counts as a moderately slow
+one). Δ is a Huber M-estimate; s is a winsorised rms of the residuals of the ends'
+pairs and of the probe's pairs (`pooled_scale`), so its degrees of freedom grow.
+
+Stopping (Wald's SPRT): bad at LLR >= log((1-β)/α), good at LLR <= log(β/(1-α)),
+after at least `min_n` pairs; at `max_n` pairs the commit is called by the sign of the
+LLR and marked low confidence. Confidence = 1/(1+exp(-|LLR|)): the posterior
+probability of the call at even prior odds (99% at the bounds of α = β = 0.01).
+
+`check_ends` is a robust one-sample t-test of the d_i (their Huber centre over its
+standard error, Student's t with the scale's degrees of freedom) at alpha/looks per
+look (Bonferroni over the looks the caller may take), and tells whether a probe sitting
+at either end is expected to be called within half of `max_n` pairs.
 """
 
 from __future__ import annotations
@@ -34,8 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-
 HUBER_K = 1.345
+LLR_CLIP_K = 1.345       # a pair counts at most as one lying this many sds beyond a hypothesis
 HUBER_EFFICIENCY = 0.95  # asymptotic efficiency at the normal for k = 1.345
 MAD_TO_SD = 1.4826
 WINSOR_K = 2.5           # residuals beyond 2.5 MADs count as 2.5 MADs in the scale
@@ -50,28 +61,32 @@ class Call(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Classification:
-    """The state of the test after the commit's n samples."""
+class EndsCheck:
+    """Good vs bad, measured in pairs: do they differ, and can a probe be told apart?"""
 
-    call: Call
-    llr: float           # log likelihood ratio, bad over good (> 0 leans bad)
-    confidence: float    # posterior probability of the call at equal prior odds
-    n: int
-    low_confidence: bool  # forced at max_n without reaching a bound
-    centre: float         # the commit's centre (geometric-mean-like, original scale)
-    scale: float          # the pooled noise sd of the log values used
+    significant: bool
+    decidable: bool       # a probe at either end is expected to be called within max_n / 2 pairs
+    p_value: float        # the robust paired t-test on logs
+    alpha_per_look: float
+    ratio: float          # bad / good: exp(Δ)
+    scale: float          # s, the sd of the log ratio of two runs
+    pairs: int
+
+    @property
+    def delta(self) -> float:
+        return math.log(self.ratio) if self.ratio > 0 else math.nan
 
 
 @dataclass(frozen=True)
-class EndsCheck:
-    """Good vs bad before bisecting: do they differ, and can a commit be told apart?"""
+class Classification:
+    """The state of the test after the probe's n pairs."""
 
-    significant: bool
-    decidable: bool       # a commit at either end's centre would be called within probe_n samples
-    p_value: float        # the robust t-test on logs
-    alpha_per_look: float
-    ratio: float          # bad centre / good centre
-    scale: float          # pooled sd of the logs
+    call: Call
+    llr: float            # log likelihood ratio, bad over good (> 0 leans bad)
+    confidence: float     # posterior probability of the call at even prior odds
+    n: int                # pairs
+    low_confidence: bool  # forced at max_n without reaching a bound
+    position: float       # where the probe sits: 0 = at good, 1 = at bad (robust centre)
 
 
 def log_values(values: ArrayLike) -> NDArray[np.float64]:
@@ -79,6 +94,17 @@ def log_values(values: ArrayLike) -> NDArray[np.float64]:
     x = np.asarray(values, dtype=float).reshape(-1)
     x = x[np.isfinite(x) & (x > 0)]
     return np.log(x)
+
+
+def log_ratios(numerator: ArrayLike, denominator: ArrayLike) -> NDArray[np.float64]:
+    """log(numerator_i / denominator_i) of paired values; pairs with a non-positive or
+    non-finite value are dropped."""
+    a = np.asarray(numerator, dtype=float).reshape(-1)
+    b = np.asarray(denominator, dtype=float).reshape(-1)
+    if a.size != b.size:
+        raise ValueError(f"paired values differ in length: {a.size} and {b.size}")
+    keep = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
+    return np.log(a[keep]) - np.log(b[keep])
 
 
 def pooled_scale(groups: list[NDArray[np.float64]]) -> tuple[float, float, float]:
@@ -126,35 +152,24 @@ def huber_centre(x: NDArray[np.float64], scale: float, iterations: int = 30) -> 
 
 
 def robust_t_p(difference: float, se: float, df: float) -> float:
-    """Two-sided p of a difference of Huber centres over its standard error, Student's t."""
+    """Two-sided p of a Huber centre over its standard error, Student's t."""
     from scipy import special  # lazily: importing scipy costs start-up time
     if not se > 0:
         return 0.0 if difference != 0 else math.nan
     return float(2 * special.stdtr(df, -abs(difference / se)))
 
 
-def _log_t_density(z: float, df: float) -> float:
-    """log of Student's t density (df may be fractional); normal when df is huge."""
-    return (math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-            - (df + 1) / 2 * math.log1p(z * z / df))
-
-
-def _llr(x: float, n: int, m_good: float, n_good: int, m_bad: float, n_bad: int,
-         scale: float, df: float, efficiency: float) -> float:
-    se_good = scale * math.sqrt((1 / n + 1 / n_good) / efficiency)
-    se_bad = scale * math.sqrt((1 / n + 1 / n_bad) / efficiency)
-    return (_log_t_density((x - m_bad) / se_bad, df) - math.log(se_bad)
-            - _log_t_density((x - m_good) / se_good, df) + math.log(se_good))
-
-
 @dataclass(frozen=True)
 class SequentialTest:
-    """Sequential good-vs-bad classifier: alpha = P(call bad | good), beta = P(call good | bad)."""
+    """Paired sequential good-vs-bad classifier: alpha = P(call bad | good), beta = P(call good | bad).
+
+    ``min_n`` and ``max_n`` count pairs (a run of the probe and a run of an end).
+    """
 
     alpha: float = 0.01
     beta: float = 0.01
     min_n: int = 3
-    max_n: int = 30
+    max_n: int = 60
 
     def __post_init__(self) -> None:
         if not (0 < self.alpha < 0.5 and 0 < self.beta < 0.5):
@@ -175,39 +190,67 @@ class SequentialTest:
         """The stated confidence of a call made at a bound."""
         return 1.0 - max(self.alpha, self.beta)
 
-    def classify(self, good: ArrayLike, bad: ArrayLike, sample: ArrayLike) -> Classification:
-        """Call the commit's `sample` good or bad, or ask for more (see the module doc)."""
-        g, b, x = log_values(good), log_values(bad), log_values(sample)
-        if g.size < 2 or b.size < 2:
-            raise ValueError("each end needs 2 or more positive values")
-        scale, df, eff = pooled_scale([g, b, x])
-        m_good, m_bad = huber_centre(g, scale), huber_centre(b, scale)
-        if x.size == 0:
-            return Classification(Call.MORE, 0.0, 0.5, 0, False, math.nan, scale)
-        centre = huber_centre(x, scale)
-        llr = _llr(centre, x.size, m_good, g.size, m_bad, b.size, scale, df, eff)
+    def expected_pairs(self, delta: float, scale: float) -> float:
+        """Pairs a probe exactly at one end needs on average to reach its bound
+        (each pair adds Δ²/(2s²) to the expected |LLR|)."""
+        if not (math.isfinite(delta) and scale > 0) or delta == 0:
+            return math.inf
+        return max(self.upper, -self.lower) / (delta * delta / (2 * scale * scale))
+
+    def check_ends(self, good: ArrayLike, bad: ArrayLike, *, alpha: float = 0.01,
+                   looks: int = 1) -> EndsCheck:
+        """Do good and bad differ? ``good[i]`` and ``bad[i]`` are a pair run side by side."""
+        d = log_ratios(bad, good)
+        per_look = alpha / max(1, looks)
+        if d.size < 2:
+            return EndsCheck(False, False, math.nan, per_look, math.nan, math.nan, int(d.size))
+        scale, df, eff = pooled_scale([d])
+        delta = huber_centre(d, scale)
+        p_value = robust_t_p(delta, scale / math.sqrt(d.size * eff), df)
+        significant = bool(p_value < per_look)  # NaN compares False
+        decidable = self.expected_pairs(delta, scale) <= self.max_n / 2
+        return EndsCheck(significant, decidable, p_value, per_look, math.exp(delta), scale, int(d.size))
+
+    def classify(self, ends: EndsCheck, probe: ArrayLike, reference: ArrayLike,
+                 reference_is_bad: ArrayLike) -> Classification:
+        """Call the probe good or bad, or ask for more (see the module doc).
+
+        ``probe[i]`` was run beside ``reference[i]``, a run of the bad end where
+        ``reference_is_bad[i]``, else of the good end.
+        """
+        delta = ends.delta
+        if not math.isfinite(delta) or delta == 0:
+            raise ValueError("the ends must differ (a finite, non-zero step)")
+        p = np.asarray(probe, dtype=float).reshape(-1)
+        r = np.asarray(reference, dtype=float).reshape(-1)
+        is_bad = np.asarray(reference_is_bad, dtype=bool).reshape(-1)
+        if not p.size == r.size == is_bad.size:
+            raise ValueError("probe, reference and reference_is_bad differ in length")
+        keep = np.isfinite(p) & np.isfinite(r) & (p > 0) & (r > 0)
+        z, is_bad = np.log(p[keep]) - np.log(r[keep]), is_bad[keep]
+        if z.size == 0:
+            return Classification(Call.MORE, 0.0, 0.5, 0, False, math.nan)
+        # the scale: the ends' pairs and the probe's, each group around its own centre
+        scale = self._scale(ends, z, is_bad)
+        w = z + np.where(is_bad, delta / 2, -delta / 2)
+        bound = abs(delta) / 2 + LLR_CLIP_K * scale
+        llr = float(delta / (scale * scale) * np.clip(w, -bound, bound).sum())
+        position = 0.5 + huber_centre(w, scale) / delta
         confidence = 1.0 / (1.0 + math.exp(-min(abs(llr), 700.0)))
         leaning = Call.BAD if llr > 0 else Call.GOOD
-        if x.size >= self.min_n and (llr >= self.upper or llr <= self.lower):
-            return Classification(leaning, llr, confidence, x.size, False, math.exp(centre), scale)
-        if x.size >= self.max_n:
-            return Classification(leaning, llr, confidence, x.size, True, math.exp(centre), scale)
-        return Classification(Call.MORE, llr, confidence, x.size, False, math.exp(centre), scale)
+        n = int(z.size)
+        if n >= self.min_n and (llr >= self.upper or llr <= self.lower):
+            return Classification(leaning, llr, confidence, n, False, position)
+        if n >= self.max_n:
+            return Classification(leaning, llr, confidence, n, True, position)
+        return Classification(Call.MORE, llr, confidence, n, False, position)
 
-    def check_ends(self, good: ArrayLike, bad: ArrayLike, *, alpha: float = 0.01, looks: int = 1,
-                   probe_n: int = 10) -> EndsCheck:
-        """Do good and bad differ (robust t on logs at alpha/looks), and can commits be called?"""
-        g, b = log_values(good), log_values(bad)
-        per_look = alpha / max(1, looks)
-        if g.size < 2 or b.size < 2:
-            return EndsCheck(False, False, math.nan, per_look, math.nan, math.nan)
-        scale, df, eff = pooled_scale([g, b])
-        m_good, m_bad = huber_centre(g, scale), huber_centre(b, scale)
-        p_value = robust_t_p(m_bad - m_good, scale * math.sqrt((1 / g.size + 1 / b.size) / eff), df)
-        significant = bool(p_value < per_look)  # NaN compares False
-        n = max(self.min_n, min(probe_n, self.max_n))
-        at_good = _llr(m_good, n, m_good, g.size, m_bad, b.size, scale, df, eff)
-        at_bad = _llr(m_bad, n, m_good, g.size, m_bad, b.size, scale, df, eff)
-        decidable = at_good <= self.lower and at_bad >= self.upper
-        return EndsCheck(significant, decidable, p_value, per_look,
-                         math.exp(m_bad - m_good), scale)
+    @staticmethod
+    def _scale(ends: EndsCheck, z: NDArray[np.float64], is_bad: NDArray[np.bool_]) -> float:
+        """The ends' scale, pooled with the probe's residuals once it has enough pairs."""
+        groups = [z[~is_bad], z[is_bad]]
+        probe_scale, probe_df, _ = pooled_scale(groups)
+        if not math.isfinite(probe_scale) or probe_df < 2:
+            return ends.scale
+        ends_df = max(1.0, WINSOR_EFFICIENCY * (ends.pairs - 1))
+        return math.sqrt((ends_df * ends.scale ** 2 + probe_df * probe_scale ** 2) / (ends_df + probe_df))
