@@ -230,6 +230,9 @@ def test_long_series_with_gaps_and_repeats(tmp_path):
     fget = lines["perf-profile.self.cycles-pp.__fget_light"].split()
     assert float(fget[0]) == 30 and float(fget[1]) == pytest.approx(-20, abs=2)  # points, not %
     assert "wis.ops" in table and "-10." in table and "with following parameters:" in report
+    assert "do_poll" not in table and "unchanged profile row(s) not listed" in table
+    every = run_cli("report", "change", change["id"], "--rows", "all", db=db, check=True).stdout
+    assert "perf-profile.self.cycles-pp.do_poll" in every and "every stat:" in every
     assert "regression" in run_cli("changes", "--direction", "regression", db=db, check=True).stdout
     assert "no change point" in run_cli("changes", "--direction", "improvement", db=db, check=True).stdout
 

@@ -83,6 +83,11 @@ class Filters:
                 params.append((key, value))
         return cls(frozenset(benchmarks), tuple(params), frozenset(metrics))
 
+    @classmethod
+    def for_point(cls, benchmark: str, params: dict[str, Any]) -> "Filters":
+        """Exactly one benchmark's parameter point."""
+        return cls(frozenset({benchmark}), tuple((k, format_value(v)) for k, v in params.items()))
+
     def keeps(self, params: dict[str, Any]) -> bool:
         for key, wanted in self.params:
             if key not in params or not any(format_value(params[key]) == format_value(coerce(w))

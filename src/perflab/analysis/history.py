@@ -424,7 +424,7 @@ class ChangeReport:
     base_runs: list[RunInfo]      # the run(s) of the last point(s) before the change
     new_runs: list[RunInfo]       # the run(s) at the change commit (and after)
     comparison: Comparison        # base vs new, every stat of these runs
-    profile: list[Any]            # profile-delta items (see render.compare_profile)
+    profile: Any                  # analysis.profile.ProfileComparison of the point, or None
     reproduce: list[str]          # shell lines
     warnings: list[str] = field(default_factory=list)
 
@@ -489,68 +489,13 @@ def _pooled_comparison(store: Store, base_runs: list[RunInfo], new_runs: list[Ru
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
-                  benchmark: str, params: dict[str, Any]) -> list[Any]:
-    """Profile symbols of the changed point that moved: items for render_comparison(profile=).
-
-    Uses perflab.analysis.profile when it exists; until then, a symbol is listed when its
-    mean share moved by at least PROFILE_MIN_POINTS percentage points and Welch's t-test
-    of the per-repetition shares gives p < 0.05 (both sides need 2+ repetitions).
-    """
+                  benchmark: str, params: dict[str, Any]) -> Any:
+    """The changed point's profile rows, before vs after (None when neither side has a profile)."""
+    from perflab.analysis.profile import compare_pooled_profiles
     try:
-        from perflab.analysis import profile as profile_analysis  # being built beside this module
-    except ImportError:
-        profile_analysis = None
-    if profile_analysis is not None and hasattr(profile_analysis, "profile_items"):
-        try:
-            return list(profile_analysis.profile_items(store, [base_runs, new_runs], benchmark, params))
-        except TypeError:
-            pass  # another signature: fall back to ours
-    return _profile_items(store, base_runs, new_runs, benchmark, params)
-
-
-PROFILE_MIN_POINTS = 0.5
-
-
-@dataclass(frozen=True)
-class ProfileItem:
-    name: str
-    benchmark: str
-    params: dict[str, Any]
-    base: np.ndarray | None
-    cells: list[np.ndarray | None]
-
-
-def _profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
-                   benchmark: str, params: dict[str, Any]) -> list[ProfileItem]:
-    from perflab.stats import welch_t
-    key = json.dumps(params, sort_keys=True, separators=(",", ":"))
-
-    def shares(runs: list[RunInfo]) -> tuple[dict[str, dict[tuple[int, int], float]], set[tuple[int, int]]]:
-        out: dict[str, dict[tuple[int, int], float]] = {}
-        reps: set[tuple[int, int]] = set()
-        for run in runs:
-            for s in store.profile_symbols(run.id, {benchmark}):
-                if s.params != key:
-                    continue
-                reps.add((run.id, s.repetition))
-                for kind, value in (("self", s.self_pct), ("children", s.children_pct)):
-                    out.setdefault(f"perf-profile.{kind}.{s.event}.{s.symbol}", {})[(run.id, s.repetition)] = value
-        return out, reps
-
-    base, base_reps = shares(base_runs)
-    new, new_reps = shares(new_runs)
-    items = []
-    for name in sorted(set(base) | set(new)):
-        # a symbol absent from a profiled repetition had 0% of its samples
-        a = np.array([base.get(name, {}).get(r, 0.0) for r in sorted(base_reps)])
-        b = np.array([new.get(name, {}).get(r, 0.0) for r in sorted(new_reps)])
-        if a.size < 2 or b.size < 2 or abs(b.mean() - a.mean()) < PROFILE_MIN_POINTS:
-            continue
-        p = welch_t(a, b).p_value
-        if p < 0.05:
-            items.append(ProfileItem(name, benchmark, params, a, [b]))
-    items.sort(key=lambda i: -abs(i.cells[0].mean() - i.base.mean()))
-    return items
+        return compare_pooled_profiles(store, base_runs, new_runs, filters=Filters.for_point(benchmark, params))
+    except UsageError:
+        return None  # a side without a profile: the report has the metrics only
 
 
 def reproduce_lines(point: HistoryPoint, repo: str | None) -> list[str]:

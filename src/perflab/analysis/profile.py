@@ -143,29 +143,33 @@ class ProfileComparison:
 Key = tuple[str, str, str, str, str]   # benchmark, params JSON, event, kind, symbol
 
 
-def _side(store: Store, run: RunInfo, filters: Filters,
+def _side(store: Store, runs: Sequence[RunInfo], filters: Filters,
           kinds: Sequence[str]) -> tuple[dict[Key, np.ndarray], dict[tuple[str, str, str], int]]:
-    """Every profile row of one run: its value per repetition (0 where a profiled repetition
-    lacks it), and how many repetitions each (benchmark, point, event) has profiled."""
+    """Every profile row of one side (the repetitions of its runs pooled): its value per
+    repetition (0 where a profiled repetition lacks it), and how many repetitions each
+    (benchmark, point, event) has profiled."""
     benchmarks = set(filters.benchmarks) or None
-    values: dict[Key, dict[int, float]] = {}
-    repetitions: dict[tuple[str, str, str], set[int]] = {}
+    values: dict[Key, dict[tuple[int, int], float]] = {}
+    repetitions: dict[tuple[str, str, str], set[tuple[int, int]]] = {}
 
     def keep(params: str) -> bool:
         return not filters.params or filters.keeps(json.loads(params))
 
-    for s in store.profile_symbols(run.id, benchmarks):
-        if not keep(s.params):
-            continue
-        repetitions.setdefault((s.benchmark, s.params, s.event), set()).add(s.repetition)
-        for kind, value in (("self", s.self_pct), ("children", s.children_pct)):
-            if kind in kinds:
-                values.setdefault((s.benchmark, s.params, s.event, kind, s.symbol), {})[s.repetition] = value
-    if "calltrace" in kinds:
-        for t in store.profile_traces(run.id, "calltrace", benchmarks):
-            if keep(t.params):
-                repetitions.setdefault((t.benchmark, t.params, t.event), set()).add(t.repetition)
-                values.setdefault((t.benchmark, t.params, t.event, "calltrace", t.frames), {})[t.repetition] = t.value
+    for run in runs:
+        for s in store.profile_symbols(run.id, benchmarks):
+            if not keep(s.params):
+                continue
+            rep = (run.id, s.repetition)
+            repetitions.setdefault((s.benchmark, s.params, s.event), set()).add(rep)
+            for kind, value in (("self", s.self_pct), ("children", s.children_pct)):
+                if kind in kinds:
+                    values.setdefault((s.benchmark, s.params, s.event, kind, s.symbol), {})[rep] = value
+        if "calltrace" in kinds:
+            for t in store.profile_traces(run.id, "calltrace", benchmarks):
+                if keep(t.params):
+                    rep = (run.id, t.repetition)
+                    repetitions.setdefault((t.benchmark, t.params, t.event), set()).add(rep)
+                    values.setdefault((t.benchmark, t.params, t.event, "calltrace", t.frames), {})[rep] = t.value
     out = {}
     for key, by_rep in values.items():
         reps = sorted(repetitions[key[:3]])
@@ -232,12 +236,29 @@ def compare_profiles(store: Store, runs: list[RunInfo], *, filters: Filters = Fi
 
     Raises UsageError naming the first run without any profile row (after the filters).
     """
+    return _compare_sides(store, [[run] for run in runs], list(runs), filters=filters, method=method, q=q,
+                          confidence=confidence, kinds=kinds, noise_floor=noise_floor)
+
+
+def compare_pooled_profiles(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
+                            filters: Filters = Filters(), q: float = 0.05,
+                            kinds: Sequence[str] = ("self", "children")) -> ProfileComparison:
+    """Like compare_profiles for two sides of several runs each (the commits before a change
+    and from it on), their repetitions pooled; labelled by the last base and first new run."""
+    return _compare_sides(store, [base_runs, new_runs], [base_runs[-1], new_runs[0]], filters=filters,
+                          method="welch-log", q=q, confidence=0.95, kinds=kinds,
+                          noise_floor=NOISE_FLOOR_POINTS)
+
+
+def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
+                   method: str, q: float, confidence: float, kinds: Sequence[str],
+                   noise_floor: float) -> ProfileComparison:
     if method not in PROFILE_METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(PROFILE_METHOD_NAMES)}")
     unknown = set(kinds) - set(KINDS)
     if unknown:
         raise UsageError(f"unknown profile kind {sorted(unknown)[0]!r}; choose from {', '.join(KINDS)}")
-    sides = [_side(store, run, filters, kinds) for run in runs]
+    sides = [_side(store, members, filters, kinds) for members in side_runs]
     for run, (side, _) in zip(runs, sides):
         if not side:
             raise no_profile(run)
@@ -340,7 +361,7 @@ class PointProfile:
 def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(),
                 order: str = "self", top: int | None = 20) -> list[PointProfile]:
     """Per (benchmark, point, event): every symbol's self and children share, largest first."""
-    sides, _ = _side(store, run, filters, KINDS)
+    sides, _ = _side(store, [run], filters, KINDS)
     if not sides:
         raise no_profile(run)
     groups: dict[tuple[str, str, str], dict[str, dict[str, np.ndarray]]] = {}

@@ -84,8 +84,11 @@ def report() -> None:
               help="Commits pooled on each side of the change for the detailed comparison.")
 @click.option("--fdr", type=float, default=0.05, show_default=True,
               help="False discovery rate across the stats of the detailed comparison.")
+@click.option("--rows", type=click.Choice(["changed", "all"]), default="changed", show_default=True,
+              help="Stats of the detailed comparison: only those that changed, or all.")
 @click.pass_context
-def report_change(ctx: click.Context, change_id: str, labels, method: str, points: int, fdr: float) -> None:
+def report_change(ctx: click.Context, change_id: str, labels, method: str, points: int, fdr: float,
+                  rows: str) -> None:
     """A change point as a robot-style regression report (see 'perflab changes' for IDs)."""
     from perflab.analysis.history import change_report
     from perflab.model.errors import UsageError
@@ -94,7 +97,7 @@ def report_change(ctx: click.Context, change_id: str, labels, method: str, point
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
     with open_store(ctx, create=False) as store:
         found = change_report(store, change_id, labels=labels, method=method, points=points, q=fdr)
-    click.echo(render_change_report(found), nl=False)
+    click.echo(render_change_report(found, show_all=rows == "all"), nl=False)
 
 
 COMMANDS: list[click.Command] = [history, changes, report]

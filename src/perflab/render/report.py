@@ -75,7 +75,7 @@ def _commits(runs: Any) -> str:
     return f"{len(runs)} run(s) of {commits} commit(s)"
 
 
-def render_change_report(report: Any) -> str:
+def render_change_report(report: Any, *, show_all: bool = False) -> str:
     c = report.change
     subject = report.subject or c.point.describe or ""
     named = f" ({subject})" if subject else ""
@@ -107,8 +107,9 @@ def render_change_report(report: Any) -> str:
             f"'perflab history --metric {c.metric}' shows the series"]
     out += ["", "Details are as below:", RULE, "",
             f"{_commits(report.base_runs)} before the change vs {_commits(report.new_runs)} from it on, "
-            "every stat that changed:", ""]
-    table = render_comparison(report.comparison, "lkp", profile=report.profile)
+            f"{'every stat' if show_all else 'every stat that changed'}:", ""]
+    table = render_comparison(report.comparison, "lkp", profile=report.profile,
+                              rows=("all",) if show_all else ("amean",))
     out += [table.rstrip("\n")]
     if report.warnings:
         out += ["", "warnings:", *(f"  {w}" for w in report.warnings)]
