@@ -1,5 +1,6 @@
 """The README's commands are real: run them as written (against a temporary database)."""
 
+import json
 import os
 import re
 import shlex
@@ -73,3 +74,52 @@ def test_compare_examples_run_as_written(tmp_path):
         assert result.returncode in ((0, 1) if gating else (0,)), f"{line}: {result.stderr}"
         if "compare" in line and not gating:
             assert "hackbench" in result.stdout, line
+
+
+def test_profile_examples_run_as_written(tmp_path):
+    outputs = {}
+    for line in _commands(BLOCKS[5]):
+        result = _shell(line, tmp_path, tmp_path / "perflab.db")
+        assert result.returncode == 0, f"{line}: {result.stderr}"
+        outputs[line.split()[1]] = result.stdout
+    assert "perf-profile" in outputs["compare"] or "no profile row or counter changed" in outputs["compare"]
+    assert "children" in outputs["profile"] and "self" in outputs["profile"]
+    assert (tmp_path / "diff.svg").read_text().startswith("<?xml")
+
+
+def test_history_examples_run_as_written(tmp_path):
+    from test_bisect import make_repo
+    repo = tmp_path / "tool"
+    # a step this machine's timing noise cannot hide in 5 runs (means of 5 move by 20% here)
+    make_repo(str(repo), commits=12, work=10_000_000, bad_index=6, step=2.0, broken_build=(), broken_run=(),
+              outlier_rate="0")
+    (tmp_path / "series.csv").write_text("commit,value\n" + "".join(
+        f"c{i},{100 + (8 if i >= 20 else 0) + (i * 7 % 5) / 10}\n" for i in range(40)))
+    db = tmp_path / "perflab.db"
+    lines = [line.replace("~/src/tool", str(repo)).replace("./tool bench.in", "./prog")
+             .replace("--good v1.0", "--good main~11") for line in _commands(BLOCKS[6])]
+    record, *rest = lines
+    commits = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "main"], capture_output=True,
+                             text=True, check=True).stdout.split()
+    for sha in commits:  # the nightly job: one run per commit
+        subprocess.run(["git", "-C", str(repo), "checkout", "-q", sha], check=True)
+        subprocess.run(["make", "-s", "-C", str(repo)], check=True)
+        result = _shell(record, repo, db)
+        assert result.returncode == 0, f"{record}: {result.stderr}"
+    _shell("perflab run --repo . -n 5 --label candidate -- ./prog", repo, db)  # HEAD: after the step
+    for line in rest:
+        if "report change ID" in line:
+            listed = _shell("perflab changes --format json", tmp_path, db)
+            line = line.replace("ID", json.loads(listed.stdout)["changes"][0]["id"])
+        result = _shell(line, repo if "bisect" in line else tmp_path, db)
+        command = line.split()[1]
+        assert result.returncode == (1 if command == "verdict" else 0), f"{line}: {result.stderr}"
+        assert result.stdout.strip(), line
+        if command in ("history", "changes"):
+            assert commits[6][:8] in result.stdout, result.stdout
+        if command == "report":
+            assert "perflab noticed a" in result.stdout and "regression" in result.stdout
+        if command == "changepoints":
+            assert json.loads(result.stdout)["columns"][0]["indices"] == [20]
+        if command == "bisect":
+            assert f"first bad commit: {commits[6][:12]}" in result.stdout
