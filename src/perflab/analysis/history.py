@@ -11,12 +11,14 @@ lands in its place. Points off that line (side branches, unknown commits, runs
 without a commit) are placed by the time of their first run. Without a usable
 repository every point goes by time, with a warning when a recorded repository is gone.
 
-Detection runs on one value per point, the mean of its samples (Otava works on one
-value per commit; missing points and failed runs are NaN gaps the detectors skip), by
+Detection runs on one value per point, the median of its samples (Otava works on one
+value per commit; the median, so that one wild sample of a commit, a timer wake-up 50 ms
+late, neither hides nor fakes a change; missing points and failed runs are NaN gaps the
+detectors skip), by
 E-divisive with t-tests by default, PELT for long series (``AUTO_PELT_ABOVE`` points), binseg
 or when asked. Changes smaller than the metric's noise floor are dropped. Each change's
 mean ± sd before/after and its p-value (Welch) come from the raw samples of the two
-neighbouring segments; the detector's own p-value on the per-point means is kept beside
+neighbouring segments; the detector's own p-value on the per-point medians is kept beside
 it. Samples of one commit share a build, so the raw-sample p-value is the optimistic one.
 
 A change's id is a short hash of (host, benchmark, point, metric, first point of the new
@@ -99,7 +101,7 @@ class Change:
     change_pct: float           # 100·(after − before)/before, raw
     oriented_pct: float         # positive = better
     p_value: float              # Welch's t-test between the raw samples of the two segments
-    detection_p: float          # the detector's p-value on per-point means
+    detection_p: float          # the detector's p-value on per-point medians
     method: str
 
     @property
@@ -330,12 +332,14 @@ def detect(series: Series, method: str = "auto") -> None:
     """Set ``series.changes`` from its per-point samples (see the module's description)."""
     from perflab.stats import oriented, welch_t
     from perflab.stats.changepoints import detect as find_points
-    means = series.means()
-    finite = int(np.isfinite(means).sum())
+    from perflab.stats.changepoints import group_centres
+    centres = group_centres(series.samples, "median")
+    finite = int(np.isfinite(centres).sum())
     chosen = method if method != "auto" else ("pelt" if finite > AUTO_PELT_ABOVE else "e-divisive")
     series.method = chosen
-    # one group of samples per point: detection on their means, statistics on the samples
-    found = find_points(series.samples, method=chosen, min_magnitude=series.info.noise_floor)
+    # one group of samples per point: detection on their medians, statistics on the samples
+    found = find_points(series.samples, method=chosen, min_magnitude=series.info.noise_floor,
+                        centre="median")
     bounds = [0, *(c.index for c in found), len(series.points)]
     changes = []
     for k, cp in enumerate(found, start=1):
@@ -350,11 +354,14 @@ def detect(series: Series, method: str = "auto") -> None:
             unit=series.unit, direction=series.info.direction, index=cp.index, point=point,
             previous=previous, before=before, after=after, change_pct=raw,
             oriented_pct=oriented(raw, series.info.direction), p_value=cp.p_value,
-            detection_p=welch_t(means[bounds[k - 1]:cp.index][np.isfinite(means[bounds[k - 1]:cp.index])],
-                                means[cp.index:bounds[k + 1]][np.isfinite(means[cp.index:bounds[k + 1]])]
-                                ).p_value,
+            detection_p=welch_t(_finite(centres[bounds[k - 1]:cp.index]),
+                                _finite(centres[cp.index:bounds[k + 1]])).p_value,
             method=chosen))
     series.changes = changes
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    return x[np.isfinite(x)]
 
 
 def _segment(samples: Sequence[np.ndarray]) -> Segment:

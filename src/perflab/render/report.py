@@ -103,7 +103,7 @@ def render_change_report(report: Any, *, show_all: bool = False) -> str:
             f"  after:  {_segment(c.after, c.unit)}",
             f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.kind}), "
             f"p = {p_value(c.p_value)} (Welch t-test of the samples of the two segments)",
-            f"  found by {c.method} on per-commit means (its p = {p_value(c.detection_p)}); "
+            f"  found by {c.method} on per-commit medians (its p = {p_value(c.detection_p)}); "
             f"'perflab history --metric {c.metric}' shows the series"]
     out += ["", "Details are as below:", RULE, "",
             f"{_commits(report.base_runs)} before the change vs {_commits(report.new_runs)} from it on, "

@@ -44,6 +44,9 @@ MIN_POINTS = 2 * E_DIVISIVE_MIN_SEGMENT
 #: Method names `detect` accepts (the CLI's --method choices), the default first.
 METHODS = ("e-divisive", "pelt", "binseg")
 
+#: One value per position from its samples, for `detect` on groups.
+CENTRES = ("mean", "median")
+
 _PENALTY_FACTORS = {
     # β = factor(n) · σ² per change point, σ² the robust noise variance.
     "bic": lambda n: 2.0 * math.log(n),  # 2 parameters per change: its location and the new mean
@@ -512,6 +515,12 @@ def binseg(values: ArrayLike, *, penalty: str | float = "mbic", min_size: int = 
 
 # --------------------------------------------------------------------------- entry point
 
+def group_centres(groups: Sequence[NDArray[np.float64]], centre: str = "mean") -> NDArray[np.float64]:
+    """One value per group (NaN for an empty one): its mean or its median."""
+    reduce = np.median if centre == "median" else np.mean
+    return np.array([float(reduce(g)) if g.size else math.nan for g in groups])
+
+
 def _is_grouped(values) -> bool:
     if isinstance(values, np.ndarray):
         return values.dtype == object or values.ndim == 2  # 2-D: one row of samples per position
@@ -520,24 +529,27 @@ def _is_grouped(values) -> bool:
 
 def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "e-divisive",
            window: int = 50, max_pvalue: float = 0.001, min_magnitude: float = 0.0,
-           penalty: str | float = "mbic", min_size: int = 2) -> list[ChangePoint]:
+           penalty: str | float = "mbic", min_size: int = 2, centre: str = "mean") -> list[ChangePoint]:
     """Change points of a series by `method` (one of METHODS); the callers' entry point.
 
     ``values``: one number per position (NaN = missing), or one sequence of samples per
-    position (a commit; empty = missing). With groups, detection runs on the mean of
-    each position, and each ChangePoint describes the samples of its two segments.
+    position (a commit; empty = missing). With groups, detection runs on the ``centre``
+    of each position ("mean", or "median": one wild sample of a commit then neither hides
+    nor fakes a change), and each ChangePoint describes the samples of its two segments.
     ``window`` and ``max_pvalue`` apply to e-divisive; ``penalty`` and ``min_size`` to
     pelt and binseg; ``min_magnitude`` (a fraction) to all. Indices are positions in
     `values`, the first of the new regime.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: one of {', '.join(METHODS)}")
+    if centre not in CENTRES:
+        raise ValueError(f"unknown centre {centre!r}: one of {', '.join(CENTRES)}")
     if method == "e-divisive":
         _check_e_divisive(window, max_pvalue)
     if _is_grouped(values):
         groups = [np.asarray(g, dtype=float).reshape(-1) for g in values]
         groups = [g[np.isfinite(g)] for g in groups]
-        centres = np.array([g.mean() if g.size else math.nan for g in groups])
+        centres = group_centres(groups, centre)
     else:
         groups = None
         centres = np.asarray(values, dtype=float).reshape(-1)
