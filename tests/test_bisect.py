@@ -165,7 +165,7 @@ def test_bisect_result_shows_evidence_skips_and_cost(repo):
     assert "order in a pair seeded 1" in out
     assert re.search(r"Exit with an error +0 +- +skip", out), out
     assert "skipped:\n" in out and "Exit with an error: run failed (exit 3: work: 2100000)" in out
-    assert "perflab: ends after 5 pairs each" in result.stderr  # progress goes to stderr
+    assert "perflab: ends after 10 pairs each" in result.stderr  # progress goes to stderr
     assert subprocess.run(["git", "-C", repo, "worktree", "list"], capture_output=True,
                           text=True).stdout.count("\n") == 1  # the temporary worktrees are gone
     assert subprocess.run(["git", "-C", repo, "status", "--porcelain"], capture_output=True,

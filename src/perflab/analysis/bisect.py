@@ -9,7 +9,7 @@ Runs are made in pairs, the order inside each pair drawn from a seeded generator
 within seconds, while two runs side by side keep their ratio
 (`perflab.stats.sequential` has the model).
 
-1. The ends: good and bad are built and run in 5 pairs, then 10, 20 ... 160 in all,
+1. The ends: good and bad are built and run in 10 pairs, then 20, 40 ... 160 in all,
    until the robust paired t-test on logs says they differ (alpha 0.01, Bonferroni over
    the looks). If they never differ: stop and say so. If a probe at either end is
    expected to need more than half of ``max_pairs``, the result warns that calls may be
@@ -86,7 +86,7 @@ class BisectOptions:
     confidence: float = 0.99   # of the result: split over the steps
     min_pairs: int = 3
     max_pairs: int = 100
-    end_pairs: int = 5         # pairs of the ends at the first look; doubled at each look
+    end_pairs: int = 10        # pairs of the ends at the first look (the noise scale needs them); doubled
     max_end_pairs: int = 160
     ends_alpha: float = 0.01
     seed: int | None = None    # of the order inside pairs; None: drawn and reported
@@ -499,4 +499,5 @@ def _closer(good: list[float], bad: list[float], values: list[float]) -> Classif
     """The classic fixed-N call: the end whose mean log is closer."""
     g, b, x = (float(np.mean(np.log(v))) for v in (good, bad, values))
     call = Call.BAD if abs(x - b) < abs(x - g) else Call.GOOD
-    return Classification(call, math.nan, math.nan, len(values), False, (x - g) / (b - g))
+    position = (x - g) / (b - g) if b != g else math.nan
+    return Classification(call, math.nan, math.nan, len(values), False, position)

@@ -14,16 +14,19 @@ The model, on log values (times and rates are ratio-scale, their noise multiplic
   H_good and Δ under H_bad; against a bad reference -Δ or 0. Its sd is s as well
   (both are differences of two runs).
 
-With w_i = z_i - Δ/2 for a good reference and z_i + Δ/2 for a bad one, w has mean -Δ/2
-under H_good and +Δ/2 under H_bad, and the normal log likelihood ratio (bad over good)
-is (Δ/s²)·Σ w_i. The references alternate, so Σ w_i compares the probe with the
-midpoint of the two ends measured beside it: an error in the estimate of Δ scales
-the evidence but does not move the midpoint.
+With w_i = z_i - Δ/2 for a good reference and z_i + Δ/2 for a bad one, w has centre
+-Δ/2 under H_good and +Δ/2 under H_bad. The references alternate, so the w_i compare
+the probe with the midpoint of the two ends measured beside it: an error in the
+estimate of Δ scales the evidence but does not move the midpoint.
 
-Robustness: each w_i is clipped to ±(|Δ|/2 + k·s) with Huber's k = 1.345 (Huber's
-censored likelihood ratio test: a run slowed by a hiccup counts as a moderately slow
-one). Δ is a Huber M-estimate; s is a winsorised rms of the residuals of the ends'
-pairs and of the probe's pairs (`pooled_scale`), so its degrees of freedom grow.
+Noise model: w_i - centre ~ s·t_3, Student's t with 3 degrees of freedom. A machine's
+noise has heavy tails (runs slowed by 20-60% now and then), and the t likelihood ratio of
+one pair is bounded, so a spike counts for little, while the scale s, estimated from few
+pairs, is not taken as exact. (A normal likelihood with Huber clipping called a good
+commit bad ten times more often than stated, 2% instead of 0.17%, in a simulation with
+15% of runs spiked; t_3 keeps the stated rate for 10-15% more runs on clean noise.) Δ is
+a Huber M-estimate; s a winsorised rms of the residuals of the ends' pairs and of the
+probe's pairs (`pooled_scale`).
 
 Stopping (Wald's SPRT): bad at LLR >= log((1-β)/α), good at LLR <= log(β/(1-α)),
 after at least `min_n` pairs; at `max_n` pairs the commit is called by the sign of the
@@ -46,7 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 HUBER_K = 1.345
-LLR_CLIP_K = 1.345       # a pair counts at most as one lying this many sds beyond a hypothesis
+NOISE_DF = 3             # the noise model's Student t degrees of freedom (see the module doc)
 HUBER_EFFICIENCY = 0.95  # asymptotic efficiency at the normal for k = 1.345
 MAD_TO_SD = 1.4826
 WINSOR_K = 2.5           # residuals beyond 2.5 MADs count as 2.5 MADs in the scale
@@ -151,6 +154,11 @@ def huber_centre(x: NDArray[np.float64], scale: float, iterations: int = 30) -> 
     return mu
 
 
+def _log_t(u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log of Student's t_ν density at u, up to a constant (it cancels in a ratio)."""
+    return -(NOISE_DF + 1) / 2 * np.log1p(u * u / NOISE_DF)
+
+
 def robust_t_p(difference: float, se: float, df: float) -> float:
     """Two-sided p of a Huber centre over its standard error, Student's t."""
     from scipy import special  # lazily: importing scipy costs start-up time
@@ -191,11 +199,13 @@ class SequentialTest:
         return 1.0 - max(self.alpha, self.beta)
 
     def expected_pairs(self, delta: float, scale: float) -> float:
-        """Pairs a probe exactly at one end needs on average to reach its bound
-        (each pair adds Δ²/(2s²) to the expected |LLR|)."""
+        """Pairs a probe exactly at one end needs on average to reach its bound: each pair
+        adds about Δ²·I/2 to the expected |LLR|, I = (ν+1)/((ν+3)s²) the Fisher
+        information of a t_ν location."""
         if not (math.isfinite(delta) and scale > 0) or delta == 0:
             return math.inf
-        return max(self.upper, -self.lower) / (delta * delta / (2 * scale * scale))
+        information = (NOISE_DF + 1) / ((NOISE_DF + 3) * scale * scale)
+        return max(self.upper, -self.lower) / (delta * delta * information / 2)
 
     def check_ends(self, good: ArrayLike, bad: ArrayLike, *, alpha: float = 0.01,
                    looks: int = 1) -> EndsCheck:
@@ -233,8 +243,7 @@ class SequentialTest:
         # the scale: the ends' pairs and the probe's, each group around its own centre
         scale = self._scale(ends, z, is_bad)
         w = z + np.where(is_bad, delta / 2, -delta / 2)
-        bound = abs(delta) / 2 + LLR_CLIP_K * scale
-        llr = float(delta / (scale * scale) * np.clip(w, -bound, bound).sum())
+        llr = float((_log_t((w - delta / 2) / scale) - _log_t((w + delta / 2) / scale)).sum())
         position = 0.5 + huber_centre(w, scale) / delta
         confidence = 1.0 / (1.0 + math.exp(-min(abs(llr), 700.0)))
         leaning = Call.BAD if llr > 0 else Call.GOOD
