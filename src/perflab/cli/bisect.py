@@ -76,12 +76,15 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
 @click.argument("candidate_ref", metavar="B")
 @click.option("--metric", "metrics", multiple=True,
               help="Metric(s) to judge [default: time if A has it, else every metric].")
+@click.option("--method", type=click.Choice(["mann-whitney", "welch-log"]), default="mann-whitney",
+              show_default=True, help="The test: ranks (one stray run moves one rank) or Welch on logs.")
 @click.pass_context
-def verdict(ctx: click.Context, good_ref: str, candidate_ref: str, metrics: tuple[str, ...]) -> None:
+def verdict(ctx: click.Context, good_ref: str, candidate_ref: str, metrics: tuple[str, ...],
+            method: str) -> None:
     """Is run B like the known-good run A? For `git bisect run`.
 
     A and B are runs in the store (ids or labels). Exit 0 when B shows no significant
-    regression of the metric against A (Welch t-test on logs, FDR 5%, beyond the
+    regression of the metric against A (Mann-Whitney U by default, FDR 5%, beyond the
     metric's noise floor), 1 when it is significantly worse (by the metric's direction),
     125 when B has no usable samples (every run failed: git bisect skips it), 2 for
     usage errors (note: git bisect run takes 2 as "bad"; try the script by hand first).
@@ -110,7 +113,8 @@ def verdict(ctx: click.Context, good_ref: str, candidate_ref: str, metrics: tupl
         if not any(g.values.size for g in store.value_groups(base.id, None, chosen or None)):
             raise UsageError(f"reference run {base.id} ({base.label}) has no usable samples"
                              f"{' of ' + ', '.join(sorted(chosen)) if chosen else ''}")
-        comparison = compare_runs(store, [base, candidate], filters=Filters.parse([], sorted(chosen)))
+        comparison = compare_runs(store, [base, candidate], filters=Filters.parse([], sorted(chosen)),
+                                  method=method)
     for text in comparison.warnings:
         warn(text)
     judged = [(row, row.cells[0].difference) for row in comparison.rows if row.cells[0].difference is not None]
