@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from perflab.analysis.compare import Filters, compare_runs
-from perflab.analysis.profile import compare_counters, compare_profiles, folded_stacks, run_profile
+from perflab.analysis.profile import TEST_MIN_PCT, compare_counters, compare_profiles, folded_stacks, run_profile
 from perflab.model.errors import UsageError
 from perflab.model.records import Point
 from perflab.render.compare_lkp import stat_line
@@ -43,7 +43,11 @@ def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
     assert top[0].name.startswith("perf-profile.") and ".cpu-clock." in top[0].name
     sizes = [i.size for i in profile.items]
     assert sizes == sorted(sizes, reverse=True)
-    assert profile.tested == len(profile.items)  # every row has both sides (absent = 0)
+    # every row has both sides (absent = 0); only rows of 0.5% or more are tested
+    big = [i for i in profile.items if np.concatenate([i.base, i.cells[0]]).mean() >= TEST_MIN_PCT]
+    assert profile.tested == len(big) < len(profile.items)
+    assert all(np.isnan(i.deltas[0].q_value) and not i.deltas[0].significant
+               for i in profile.items if i not in big)
     flagged = [i for i in profile.items if i.deltas[0].significant]
     assert len(flagged) <= 6, [i.name for i in flagged]  # kernel noise mostly stays unflagged
 
