@@ -141,6 +141,7 @@ MALFORMED = {
                           "line 9: column 'value' has"),
     "empty": ("s.csv", "", "the file is empty"),
     "blank lines only": ("s.csv", "\n\n  \n", "the file is empty"),
+    "separators only": ("s.csv", ",,,\n,,\n", "no header and no data, only separators"),
     "header only": ("s.csv", "time,value\n", "a header but no data rows"),
     "too short": ("s.csv", "time,value\n1,3\n2,4\n3,5\n", "column 'value' has 3 points with values"),
     "too short after gaps": ("s.csv", "time,value\n" + "".join(f"{i},{'' if i % 3 else i}\n"

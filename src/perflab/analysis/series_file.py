@@ -97,6 +97,8 @@ def _read_csv(name: str, text: str) -> SeriesFile:
     rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     numbered = [(i, [c.strip() for c in row]) for i, row in enumerate(rows, start=1)
                 if any(c.strip() for c in row)]
+    if not numbered:
+        raise UsageError(f"{name}: no header and no data, only separators")
     header_line, header = numbered[0]
     if any(c and _number(c) is not None for c in header):
         raise UsageError(f"{name} line {header_line}: expected a header naming the columns, "
