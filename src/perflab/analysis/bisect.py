@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perflab.model.errors import EnvironmentProblem, UsageError
+from perflab.execute.identity import git
+from perflab.model.errors import UsageError
 from perflab.stats.sequential import Call, Classification, EndsCheck, SequentialTest
 
 SHELL = "/bin/sh"
@@ -140,11 +141,8 @@ class _Skip(Exception):
 
 # -- git ----------------------------------------------------------------------------------
 def _git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    try:
-        result = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
-                                stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        raise EnvironmentProblem("git not found", hint="apt-get install git") from None
+    """git in ``repo``; with ``check`` a failure is the user's (a bad ref, not a repository)."""
+    result = git(repo, *args)
     if check and result.returncode != 0:
         raise UsageError(f"git {' '.join(args)} failed in {repo}: {_last_line(result.stderr)}")
     return result
@@ -319,8 +317,6 @@ def bisect(repo: str, good: str, bad: str, options: BisectOptions,
            progress: Callable[[str], None] = lambda line: None) -> BisectResult:
     """Bisect good..bad in `repo` (see the module doc). Raises UsageError for bad input."""
     check_options(options)
-    if shutil.which("git") is None:
-        raise EnvironmentProblem("git not found", hint="apt-get install git")
     commits = commit_range(repo, good, bad)
     previous = signal.getsignal(signal.SIGTERM)
     if previous in (signal.SIG_DFL, None):

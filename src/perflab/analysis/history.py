@@ -31,7 +31,6 @@ import datetime as dt
 import hashlib
 import json
 import math
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.compare import Cell, Comparison, Filters, Row
-from perflab.model.errors import EnvironmentProblem, UsageError
+from perflab.execute.identity import git_output
+from perflab.model.errors import UsageError
 from perflab.model.params import format_value
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.store import Store
@@ -156,16 +156,8 @@ def point_name(params: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- git
 
-def _git(repo: str, *args: str) -> str | None:
-    try:
-        result = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, timeout=120)
-    except FileNotFoundError:
-        raise EnvironmentProblem("git not found", hint="apt-get install git") from None
-    return result.stdout if result.returncode == 0 else None
-
-
 def _first_parent(repo: str, sha: str) -> list[str] | None:
-    out = _git(repo, "rev-list", "--first-parent", "--reverse", sha, "--")
+    out = git_output(repo, "rev-list", "--first-parent", "--reverse", sha, "--")
     return out.split() if out else None
 
 
@@ -174,11 +166,11 @@ def commit_subjects(repo: str | None, shas: Iterable[str]) -> dict[str, str]:
     wanted = sorted(set(shas))
     if not repo or not wanted or not Path(repo).is_dir():
         return {}
-    out = _git(repo, "log", "--no-walk=unsorted", "--format=%H %s", *wanted, "--")
+    out = git_output(repo, "log", "--no-walk=unsorted", "--format=%H %s", *wanted, "--")
     if out is None:  # one unknown commit fails the batch: ask one by one
         found = {}
         for sha in wanted:
-            line = _git(repo, "log", "-1", "--format=%H %s", sha, "--")
+            line = git_output(repo, "log", "-1", "--format=%H %s", sha, "--")
             if line:
                 full, _, subject = line.strip().partition(" ")
                 found[sha] = subject
@@ -201,7 +193,7 @@ def _line(runs: list[RunInfo], warnings: list[str]) -> tuple[str | None, dict[st
         return None, {}
     repo = newest_first[0].repo
     assert repo is not None
-    if not Path(repo).is_dir() or _git(repo, "rev-parse", "--git-dir") is None:
+    if not Path(repo).is_dir() or git_output(repo, "rev-parse", "--git-dir") is None:
         warnings.append(f"repository {repo} is gone or not a git repository: "
                         "commits ordered by the time of their runs")
         return None, {}

@@ -1,4 +1,4 @@
-"""What is being measured: the label and the commit."""
+"""What is being measured: the label and the commit (and the one way perflab runs git)."""
 
 from __future__ import annotations
 
@@ -19,17 +19,30 @@ def git_commit(repo: str, commit: str | None = None) -> tuple[str, str]:
     if not Path(repo).is_dir():
         raise UsageError(f"--repo {repo}: no such directory")
     revision = f"{commit or 'HEAD'}^{{commit}}"
-    sha = _git(repo, "rev-parse", "--verify", "--quiet", revision)
+    sha = git_output(repo, "rev-parse", "--verify", "--quiet", revision)
     if sha is None:
         what = f"commit {commit!r}" if commit else "a HEAD commit"
         raise UsageError(f"--repo {repo}: not a git repository with {what}")
-    describe = _git(repo, "describe", "--always", "--tags", sha) or sha[:12]
+    describe = git_output(repo, "describe", "--always", "--tags", sha) or sha[:12]
     return sha, describe
 
 
-def _git(repo: str, *args: str) -> str | None:
+GIT_TIMEOUT_S = 120.0  # rev-list of a kernel's history takes seconds, not minutes
+
+
+def git(repo: str, *args: str) -> subprocess.CompletedProcess:
+    """``git -C repo ARGS``, output captured; a missing or stuck git is an EnvironmentProblem."""
     try:
-        result = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, timeout=30)
+        return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
     except FileNotFoundError:
         raise EnvironmentProblem("git not found", hint="apt-get install git") from None
-    return result.stdout.strip() if result.returncode == 0 and result.stdout.strip() else None
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(f"git {' '.join(args[:2])} in {repo} took over {GIT_TIMEOUT_S:g} s") from None
+
+
+def git_output(repo: str, *args: str) -> str | None:
+    """The stripped stdout of a git command that succeeded with some output, else None."""
+    result = git(repo, *args)
+    out = result.stdout.strip()
+    return out if result.returncode == 0 and out else None
