@@ -8,7 +8,7 @@ across every cell of the report, so the marks a reader sees are controlled toget
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -98,19 +98,35 @@ class Filters:
 
 def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
-                 noise_floor: float | None = None, monitor_metrics: bool = False) -> Comparison:
+                 noise_floor: float | None = None, monitor_metrics: bool | None = False) -> Comparison:
     """Every row of base vs each candidate, with verdicts decided across the whole report.
 
     Metrics recorded by monitors (perf-stat.*, vmstat.* ...) are left out unless named
     in ``filters.metrics``; ``monitor_metrics=True`` compares only them (the counters of
-    ``compare --profile``, a report of their own).
+    ``compare --profile``, a report of their own), None compares every metric.
     """
     if len(runs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
+    return _compare_sides(store, [[run] for run in runs], runs, filters=filters, method=method, q=q,
+                          confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics)
+
+
+def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
+                   q: float = 0.05) -> Comparison:
+    """Every metric, monitors' too, of two sides of several runs each (the commits before a
+    change and from it on), their samples pooled; labelled by the last base and first new run."""
+    return _compare_sides(store, [base_runs, new_runs], [base_runs[-1], new_runs[0]], filters=Filters(),
+                          method="welch-log", q=q, confidence=0.95, noise_floor=None, monitor_metrics=None)
+
+
+def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
+                   method: str, q: float, confidence: float, noise_floor: float | None,
+                   monitor_metrics: bool | None) -> Comparison:
+    """compare_runs over sides of one or more runs each; ``runs`` name the sides."""
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
     warnings: list[str] = []
-    tables = [_groups(store, run, filters, monitor_metrics) for run in runs]
+    tables = [_groups(store, side, filters, monitor_metrics) for side in sides]
     _pair_single_benchmarks(tables, runs, warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     if not keys:
@@ -155,12 +171,20 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
     return Comparison(runs, rows, method, METHOD_NAMES[method], q, confidence, warnings)
 
 
-def _groups(store: Store, run: RunInfo, filters: Filters,
-            monitor_metrics: bool = False) -> dict[tuple[str, str, str], ValueGroup]:
-    groups = store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None)
-    return {(g.benchmark, g.params, g.metric): g for g in groups
-            if (not filters.params or filters.keeps(json.loads(g.params)))
-            and (is_monitor_metric(g.metric) == monitor_metrics or g.metric in filters.metrics)}
+def _groups(store: Store, runs: list[RunInfo], filters: Filters,
+            monitor_metrics: bool | None) -> dict[tuple[str, str, str], ValueGroup]:
+    """One side's value groups by (benchmark, point, metric), several runs' values pooled."""
+    pooled: dict[tuple[str, str, str], list[ValueGroup]] = {}
+    for run in runs:
+        for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
+            if (not filters.params or filters.keeps(json.loads(g.params))) and (
+                    monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
+                    or g.metric in filters.metrics):
+                pooled.setdefault((g.benchmark, g.params, g.metric), []).append(g)
+    return {key: groups[0] if len(groups) == 1 else
+            replace(groups[0], values=np.concatenate([g.values for g in groups]),
+                    failures=sum(g.failures for g in groups))
+            for key, groups in pooled.items()}
 
 
 def _pair_single_benchmarks(tables: list[dict], runs: list[RunInfo], warnings: list[str]) -> None:

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.compare import Cell, Comparison, Filters, Row
+from perflab.analysis.compare import Comparison, Filters, compare_pooled
 from perflab.execute.identity import git_output
 from perflab.model.errors import UsageError
 from perflab.model.params import format_value
@@ -442,7 +442,7 @@ def change_report(store: Store, change: str, *, labels: Sequence[str] = (), meth
     after = [i for i in measured if c.index <= i < cuts[k + 1]][:points]
     base_runs = [r for i in before for r in series.points[i].runs]
     new_runs = [r for i in after for r in series.points[i].runs]
-    comparison = _pooled_comparison(store, base_runs, new_runs, q)
+    comparison = compare_pooled(store, base_runs, new_runs, q=q)
     repo = history.repo or next((r.repo for r in reversed(new_runs) if r.repo), None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])
     return ChangeReport(
@@ -451,40 +451,6 @@ def change_report(store: Store, change: str, *, labels: Sequence[str] = (), meth
         base_runs=base_runs, new_runs=new_runs, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
         reproduce=reproduce_lines(c.point, repo), warnings=list(history.warnings))
-
-
-def _pooled_comparison(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
-                       q: float) -> Comparison:
-    """Base vs new like `compare_runs`, with the samples of several runs per side pooled."""
-    from perflab.stats import METHOD_NAMES, compare, decide
-
-    def pooled(runs: list[RunInfo]) -> dict[tuple[str, str, str], tuple[str, np.ndarray, int]]:
-        out: dict[tuple[str, str, str], tuple[str, list[np.ndarray], int]] = {}
-        for run in runs:
-            for g in store.value_groups(run.id):
-                unit, values, failures = out.get((g.benchmark, g.params, g.metric), (g.unit, [], 0))
-                out[(g.benchmark, g.params, g.metric)] = (unit, [*values, g.values], failures + g.failures)
-        return {k: (u, np.concatenate(v), f) for k, (u, v, f) in out.items()}
-
-    base, new = pooled(base_runs), pooled(new_runs)
-    keys = [k for k in base if k in new]
-    infos: dict[str, dict[str, MetricInfo]] = {}
-    differences = []
-    for benchmark, _, metric in keys:
-        infos.setdefault(benchmark, store.metric_infos(benchmark))
-    for key in keys:
-        info = infos[key[0]].get(key[2]) or MetricInfo(key[2], base[key][0], Direction.LOWER)
-        differences.append(compare(base[key][1], new[key][1], direction=info.direction,
-                                   mean_kind=info.mean, noise_floor=info.noise_floor))
-    decided = decide(differences, q) if differences else []
-    rows = []
-    for key, d in zip(keys, decided):
-        info = infos[key[0]].get(key[2]) or MetricInfo(key[2], base[key][0], Direction.LOWER)
-        unit, values, failures = base[key]
-        rows.append(Row(benchmark=key[0], params=json.loads(key[1]), metric=key[2], unit=unit, info=info,
-                        base_values=values, base_failures=failures, base=d.base,
-                        cells=[Cell(new[key][1], new[key][2], d)]))
-    return Comparison([base_runs[-1], new_runs[0]], rows, "welch-log", METHOD_NAMES["welch-log"], q, 0.95)
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
