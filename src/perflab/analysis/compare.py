@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from perflab.model.errors import UsageError
-from perflab.model.params import coerce, format_value
+from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric
 from perflab.stats import METHOD_NAMES, Difference, Summary, compare, decide, summarize
 from perflab.store import Store
@@ -44,7 +44,7 @@ class Row:
 
     @property
     def point(self) -> str:
-        return " ".join(f"{k}={format_value(v)}" for k, v in self.params.items()) or "-"
+        return point_text(self.params)
 
 
 @dataclass
@@ -149,7 +149,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
                 pending.append((r, c, difference))
         missing = [runs[i].label for i, g in enumerate([base, *others]) if g is None]
         if missing:
-            warnings.append(f"{key[0]} {_point(key[1])} {key[2]}: no samples in {', '.join(missing)}")
+            warnings.append(f"{key[0]} {point_text(json.loads(key[1]))} {key[2]}: no samples in {', '.join(missing)}")
         layout.append((key, base, others))
 
     decided = decide([d for _, _, d in pending], q) if pending else []
@@ -234,11 +234,6 @@ def _get(env: dict[str, Any], path: tuple[str, ...]) -> Any:
             return None
         env = env.get(key)  # type: ignore[assignment]
     return env
-
-
-def _point(params_json: str) -> str:
-    params = json.loads(params_json)
-    return " ".join(f"{k}={format_value(v)}" for k, v in params.items()) or "-"
 
 
 def regressions(comparison: Comparison, threshold_pct: float = 0.0) -> list[tuple[Row, int]]:

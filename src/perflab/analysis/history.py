@@ -41,7 +41,7 @@ import numpy as np
 from perflab.analysis.compare import Comparison, Filters, compare_pooled
 from perflab.execute.identity import git_output
 from perflab.model.errors import UsageError
-from perflab.model.params import format_value
+from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.store import Store
 
@@ -110,7 +110,7 @@ class Change:
 
     @property
     def point_name(self) -> str:
-        return point_name(self.params)
+        return point_text(self.params)
 
     @property
     def stat(self) -> str:
@@ -133,7 +133,7 @@ class Series:
 
     @property
     def point_name(self) -> str:
-        return point_name(self.params)
+        return point_text(self.params)
 
     def means(self) -> np.ndarray:
         return np.array([x.mean() if x.size else math.nan for x in self.samples])
@@ -148,10 +148,6 @@ class History:
 
     def changes(self) -> list[Change]:
         return [c for s in self.series for c in s.changes]
-
-
-def point_name(params: dict[str, Any]) -> str:
-    return " ".join(f"{k}={format_value(v)}" for k, v in params.items()) or "-"
 
 
 # --------------------------------------------------------------------------- git

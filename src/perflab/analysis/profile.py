@@ -31,7 +31,7 @@ import numpy as np
 
 from perflab.analysis.compare import Comparison, Filters, compare_runs
 from perflab.model.errors import UsageError
-from perflab.model.params import format_value
+from perflab.model.params import point_text
 from perflab.model.records import RunInfo
 from perflab.stats import (
     METHOD_NAMES, RuleResult, benjamini_hochberg, lkp_range_rule, mann_whitney, mmtests_band_rule,
@@ -63,10 +63,6 @@ def no_profile(run: RunInfo) -> UsageError:
 def stat_event(event: str) -> str:
     """An event as lkp writes it in a stat name: ``cycles:pp`` -> ``cycles-pp``."""
     return event.replace(":", "-") or "cycles-pp"
-
-
-def point_text(params: dict[str, Any]) -> str:
-    return " ".join(f"{k}={format_value(v)}" for k, v in params.items()) or "-"
 
 
 # -- comparison -------------------------------------------------------------------------------

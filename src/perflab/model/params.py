@@ -12,7 +12,7 @@ import ast
 import itertools
 import operator
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 from perflab.model.errors import UsageError
 
@@ -174,3 +174,8 @@ def format_value(value: Value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def point_text(params: dict[str, Any]) -> str:
+    """A parameter point as tables and warnings name it: ``k=v k=v``, '-' for none."""
+    return " ".join(f"{k}={format_value(v)}" for k, v in params.items()) or "-"
