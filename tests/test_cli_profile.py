@@ -67,6 +67,9 @@ def test_profile_command_text_json_folded(db):
     data = json.loads(run_cli("profile", "base", "--format", "json", db=db, check=True).stdout)
     [point] = data["points"]
     assert point["symbols"][0]["symbol"] == "hot_loop" and point["repetitions"] == 3
+    chosen = json.loads(run_cli("profile", "base", "--format", "json", "--event", "cpu-clock", db=db,
+                                check=True).stdout)
+    assert chosen == data  # the only event recorded
     folded = run_cli("profile", "base", "--format", "folded", db=db, check=True).stdout.splitlines()
     assert folded and all(line.rsplit(" ", 1)[1].isdigit() for line in folded)
     assert any(line.split(" ")[0].endswith(";hot_loop") for line in folded)
@@ -91,6 +94,8 @@ def test_flamegraph_command_writes_a_differential_svg(db, tmp_path):
     (("flamegraph", "base", "-o", "{tmp}/missing/x.svg"), "does not exist"),
     (("compare", "base", "patched", "--profile", "--format", "csv"), "--profile works with --format"),
     (("profile", "base", "--format", "folded", "--event", "cycles"), "has no profile of event 'cycles'"),
+    (("profile", "base", "--event", "cycles"), "has no profile of event 'cycles'; it has cpu-clock"),
+    (("export", "base", "-o", "{tmp}/missing/x.json"), "does not exist"),
 ])
 def test_errors_are_one_line_exit_2(db, tmp_path, args, message):
     result = run_cli(*(a.replace("{tmp}", str(tmp_path)) for a in args), db=db)

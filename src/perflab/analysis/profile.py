@@ -60,6 +60,10 @@ def no_profile(run: RunInfo) -> UsageError:
     return UsageError(f"run {run.id} has no profile; record one with --monitor perf-profile")
 
 
+def no_event(run: RunInfo, event: str, events: Sequence[str]) -> UsageError:
+    return UsageError(f"run {run.id} has no profile of event {event!r}; it has {', '.join(events)}")
+
+
 def stat_event(event: str) -> str:
     """An event as lkp writes it in a stat name: ``cycles:pp`` -> ``cycles-pp``."""
     return event.replace(":", "-") or "cycles-pp"
@@ -366,12 +370,18 @@ class PointProfile:
         return point_text(self.params)
 
 
-def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(),
-                order: str = "self", top: int | None = 20) -> list[PointProfile]:
-    """Per (benchmark, point, event): every symbol's self and children share, largest first."""
+def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), order: str = "self",
+                top: int | None = 20, event: str | None = None) -> list[PointProfile]:
+    """Per (benchmark, point, event): every symbol's self and children share, largest first;
+    only ``event``'s when given."""
     sides, _ = _side(store, [run], filters, KINDS)
     if not sides:
         raise no_profile(run)
+    if event is not None:
+        events = list(dict.fromkeys(key[2] for key in sides))
+        if event not in events:
+            raise no_event(run, event, events)
+        sides = {key: values for key, values in sides.items() if key[2] == event}
     groups: dict[tuple[str, str, str], dict[str, dict[str, np.ndarray]]] = {}
     for (benchmark, params, event, kind, symbol), values in sides.items():
         groups.setdefault((benchmark, params, event), {}).setdefault(symbol, {})[kind] = values
@@ -416,7 +426,7 @@ def folded_stacks(store: Store, run: RunInfo, *, filters: Filters = Filters(),
     events = list(dict.fromkeys(t.event for t in rows))
     chosen = event or events[0]
     if chosen not in events:
-        raise UsageError(f"run {run.id} has no profile of event {chosen!r}; it has {', '.join(events)}")
+        raise no_event(run, chosen, events)
     rows = [t for t in rows if t.event == chosen]
     points = list(dict.fromkeys((t.benchmark, t.params) for t in rows))
     stacks: dict[tuple[str, ...], float] = {}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import click
+
+from perflab.model.errors import UsageError
 
 
 def open_store(ctx: click.Context, *, create: bool):
@@ -13,3 +17,20 @@ def open_store(ctx: click.Context, *, create: bool):
 
 def warn(message: str) -> None:
     click.echo(f"perflab: warning: {message}", err=True)
+
+
+def check_output(path: str) -> None:
+    """A file the command will write: its directory must exist (said before any work)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
+
+
+def write_output(path: str, text: str) -> None:
+    """Write a command's output file; a path that cannot be written is one clear line."""
+    check_output(path)
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None

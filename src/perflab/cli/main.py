@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from perflab.cli.common import open_store, warn
+from perflab.cli.common import open_store, warn, write_output
 from perflab.model.errors import (
     EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERDICT, PerflabError, RunInterrupted, UsageError,
 )
@@ -243,11 +243,7 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> No
         info = store.resolve_run(run_ref)
         text = (export_json if fmt == "json" else export_csv)(info, store.sample_rows(info.id))
     if output:
-        try:
-            with open(output, "w") as handle:
-                handle.write(text)
-        except OSError as error:
-            raise UsageError(f"cannot write {output}: {error.strerror}") from None
+        write_output(output, text)
     else:
         click.echo(text, nl=False)
 

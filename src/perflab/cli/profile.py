@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from perflab.cli.common import open_store
-from perflab.model.errors import UsageError
-
-
-def _write(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise UsageError(f"cannot write {path}: directory {directory} does not exist")
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as error:
-        raise UsageError(f"cannot write {path}: {error.strerror}") from None
+from perflab.cli.common import check_output, open_store, write_output
 
 
 _FILTER = click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
@@ -33,7 +19,7 @@ _FILTER = click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE"
 @_FILTER
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "folded"]), default="text",
               show_default=True, help="folded: root;...;leaf weight lines (flamegraph.pl input).")
-@click.option("--event", help="With --format folded: the event (default: the first recorded).")
+@click.option("--event", help="Only this event's profile (folded: default the first recorded; else every event).")
 @click.pass_context
 def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters: tuple[str, ...],
             fmt: str, event: str | None) -> None:
@@ -49,7 +35,7 @@ def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters:
             click.echo(render_folded(folded_stacks(store, run, filters=selection, event=event)), nl=False)
             return
         order = "children" if children else "self"
-        points = run_profile(store, run, filters=selection, order=order, top=top or None)
+        points = run_profile(store, run, filters=selection, order=order, top=top or None, event=event)
     text = render_profile_json(run, points) if fmt == "json" else render_profile(run, points, order=order)
     click.echo(text, nl=False)
 
@@ -71,8 +57,7 @@ def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str
     from perflab.analysis.profile import folded_stacks
     from perflab.render.flamegraph import render_flamegraph
 
-    if not os.path.isdir(os.path.dirname(os.path.abspath(output))):
-        _write(output, "")  # the one-line error, before any work
+    check_output(output)  # before any work
     selection = Filters.parse(list(filters), [])
     with open_store(ctx, create=False) as store:
         run = store.resolve_run(run_ref)
@@ -89,7 +74,7 @@ def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str
                 title=title or f"Differential Flame Graph: run {run.id} ({run.label}) -> run {other.id} ({other.label})",
                 subtitle=f"width = run {other.id}; red = self share grew, blue = shrank "
                          f"(percentage points, from run {run.id} to run {other.id})")
-    _write(output, svg)
+    write_output(output, svg)
     click.echo(f"wrote {output}")
 
 
