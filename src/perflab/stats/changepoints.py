@@ -292,7 +292,7 @@ def _check_e_divisive(window: int, max_pvalue: float) -> None:
 
 
 def e_divisive(values: ArrayLike, *, window: int = 50, max_pvalue: float = 0.001,
-               min_magnitude: float = 0.0, seed: int = 0) -> list[ChangePoint]:
+               min_magnitude: float = 0.0) -> list[ChangePoint]:
     """Change points in the mean by E-divisive means with t-tests, as Otava (Hunter) does.
 
     1. Candidates: windows of `window` finite values, overlapping by half (one window
@@ -306,15 +306,11 @@ def e_divisive(values: ArrayLike, *, window: int = 50, max_pvalue: float = 0.001
 
     Assumes independent, roughly normal noise around piecewise-constant means; the
     t-test makes the rule sensitive to changes of a few noise sds over tens of points.
-    Segments are at least E_DIVISIVE_MIN_SEGMENT values long. Deterministic: `seed` is
-    accepted for API stability (the E-divisive permutation test it would seed is
-    replaced by the t-test, as in Otava) and is unused.
+    Segments are at least E_DIVISIVE_MIN_SEGMENT values long. Deterministic: the
+    E-divisive permutation test is replaced by the t-test, as in Otava.
     """
-    del seed
-    _check_e_divisive(window, max_pvalue)
-    x, where = _finite(values)
-    cuts = _e_divisive_cuts(x, window, max_pvalue, min_magnitude)
-    return _describe(x, cuts, where[cuts], "e-divisive")
+    return detect(values, method="e-divisive", window=window, max_pvalue=max_pvalue,
+                  min_magnitude=min_magnitude)
 
 
 # --------------------------------------------------------------------------- penalised
@@ -492,9 +488,7 @@ def pelt(values: ArrayLike, *, penalty: str | float = "mbic", min_size: int = 2,
     Assumes independent Gaussian noise of constant variance; heavy tails or drift make
     it split more. No significance filter: the reported p_value is for information.
     """
-    x, where = _finite(values)
-    cuts = _penalised_cuts(x, _pelt_cuts, penalty, min_size, min_magnitude)
-    return _describe(x, cuts, where[cuts], "pelt")
+    return detect(values, method="pelt", penalty=penalty, min_size=min_size, min_magnitude=min_magnitude)
 
 
 def binseg(values: ArrayLike, *, penalty: str | float = "mbic", min_size: int = 2,
@@ -508,9 +502,7 @@ def binseg(values: ArrayLike, *, penalty: str | float = "mbic", min_size: int = 
     instead of PELT's Python loop over n; the same answer on clear steps (the accuracy
     grid's F1 is within 0.01 of PELT's).
     """
-    x, where = _finite(values)
-    cuts = _penalised_cuts(x, _binseg_cuts, penalty, min_size, min_magnitude)
-    return _describe(x, cuts, where[cuts], "binseg")
+    return detect(values, method="binseg", penalty=penalty, min_size=min_size, min_magnitude=min_magnitude)
 
 
 # --------------------------------------------------------------------------- entry point
