@@ -70,3 +70,16 @@ def test_compare_errors(ab_db):
         assert result.returncode == 2, (args, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], (args, result.stderr)
+
+
+def test_one_command_each_under_different_names_pairs_up(sqlite_db):
+    # ./tool vs ./tool-new: one benchmark a run, named by its command
+    for label, seconds in (("old", "0.01"), ("new", "0.02")):
+        run_cli("run", "-q", "-n", "3", "--label", label, "--", "sleep", seconds, db=sqlite_db, check=True)
+    data = json.loads(run_cli("compare", "old", "new", "--metric", "time", "--format", "json",
+                              db=sqlite_db, check=True).stdout)
+    [row] = data["rows"]
+    assert row["benchmark"] == "sleep 0.01" and row["base"]["n"] == 3
+    [candidate] = row["candidates"]
+    assert candidate["n"] == 3 and candidate["comparison"]["change_pct"] < 0  # twice as long: worse
+    assert "new's benchmark 'sleep 0.02' compared with old's 'sleep 0.01'" in data["warnings"]

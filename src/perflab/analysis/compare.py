@@ -187,13 +187,20 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters,
             for key, groups in pooled.items()}
 
 
+def single_benchmark_name(names: list[set[str]]) -> str | None:
+    """The baseline's benchmark when every side has exactly one and their names differ
+    (``./tool`` vs ``./tool-new``: they pair up under it); else None."""
+    if all(len(n) == 1 for n in names) and len(set().union(*names)) > 1:
+        return next(iter(names[0]))
+    return None
+
+
 def _pair_single_benchmarks(tables: list[dict], runs: list[RunInfo], warnings: list[str]) -> None:
     """Runs of one benchmark each under different names (./tool vs ./tool-new) pair up."""
-    names = [{k[0] for k in table} for table in tables]
-    if all(len(n) == 1 for n in names) and len(set().union(*names)) > 1:
-        base_name = next(iter(names[0]))
+    base_name = single_benchmark_name([{k[0] for k in table} for table in tables])
+    if base_name is not None:
         for i, table in enumerate(tables[1:], start=1):
-            other = next(iter(names[i]))
+            other = next(iter(table))[0]
             if other != base_name:
                 tables[i] = {(base_name, p, m): g for (_, p, m), g in table.items()}
                 warnings.append(f"{runs[i].label}'s benchmark {other!r} compared with "

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.compare import Comparison, Filters, compare_runs
+from perflab.analysis.compare import Comparison, Filters, compare_runs, single_benchmark_name
 from perflab.model.errors import UsageError
 from perflab.model.params import point_text
 from perflab.model.records import RunInfo
@@ -186,9 +186,8 @@ def _side(store: Store, runs: Sequence[RunInfo], filters: Filters,
 
 def _pair_single_benchmarks(sides: list[tuple[dict, dict]]) -> None:
     """One benchmark per run under different names (./tool vs ./tool-new) pairs up, as in compare."""
-    names = [{k[0] for k in side} for side, _ in sides]
-    if all(len(n) == 1 for n in names) and len(set().union(*names)) > 1:
-        base = next(iter(names[0]))
+    base = single_benchmark_name([{k[0] for k in side} for side, _ in sides])
+    if base is not None:
         for i in range(1, len(sides)):
             values, reps = sides[i]
             sides[i] = ({(base, *k[1:]): v for k, v in values.items()},
