@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from perflab.model.records import Direction
+from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
 from perflab.stats.changepoints import ChangePoint, oriented
 
@@ -22,10 +23,6 @@ class ColumnChanges(NamedTuple):
     points: int                      # positions in the series (commits, rows)
     labels: Sequence[str] | None     # time/commit label per position, if the file has them
     change_points: list[ChangePoint]
-
-
-def _number(v: float) -> float | None:
-    return None if v is None or not math.isfinite(v) else float(v)
 
 
 def _change(cp: ChangePoint, direction: Direction | None) -> tuple[float, str | None]:
@@ -45,12 +42,12 @@ def render_json(source: str, method: str, parameters: dict[str, Any],
             points.append({
                 "index": cp.index,
                 "label": r.labels[cp.index] if r.labels else None,
-                "mean_before": _number(cp.mean_before), "stddev_before": _number(cp.stddev_before),
-                "mean_after": _number(cp.mean_after), "stddev_after": _number(cp.stddev_after),
-                "change_pct": _number(cp.change_pct),
-                "oriented_change_pct": _number(pct) if verdict else None,
+                "mean_before": number(cp.mean_before), "stddev_before": number(cp.stddev_before),
+                "mean_after": number(cp.mean_after), "stddev_after": number(cp.stddev_after),
+                "change_pct": number(cp.change_pct),
+                "oriented_change_pct": number(pct) if verdict else None,
                 "verdict": verdict,
-                "p_value": _number(cp.p_value),
+                "p_value": number(cp.p_value),
             })
         columns.append({"column": r.column, "points": r.points,
                         "indices": [cp.index for cp in r.change_points], "change_points": points})

@@ -75,7 +75,7 @@ def stat_line(name: str, sides: Sequence[Any], absolute: bool = False) -> str:
     return "".join(parts) + f"  {name}"
 
 
-def _header(runs: Sequence[Any]) -> list[str]:
+def header_lines(runs: Sequence[Any]) -> list[str]:
     names = [((r.commit or r.label)[:BASE_WIDTH if i == 0 else CANDIDATE_WIDTH]) for i, r in enumerate(runs)]
     widths = [BASE_WIDTH] + [CANDIDATE_WIDTH] * (len(runs) - 1)
     return [
@@ -86,7 +86,7 @@ def _header(runs: Sequence[Any]) -> list[str]:
     ]
 
 
-def _job(benchmark: str, params: dict[str, Any]) -> list[str]:
+def job_lines(benchmark: str, params: dict[str, Any]) -> list[str]:
     keys = sorted(params)
     return [RULE, "/".join([*keys, "testcase"]) + ":",
             "  " + "/".join([*(format_value(params[k]) for k in keys), benchmark])]
@@ -115,7 +115,7 @@ def render_lkp(comparison: Any, *, show_all: bool = False, profile: Any = None) 
         if not shown and not extra and not moved:
             continue
         listed += shown
-        out += ["", *_job(benchmark, rows[0].params), "", *_header(runs)]
+        out += ["", *job_lines(benchmark, rows[0].params), "", *header_lines(runs)]
         for row in shown:
             out.append(stat_line(f"{row.benchmark}.{row.metric}", [row.base_values, *(c.values for c in row.cells)]))
         for row in moved:

@@ -105,7 +105,7 @@ def footer(profile: Any, show_all: bool) -> list[str]:
 def render_profile_table(profile: Any, runs: Sequence[Any], show_all: bool = False) -> str:
     """The lkp-style table under another format's metric table: per benchmark and point,
     the changed counters, then the changed profile rows, largest change first."""
-    from perflab.render.compare_lkp import _header, _job, stat_line
+    from perflab.render.compare_lkp import header_lines, job_lines, stat_line
 
     counters, rows = counter_rows(profile, show_all)
     items = shown_items(profile, show_all)
@@ -125,9 +125,9 @@ def render_profile_table(profile: Any, runs: Sequence[Any], show_all: bool = Fal
     if not blocks:
         out.append("no profile row or counter changed significantly")
     else:
-        out += ["", *_header(runs)]
+        out += ["", *header_lines(runs)]
     for (benchmark, _), (params, lines) in blocks.items():
-        out += [*_job(benchmark, params)[1:], *lines]
+        out += [*job_lines(benchmark, params)[1:], *lines]
     return "\n".join(line.rstrip() for line in [*out, "", *footer(profile, show_all)])
 
 

@@ -23,26 +23,24 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from perflab.render.compare_common import finite
+from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
 
-def _finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
-
-
 def sparkline(values: Sequence[float]) -> str:
     """One block character per value, its height by value; a space for a gap."""
-    finite = [v for v in values if _finite(v)]
-    if not finite:
+    present = [v for v in values if finite(v)]
+    if not present:
         return ""
-    lo, hi = min(finite), max(finite)
+    lo, hi = min(present), max(present)
     span = hi - lo
     out = []
     for v in values:
-        if not _finite(v):
+        if not finite(v):
             out.append(" ")
         else:
             out.append(SPARKS[0 if span == 0 else min(len(SPARKS) - 1, int((v - lo) / span * len(SPARKS)))])
@@ -50,14 +48,14 @@ def sparkline(values: Sequence[float]) -> str:
 
 
 def _scaled(value: float, factor: float, unit: str) -> str:
-    return f"{format_number(value / factor)}{unit}" if _finite(value) else "-"
+    return f"{format_number(value / factor)}{unit}" if finite(value) else "-"
 
 
 def _mean_sd(mean: float, sd: float, factor: float, unit: str) -> str:
-    if not _finite(mean):
+    if not finite(mean):
         return "-"
     shown = _scaled(mean, factor, unit)
-    return f"{shown} ±{format_number(sd / factor, 3)}" if _finite(sd) else shown
+    return f"{shown} ±{format_number(sd / factor, 3)}" if finite(sd) else shown
 
 
 def _unit_suffix(unit: str) -> str:
@@ -65,11 +63,11 @@ def _unit_suffix(unit: str) -> str:
 
 
 def pct(value: float) -> str:
-    return f"{value:+.1f}%" if _finite(value) else "-"
+    return f"{value:+.1f}%" if finite(value) else "-"
 
 
 def p_value(value: float) -> str:
-    if not _finite(value):
+    if not finite(value):
         return "-"
     return f"{value:.2g}" if value >= 1e-4 else f"{value:.1e}"
 
@@ -89,7 +87,7 @@ def render_history(history: Any) -> str:
     blocks = []
     for s in history.series:
         means = s.means()
-        shown = [abs(m) for m in means if _finite(m) and m != 0]
+        shown = [abs(m) for m in means if finite(m) and m != 0]
         reference = float(sorted(shown)[len(shown) // 2]) if shown else 0.0
         factor, unit = scale_for(reference, s.unit)
         unit = _unit_suffix(unit)
@@ -98,7 +96,7 @@ def render_history(history: Any) -> str:
         for i, (point, values) in enumerate(zip(s.points, s.samples)):
             mean = float(values.mean()) if values.size else math.nan
             sd = float(values.std(ddof=1)) if values.size > 1 else math.nan
-            cov = f"{100 * sd / mean:.1f}%" if _finite(sd) and mean else ""
+            cov = f"{100 * sd / mean:.1f}%" if finite(sd) and mean else ""
             change = starts.get(i)
             mark = f"{pct(change.oriented_pct)} {change.kind}  [{change.id}]" if change else ""
             rows.append([("" if point.on_line or history.order != "first-parent" else "~") + str(i + 1),
@@ -130,10 +128,6 @@ def _point_json(point: Any) -> dict[str, Any]:
             "started_at": point.started_at}
 
 
-def _number(value: float) -> float | None:
-    return float(value) if _finite(value) else None
-
-
 def change_json(c: Any, subject: str | None = None) -> dict[str, Any]:
     return {
         "id": c.id, "kind": c.kind, "host": c.host, "benchmark": c.benchmark, "params": c.params,
@@ -141,12 +135,12 @@ def change_json(c: Any, subject: str | None = None) -> dict[str, Any]:
         "commit": c.point.commit, "describe": c.point.describe, "subject": subject,
         "runs": [r.id for r in c.point.runs], "previous": _point_json(c.previous),
         "started_at": c.point.started_at,
-        "before": {"n": c.before.n, "points": c.before.points, "mean": _number(c.before.mean),
-                   "stddev": _number(c.before.stddev)},
-        "after": {"n": c.after.n, "points": c.after.points, "mean": _number(c.after.mean),
-                  "stddev": _number(c.after.stddev)},
-        "change_pct": _number(c.change_pct), "oriented_pct": _number(c.oriented_pct),
-        "p_value": _number(c.p_value), "detection_p": _number(c.detection_p), "method": c.method,
+        "before": {"n": c.before.n, "points": c.before.points, "mean": number(c.before.mean),
+                   "stddev": number(c.before.stddev)},
+        "after": {"n": c.after.n, "points": c.after.points, "mean": number(c.after.mean),
+                  "stddev": number(c.after.stddev)},
+        "change_pct": number(c.change_pct), "oriented_pct": number(c.oriented_pct),
+        "p_value": number(c.p_value), "detection_p": number(c.detection_p), "method": c.method,
     }
 
 
@@ -157,8 +151,8 @@ def history_json(history: Any) -> str:
             "host": s.host, "benchmark": s.benchmark, "params": s.params, "metric": s.metric,
             "unit": s.unit, "direction": s.info.direction.value, "method": s.method,
             "points": [dict(_point_json(p), n=int(x.size),
-                            mean=_number(float(x.mean())) if x.size else None,
-                            stddev=_number(float(x.std(ddof=1))) if x.size > 1 else None,
+                            mean=number(float(x.mean())) if x.size else None,
+                            stddev=number(float(x.std(ddof=1))) if x.size > 1 else None,
                             values=[float(v) for v in x])
                        for p, x in zip(s.points, s.samples)],
             "changes": [change_json(c) for c in s.changes],
@@ -173,7 +167,7 @@ def render_changes(changes: Sequence[Any], subjects: dict[str, str]) -> str:
     hosts = {c.host for c in changes}
     rows = []
     for c in changes:
-        factor, unit = scale_for(c.before.mean if _finite(c.before.mean) else 0.0, c.unit)
+        factor, unit = scale_for(c.before.mean if finite(c.before.mean) else 0.0, c.unit)
         unit = _unit_suffix(unit)
         named = subjects.get(c.point.commit or "") or c.point.describe or ""
         rows.append([c.id, when(c.point.started_at).split()[0], c.point.short[:8], named[:40],

@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
 
 
@@ -46,9 +47,6 @@ def render_profile(run: Any, points: Sequence[Any], *, order: str = "self") -> s
 
 
 def profile_data(run: Any, points: Sequence[Any]) -> dict[str, Any]:
-    def number(x: float) -> float | None:
-        return float(f"{x:.10g}") if math.isfinite(x) else None
-
     return {"run": {"id": run.id, "label": run.label, "commit": run.commit},
             "points": [{"benchmark": p.benchmark, "params": p.params, "event": p.event,
                         "repetitions": p.repetitions,
