@@ -320,7 +320,7 @@ def test_json_is_complete_and_strict(three):
     assert missing["present"] is False and missing["comparison"] is None and missing["centre"] is None
     nap = next(r for r in data["rows"] if r["benchmark"] == "nap")["candidates"][0]
     assert nap["n"] == 1 and nap["stddev"] is None
-    assert any(w["code"] == "single-sample" for w in nap["warnings"])
+    assert any(w["kind"] == "single-sample" for w in nap["warnings"])
 
 
 def test_csv_one_line_per_row_and_candidate(three):

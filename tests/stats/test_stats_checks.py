@@ -13,17 +13,17 @@ from perflab.stats import (
 
 
 def test_sample_size_codes():
-    assert check_sample_size(0).code == "no-samples"
-    assert check_sample_size(1).code == "single-sample"
-    assert check_sample_size(4).code == "too-few-samples"
+    assert check_sample_size(0).kind == "no-samples"
+    assert check_sample_size(1).kind == "single-sample"
+    assert check_sample_size(4).kind == "too-few-samples"
     assert check_sample_size(5) is None
 
 
 def test_spread_and_cov():
-    assert check_spread(3, 0.0).code == "zero-spread"
+    assert check_spread(3, 0.0).kind == "zero-spread"
     assert check_spread(1, 0.0) is None
     assert check_spread(3, 0.1) is None
-    assert check_cov(10.5).code == "high-cov"
+    assert check_cov(10.5).kind == "high-cov"
     assert check_cov(10.0) is None
     assert check_cov(math.nan) is None
 
@@ -40,10 +40,10 @@ def test_modified_z_scores_hand_worked():
 
 def test_outliers():
     w = check_outliers([1, 2, 3, 4, 10])
-    assert w.code == "outliers" and "#4=10" in w.message
+    assert w.kind == "outliers" and "#4=10" in w.message
     assert check_outliers([1, 2, 3, 4, 5]) is None
     assert check_outliers([1, 100]) is None  # too few to judge
-    assert check_outliers([5, 5, 5, 5, 9]).code == "outliers"
+    assert check_outliers([5, 5, 5, 5, 9]).kind == "outliers"
 
 
 def test_mann_kendall_hand_worked_and_against_kendall_tau():
@@ -64,7 +64,7 @@ def test_mann_kendall_hand_worked_and_against_kendall_tau():
 
 def test_trend():
     w = check_trend(np.linspace(100, 105, 12) + np.random.default_rng(1).normal(0, 0.2, 12))
-    assert w.code == "trend" and "rising" in w.message
+    assert w.kind == "trend" and "rising" in w.message
     assert "falling" in check_trend(np.arange(20.0)[::-1]).message
     assert check_trend([1, 2, 3, 4, 5]) is None  # 5 values can never reach p < 0.01
     assert check_trend([5.0, 1.0, 4.0, 2.0, 3.0, 5.5, 1.5, 4.5]) is None
@@ -74,7 +74,7 @@ def test_bimodal_fires_on_two_groups():
     rng = np.random.default_rng(2)
     two_levels = np.concatenate([rng.normal(100, 0.5, 8), rng.normal(110, 0.5, 8)])
     rng.shuffle(two_levels)
-    assert check_bimodal(two_levels).code == "bimodal"
+    assert check_bimodal(two_levels).kind == "bimodal"
     assert bimodality_ratio(two_levels) > 0.95
     assert check_bimodal(two_levels[:9]) is None  # fewer than 10: not judged
     assert math.isnan(bimodality_ratio([4.0] * 12))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from perflab.model.verdicts import WarningSide
 from perflab.model.records import Direction, MeanKind
 from perflab.stats import METHOD_NAMES, Verdict, compare, decide, hmean
 
@@ -18,7 +19,7 @@ DOWN = 90 + JITTER[::-1]        # amean 90
 
 
 def codes(d):
-    return {w.code for w in d.warnings}
+    return {w.kind for w in d.warnings}
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -156,7 +157,7 @@ def test_edge_case_warnings_and_values():
     zeros = compare(np.r_[0.0, BASE], UP, **hi)
     assert math.isnan(zeros.change_pct) and math.isnan(zeros.p_value) and zeros.verdict is Verdict.INCONCLUSIVE
     assert {"nonpositive-hmean", "nonpositive-log"} <= codes(zeros)
-    assert any(w.message.startswith("base: ") for w in zeros.warnings)
+    assert any(w.side is WarningSide.BASE for w in zeros.warnings)
     single = compare([100.0], [110.0], **hi)
     assert single.change_pct == pytest.approx(10.0) and math.isnan(single.p_value)
     assert single.verdict is Verdict.INCONCLUSIVE and "single-sample" in codes(single)

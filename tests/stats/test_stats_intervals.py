@@ -24,7 +24,7 @@ def test_mean_ci_too_few():
     for values in ([], [3.0]):
         ci = mean_ci(values)
         assert math.isnan(ci.low) and math.isnan(ci.high)
-        assert ci.warnings[0].code == "too-few-samples"
+        assert ci.warnings[0].kind == "too-few-samples"
 
 
 def test_median_ci_order_statistics_hand_worked():
@@ -45,7 +45,7 @@ def test_median_ci_small_n_says_so():
     five = median_ci([3, 1, 2, 5, 4])    # 1 − 2/32 = 93.75% < 95%: widest interval + warning
     assert (five.low, five.high) == (1, 5)
     assert five.confidence == pytest.approx(0.9375)
-    assert five.warnings[0].code == "too-few-samples" and "needs 6" in five.warnings[0].message
+    assert five.warnings[0].kind == "too-few-samples" and "needs 6" in five.warnings[0].message
     one = median_ci([7.0])
     assert (one.low, one.high, one.confidence) == (7.0, 7.0, 0.0)
     assert math.isnan(median_ci([]).low)
@@ -75,6 +75,6 @@ def test_bootstrap_ratio_ci_covers_the_true_ratio():
 
 def test_bootstrap_ratio_ci_undefined_cases():
     one = bootstrap_ratio_ci([1.0], [1.0, 2.0])
-    assert math.isnan(one.low) and one.warnings[0].code == "too-few-samples"
+    assert math.isnan(one.low) and one.warnings[0].kind == "too-few-samples"
     zero = bootstrap_ratio_ci([1.0, 0.0, 2.0], [1.0, 2.0], mean_kind=MeanKind.HARMONIC)
-    assert math.isnan(zero.high) and zero.warnings[0].code == "nonpositive-hmean"
+    assert math.isnan(zero.high) and zero.warnings[0].kind == "nonpositive-hmean"

@@ -20,7 +20,7 @@ def test_mmtests_band_rule():
     h = mmtests_band_rule([1.0, 2.0, 4.0], [10.0, 10.0, 10.0], MeanKind.HARMONIC)
     assert h.changed and "hmean" in h.detail
     too_few = mmtests_band_rule([1.0], [2.0, 3.0])
-    assert not too_few.changed and too_few.warnings[0].code == "too-few-samples"
+    assert not too_few.changed and too_few.warnings[0].kind == "too-few-samples"
 
 
 def test_mmtests_band_rule_is_stricter_than_a_t_test():
@@ -63,6 +63,6 @@ def test_lkp_range_rule_uses_upper_middle_element_and_trims_at_32():
 
 def test_lkp_range_rule_needs_three_runs_on_one_side():
     two = lkp_range_rule([1.0, 1.1], [2.0, 2.1])
-    assert not two.changed and two.warnings[0].code == "too-few-samples"
+    assert not two.changed and two.warnings[0].kind == "too-few-samples"
     assert lkp_range_rule([1.0, 1.1, 1.05], [2.0]).changed
     assert not lkp_range_rule([], [2.0, 2.1, 2.2]).changed

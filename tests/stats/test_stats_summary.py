@@ -15,7 +15,7 @@ VALUES = [12.0, 12.9, 11.25, 12.4, 12.6, 13.1, 12.2]
 
 
 def codes(warnings):
-    return {w.code for w in warnings}
+    return {w.kind for w in warnings}
 
 
 def test_means_against_hand_values_and_scipy():

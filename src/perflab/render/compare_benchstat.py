@@ -22,6 +22,8 @@ reproduces benchstat's text-table algorithm.
 
 from __future__ import annotations
 
+from perflab.model.verdicts import WarningSide
+
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from perflab.model.params import format_value
-from perflab.render.compare_common import SIDE_PREFIXES, Block, blocks, finite, significance_rule, summaries, values
+from perflab.render.compare_common import Block, blocks, finite, significance_rule, summaries, values
 from perflab.stats import median_ci
 
 # -- a text table with spanning cells and margins, laid out as benchstat's texttab ------
@@ -281,7 +283,7 @@ def _table(block: Block, comparison: Any) -> str:
                 ratios_by_col[exp].append(1.0 if old == new else (new / old if old else math.nan))
                 t.cell(_delta(d, old, new), "r")
                 t.cell(f"({_counts(d)})")
-                warn([w.message for w in d.warnings if not w.message.startswith(SIDE_PREFIXES)])
+                warn([w.message for w in d.warnings if w.side is WarningSide.PAIR])
 
     if len(block.rows) > 1:
         t.row()

@@ -8,6 +8,8 @@ significance rule in one sentence.
 
 from __future__ import annotations
 
+from perflab.model.verdicts import WarningSide
+
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +21,6 @@ from perflab.model.records import Direction
 from perflab.stats import summarize
 
 MEAN_NAMES = {"amean": "Amean", "hmean": "Hmean", "gmean": "Gmean"}
-SIDE_PREFIXES = ("base: ", "new: ")
 
 
 def finite(value: float | None) -> bool:
@@ -143,7 +144,7 @@ def row_warnings(row: Any, labels: Sequence[str]) -> list[str]:
             add(f"{label}: {cell.failures} failed sample(s) left out")
         if cell.difference is not None:
             for w in cell.difference.warnings:
-                if not w.message.startswith(SIDE_PREFIXES):
+                if w.side is WarningSide.PAIR:
                     add(f"{label} vs {labels[0]}: {w.message}")
     return out
 

@@ -34,12 +34,14 @@ and the candidate's numbers side by side, then the comparison; warnings joined b
 
 from __future__ import annotations
 
+from perflab.model.verdicts import WarningSide
+
 import csv
 import io
 import json
 from typing import Any
 
-from perflab.render.compare_common import SIDE_PREFIXES, finite, kind, summaries, tested
+from perflab.render.compare_common import finite, kind, summaries, tested
 
 SUMMARY_FIELDS = ("n", "centre", "median", "stddev", "cov", "min", "max")
 
@@ -59,7 +61,7 @@ def number(value: Any) -> float | int | None:
 
 
 def _warnings(items: Any) -> list[dict[str, str]]:
-    return [{"code": w.code, "message": w.message} for w in items]
+    return [{"kind": w.kind, "side": w.side.value if w.side else None, "message": w.message} for w in items]
 
 
 def _side(label: str, run: Any, summary: Any, failures: int) -> dict[str, Any]:
@@ -160,7 +162,7 @@ def render_csv(comparison: Any) -> str:
             messages += [f"{labels[i + 1]}: {w.message}" for w in (sides[i + 1].warnings if sides[i + 1] else ())]
             if d is not None:
                 messages += [f"{labels[i + 1]} vs {labels[0]}: {w.message}" for w in d.warnings
-                             if not w.message.startswith(SIDE_PREFIXES)]
+                             if w.side is WarningSide.PAIR]
             compared = (["", "", "", "", "", "", "", "", comparison.method_name] if d is None else
                         [_csv_number(d.change_pct), _csv_number(d.ci_low), _csv_number(d.ci_high),
                          _csv_number(d.confidence), _csv_number(d.p_value), _csv_number(d.q_value),

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from perflab.model.records import Direction, MeanKind
+from perflab.model.verdicts import WarningSide
 from perflab.stats.intervals import bootstrap_ratio_ci
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, welch_t
@@ -126,16 +127,18 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHOD_NAMES)}")
     base_summary, new_summary = summarize(base, mean_kind), summarize(new, mean_kind)
     (a, _), (b, _) = clean(base), clean(new)
-    warnings = [w.for_side("base") for w in base_summary.warnings] + [w.for_side("new") for w in new_summary.warnings]
+    warnings = [w.on(WarningSide.BASE) for w in base_summary.warnings]
+    warnings += [w.on(WarningSide.CANDIDATE) for w in new_summary.warnings]
+    pair: list[StatWarning] = []
     if a.size and b.size and a.size != b.size:
-        warnings.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
+        pair.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
 
     if base_summary.centre > 0 and new_summary.centre >= 0:
         change = _oriented(new_summary.centre / base_summary.centre, direction)
     else:
         change = math.nan
         if base_summary.n and new_summary.n and not (math.isnan(base_summary.centre) or math.isnan(new_summary.centre)):
-            warnings.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
+            pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
     p_value, rule = math.nan, None
     if method == "welch-log":
         interval = "t interval of the ratio of geometric means"
@@ -143,7 +146,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         p_value = welch.p_value
         ci_low, ci_high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
         if np.any(a <= 0) or np.any(b <= 0):
-            warnings.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
+            pair.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
     else:
         interval = f"bootstrap interval of the ratio of {mean_kind.value}s"
         boot = bootstrap_ratio_ci(a, b, mean_kind=mean_kind, confidence=confidence, seed=seed)
@@ -151,10 +154,10 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         if method == "mann-whitney":
             p_value = mann_whitney(a, b)
             if 0 < min(a.size, b.size) < 4:
-                warnings.append(StatWarning(TOO_FEW_SAMPLES, "Mann-Whitney U needs 4 or more values per side to ever reach p < 0.05"))
+                pair.append(StatWarning(TOO_FEW_SAMPLES, "Mann-Whitney U needs 4 or more values per side to ever reach p < 0.05"))
         else:
             rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
-            warnings += rule.warnings
+            pair += rule.warnings
 
     verdict = _verdict(change, ci_low, ci_high, 100.0 * noise_floor, p_value < 1.0 - confidence, rule, direction)
     return Difference(
@@ -162,7 +165,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         ci_low=ci_low, ci_high=ci_high, confidence=confidence, p_value=p_value, q_value=p_value,
         method=METHOD_NAMES[method], method_key=method, interval=interval, noise_floor=noise_floor,
         verdict=verdict, significant=verdict in (Verdict.BETTER, Verdict.WORSE),
-        warnings=tuple(warnings), rule=rule)
+        warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule)
 
 
 def decide(differences: Sequence[Difference], q: float = 0.05) -> list[Difference]:

@@ -1,6 +1,6 @@
 """Warnings as values: what a statistic could not assume, returned beside the result.
 
-A `StatWarning` has a stable machine-readable ``code`` (renderers may group or filter
+A `StatWarning` (defined in ``perflab.model.verdicts``) has a stable machine-readable ``kind`` (renderers may group or filter
 by it) and a one-line human ``message`` that carries the numbers. The codes:
 
 =====================  ======================================================
@@ -23,7 +23,7 @@ trend                  the values drift along the repetition order
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from perflab.model.verdicts import StatWarning
 
 NO_SAMPLES = "no-samples"
 SINGLE_SAMPLE = "single-sample"
@@ -40,17 +40,4 @@ OUTLIERS = "outliers"
 BIMODAL = "bimodal"
 TREND = "trend"
 
-
-@dataclass(frozen=True)
-class StatWarning:
-    """One thing the reader of a statistic should know before trusting it."""
-
-    code: str
-    message: str
-
-    def for_side(self, side: str) -> StatWarning:
-        """The same warning with the side ("base", "new") named in the message."""
-        return StatWarning(self.code, f"{side}: {self.message}")
-
-    def __str__(self) -> str:
-        return self.message
+__all__ = ["StatWarning"]
