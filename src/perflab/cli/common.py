@@ -8,6 +8,9 @@ import click
 
 from perflab.model.errors import UsageError
 
+# this invocation's arguments (set by main), kept with a run to reproduce it
+COMMAND_LINE: list[str] = []
+
 
 def open_store(ctx: click.Context, *, create: bool):
     """The database named by the top-level --db (or its defaults)."""

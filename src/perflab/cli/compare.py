@@ -1,0 +1,98 @@
+"""Comparing runs: perflab compare, and perflab import of other tools' results."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from perflab.cli.common import open_store
+from perflab.model.errors import EXIT_VERDICT, UsageError
+
+
+# -- compare / import -------------------------------------------------------------------
+COMPARE_FORMATS = ["mmtests", "lkp", "benchstat", "speedup", "markdown", "json", "csv"]
+
+
+def _percent(text: str, option: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise UsageError(f"bad {option} {text!r}: expected a percentage like 2%") from None
+    if value < 0:
+        raise UsageError(f"{option} cannot be negative: {text}")
+    return value
+
+
+@click.command()
+@click.argument("run_refs", nargs=-1, required=True, metavar="BASE CANDIDATE...")
+@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="mmtests", show_default=True)
+@click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
+              help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable.")
+@click.option("--metric", "metrics", multiple=True, help="Only these metrics; repeatable.")
+@click.option("--method", type=click.Choice(["welch-log", "mann-whitney", "mmtests", "lkp"]),
+              default="welch-log", show_default=True, help="The test (or a reference tool's rule).")
+@click.option("--fdr", type=float, default=0.05, show_default=True,
+              help="False discovery rate controlled across the report.")
+@click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
+@click.option("--rows", default="amean", show_default=True,
+              help="mmtests rows: amean,min,max,stddev,coeffvar,bamean-95,...")
+@click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 on a significant regression.")
+@click.option("--threshold", default="0%", show_default=True, help="Smallest regression that fails --fail-on.")
+@click.option("--profile", "with_profile", is_flag=True,
+              help="Add profile deltas (points) and counter deltas, lkp style (mmtests, lkp, json).")
+@click.pass_context
+def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
+            metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
+            fail_on: str | None, threshold: str, with_profile: bool) -> None:
+    """Compare a baseline run with candidates (run ids or labels; the first is the baseline)."""
+    from perflab.analysis.compare import Filters, compare_runs, regressions
+    from perflab.render.compare import render_comparison
+
+    if len(run_refs) < 2:
+        raise UsageError("compare needs a baseline and at least one candidate")
+    if not 0 < fdr < 1:
+        raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
+    limit = _percent(threshold, "--threshold")
+    floor = _percent(noise_floor, "--noise-floor") / 100 if noise_floor is not None else None
+    selection = Filters.parse(list(filters), list(metrics))
+    with open_store(ctx, create=False) as store:
+        runs = [store.resolve_run(ref) for ref in run_refs]
+        comparison = compare_runs(store, runs, filters=selection, method=method, q=fdr,
+                                  noise_floor=floor)
+        profile = None
+        if with_profile:
+            from perflab.analysis.profile import profile_report
+            from perflab.render.compare import PROFILE_FORMATS
+            if fmt not in PROFILE_FORMATS:
+                raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
+            profile = profile_report(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor)
+    click.echo(render_comparison(comparison, fmt, rows=tuple(r.strip() for r in rows.split(",")),
+                                 profile=profile), nl=False)
+    if fail_on:
+        found = regressions(comparison, limit)
+        if found:
+            row, index = found[0]
+            change = row.cells[index].difference.change_pct
+            click.echo(f"perflab: {len(found)} significant regression(s) of at least {limit:g}%; "
+                       f"first: {row.benchmark} {row.point} {row.metric} {change:+.2f}% "
+                       f"in {comparison.labels[index + 1]}", err=True)
+            sys.exit(EXIT_VERDICT)
+
+
+@click.command(name="import")
+@click.argument("kind", type=click.Choice(["hyperfine", "pyperf"]))
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--label", required=True, help="Label of the new run.")
+@click.pass_context
+def import_(ctx: click.Context, kind: str, path: str, label: str) -> None:
+    """Import a hyperfine or pyperf JSON file as a run."""
+    from perflab.analysis.importing import import_file
+    from perflab.workloads.importers import parse_file
+    parsed = parse_file(kind, path)  # a malformed file fails here, before the database opens
+    with open_store(ctx, create=True) as store:
+        run_id = import_file(store, parsed, label)
+    click.echo(f"imported {path} as run {run_id} ({label})")
+
+
+COMMANDS: list[click.Command] = [compare, import_]
