@@ -243,6 +243,34 @@ def test_verdict_exit_codes(sqlite_db, tmp_path):
     assert len(worse.stdout.strip().splitlines()) == 1
     better = run_cli("verdict", "slow", "fast", db=sqlite_db)
     assert better.returncode == 0, better.stdout
+    # both runs named, by label or by commit
+    assert "(fast" in worse.stdout and "(slow" in worse.stdout
+
+
+def test_verdict_never_passes_what_it_cannot_decide(sqlite_db, tmp_path):
+    """3 vs 3 with a 3x regression: Mann-Whitney's smallest p is 0.1, so the test cannot
+    call it bad, and it must not call it good either: 125 (skip), naming what is missing."""
+    _import(sqlite_db, tmp_path, "three", [0.0100, 0.0101, 0.0102])
+    _import(sqlite_db, tmp_path, "slower", [0.0300, 0.0302, 0.0305])
+    result = run_cli("verdict", "three", "slower", db=sqlite_db)
+    assert result.returncode == 125 and result.stdout.startswith("undecided:"), result.stdout + result.stderr
+    assert "3 vs 3 samples cannot reach p < 0.05" in result.stdout and "--method welch-log" in result.stdout
+    # Welch on logs can decide it
+    welch = run_cli("verdict", "three", "slower", "--method", "welch-log", db=sqlite_db)
+    assert welch.returncode == 1 and welch.stdout.startswith("bad:"), welch.stdout + welch.stderr
+    # a wide interval is undecided at the default threshold, good once the threshold is stated
+    _import(sqlite_db, tmp_path, "noisy", [0.0100, 0.0110, 0.0095, 0.0104, 0.0099, 0.0108])
+    noisy = run_cli("verdict", "three", "noisy", "--method", "welch-log", db=sqlite_db)
+    assert noisy.returncode == 125 and "does not rule out a regression of 1%" in noisy.stdout, noisy.stdout
+    stated = run_cli("verdict", "three", "noisy", "--method", "welch-log", "--threshold", "30%", db=sqlite_db)
+    assert stated.returncode == 0 and stated.stdout.startswith("good:"), stated.stdout + stated.stderr
+
+
+def test_verdict_takes_a_commit(sqlite_db, tmp_path):
+    run_cli("run", "-q", "-n", "6", "--label", "nightly", "--commit", "c0ffee04aa", "--", "true", db=sqlite_db)
+    run_cli("run", "-q", "-n", "6", "--label", "nightly", "--", "true", db=sqlite_db)
+    result = run_cli("verdict", "c0ffee04", "nightly", "--threshold", "1000%", db=sqlite_db)
+    assert result.returncode in (0, 125) and "c0ffee04aa" in result.stdout, result.stdout + result.stderr
 
 
 def test_verdict_skips_a_run_whose_samples_all_failed(sqlite_db):
@@ -269,7 +297,7 @@ def test_verdict_drives_git_bisect_run(repo, tmp_path, sqlite_db):
     script.write_text(f"""#!/bin/sh
 make -s || exit 125
 {perflab} --db {sqlite_db} run -q -n 12 --label cand -- ./prog || exit 125
-exec {perflab} --db {sqlite_db} verdict good cand
+exec {perflab} --db {sqlite_db} verdict good cand --threshold 50%
 """)
     script.chmod(0o755)
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", good], check=True)

@@ -10,7 +10,7 @@ from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.profile import TEST_MIN_PCT, compare_counters, compare_profiles, folded_stacks, run_profile
 from perflab.model.errors import UsageError
 from perflab.model.records import Point
-from perflab.render.compare_lkp import stat_line
+from perflab.render.compare_lkp import profile_line
 from perflab.store import Store
 
 from profile_store import build_store
@@ -28,7 +28,7 @@ def _runs(store: Store, *refs: str):
 def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
     with Store(real_db) as store:
         profile = compare_profiles(store, _runs(store, "base", "patched"))
-    top = profile.items[:4]
+    top = profile.rows[:4]
     assert {(i.kind, i.symbol) for i in top} == {(k, s) for k in ("self", "children")
                                                  for s in ("hot_loop", "warm_loop")}
     for item in top:
@@ -36,19 +36,19 @@ def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
         assert delta.significant and delta.q_value < 0.05
         if item.symbol == "warm_loop":  # 1 unit of 4 -> 3 of 6: ~25% -> ~50%
             assert delta.verdict == "up" and 15 < delta.change_points < 35
-            assert 15 < item.base.mean() < 35 and item.base.size == 3
+            assert 15 < item.sides[0].mean < 35 and len(item.sides[0].values) == 3
         else:
             assert delta.verdict == "down" and -35 < delta.change_points < -15
-        assert delta.ci_low <= delta.change_points <= delta.ci_high
+        assert delta.ci.low <= delta.change_points <= delta.ci.high
     assert top[0].name.startswith("perf-profile.") and ".cpu-clock." in top[0].name
-    sizes = [i.size for i in profile.items]
+    sizes = [i.size for i in profile.rows]
     assert sizes == sorted(sizes, reverse=True)
     # every row has both sides (absent = 0); only rows of 0.5% or more are tested
-    big = [i for i in profile.items if np.concatenate([i.base, i.cells[0]]).mean() >= TEST_MIN_PCT]
-    assert profile.tested == len(big) < len(profile.items)
+    big = [i for i in profile.rows if np.concatenate([i.sides[0].values, i.sides[1].values]).mean() >= TEST_MIN_PCT]
+    assert profile.tested == len(big) < len(profile.rows)
     assert all(np.isnan(i.deltas[0].q_value) and not i.deltas[0].significant
-               for i in profile.items if i not in big)
-    flagged = [i for i in profile.items if i.deltas[0].significant]
+               for i in profile.rows if i not in big)
+    flagged = [i for i in profile.rows if i.deltas[0].significant]
     assert len(flagged) <= 6, [i.name for i in flagged]  # kernel noise mostly stays unflagged
 
 
@@ -56,7 +56,7 @@ def test_rule_methods_flag_the_change_without_fdr(real_db):
     with Store(real_db) as store:
         for method in ("lkp", "mmtests"):
             profile = compare_profiles(store, _runs(store, "base", "patched"), method=method)
-            warm = next(i for i in profile.items if i.kind == "self" and i.symbol == "warm_loop")
+            warm = next(i for i in profile.rows if i.kind == "self" and i.symbol == "warm_loop")
             assert warm.deltas[0].rule is not None and warm.deltas[0].rule.changed
             assert warm.deltas[0].verdict == "up" and profile.tested == 0
             assert "no FDR" in profile.rule
@@ -85,8 +85,8 @@ def test_counters_are_compared_apart_from_the_metric_table(real_db):
         assert {r.metric for r in named.rows} == {"rusage.utime"}
         counters = compare_counters(store, runs)
         assert [r.metric for r in counters.rows] == ["rusage.utime"]
-        assert counters.rows[0].base_values.size == counters.rows[0].cells[0].values.size == 3
-        assert counters.rows[0].cells[0].difference is not None
+        assert counters.rows[0].base.n == counters.rows[0].cells[0].side.n == 3
+        assert counters.rows[0].cells[0].change is not None
         assert compare_counters(store, runs, filters=Filters.parse([], ["rusage.utime"])) is None
 
 
@@ -128,15 +128,15 @@ def test_seed_003_a_symbol_new_in_the_candidate_starts_from_zero(sqlite_db):
         _fill(store, "0ede61d858", [{"__fget_light": v, "__get_file_rcu": w, "do_poll": 5.0 + d}
                                     for v, w, d in ((10.077, 26.3, 0.0), (10.347, 26.5, 0.1), (10.617, 26.64, -0.1))])
         profile = compare_profiles(store, _runs(store, "93faf426e3", "0ede61d858"), kinds=("self",))
-    first, second, third = profile.items
+    first, second, third = profile.rows
     assert first.name == "perf-profile.self.cycles-pp.__get_file_rcu"
-    assert list(first.base) == [0.0, 0.0, 0.0] and first.deltas[0].verdict == "up"
+    assert list(first.sides[0].values) == [0.0, 0.0, 0.0] and first.deltas[0].verdict == "up"
     assert second.symbol == "__fget_light" and second.deltas[0].verdict == "down"
     assert third.symbol == "do_poll" and not third.deltas[0].significant
-    line = stat_line(second.name, [second.base, *second.cells], absolute=True)
+    line = profile_line(second)
     assert line.split() == ["30.90", "±", "4%", "-20.6", "10.35", "±", "2%",
                             "perf-profile.self.cycles-pp.__fget_light"]
-    assert stat_line(first.name, [first.base, *first.cells], absolute=True).split()[:3] == ["0.00", "+26.5", "26.48"]
+    assert profile_line(first).split()[:3] == ["0.00", "+26.5", "26.48"]
 
 
 def test_identical_profiles_are_flagged_at_or_below_the_fdr(sqlite_db):
@@ -152,6 +152,6 @@ def test_identical_profiles_are_flagged_at_or_below_the_fdr(sqlite_db):
                         for _ in range(5)]
                 runs.append(store.resolve_run(str(_fill(store, f"{side}{trial}", reps))))
             profile = compare_profiles(store, runs, kinds=("self",), q=0.05)
-            reports_with_a_flag += any(i.deltas[0].significant for i in profile.items)
+            reports_with_a_flag += any(i.deltas[0].significant for i in profile.rows)
     # BH at 5% under the global null bounds the chance of any flag per report by 5%
     assert reports_with_a_flag <= 6

@@ -20,19 +20,27 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 from pathlib import Path
-from types import SimpleNamespace
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from perflab.analysis.compare import compare_runs
 from perflab.model.errors import UsageError
-from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
+from perflab.model.records import (
+    Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus,
+)
+from perflab.model.report.compare import Block, Cell, Change, CompareReport, Interval, Row, SideSummary
+from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow, ShareSide
+from perflab.model.verdicts import Shift, Verdict
 from perflab.render.compare import FORMATS, render_comparison
-from perflab.render.compare_benchstat import TextTab, common_scale
+from perflab.render.texttable import TextTab
+from perflab.render.units import common_scale
+from perflab.stats import oriented
 from perflab.store import Store
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
@@ -148,9 +156,13 @@ def test_ab_golden(ab, fmt):
     check_golden(f"compare_ab_{fmt}.txt", render_comparison(ab, fmt))
 
 
-def test_mmtests_extra_rows_golden(ab):
+def test_mmtests_extra_rows_golden(store):
+    s, runs = store
     rows = ("min", "amean", "stddev", "coeffvar", "max", "bamean-95")
-    check_golden("compare_ab_mmtests_rows.txt", render_comparison(ab, "mmtests", rows=rows))
+    report = compare_runs(s, runs[:2], best_pcts=(95,))
+    check_golden("compare_ab_mmtests_rows.txt", render_comparison(report, "mmtests", rows=rows))
+    with pytest.raises(UsageError, match="bamean-50 was not computed"):
+        render_comparison(report, "mmtests", rows=("bamean-50",))
 
 
 def test_lkp_all_rows_golden(ab):
@@ -175,32 +187,45 @@ def _seed_lines(prefix: str, first: str, count: int) -> list[str]:
     return lines[start:start + count]
 
 
-def _summary(centre: float, n: int = 10):
-    from perflab.model.records import MeanKind
-    from perflab.stats import Summary
-    return Summary(n=n, centre=centre, mean_kind=MeanKind.ARITHMETIC, median=centre, stddev=0.01 * centre,
-                   cov=1.0, min=centre, max=centre)
-
-
 SEED_LINE = re.compile(r"^(\w+) +(\S+) +([\d.]+) \( +0\.00%\) +([\d.]+) ([(*]) *(-?[\d.]+)%([)*])$")
 
 
-def _fake(param: str, lines: list[str], direction: Direction):
-    """A duck-typed Comparison holding the centres, changes and marks of seed lines."""
-    info = MetricInfo("m", "x", direction)
+def _side(centre: float, n: int = 10) -> SideSummary:
+    return SideSummary(n=n, failures=0, values=(centre,) * n, mean_kind=MeanKind.ARITHMETIC, centre=centre,
+                       median=centre, median_ci=Interval(math.nan, math.nan, 0.95), stddev=0.01 * centre,
+                       cov=1.0, population_cov=0.95, min=centre, max=centre)
+
+
+def _change(pct: float, marked: bool, direction: Direction) -> Change:
+    verdict = (Verdict.IMPROVEMENT if pct > 0 else Verdict.REGRESSION) if marked else Verdict.UNDECIDED
+    return Change(pct=pct, raw_pct=oriented(pct, direction), ci=Interval(math.nan, math.nan, 0.95),
+                  method="welch-log", test="Welch t-test on log values", interval="", p_value=math.nan,
+                  q_value=math.nan, min_p=0.0, noise_floor=0.01, verdict=verdict)
+
+
+def _fake(param: str, lines: list[str], direction: Direction) -> CompareReport:
+    """A report holding the centres, changes and marks of seed lines."""
     rows = []
     for line in lines:
         _, op, base, new, mark, change, _ = SEED_LINE.match(line.rstrip()).groups()
-        d = SimpleNamespace(change_pct=float(change), significant=mark == "*", new=_summary(float(new)),
-                            warnings=(), noise_floor=0.01, rule=None, verdict="better")
-        rows.append(SimpleNamespace(
-            benchmark="b", params={param: op}, point=f"{param}={op}", metric="m", unit="x", info=info,
-            base_values=np.array([float(base)]), base_failures=0, base=_summary(float(base)),
-            cells=[SimpleNamespace(values=np.array([float(new)]), failures=0, difference=d)]))
-    runs = [SimpleNamespace(id=i, label=label, commit=None, commit_describe=None, host="h")
-            for i, label in enumerate(("baseline", "sis_core"))]
-    return SimpleNamespace(runs=runs, labels=["baseline", "sis_core"], rows=rows, method="welch-log",
-                           method_name="Welch t-test on log values", q=0.05, confidence=0.95, warnings=[])
+        rows.append(Row(benchmark="b", params={param: op}, metric="m", unit="x", direction=direction,
+                        mean_kind=MeanKind.ARITHMETIC if direction is Direction.LOWER else MeanKind.HARMONIC,
+                        noise_floor=0.01, base=_side(float(base)),
+                        cells=(Cell("sis_core", _side(float(new)), _change(float(change), mark == "*", direction)),)))
+    runs = tuple(RunInfo(i, label, None, None, "h", 0.0, None, RunStatus.COMPLETE, {}, {})
+                 for i, label in enumerate(("baseline", "sis_core")))
+    block = Block("b", "m", "x", direction, rows[0].mean_kind, tuple(rows))
+    return CompareReport(runs, (block,), "welch-log", "Welch t-test on log values", 0.05, 0.95, len(rows), (0.01,))
+
+
+def _profile_row(name: str, sides: list[list[float]]) -> ProfileRow:
+    """A profile row of the shares given per side (the deltas undecided)."""
+    kind, event, symbol = name.split(".", 3)[1:]
+    shares = tuple(ShareSide(tuple(v), float(np.mean(v)), float(np.std(v))) for v in sides)
+    deltas = tuple(ProfileDelta(s.mean - shares[0].mean, Interval(math.nan, math.nan, 0.95), math.nan, math.nan,
+                                Shift.UNDECIDED) for s in shares[1:])
+    return ProfileRow("will-it-scale", {"mode": "thread", "test": "poll2"}, event.replace("-", ":"), kind, symbol,
+                      shares, deltas, True)
 
 
 @pytest.mark.parametrize("first, count, param, direction", [
@@ -222,20 +247,18 @@ def test_lkp_profile_lines_match_seed_003():
             _seed_lines("003", ">      30.90", 2) if "perf-profile.self" in line]
     assert len(seed) == 2
     profile = [
-        SimpleNamespace(name="perf-profile.self.cycles-pp.__fget_light", benchmark="will-it-scale",
-                        params={"mode": "thread", "test": "poll2"}, base=[30.904 * 0.96, 30.904 * 1.04],
-                        cells=[[10.348 * 0.977, 10.348 * 1.023]]),
-        SimpleNamespace(name="perf-profile.self.cycles-pp.__get_file_rcu", benchmark="will-it-scale",
-                        params={"mode": "thread", "test": "poll2"}, base=[0.0, 0.0], cells=[[26.48, 26.48]]),
+        _profile_row("perf-profile.self.cycles-pp.__fget_light", [[30.904 * 0.96, 30.904 * 1.04],
+                                                                   [10.348 * 0.977, 10.348 * 1.023]]),
+        _profile_row("perf-profile.self.cycles-pp.__get_file_rcu", [[0.0, 0.0], [26.48, 26.48]]),
     ]
-    from perflab.render.compare_lkp import stat_line
-    assert [stat_line(p.name, [p.base, *p.cells], absolute=True) for p in profile] == seed
+    from perflab.render.compare_lkp import profile_line
+    assert [profile_line(p) for p in profile] == seed
 
 
 def test_lkp_stat_line_layout():
     """lkp's columns: value 10, ±N% 6, %change 10 + '%', value 11, ±N% 6, two spaces, name."""
     from perflab.render.compare_lkp import stat_line
-    line = stat_line("will-it-scale.per_thread_ops", [[183535.0] * 3, [178269.0] * 3])
+    line = stat_line("will-it-scale.per_thread_ops", [(183535.0, 0.0), (178269.0, 0.0)], ["-2.9%"])
     assert line == "    183535            -2.9%     178269        will-it-scale.per_thread_ops"
 
 
@@ -288,7 +311,7 @@ def test_benchstat_scaler(values, binary, expected):
 
 def test_marks_only_on_significant_cells(three):
     text = render_comparison(three, "mmtests")
-    marked = sum(1 for row in three.rows for c in row.cells if c.difference is not None and c.difference.significant)
+    marked = sum(1 for _, _, change in three.changes() if change.significant)
     assert marked >= 4
     assert text.count("%*") == marked
 
@@ -313,7 +336,7 @@ def test_json_is_complete_and_strict(three):
     assert any("no samples in patched" in w for w in data["warnings"])
     row = next(r for r in data["rows"] if r["benchmark"] == "hackbench" and r["params"] == {"groups": 4})
     cell = row["candidates"][0]["comparison"]
-    assert cell["verdict"] == "better" and cell["significant"]
+    assert cell["verdict"] == "improvement" and cell["significant"]
     assert cell["ci_low"] <= cell["change_pct"] <= cell["ci_high"]
     assert cell["q_value"] >= cell["p_value"]
     missing = next(r for r in data["rows"] if r["params"] == {"groups": 64})["candidates"][0]
@@ -328,7 +351,7 @@ def test_csv_one_line_per_row_and_candidate(three):
     assert len(lines) == 2 * len(three.rows)
     hb = [l for l in lines if l["benchmark"] == "hackbench" and l["param_groups"] == "16"]
     assert [l["label"] for l in hb] == ["patched", "tuned"]
-    assert hb[0]["verdict"] == "worse" and hb[0]["failures"] == "1"
+    assert hb[0]["verdict"] == "regression" and hb[0]["failures"] == "1"
     assert float(hb[0]["ci_low"]) <= float(hb[0]["change_pct"]) <= float(hb[0]["ci_high"])
 
 
@@ -346,11 +369,13 @@ def test_speedup_shows_small_slowdowns():
 
 
 def test_profile_is_rendered(ab):
-    profile = [SimpleNamespace(name="perf-profile.self.cycles-pp.__fget_light", benchmark="will-it-scale",
-                               params={"mode": "thread", "test": "poll2"}, base=[30.0, 31.0], cells=[[10.0, 11.0]])]
-    assert "-20.0" in render_comparison(ab, "lkp", profile=profile)
-    assert "perf-profile.self.cycles-pp.__fget_light" in render_comparison(ab, "mmtests", profile=profile)
-    data = json.loads(render_comparison(ab, "json", profile=profile))
+    row = _profile_row("perf-profile.self.cycles-pp.__fget_light", [[30.0, 31.0], [10.0, 11.0]])
+    row = replace(row, deltas=(replace(row.deltas[0], verdict=Shift.DOWN),))
+    profile = ProfileReport((row,), "welch-log", "Welch t-test on the shares", 0.05, 0.1, 1, "a test")
+    with_profile = replace(ab, profile=profile)
+    assert "-20.0" in render_comparison(with_profile, "lkp")
+    assert "perf-profile.self.cycles-pp.__fget_light" in render_comparison(with_profile, "mmtests")
+    data = json.loads(render_comparison(with_profile, "json"))
     assert data["profile"][0]["sides"][1]["change_points"] == -20.0
 
 

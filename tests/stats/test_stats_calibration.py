@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from perflab.model.records import Direction, MeanKind
-from perflab.stats import Verdict, compare, decide
+from perflab.model.verdicts import Verdict
+from perflab.stats import compare, decide
 
 ROWS = 15
 
@@ -56,6 +57,6 @@ def test_a_five_percent_shift_is_found(method, trials, seed):
     for _ in range(trials):
         # one row shifted by +5% among 14 unchanged rows: FDR control has to let it through
         row = report(rng, method, shifted_row=0, shift=0.05, cov=0.02, n=10)[0]
-        expected = Verdict.BETTER if row.direction is Direction.HIGHER else Verdict.WORSE
+        expected = Verdict.IMPROVEMENT if row.direction is Direction.HIGHER else Verdict.REGRESSION
         found += row.verdict is expected and row.significant
     assert found / trials >= 0.90, f"found in {found} of {trials} trials"

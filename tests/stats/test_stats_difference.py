@@ -9,7 +9,8 @@ import scipy.stats
 
 from perflab.model.verdicts import WarningSide
 from perflab.model.records import Direction, MeanKind
-from perflab.stats import METHOD_NAMES, Verdict, compare, decide, hmean
+from perflab.model.verdicts import Verdict
+from perflab.stats import METHOD_NAMES, compare, decide, hmean
 
 METHODS = list(METHOD_NAMES)
 JITTER = np.array([-0.5, 0.0, 0.5, -0.25, 0.25, 0.1, -0.1, 0.3, -0.3, 0.0])
@@ -31,10 +32,10 @@ def test_change_is_oriented_positive_better(method):
     assert compare(BASE, UP, **lower).change_pct == pytest.approx(-10.0)
     assert compare(BASE, DOWN, **higher).change_pct == pytest.approx(-10.0)
     assert compare(BASE, DOWN, **lower).change_pct == pytest.approx(10.0)
-    assert compare(BASE, UP, **higher).verdict is Verdict.BETTER
-    assert compare(BASE, UP, **lower).verdict is Verdict.WORSE
-    assert compare(BASE, DOWN, **higher).verdict is Verdict.WORSE
-    assert compare(BASE, DOWN, **lower).verdict is Verdict.BETTER
+    assert compare(BASE, UP, **higher).verdict is Verdict.IMPROVEMENT
+    assert compare(BASE, UP, **lower).verdict is Verdict.REGRESSION
+    assert compare(BASE, DOWN, **higher).verdict is Verdict.REGRESSION
+    assert compare(BASE, DOWN, **lower).verdict is Verdict.IMPROVEMENT
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -67,7 +68,7 @@ def test_no_change_and_inconclusive():
     assert steady.verdict is Verdict.NO_CHANGE and not steady.significant
     assert -1 <= steady.ci_low and steady.ci_high <= 1
     noisy = compare(rng.normal(100, 10, 5), rng.normal(100, 10, 5), direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
-    assert noisy.verdict is Verdict.INCONCLUSIVE and not noisy.significant
+    assert noisy.verdict is Verdict.UNDECIDED and not noisy.significant
     # a tiny but real shift: significant by the test, but inside the 1% floor
     tiny = compare(rng.normal(100, 0.1, 30), rng.normal(100.3, 0.1, 30), direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
     assert tiny.p_value < 1e-6 and tiny.verdict is Verdict.NO_CHANGE and not tiny.significant
@@ -82,8 +83,8 @@ def test_decide_applies_benjamini_hochberg_across_the_report():
     rows = [replace(template, p_value=p, q_value=p) for p in ps]
     decided = decide(rows, q=0.05)
     assert [d.significant for d in decided] == [True] * 4 + [False] * 11
-    assert [d.verdict for d in decided[:4]] == [Verdict.BETTER] * 4
-    assert {d.verdict for d in decided[4:]} == {Verdict.INCONCLUSIVE}  # each was p < 0.05 alone
+    assert [d.verdict for d in decided[:4]] == [Verdict.IMPROVEMENT] * 4
+    assert {d.verdict for d in decided[4:]} == {Verdict.UNDECIDED}  # each was p < 0.05 alone
     np.testing.assert_allclose([d.q_value for d in decided], scipy.stats.false_discovery_control(ps))
     assert [d.p_value for d in decided] == ps
 
@@ -94,10 +95,10 @@ def test_decide_keeps_the_noise_floor_and_leaves_rules_alone():
     rule_row = compare(BASE, UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC, method="mmtests")
     nan_row = compare([], UP, direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
     decided = decide([strong, small, rule_row, nan_row])
-    assert decided[0].verdict is Verdict.BETTER and decided[0].significant
+    assert decided[0].verdict is Verdict.IMPROVEMENT and decided[0].significant
     assert decided[1].verdict is Verdict.NO_CHANGE and not decided[1].significant
     assert decided[2] is rule_row and decided[2].significant and math.isnan(decided[2].q_value)
-    assert decided[3].verdict is Verdict.INCONCLUSIVE and math.isnan(decided[3].q_value)
+    assert decided[3].verdict is Verdict.UNDECIDED and math.isnan(decided[3].q_value)
     assert decide([]) == []
 
 
@@ -112,7 +113,7 @@ def test_compare_alone_equals_a_report_of_one():
 def test_rule_rows_name_the_rule():
     d = compare(BASE, UP, direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC, method="lkp")
     assert d.rule.rule == "lkp-tests range rule" and d.rule.changed and "lkp" in d.method
-    assert math.isnan(d.p_value) and d.verdict is Verdict.WORSE
+    assert math.isnan(d.p_value) and d.verdict is Verdict.REGRESSION
     assert "bootstrap" in d.interval
 
 
@@ -147,7 +148,7 @@ def test_edge_cases_never_raise_and_never_invent_numbers(case, kind, method):
     (decided,) = decide([d])
     assert decided.verdict in set(Verdict)
     if not (np.size(base) and np.size(new)):
-        assert math.isnan(d.change_pct) and d.verdict is Verdict.INCONCLUSIVE and "no-samples" in codes(d)
+        assert math.isnan(d.change_pct) and d.verdict is Verdict.UNDECIDED and "no-samples" in codes(d)
     if math.isnan(d.change_pct) and d.rule is None:  # a rule may still flag it on its own terms
         assert not decided.significant
 
@@ -155,20 +156,42 @@ def test_edge_cases_never_raise_and_never_invent_numbers(case, kind, method):
 def test_edge_case_warnings_and_values():
     hi = dict(direction=Direction.HIGHER, mean_kind=MeanKind.HARMONIC)
     zeros = compare(np.r_[0.0, BASE], UP, **hi)
-    assert math.isnan(zeros.change_pct) and math.isnan(zeros.p_value) and zeros.verdict is Verdict.INCONCLUSIVE
+    assert math.isnan(zeros.change_pct) and math.isnan(zeros.p_value) and zeros.verdict is Verdict.UNDECIDED
     assert {"nonpositive-hmean", "nonpositive-log"} <= codes(zeros)
     assert any(w.side is WarningSide.BASE for w in zeros.warnings)
     single = compare([100.0], [110.0], **hi)
     assert single.change_pct == pytest.approx(10.0) and math.isnan(single.p_value)
-    assert single.verdict is Verdict.INCONCLUSIVE and "single-sample" in codes(single)
+    assert single.verdict is Verdict.UNDECIDED and "single-sample" in codes(single)
     same = compare([5.0] * 6, [5.0] * 6, **hi)
     assert same.change_pct == 0 and (same.ci_low, same.ci_high) == (0, 0) and same.verdict is Verdict.NO_CHANGE
     assert "zero-spread" in codes(same)
     step = compare([5.0] * 6, [6.0] * 6, **hi)
-    assert step.change_pct == pytest.approx(20.0) and step.verdict is Verdict.BETTER
+    assert step.change_pct == pytest.approx(20.0) and step.verdict is Verdict.IMPROVEMENT
     zero_mean = compare([-1.0, 0.0, 1.0, -0.5, 0.5], UP, direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
     assert math.isnan(zero_mean.change_pct) and "nonpositive-centre" in codes(zero_mean)
     unequal = compare(BASE, UP[:4], **hi)
     assert "unequal-n" in codes(unequal) and "too-few-samples" in codes(unequal)
     few = compare(BASE[:3], UP[:3], method="mann-whitney", **hi)
-    assert any("4 or more" in w.message for w in few.warnings) and few.verdict is not Verdict.BETTER
+    assert any("3 vs 3 samples cannot reach p < 0.05" in w.message for w in few.warnings)
+    assert few.verdict is Verdict.UNDECIDED and few.min_p == pytest.approx(0.1)
+
+
+def test_a_test_that_cannot_reach_the_level_is_undecided_never_no_change():
+    """3 vs 3 under Mann-Whitney: its smallest p is 2/C(6,3) = 0.1, so even a 3x slowdown
+    cannot be significant; the row must say undecided, not pass as "no change"."""
+    lower = dict(direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
+    slow = compare([0.010, 0.0101, 0.0102], [0.030, 0.0301, 0.0302], method="mann-whitney", **lower)
+    assert slow.verdict is Verdict.UNDECIDED and not slow.significant and slow.min_p == pytest.approx(0.1)
+    # a flat pair would have had its interval inside the floor: still undecided at 3 vs 3
+    flat = compare([1.0, 1.0001, 0.9999], [1.0, 1.0001, 0.9999], method="mann-whitney", **lower)
+    assert flat.verdict is Verdict.UNDECIDED
+    [decided] = decide([slow], 0.05)
+    assert decided.verdict is Verdict.UNDECIDED
+
+
+def test_min_attainable_p():
+    from perflab.stats import min_attainable_p
+    assert min_attainable_p("mann-whitney", 3, 3) == pytest.approx(0.1)
+    assert min_attainable_p("mann-whitney", 4, 4) == pytest.approx(2 / 70)
+    assert min_attainable_p("welch-log", 2, 2) == 0.0 and min_attainable_p("welch-log", 1, 5) == 1.0
+    assert math.isnan(min_attainable_p("mmtests", 5, 5))

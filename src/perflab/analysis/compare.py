@@ -3,12 +3,16 @@
 A row is one (benchmark, parameter point, metric). Each candidate's cell holds the
 statistics of base vs that candidate; `stats.decide` then applies Benjamini-Hochberg
 across every cell of the report, so the marks a reader sees are controlled together.
+The result is a ``model.report.compare.CompareReport``: every number any format shows
+is computed here, once.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -16,50 +20,13 @@ import numpy as np
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric
-from perflab.stats import METHOD_NAMES, Difference, Summary, compare, decide, summarize
+from perflab.model.report.compare import (
+    Block, Cell, Change, CompareReport, Geomean, Interval, RuleOutcome, Row, SideSummary,
+)
+from perflab.model.verdicts import Verdict, WarningSide
+from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One candidate at one row: its values and, where both sides have data, the difference."""
-
-    values: np.ndarray | None
-    failures: int
-    difference: Difference | None
-
-
-@dataclass(frozen=True)
-class Row:
-    benchmark: str
-    params: dict[str, Any]
-    metric: str
-    unit: str
-    info: MetricInfo
-    base_values: np.ndarray | None
-    base_failures: int
-    base: Summary | None
-    cells: list[Cell]
-
-    @property
-    def point(self) -> str:
-        return point_text(self.params)
-
-
-@dataclass
-class Comparison:
-    runs: list[RunInfo]                  # baseline first
-    rows: list[Row]
-    method: str                          # key: welch-log, mann-whitney, mmtests, lkp
-    method_name: str
-    q: float                             # FDR level
-    confidence: float
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def labels(self) -> list[str]:
-        return [r.label for r in self.runs]
 
 
 @dataclass(frozen=True)
@@ -98,35 +65,41 @@ class Filters:
 
 def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
-                 noise_floor: float | None = None, monitor_metrics: bool | None = False) -> Comparison:
+                 noise_floor: float | None = None, monitor_metrics: bool | None = False,
+                 best_pcts: Sequence[int] = (), exclude_metrics: Iterable[str] = ()) -> CompareReport:
     """Every row of base vs each candidate, with verdicts decided across the whole report.
 
     Metrics recorded by monitors (perf-stat.*, vmstat.* ...) are left out unless named
     in ``filters.metrics``; ``monitor_metrics=True`` compares only them (the counters of
     ``compare --profile``, a report of their own), None compares every metric.
+    ``best_pcts`` adds mmtests' BAmean-N rows for those N; ``exclude_metrics`` leaves
+    metrics out after selection (the counters already in the main table).
     """
     if len(runs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
     return _compare_sides(store, [[run] for run in runs], runs, filters=filters, method=method, q=q,
-                          confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics)
+                          confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics,
+                          best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics))
 
 
 def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
-                   q: float = 0.05) -> Comparison:
+                   q: float = 0.05) -> CompareReport:
     """Every metric, monitors' too, of two sides of several runs each (the commits before a
     change and from it on), their samples pooled; labelled by the last base and first new run."""
     return _compare_sides(store, [base_runs, new_runs], [base_runs[-1], new_runs[0]], filters=Filters(),
-                          method="welch-log", q=q, confidence=0.95, noise_floor=None, monitor_metrics=None)
+                          method="welch-log", q=q, confidence=0.95, noise_floor=None, monitor_metrics=None,
+                          best_pcts=(), exclude_metrics=frozenset())
 
 
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
                    method: str, q: float, confidence: float, noise_floor: float | None,
-                   monitor_metrics: bool | None) -> Comparison:
+                   monitor_metrics: bool | None, best_pcts: Sequence[int],
+                   exclude_metrics: frozenset[str]) -> CompareReport:
     """compare_runs over sides of one or more runs each; ``runs`` name the sides."""
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
     warnings: list[str] = []
-    tables = [_groups(store, side, filters, monitor_metrics) for side in sides]
+    tables = [_groups(store, side, filters, monitor_metrics, exclude_metrics) for side in sides]
     _pair_single_benchmarks(tables, runs, warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     if not keys:
@@ -135,51 +108,141 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     infos = _metric_infos(store, {k[0] for k in keys}, warnings, tables)
 
     pending: list[tuple[int, int, Difference]] = []
-    layout: list[tuple[tuple[str, str, str], ValueGroup | None, list[ValueGroup | None]]] = []
     for r, key in enumerate(keys):
         base = tables[0].get(key)
-        others = [table.get(key) for table in tables[1:]]
         info = infos[(key[0], key[2])]
-        for c, other in enumerate(others):
+        for c, table in enumerate(tables[1:]):
+            other = table.get(key)
             if base is not None and other is not None:
-                difference = compare(base.values, other.values, direction=info.direction,
-                                     mean_kind=info.mean, method=method,  # type: ignore[arg-type]
-                                     noise_floor=info.noise_floor if noise_floor is None else noise_floor,
-                                     confidence=confidence)
-                pending.append((r, c, difference))
-        missing = [runs[i].label for i, g in enumerate([base, *others]) if g is None]
+                pending.append((r, c, compare(
+                    base.values, other.values, direction=info.direction, mean_kind=info.mean,
+                    method=method,  # type: ignore[arg-type]
+                    noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence)))
+        missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
             warnings.append(f"{key[0]} {point_text(json.loads(key[1]))} {key[2]}: no samples in {', '.join(missing)}")
-        layout.append((key, base, others))
 
     decided = decide([d for _, _, d in pending], q) if pending else []
     by_cell = {(r, c): d for (r, c, _), d in zip(pending, decided)}
     rows = []
-    for r, (key, base, others) in enumerate(layout):
+    for r, key in enumerate(keys):
         info = infos[(key[0], key[2])]
-        cells = [Cell(o.values if o is not None else None, o.failures if o is not None else 0,
-                      by_cell.get((r, c))) for c, o in enumerate(others)]
-        unit = (base or next(o for o in others if o is not None)).unit
-        computed = next((c.difference.base for c in cells if c.difference is not None), None)
-        rows.append(Row(
-            benchmark=key[0], params=json.loads(key[1]), metric=key[2], unit=unit, info=info,
-            base_values=base.values if base is not None else None,
-            base_failures=base.failures if base is not None else 0,
-            base=computed or (summarize(base.values, info.mean) if base is not None else None),
-            cells=cells))
+        groups = [table.get(key) for table in tables]
+        sides_ = [_side(g, info, confidence, best_pcts, WarningSide.BASE if i == 0 else WarningSide.CANDIDATE)
+                  for i, g in enumerate(groups)]
+        unit = next(g for g in groups if g is not None).unit
+        cells = tuple(_cell(runs[c + 1].label, sides_[0], side, by_cell.get((r, c)), info)
+                      for c, side in enumerate(sides_[1:]))
+        rows.append(Row(benchmark=key[0], params=json.loads(key[1]), metric=key[2], unit=unit,
+                        direction=info.direction, mean_kind=info.mean,
+                        noise_floor=info.noise_floor if noise_floor is None else noise_floor,
+                        base=sides_[0], cells=cells))
     warnings.extend(_environment_warnings(runs))
-    return Comparison(runs, rows, method, METHOD_NAMES[method], q, confidence, warnings)
+    tested = sum(1 for d in decided if d.rule is None)
+    floors = tuple(sorted({d.noise_floor for d in decided}))
+    return CompareReport(tuple(runs), _blocks(rows, len(runs)), method, METHOD_NAMES[method], q, confidence,
+                         tested, floors, tuple(warnings))
 
 
-def _groups(store: Store, runs: list[RunInfo], filters: Filters,
-            monitor_metrics: bool | None) -> dict[tuple[str, str, str], ValueGroup]:
+def _side(group: ValueGroup | None, info: MetricInfo, confidence: float, best_pcts: Sequence[int],
+          side: WarningSide) -> SideSummary | None:
+    """Every statistic any format shows of one side's samples."""
+    if group is None:
+        return None
+    s = summarize(group.values, info.mean)
+    x = group.values[np.isfinite(group.values)]
+    median_interval = median_ci(x, confidence)
+    amean = float(x.mean()) if x.size else math.nan
+    population_cov = 100.0 * float(x.std()) / amean if x.size and amean > 0 else math.nan
+    best = tuple((pct, best_mean(x, pct, info.mean, info.direction) if x.size else math.nan)
+                 for pct in best_pcts)
+    return SideSummary(
+        n=s.n, failures=int(group.failures), values=tuple(float(v) for v in x), mean_kind=info.mean,
+        centre=s.centre, median=s.median,
+        median_ci=Interval(median_interval.low, median_interval.high, median_interval.confidence,
+                           tuple(w.on(side) for w in median_interval.warnings)),
+        stddev=s.stddev, cov=s.cov, population_cov=population_cov, min=s.min, max=s.max, best=best,
+        warnings=tuple(w.on(side) for w in s.warnings))
+
+
+def _oriented_change(base: float, new: float, direction: Direction) -> float:
+    """100·(new/base − 1) with positive = better; NaN where a % is undefined."""
+    if not (math.isfinite(base) and math.isfinite(new)) or base <= 0:
+        return math.nan
+    return oriented(100.0 * (new / base - 1.0), direction)
+
+
+def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Difference | None,
+          info: MetricInfo) -> Cell:
+    if d is None or base is None or side is None:
+        return Cell(label, side, None)
+    stat_changes = []
+    for key in ("min", "median", "stddev", "coeffvar", "max"):
+        direction = Direction.LOWER if key in ("stddev", "coeffvar") else info.direction
+        stat_changes.append(((key, 0), _oriented_change(base.statistic(key), side.statistic(key), direction)))
+    for pct, value in side.best:
+        stat_changes.append((("best", pct), _oriented_change(base.statistic("best", pct), value, info.direction)))
+    rule = None if d.rule is None else RuleOutcome(d.rule.rule, bool(d.rule.changed), d.rule.detail)
+    change = Change(
+        pct=d.change_pct, raw_pct=oriented(d.change_pct, info.direction),
+        ci=Interval(d.ci_low, d.ci_high, d.confidence), method=d.method_key, test=d.method,
+        interval=d.interval, p_value=d.p_value, q_value=d.q_value, min_p=d.min_p, noise_floor=d.noise_floor,
+        verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes))
+    return Cell(label, side, change, tuple(w for w in d.warnings if w.side is WarningSide.PAIR))
+
+
+def _blocks(rows: list[Row], n_sides: int) -> tuple[Block, ...]:
+    """Rows grouped by (benchmark, metric) in the order they first appear, with benchstat's
+    geomean of each block of several rows."""
+    grouped: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        grouped.setdefault((row.benchmark, row.metric), []).append(row)
+    return tuple(Block(first.benchmark, first.metric, first.unit, first.direction, first.mean_kind, tuple(members),
+                       _geomean(members, n_sides) if len(members) > 1 else None)
+                 for first, members in ((m[0], m) for m in grouped.values()))
+
+
+def _gmean(numbers: Sequence[float]) -> float:
+    x = np.asarray(numbers, dtype=float)
+    if x.size == 0 or not np.all(np.isfinite(x)) or np.any(x <= 0):
+        return math.nan
+    return float(np.exp(np.log(x).mean()))
+
+
+def _geomean(rows: list[Row], n_sides: int) -> Geomean:
+    """benchstat's geomean row: the geometric mean of each side's medians and of each
+    candidate's ratios of centres over the rows both sides have."""
+    medians, changes, notes = [], [], []
+    present_base = sum(1 for row in rows if row.base is not None)
+    for i in range(n_sides):
+        sides = [row.sides[i] for row in rows if row.sides[i] is not None]
+        why: list[str] = []
+        gm = _gmean([s.median for s in sides if s is not None]) if sides else math.nan
+        if sides and not math.isfinite(gm):
+            why.append("summaries must be >0 to compute geomean")
+        if i > 0:
+            ratios = [1.0 + row.cells[i - 1].change.raw_pct / 100.0 for row in rows  # type: ignore[union-attr]
+                      if row.cells[i - 1].change is not None]
+            if len(ratios) != present_base:
+                why.append("benchmark set differs from baseline; geomeans may not be comparable")
+            ratio = _gmean(ratios)
+            if ratios and not math.isfinite(ratio):
+                why.append("ratios must be >0 to compute geomean")
+            changes.append(100.0 * (ratio - 1.0) if math.isfinite(ratio) else math.nan)
+        medians.append(gm)
+        notes.append(tuple(why))
+    return Geomean(tuple(medians), tuple(changes), tuple(notes))
+
+
+def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics: bool | None,
+            exclude: frozenset[str]) -> dict[tuple[str, str, str], ValueGroup]:
     """One side's value groups by (benchmark, point, metric), several runs' values pooled."""
     pooled: dict[tuple[str, str, str], list[ValueGroup]] = {}
     for run in runs:
         for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
             if (not filters.params or filters.keeps(json.loads(g.params))) and (
                     monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
-                    or g.metric in filters.metrics):
+                    or g.metric in filters.metrics) and g.metric not in exclude:
                 pooled.setdefault((g.benchmark, g.params, g.metric), []).append(g)
     return {key: groups[0] if len(groups) == 1 else
             replace(groups[0], values=np.concatenate([g.values for g in groups]),
@@ -243,12 +306,10 @@ def _get(env: dict[str, Any], path: tuple[str, ...]) -> Any:
     return env
 
 
-def regressions(comparison: Comparison, threshold_pct: float = 0.0) -> list[tuple[Row, int]]:
-    """(row, candidate index) of every significant regression at least ``threshold_pct`` large."""
-    found = []
-    for row in comparison.rows:
-        for index, cell in enumerate(row.cells):
-            d = cell.difference
-            if d is not None and d.significant and d.verdict == "worse" and -d.change_pct >= threshold_pct:
-                found.append((row, index))
-    return found
+Comparison = CompareReport  # the name analysis.history still uses
+
+
+def regressions(report: CompareReport, threshold_pct: float = 0.0) -> list[tuple[Row, int, Change]]:
+    """(row, candidate index, change) of every significant regression at least ``threshold_pct`` large."""
+    return [(row, index, change) for row, index, change in report.changes()
+            if change.verdict is Verdict.REGRESSION and -change.pct >= threshold_pct]

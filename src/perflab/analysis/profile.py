@@ -7,8 +7,8 @@ repetition that has a profile counts as 0 (it was under perf_profile's 0.05% cut
 
 The change is the absolute difference of the means in **percentage points**, as the
 kernel test robot prints ``perf-profile.*`` stats (seed 003: ``30.90 -20.6 10.35``).
-Shares have no better or worse direction, so the verdicts are ``up`` / ``down`` /
-``no change`` / ``inconclusive``. Significance follows the report's method: Welch's t on
+Shares have no better or worse direction, so the verdicts are ``Shift`` values: up / down /
+no change / undecided. Significance follows the report's method: Welch's t on
 the shares themselves (not their logs: shares are additive and are often 0) for
 ``welch-log``, Mann-Whitney U for ``mann-whitney``, the tools' rules for ``mmtests`` and
 ``lkp``. The tested rows of the profile report share one Benjamini-Hochberg budget,
@@ -23,16 +23,21 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from perflab.analysis.compare import Comparison, Filters, compare_runs, single_benchmark_name
+from perflab.analysis.compare import Filters, compare_runs, single_benchmark_name
 from perflab.model.errors import UsageError
 from perflab.model.params import point_text
 from perflab.model.records import RunInfo
+from perflab.model.report.compare import CompareReport, Interval, RuleOutcome
+from perflab.model.report.profile import (
+    PointProfile, ProfileDelta, ProfileReport, ProfileRow, Share, ShareSide,
+)
+from perflab.model.verdicts import Shift
 from perflab.stats import (
     METHOD_NAMES, RuleResult, benjamini_hochberg, lkp_range_rule, mann_whitney, mmtests_band_rule,
     welch_t,
@@ -64,87 +69,14 @@ def no_event(run: RunInfo, event: str, events: Sequence[str]) -> UsageError:
     return UsageError(f"run {run.id} has no profile of event {event!r}; it has {', '.join(events)}")
 
 
-def stat_event(event: str) -> str:
-    """An event as lkp writes it in a stat name: ``cycles:pp`` -> ``cycles-pp``."""
-    return event.replace(":", "-") or "cycles-pp"
-
-
 # -- comparison -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ProfileDelta:
-    """One candidate against the baseline on one profile row."""
-
-    change_points: float   # mean(new) - mean(base), percentage points
-    ci_low: float          # t interval of the change (NaN with fewer than 2 values a side)
-    ci_high: float
-    p_value: float         # NaN for the rules and where no test is possible
-    q_value: float         # Benjamini-Hochberg across the profile report
-    verdict: str           # up / down / no change / inconclusive
-    significant: bool      # verdict is up or down
-    rule: RuleResult | None = None
-
-
-@dataclass(frozen=True)
-class ProfileItem:
-    """One profile row: the values of every side (one per repetition) and each candidate's delta."""
-
-    benchmark: str
-    params: dict[str, Any]
-    event: str
-    kind: str                            # self / children / calltrace
-    symbol: str                          # a calltrace's frames are joined by ";", callee first
-    base: np.ndarray | None
-    cells: list[np.ndarray | None]
-    deltas: list[ProfileDelta | None]
-
-    @property
-    def name(self) -> str:
-        """The lkp stat name, e.g. ``perf-profile.self.cycles-pp.__fget_light``."""
-        return f"perf-profile.{self.kind}.{stat_event(self.event)}.{self.symbol.replace(';', '.')}"
-
-    @property
-    def point(self) -> str:
-        return point_text(self.params)
-
-    @property
-    def size(self) -> float:
-        """The largest |change| over the candidates (0 where none is known)."""
-        changes = [abs(d.change_points) for d in self.deltas if d is not None and math.isfinite(d.change_points)]
-        return max(changes, default=0.0)
-
-
-@dataclass
-class ProfileComparison:
-    """The profile rows of a comparison, largest change first; iterating gives the rows."""
-
-    runs: list[RunInfo]
-    items: list[ProfileItem]
-    method: str
-    method_name: str
-    q: float
-    noise_floor: float                   # percentage points
-    tested: int                          # rows x candidates under the FDR budget
-    counters: Comparison | None = None   # monitor metrics (perf-stat.*, vmstat.* ...)
-    warnings: list[str] = field(default_factory=list)
-
-    def __iter__(self) -> Iterator[ProfileItem]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    @property
-    def labels(self) -> list[str]:
-        return [r.label for r in self.runs]
-
-    @property
-    def rule(self) -> str:
-        """One sentence: how a profile row is called changed."""
-        if self.method in ("mmtests", "lkp"):
-            return f"{self.method_name} on the shares, no FDR control"
-        return (f"{self.method_name}, Benjamini-Hochberg FDR {100 * self.q:g}% over the {self.tested} "
-                f"profile comparisons of rows with a mean share of {TEST_MIN_PCT:g}% or more "
-                f"(smaller rows are listed, not tested), change beyond {self.noise_floor:g} points")
+def _rule_text(method: str, method_name: str, q: float, tested: int, noise_floor: float) -> str:
+    """One sentence: how a profile row is called changed."""
+    if method in ("mmtests", "lkp"):
+        return f"{method_name} on the shares, no FDR control"
+    return (f"{method_name}, Benjamini-Hochberg FDR {100 * q:g}% over the {tested} "
+            f"profile comparisons of rows with a mean share of {TEST_MIN_PCT:g}% or more "
+            f"(smaller rows are listed, not tested), change beyond {noise_floor:g} points")
 
 
 Key = tuple[str, str, str, str, str]   # benchmark, params JSON, event, kind, symbol
@@ -213,18 +145,27 @@ def _mean(values: np.ndarray | None) -> float:
     return float(values.mean()) if values is not None and values.size else math.nan
 
 
-def _verdict(change: float, ci_low: float, ci_high: float, floor: float, rejected: bool,
-             rule: RuleResult | None) -> str:
+def _verdict(change: float, ci: Interval, floor: float, rejected: bool, rule: RuleResult | None) -> Shift:
     if rule is not None and rule.changed:
-        return "up" if rule.sign > 0 else "down"
+        return Shift.UP if rule.sign > 0 else Shift.DOWN
     if rule is None and rejected and abs(change) > floor:
-        return "up" if change > 0 else "down"
-    if math.isfinite(ci_low) and -floor <= ci_low and ci_high <= floor:
-        return "no change"
-    return "inconclusive"
+        return Shift.UP if change > 0 else Shift.DOWN
+    if ci.known and -floor <= ci.low and ci.high <= floor:
+        return Shift.NO_CHANGE
+    return Shift.UNDECIDED
 
 
-def _delta(base: np.ndarray, new: np.ndarray, method: str, confidence: float) -> ProfileDelta:
+@dataclass(frozen=True)
+class _Tested:
+    """A profile row's test before the report's FDR control decides it."""
+
+    change_points: float
+    ci: Interval
+    p_value: float
+    rule: RuleResult | None
+
+
+def _delta(base: np.ndarray, new: np.ndarray, method: str, confidence: float) -> _Tested:
     change = _mean(new) - _mean(base)
     welch = welch_t(base, new, log=False, confidence=confidence)
     rule, p = None, math.nan
@@ -236,13 +177,20 @@ def _delta(base: np.ndarray, new: np.ndarray, method: str, confidence: float) ->
         rule = mmtests_band_rule(base, new)
     else:
         rule = lkp_range_rule(base, new)
-    return ProfileDelta(change, welch.ci_low, welch.ci_high, p, p, "inconclusive", False, rule)
+    return _Tested(change, Interval(welch.ci_low, welch.ci_high, confidence), p, rule)
+
+
+def _share_side(values: np.ndarray | None) -> ShareSide | None:
+    if values is None:
+        return None
+    return ShareSide(tuple(float(v) for v in values), _mean(values),
+                     float(values.std()) if values.size else math.nan)
 
 
 def compare_profiles(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
                      method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                      kinds: Sequence[str] = ("self", "children"),
-                     noise_floor: float = NOISE_FLOOR_POINTS) -> ProfileComparison:
+                     noise_floor: float = NOISE_FLOOR_POINTS) -> ProfileReport:
     """The profile rows of base vs each candidate, tested and sorted by the size of the change.
 
     Raises UsageError naming the first run without any profile row (after the filters).
@@ -253,7 +201,7 @@ def compare_profiles(store: Store, runs: list[RunInfo], *, filters: Filters = Fi
 
 def compare_pooled_profiles(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
                             filters: Filters = Filters(), q: float = 0.05,
-                            kinds: Sequence[str] = ("self", "children")) -> ProfileComparison:
+                            kinds: Sequence[str] = ("self", "children")) -> ProfileReport:
     """Like compare_profiles for two sides of several runs each (the commits before a change
     and from it on), their repetitions pooled; labelled by the last base and first new run."""
     return _compare_sides(store, [base_runs, new_runs], [base_runs[-1], new_runs[0]], filters=filters,
@@ -263,7 +211,7 @@ def compare_pooled_profiles(store: Store, base_runs: list[RunInfo], new_runs: li
 
 def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
                    method: str, q: float, confidence: float, kinds: Sequence[str],
-                   noise_floor: float) -> ProfileComparison:
+                   noise_floor: float) -> ProfileReport:
     if method not in PROFILE_METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(PROFILE_METHOD_NAMES)}")
     unknown = set(kinds) - set(KINDS)
@@ -276,7 +224,7 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
     _pair_single_benchmarks(sides)
     keys = list(dict.fromkeys(k for side, _ in sides for k in side))
 
-    items: list[tuple[Key, np.ndarray | None, list[np.ndarray | None], list[ProfileDelta | None]]] = []
+    items: list[tuple[Key, np.ndarray | None, list[np.ndarray | None], list[_Tested | None]]] = []
     for key in keys:
         base, others = _values(sides[0], key), [_values(side, key) for side in sides[1:]]
         if not any(_mean(v) >= MIN_PCT for v in [base, *others] if v is not None):
@@ -297,10 +245,12 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
                 decided.append(None)
                 continue
             hit, q_value = rejected.get((i, c), (False, math.nan))
-            verdict = _verdict(d.change_points, d.ci_low, d.ci_high, noise_floor, hit, d.rule)
-            decided.append(ProfileDelta(d.change_points, d.ci_low, d.ci_high, d.p_value, q_value,
-                                        verdict, verdict in ("up", "down"), d.rule))
-        result.append(ProfileItem(key[0], json.loads(key[1]), key[2], key[3], key[4], base, others, decided))
+            rule = None if d.rule is None else RuleOutcome(d.rule.rule, bool(d.rule.changed), d.rule.detail)
+            decided.append(ProfileDelta(d.change_points, d.ci, d.p_value, q_value,
+                                        _verdict(d.change_points, d.ci, noise_floor, hit, d.rule), rule))
+        sides_ = tuple(_share_side(v) for v in [base, *others])
+        result.append(ProfileRow(key[0], json.loads(key[1]), key[2], key[3], key[4], sides_, tuple(decided),
+                                 any(s is not None and s.mean >= MIN_PCT for s in sides_)))
     result.sort(key=lambda item: (-item.size, item.benchmark, item.params and json.dumps(item.params),
                                   KINDS.index(item.kind), item.symbol))
     warnings = []
@@ -310,65 +260,37 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
             if other[:2] not in points:
                 warnings.append(f"{run.label} has no profile of {other[0]} {point_text(json.loads(other[1]))}")
                 points.add(other[:2])
-    return ProfileComparison(list(runs), result, method, PROFILE_METHOD_NAMES[method], q, noise_floor,
-                             len(pending), None, warnings)
+    name = PROFILE_METHOD_NAMES[method]
+    return ProfileReport(tuple(result), method, name, q, noise_floor, len(pending),
+                         _rule_text(method, name, q, len(pending), noise_floor), None, tuple(warnings))
 
 
 def compare_counters(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
                      method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
-                     noise_floor: float | None = None) -> Comparison | None:
+                     noise_floor: float | None = None) -> CompareReport | None:
     """The monitor metrics (perf-stat.*, vmstat.* ...) of the runs, compared like metrics, in a
     report (and FDR budget) of their own; None when no run has any. Those named with
     ``--metric`` are in the main table already and are left out here."""
-    named = filters.metrics
     only_params = Filters(filters.benchmarks, filters.params, frozenset())
     try:
-        counters = compare_runs(store, runs, filters=only_params, method=method, q=q,
-                                confidence=confidence, noise_floor=noise_floor, monitor_metrics=True)
+        return compare_runs(store, runs, filters=only_params, method=method, q=q, confidence=confidence,
+                            noise_floor=noise_floor, monitor_metrics=True, exclude_metrics=filters.metrics)
     except UsageError:
-        return None  # nothing recorded by a monitor
-    counters.rows = [row for row in counters.rows if row.metric not in named]
-    return counters if counters.rows else None
+        return None  # nothing recorded by a monitor (or only metrics already in the main table)
 
 
 def profile_report(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
                    method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                    noise_floor: float | None = None,
-                   kinds: Sequence[str] = ("self", "children")) -> ProfileComparison:
+                   kinds: Sequence[str] = ("self", "children")) -> ProfileReport:
     """What ``perflab compare --profile`` adds: profile deltas and the counters beside them."""
     profile = compare_profiles(store, runs, filters=filters, method=method, q=q, confidence=confidence,
                                kinds=kinds)
-    profile.counters = compare_counters(store, runs, filters=filters, method=method, q=q,
-                                        confidence=confidence, noise_floor=noise_floor)
-    return profile
+    return replace(profile, counters=compare_counters(store, runs, filters=filters, method=method, q=q,
+                                                      confidence=confidence, noise_floor=noise_floor))
 
 
 # -- one run's profile ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Share:
-    """A symbol's (or a call trace's) share over the repetitions: mean and population sd."""
-
-    name: str
-    self_mean: float
-    self_sd: float
-    children_mean: float
-    children_sd: float
-
-
-@dataclass(frozen=True)
-class PointProfile:
-    benchmark: str
-    params: dict[str, Any]
-    event: str
-    repetitions: int
-    symbols: list[Share]      # sorted by the chosen share, largest first
-    calltraces: list[Share]   # self_* hold the share of the chain (callee first); children_* NaN
-
-    @property
-    def point(self) -> str:
-        return point_text(self.params)
-
-
 def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), order: str = "self",
                 top: int | None = 20, event: str | None = None) -> list[PointProfile]:
     """Per (benchmark, point, event): every symbol's self and children share, largest first;

@@ -11,7 +11,6 @@ from perflab.model.errors import UsageError
 
 EXIT_FOUND = 0
 EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped commits left)
-EXIT_SKIP = 125      # git bisect run: this commit cannot be tested
 
 
 @click.command()
@@ -78,16 +77,23 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
               help="Metric(s) to judge [default: time if A has it, else every metric].")
 @click.option("--method", type=click.Choice(["mann-whitney", "welch-log"]), default="mann-whitney",
               show_default=True, help="The test: ranks (one stray run moves one rank) or Welch on logs.")
+@click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
+@click.option("--threshold", metavar="PCT",
+              help="Smallest regression that matters (default: the noise floor): bad needs a significant "
+              "regression this large; good needs the interval to rule one out.")
 @click.pass_context
 def verdict(ctx: click.Context, good_ref: str, candidate_ref: str, metrics: tuple[str, ...],
-            method: str) -> None:
+            method: str, noise_floor: str | None, threshold: str | None) -> None:
     """Is run B like the known-good run A? For `git bisect run`.
 
-    A and B are runs in the store (ids or labels). Exit 0 when B shows no significant
-    regression of the metric against A (Mann-Whitney U by default, FDR 5%, beyond the
-    metric's noise floor), 1 when it is significantly worse (by the metric's direction),
-    125 when B has no usable samples (every run failed: git bisect skips it), 2 for
-    usage errors (note: git bisect run takes 2 as "bad"; try the script by hand first).
+    A and B are runs in the store (ids, labels or commits). Three-way, by the metric's
+    direction (Mann-Whitney U by default, Benjamini-Hochberg FDR 5% over the judged rows;
+    T = --threshold, by default the metric's noise floor): exit 1 (bad) on a significant
+    regression of T or more; 0 (good) when every row's 95% interval rules out a
+    regression of T or more; 125 (git bisect skips the commit) when B has no usable
+    samples or a row cannot be decided (too few samples for the test to ever reach
+    p < 0.05, or an interval too wide): the message says what is missing. 2 for usage
+    errors (git bisect run takes 2 as "bad"; try the script by hand first).
 
     \b
     A script for git bisect run (record the good run once, as label 'good'):
@@ -97,45 +103,44 @@ def verdict(ctx: click.Context, good_ref: str, candidate_ref: str, metrics: tupl
       exec perflab verdict good cand
     then: git bisect start BAD GOOD && git bisect run ./check.sh
     """
-    from perflab.analysis.compare import Filters, compare_runs
+    from perflab.analysis.verdict import judge
+    from perflab.cli.compare import percent
+    from perflab.model.report.verdict import Outcome
 
+    floor = percent(noise_floor, "--noise-floor") / 100 if noise_floor is not None else None
+    limit = percent(threshold, "--threshold") / 100 if threshold is not None else None
     with open_store(ctx, create=False) as store:
         base, candidate = store.resolve_run(good_ref), store.resolve_run(candidate_ref)
-        chosen = set(metrics)
-        if not chosen:
-            base_metrics = {g.metric for g in store.value_groups(base.id)}
-            chosen = {"time"} if "time" in base_metrics else set()
-        usable = [g for g in store.value_groups(candidate.id, None, chosen or None) if g.values.size]
-        if not usable:
-            click.echo(f"skip: run {candidate.id} ({candidate.label}) has no usable samples"
-                       f"{' of ' + ', '.join(sorted(chosen)) if chosen else ''}")
-            sys.exit(EXIT_SKIP)
-        if not any(g.values.size for g in store.value_groups(base.id, None, chosen or None)):
-            raise UsageError(f"reference run {base.id} ({base.label}) has no usable samples"
-                             f"{' of ' + ', '.join(sorted(chosen)) if chosen else ''}")
-        comparison = compare_runs(store, [base, candidate], filters=Filters.parse([], sorted(chosen)),
-                                  method=method)
-    for text in comparison.warnings:
+        result = judge(store, base, candidate, metrics=set(metrics), method=method, noise_floor=floor,
+                       threshold=limit)
+    for text in result.warnings:
         warn(text)
-    judged = [(row, row.cells[0].difference) for row in comparison.rows if row.cells[0].difference is not None]
-    worse = [(row, d) for row, d in judged if d.verdict == "worse"]
-    if worse:
-        row, d = min(worse, key=lambda item: item[1].change_pct)
-        click.echo(f"bad: {candidate.label} is worse than {base.label}: {_describe(row, d)}"
-                   f"{f' (and {len(worse) - 1} more rows)' if len(worse) > 1 else ''}")
-        sys.exit(1)
-    if not judged:
-        click.echo(f"skip: no metric of {candidate.label} pairs with {base.label}")
-        sys.exit(EXIT_SKIP)
-    row, d = min(judged, key=lambda item: item[1].change_pct if item[1].change_pct == item[1].change_pct else 0)
-    click.echo(f"good: {candidate.label} has no significant regression against {base.label}; "
-               f"least favourable: {_describe(row, d)}")
+    names = f"{_name(candidate)} against {_name(base)}"
+    if result.outcome is Outcome.SKIP:
+        click.echo(f"skip: {result.missing}")
+    elif result.outcome is Outcome.BAD:
+        click.echo(f"bad: {names}: {_describe(*result.decisive)}")  # type: ignore[misc]
+    elif result.outcome is Outcome.UNDECIDED:
+        click.echo(f"undecided: {names}: no significant regression, but {_describe(*result.decisive)} "  # type: ignore[misc]
+                   f"could not be decided: {result.missing}")
+    else:
+        click.echo(f"good: {names}: no significant regression; least favourable: "
+                   f"{_describe(*result.decisive)}")  # type: ignore[misc]
+    if result.test:
+        click.echo(f"perflab: test: {result.test}", err=True)
+    sys.exit(result.outcome.exit_code)
 
 
-def _describe(row, d) -> str:
+def _name(run) -> str:
+    commit = f", {run.commit[:12]}" if run.commit else ""
+    return f"run {run.id} ({run.label}{commit})"
+
+
+def _describe(row, change) -> str:
     point = "" if row.point == "-" else f" {row.point}"
-    return (f"{row.benchmark}{point} {row.metric} {d.change_pct:+.2f}% (positive = better; "
-            f"{d.verdict.value}, p = {d.p_value:.3g}, n = {d.base.n} vs {d.new.n})")
+    n_new = row.cells[0].side.n if row.cells[0].side else 0
+    return (f"{row.benchmark}{point} {row.metric} {change.pct:+.2f}% (positive = better; "
+            f"p = {change.p_value:.3g}, n = {row.base.n} vs {n_new})")
 
 
 COMMANDS: list[click.Command] = [bisect, verdict]

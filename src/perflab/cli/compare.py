@@ -10,11 +10,11 @@ from perflab.cli.common import open_store
 from perflab.model.errors import EXIT_VERDICT, UsageError
 
 
-# -- compare / import -------------------------------------------------------------------
-COMPARE_FORMATS = ["mmtests", "lkp", "benchstat", "speedup", "markdown", "json", "csv"]
+from perflab.render.compare import FORMATS as COMPARE_FORMATS  # noqa: E402
+from perflab.stats import METHOD_NAMES  # noqa: E402
 
 
-def _percent(text: str, option: str) -> float:
+def percent(text: str, option: str) -> float:
     try:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
@@ -26,12 +26,14 @@ def _percent(text: str, option: str) -> float:
 
 @click.command()
 @click.argument("run_refs", nargs=-1, required=True, metavar="BASE CANDIDATE...")
-@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="mmtests", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(list(COMPARE_FORMATS)), default="mmtests", show_default=True,
+              help="; ".join(f"{name}: {f.description}" for name, f in COMPARE_FORMATS.items()) + ".")
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
               help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable.")
 @click.option("--metric", "metrics", multiple=True, help="Only these metrics; repeatable.")
-@click.option("--method", type=click.Choice(["welch-log", "mann-whitney", "mmtests", "lkp"]),
-              default="welch-log", show_default=True, help="The test (or a reference tool's rule).")
+@click.option("--method", type=click.Choice(list(METHOD_NAMES)), default="welch-log", show_default=True,
+              help="The test (or a reference tool's rule): "
+              + "; ".join(f"{key}: {name}" for key, name in METHOD_NAMES.items()) + ".")
 @click.option("--fdr", type=float, default=0.05, show_default=True,
               help="False discovery rate controlled across the report.")
 @click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
@@ -46,37 +48,39 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
             fail_on: str | None, threshold: str, with_profile: bool) -> None:
     """Compare a baseline run with candidates (run ids or labels; the first is the baseline)."""
+    from dataclasses import replace
+
     from perflab.analysis.compare import Filters, compare_runs, regressions
-    from perflab.render.compare import render_comparison
+    from perflab.render.compare import PROFILE_FORMATS, render_comparison
+    from perflab.render.compare_common import parse_rows
 
     if len(run_refs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
     if not 0 < fdr < 1:
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
-    limit = _percent(threshold, "--threshold")
-    floor = _percent(noise_floor, "--noise-floor") / 100 if noise_floor is not None else None
+    limit = percent(threshold, "--threshold")
+    floor = percent(noise_floor, "--noise-floor") / 100 if noise_floor is not None else None
     selection = Filters.parse(list(filters), list(metrics))
+    row_names = tuple(r.strip() for r in rows.split(","))
+    stats, _ = parse_rows(row_names)  # a bad --rows fails before the database opens
+    if with_profile and fmt not in PROFILE_FORMATS:
+        raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
     with open_store(ctx, create=False) as store:
         runs = [store.resolve_run(ref) for ref in run_refs]
-        comparison = compare_runs(store, runs, filters=selection, method=method, q=fdr,
-                                  noise_floor=floor)
-        profile = None
+        report = compare_runs(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor,
+                              best_pcts=[s.pct for s in stats if s.key == "best"])
         if with_profile:
             from perflab.analysis.profile import profile_report
-            from perflab.render.compare import PROFILE_FORMATS
-            if fmt not in PROFILE_FORMATS:
-                raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
-            profile = profile_report(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor)
-    click.echo(render_comparison(comparison, fmt, rows=tuple(r.strip() for r in rows.split(",")),
-                                 profile=profile), nl=False)
+            report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
+                                                            q=fdr, noise_floor=floor))
+    click.echo(render_comparison(report, fmt, rows=row_names), nl=False)
     if fail_on:
-        found = regressions(comparison, limit)
+        found = regressions(report, limit)
         if found:
-            row, index = found[0]
-            change = row.cells[index].difference.change_pct
+            row, index, change = found[0]
             click.echo(f"perflab: {len(found)} significant regression(s) of at least {limit:g}%; "
-                       f"first: {row.benchmark} {row.point} {row.metric} {change:+.2f}% "
-                       f"in {comparison.labels[index + 1]}", err=True)
+                       f"first: {row.benchmark} {row.point} {row.metric} {change.pct:+.2f}% "
+                       f"in {report.labels[index + 1]}", err=True)
             sys.exit(EXIT_VERDICT)
 
 

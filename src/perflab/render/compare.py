@@ -1,66 +1,94 @@
-"""The report formats of ``perflab compare``: one function, one format name.
+"""The report formats of ``perflab compare``: one registry, one function.
 
-``render_comparison(comparison, fmt, rows=..., profile=...)`` returns the whole report
-as text ending in a newline. Formats:
-
-  mmtests    mmtests compare-kernels blocks with ``*`` marks (seed 004), the default
-  lkp        the kernel test robot's table of changed stats (seed 003)
-  benchstat  golang.org/x/perf benchstat: median ± CI, vs base, geomean
-  speedup    a cover letter's before/after/speed-up table (seed 002)
-  markdown   a GitHub table with intervals, p/q-values and verdicts
-  json       every number, interval, test and warning, stable keys
-  csv        one line per (row, candidate)
-
-Render sits below analysis, so the comparison is read duck-typed:
-``.runs`` (``.id .label .commit .commit_describe .host``, baseline first), ``.labels``,
-``.rows`` (``.benchmark .params .point .metric .unit .info`` (``.direction .mean
-.noise_floor``), ``.base_values .base_failures .base`` (a stats Summary or None),
-``.cells`` (``.values .failures .difference``: a stats Difference or None)),
-``.method .method_name .q .confidence .warnings``.
+``render_comparison(report, fmt, rows=...)`` lays out a ``model.report.compare.CompareReport``
+(built by analysis; nothing is computed here) and returns the whole report as text ending
+in a newline. ``FORMATS`` is the one list of format names: the CLI's choices and help
+come from it.
 
 ``rows`` picks the mmtests summary rows (amean — the metric's own mean, Hmean for
 rates —, min, max, stddev, coeffvar, median, bamean-N); ``all`` makes lkp list
-unchanged stats too. ``profile`` (see ``compare_profile``) adds profile and counter
-deltas to the lkp, mmtests and JSON reports (PROFILE_FORMATS).
+unchanged stats too. A report with profile deltas (``compare --profile``) shows them in
+the formats marked ``profile``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from perflab.model.errors import UsageError
-from perflab.render.compare_common import parse_rows
+from perflab.model.report.compare import CompareReport
+from perflab.model.report.profile import ProfileReport
+from perflab.render.compare_common import Stat, parse_rows
 
-FORMATS = ("mmtests", "lkp", "benchstat", "speedup", "markdown", "json", "csv")
-PROFILE_FORMATS = ("mmtests", "lkp", "json")
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    description: str
+    render: Callable[[CompareReport, list[Stat], bool], str]
+    profile: bool = False     # shows profile and counter deltas (compare --profile)
 
 
-def render_comparison(comparison: Any, fmt: str = "mmtests", *, rows: Sequence[str] = ("amean",),
-                      profile: Sequence[Any] | None = None) -> str:
-    """The comparison in format ``fmt`` (one of FORMATS)."""
+def _mmtests(report: CompareReport, stats: list[Stat], show_all: bool) -> str:
+    from perflab.render.compare_mmtests import render_mmtests
+    return render_mmtests(report, stats, show_all)
+
+
+def _lkp(report: CompareReport, stats: list[Stat], show_all: bool) -> str:
+    from perflab.render.compare_lkp import render_lkp
+    return render_lkp(report, show_all=show_all)
+
+
+def _benchstat(report: CompareReport, stats: list[Stat], show_all: bool) -> str:
+    from perflab.render.compare_benchstat import render_benchstat
+    return render_benchstat(report)
+
+
+def _speedup(report: CompareReport, stats: list[Stat], show_all: bool) -> str:
+    from perflab.render.compare_speedup import render_speedup
+    return render_speedup(report)
+
+
+def _markdown(report: CompareReport, stats: list[Stat], show_all: bool) -> str:
+    from perflab.render.compare_markdown import render_markdown
+    return render_markdown(report)
+
+
+def _json(report: CompareReport, stats: list[Stat], show_all: bool) -> str:
+    from perflab.render.compare_data import render_json
+    return render_json(report)
+
+
+def _csv(report: CompareReport, stats: list[Stat], show_all: bool) -> str:
+    from perflab.render.compare_data import render_csv
+    return render_csv(report)
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format("mmtests", "mmtests compare-kernels blocks with * marks (seed 004), the default", _mmtests, True),
+    Format("lkp", "the kernel test robot's table of changed stats (seed 003)", _lkp, True),
+    Format("benchstat", "golang.org/x/perf benchstat: median ± CI, vs base, geomean", _benchstat),
+    Format("speedup", "a cover letter's before/after/speed-up table (seed 002)", _speedup),
+    Format("markdown", "a GitHub table with intervals, p/q-values and verdicts", _markdown),
+    Format("json", "every number, interval, test and warning, stable keys", _json, True),
+    Format("csv", "one line per (row, candidate)", _csv),
+)}
+PROFILE_FORMATS = tuple(name for name, f in FORMATS.items() if f.profile)
+
+
+def render_comparison(report: CompareReport, fmt: str = "mmtests", *, rows: Sequence[str] = ("amean",),
+                      profile: ProfileReport | None = None) -> str:
+    """The report in format ``fmt`` (one of FORMATS); ``profile`` attaches profile deltas."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     stats, show_all = parse_rows(rows)
-    if profile is not None and fmt not in PROFILE_FORMATS:
+    computed = {pct for row in report.rows for side in row.sides if side is not None for pct, _ in side.best}
+    missing = [s.pct for s in stats if s.key == "best" and s.pct not in computed and report.rows]
+    if missing:
+        raise UsageError(f"bamean-{missing[0]} was not computed: pass best_pcts={missing} to the comparison")
+    if profile is not None:
+        report = replace(report, profile=profile)
+    if report.profile is not None and not FORMATS[fmt].profile:
         raise UsageError(f"profile deltas are shown by --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
-    if fmt == "mmtests":
-        from perflab.render.compare_mmtests import render_mmtests
-        return render_mmtests(comparison, stats, profile, show_all)
-    if fmt == "lkp":
-        from perflab.render.compare_lkp import render_lkp
-        return render_lkp(comparison, show_all=show_all, profile=profile)
-    if fmt == "benchstat":
-        from perflab.render.compare_benchstat import render_benchstat
-        return render_benchstat(comparison)
-    if fmt == "speedup":
-        from perflab.render.compare_speedup import render_speedup
-        return render_speedup(comparison)
-    if fmt == "markdown":
-        from perflab.render.compare_markdown import render_markdown
-        return render_markdown(comparison)
-    if fmt == "json":
-        from perflab.render.compare_data import render_json
-        return render_json(comparison, profile)
-    if fmt == "csv":
-        from perflab.render.compare_data import render_csv
-        return render_csv(comparison)
-    raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    return FORMATS[fmt].render(report, stats, show_all)

@@ -9,9 +9,8 @@ runs, the method, and every warning.
 
 from __future__ import annotations
 
-from typing import Any
-
-from perflab.render.compare_common import describe_run, finite, significance_rule, summaries, warning_lines
+from perflab.model.report.compare import Change, CompareReport, SideSummary
+from perflab.render.compare_common import describe_run, finite, significance_rule, warning_lines
 from perflab.render.units import format_number, scale_for
 
 
@@ -25,7 +24,7 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _side(summary: Any, unit: str, reference: float) -> str:
+def _side(summary: SideSummary | None, unit: str, reference: float) -> str:
     """``centre ± stddev unit``, the stddev to the centre's decimals; ``-`` where undefined."""
     if summary is None or not finite(summary.centre):
         return "-"
@@ -40,50 +39,47 @@ def _side(summary: Any, unit: str, reference: float) -> str:
     return f"{centre} ± {sd} {name}"
 
 
-def _change(d: Any) -> str:
-    if d is None or not finite(d.change_pct):
+def _change(d: Change | None) -> str:
+    if d is None or not finite(d.pct):
         return "-"
-    text = f"{d.change_pct:+.2f}%"
-    if finite(d.ci_low) and finite(d.ci_high):
-        text += f" [{d.ci_low:+.2f}, {d.ci_high:+.2f}]"
+    text = f"{d.pct:+.2f}%"
+    if d.ci.known:
+        text += f" [{d.ci.low:+.2f}, {d.ci.high:+.2f}]"
     return text
 
 
-def _verdict(d: Any) -> str:
+def _verdict(d: Change | None) -> str:
     if d is None:
         return "-"
-    text = getattr(d.verdict, "value", d.verdict)
-    return f"**{text}**" if d.significant else text
+    return f"**{d.verdict.value}**" if d.significant else d.verdict.value
 
 
-def render_markdown(comparison: Any) -> str:
-    labels = comparison.labels
+def render_markdown(report: CompareReport) -> str:
+    labels = report.labels
     headers = ["benchmark", "point", "metric", labels[0]]
     align = ["---", "---", "---", "---:"]
     for label in labels[1:]:
         headers += [label, f"change {label}", "p / q", "verdict"]
         align += ["---:", "---:", "---:", "---"]
     lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "|".join(align) + "|"]
-    for row in comparison.rows:
-        sides = summaries(row)
-        reference = next((s.centre for s in sides if s is not None and finite(s.centre)), 0.0)
-        cells = [row.benchmark, row.point, row.metric, _side(sides[0], row.unit, reference)]
-        for cell, summary in zip(row.cells, sides[1:]):
-            d = cell.difference
-            cells += [_side(summary, row.unit, reference), _change(d),
+    for row in report.rows:
+        reference = next((s.centre for s in row.sides if s is not None and finite(s.centre)), 0.0)
+        cells = [row.benchmark, row.point, row.metric, _side(row.base, row.unit, reference)]
+        for cell in row.cells:
+            d = cell.change
+            cells += [_side(cell.side, row.unit, reference), _change(d),
                       "-" if d is None else f"{p_text(d.p_value)} / {p_text(d.q_value)}", _verdict(d)]
         lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
 
-    confidence = f"{100 * comparison.confidence:g}%"
-    intervals = sorted({d.interval for row in comparison.rows for c in row.cells
-                        if (d := c.difference) is not None})
+    confidence = f"{100 * report.confidence:g}%"
+    intervals = sorted({change.interval for _, _, change in report.changes()})
     out = ["Runs: " + "; ".join(f"{'baseline' if i == 0 else 'candidate'} {describe_run(r)}"
-                                for i, r in enumerate(comparison.runs)), "", *lines, "",
+                                for i, r in enumerate(report.runs)), "", *lines, "",
            f"Values: centre (the metric's mean) ± stddev. Change: positive = better, "
            f"with its {confidence} confidence interval"
            + (f" ({'; '.join(intervals)})" if intervals else "") + ".",
-           f"Significant (bold verdict): {significance_rule(comparison)}; q = Benjamini-Hochberg adjusted p."]
-    warnings = warning_lines(comparison, indent="- ")
+           f"Significant (bold verdict): {significance_rule(report)}; q = Benjamini-Hochberg adjusted p."]
+    warnings = warning_lines(report, indent="- ")
     if warnings:
         out += ["", "**Warnings**", "", *(_escape(w) for w in warnings)]
     return "\n".join(out) + "\n"

@@ -19,24 +19,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
-from perflab.model.records import Direction
+from perflab.model.records import Direction, RunInfo
+from perflab.model.report.compare import Block, CompareReport, Row
 from perflab.render.compare_common import (
-    MEAN_NAMES, Block, Stat, blocks, finite, kind, short_commit, significance_rule, summaries,
-    values, warning_lines,
+    MEAN_NAMES, Stat, block_op, finite, short_commit, significance_rule, warning_lines,
 )
 from perflab.render.units import scale_for
-from perflab.stats import best_mean
 
 VALUE_WIDTH = 12
-
-
-def _oriented(base: float, new: float, direction: Direction) -> float:
-    if not (finite(base) and finite(new)) or base <= 0:
-        return math.nan
-    ratio = new / base
-    return 100.0 * (ratio - 1.0) if direction is Direction.HIGHER else 100.0 * (1.0 - ratio)
 
 
 def _pct(change: float, marked: bool) -> str:
@@ -46,8 +37,8 @@ def _pct(change: float, marked: bool) -> str:
     return f"*{change:7.2f}%*" if marked else f"({change:7.2f}%)"
 
 
-def _stat_name(stat: Stat, row: Any) -> str:
-    mean = MEAN_NAMES.get(kind(row.info.mean), "Mean")
+def _stat_name(stat: Stat, row: Row) -> str:
+    mean = MEAN_NAMES.get(row.mean_kind.value, "Mean")
     if stat.key == "mean":
         return mean
     if stat.key == "best":
@@ -56,45 +47,29 @@ def _stat_name(stat: Stat, row: Any) -> str:
             "median": "Median"}[stat.key]
 
 
-def _stat_values(stat: Stat, row: Any) -> list[float]:
+def _stat_values(stat: Stat, row: Row) -> list[float]:
     """The statistic on every side (baseline first), NaN where undefined or missing."""
-    out = []
-    for summary, vals in zip(summaries(row), values(row)):
-        if summary is None:
-            out.append(math.nan)
-        elif stat.key == "mean":
-            out.append(summary.centre)
-        elif stat.key == "best":
-            out.append(best_mean(vals, stat.pct, row.info.mean, row.info.direction) if summary.n else math.nan)
-        else:
-            out.append(getattr(summary, stat.key if stat.key != "coeffvar" else "cov"))
-    return out
+    return [math.nan if side is None else side.statistic(stat.key, stat.pct) for side in row.sides]
 
 
-def _changes(stat: Stat, row: Any, numbers: list[float]) -> list[tuple[float, bool]]:
-    """(change %, marked) per candidate."""
-    out = []
-    for cell, new in zip(row.cells, numbers[1:]):
-        d = cell.difference
-        if stat.key == "mean" and d is not None:
-            out.append((d.change_pct, bool(d.significant)))
-            continue
-        direction = Direction.LOWER if stat.key in ("stddev", "coeffvar") else row.info.direction
-        out.append((_oriented(numbers[0], new, direction), False))
-    return out
+def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
+    """(change %, marked) per candidate; marks go on the mean row only (the test is about the centre)."""
+    return [(math.nan, False) if cell.change is None else
+            (cell.change.stat_change(stat.key, stat.pct), stat.key == "mean" and cell.change.significant)
+            for cell in row.cells]
 
 
-def _block(block: Block, stats: Sequence[Stat], runs: Sequence[Any]) -> str:
-    centres = [abs(s.centre) for row in block.rows for s in summaries(row) if s is not None and finite(s.centre)]
+def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo]) -> str:
+    centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
     factor, unit = scale_for(max(centres, default=0.0), block.unit)
-    lines_data = []  # (stat name, op, [numbers], [(change, marked)])
+    lines_data = []  # (stat name, op, [numbers], [(change, marked)], stat key)
     for stat in stats:
         for row in block.rows:
             numbers = _stat_values(stat, row)
-            changes = _changes(stat, row, numbers)
             if stat.key != "coeffvar":
                 numbers = [n / factor for n in numbers]
-            lines_data.append((_stat_name(stat, row), block.op(row) or block.metric, numbers, changes, stat.key))
+            lines_data.append((_stat_name(stat, row), block_op(block, row) or block.metric, numbers,
+                               _changes(stat, row), stat.key))
     shown = [abs(n) for _, _, numbers, _, key in lines_data if key != "coeffvar" for n in numbers if finite(n)]
     decimals = 4 if max(shown, default=0.0) < 100 else 2
 
@@ -129,14 +104,14 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[Any]) -> str:
     return "\n".join(out)
 
 
-def render_mmtests(comparison: Any, stats: Sequence[Stat], profile: Any = None, show_all: bool = False) -> str:
-    parts = [_block(block, stats, comparison.runs) for block in blocks(comparison)]
-    footer = [f"* = significant: {significance_rule(comparison)}",
+def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool = False) -> str:
+    parts = [_block(block, stats, report.runs) for block in report.blocks]
+    footer = [f"* = significant: {significance_rule(report)}",
               "% = change vs the baseline, positive = better"]
-    warnings = warning_lines(comparison)
+    warnings = warning_lines(report)
     if warnings:
         footer += ["warnings:", *warnings]
-    if profile is not None:
+    if report.profile is not None:
         from perflab.render.compare_profile import render_profile_table
-        parts.append(render_profile_table(profile, comparison.runs, show_all))
+        parts.append(render_profile_table(report.profile, report.runs, show_all))
     return "\n\n".join([*parts, "\n".join(footer)]) + "\n"

@@ -24,9 +24,9 @@ from typing import Any
 
 from perflab.model.params import format_value
 from perflab.model.records import Direction
-from perflab.render.compare_common import (
-    Block, blocks, describe_run, finite, row_title, significance_rule, summaries, warning_lines,
-)
+from perflab.model.report.compare import Block, Change, CompareReport, SideSummary
+from perflab.model.verdicts import Verdict
+from perflab.render.compare_common import describe_run, finite, significance_rule, warning_lines
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
 
@@ -40,15 +40,15 @@ def speedup_text(change: float) -> str:
     return text
 
 
-def _mark(d: Any) -> str:
+def _mark(d: Change | None) -> str:
     """A two-character suffix, blank when not significant, so the % signs stay aligned."""
     if d is None or not d.significant:
         return "  "
-    return " *" if d.verdict == "better" else " !"
+    return " *" if d.verdict is Verdict.IMPROVEMENT else " !"
 
 
 def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
-    centres = [abs(s.centre) for row in block.rows for s in summaries(row) if s is not None and finite(s.centre)]
+    centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
     factor, unit = scale_for(max(centres, default=0.0), block.unit)
     decimals = 4 if max(centres, default=0.0) / factor < 100 else 2
     names = block.param_names
@@ -59,22 +59,21 @@ def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
         headers += ["After" if one else label, "Speed up"]
     rows, slower = [], []
 
-    def shown(summary: Any) -> str:
+    def shown(summary: SideSummary | None) -> str:
         return f"{summary.centre / factor:.{decimals}f}" if summary is not None and finite(summary.centre) else "-"
 
     for row in block.rows:
         cells: list[Any] = ([format_value(row.params[n]) if n in row.params else "-" for n in names]
                             if names else [block.benchmark])
-        sides = summaries(row)
-        cells.append(shown(sides[0]))
-        for label, cell, summary in zip(labels[1:], row.cells, sides[1:]):
-            d = cell.difference
-            cells.append(shown(summary))
-            cells.append((speedup_text(d.change_pct) if d is not None else "-", _mark(d)))
-            if d is not None and d.significant and d.verdict == "worse":
-                before, after = sides[0].centre / factor, summary.centre / factor
+        cells.append(shown(row.base))
+        for label, cell in zip(labels[1:], row.cells):
+            d = cell.change
+            cells.append(shown(cell.side))
+            cells.append((speedup_text(d.pct) if d is not None else "-", _mark(d)))
+            if d is not None and d.verdict is Verdict.REGRESSION and row.base and cell.side:
+                before, after = row.base.centre / factor, cell.side.centre / factor
                 per = "per run" if block.direction is Direction.LOWER else "less"
-                slower.append(f"  {row_title(row)}: {label} {speedup_text(d.change_pct)} "
+                slower.append(f"  {row.title}: {label} {speedup_text(d.pct)} "
                               f"({format_number(before)} -> {format_number(after)} {unit}, "
                               f"{format_number(abs(after - before))} {unit} {per})")
         rows.append(cells)
@@ -91,21 +90,21 @@ def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
     return title + "\n" + format_table(headers, rows, align=align), slower
 
 
-def render_speedup(comparison: Any) -> str:
-    labels = comparison.labels
-    runs = comparison.runs
+def render_speedup(report: CompareReport) -> str:
+    labels = report.labels
+    runs = report.runs
     head = ([f"Before: {describe_run(runs[0])}", f"After:  {describe_run(runs[1])}"] if len(runs) == 2
             else [f"{'base' if i == 0 else 'candidate'}: {describe_run(r)}" for i, r in enumerate(runs)])
     parts, slower = ["\n".join(head)], []
-    for block in blocks(comparison):
+    for block in report.blocks:
         text, found = _table(block, labels)
         parts.append(text)
         slower += found
     footer = ["Speed up: change in %, positive = faster (better); "
-              f"* = significant speed-up, ! = significant slowdown: {significance_rule(comparison)}"]
+              f"* = significant speed-up, ! = significant slowdown: {significance_rule(report)}"]
     if slower:
         footer += ["significant slowdowns:", *slower]
-    warnings = warning_lines(comparison)
+    warnings = warning_lines(report)
     if warnings:
         footer += ["warnings:", *warnings]
     return "\n\n".join([*parts, "\n".join(footer)]) + "\n"

@@ -1,9 +1,11 @@
-"""Scaling values to readable units (s -> ms/us/ns, B -> KiB/MiB/GiB)."""
+"""Scaling values to readable units: s -> ms/us/ns, B -> KiB/MiB/GiB, and benchstat's
+SI/IEC prefixes with a precision shared across a row (``common_scale``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 _TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")]
 _BYTES = [(1024.0**3, "GiB"), (1024.0**2, "MiB"), (1024.0, "KiB"), (1.0, "B")]
@@ -38,3 +40,46 @@ def format_scaled(values: Sequence[float], unit: str, reference: float | None = 
     ref = reference if reference is not None else next((v for v in values if v and math.isfinite(v)), 0.0)
     factor, name = scale_for(ref, unit)
     return [format_number(v / factor) if v is not None and math.isfinite(v) else "-" for v in values], name
+
+
+_SI = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")]
+_IEC = [(2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki"), (1.0, "")]
+
+
+@dataclass(frozen=True)
+class Scaler:
+    decimals: int
+    factor: float
+    prefix: str
+
+    def format(self, value: float) -> str:
+        if not math.isfinite(value):
+            return "-"
+        return f"{value / self.factor:.{self.decimals}f}{self.prefix}"
+
+
+def common_scale(numbers: Sequence[float], binary: bool = False) -> Scaler:
+    """The prefix and precision that give every value three or more significant digits,
+    chosen by the non-zero value nearest zero (benchunit.CommonScale)."""
+    nonzero = [abs(v) for v in numbers if math.isfinite(v) and v != 0]
+    if not nonzero:
+        return Scaler(3, 1.0, "")
+    smallest = min(nonzero)
+    for factor, prefix in (_IEC if binary else _SI):
+        if smallest >= 99.995 * factor:
+            return Scaler(1, factor, prefix)
+        if smallest >= 9.9995 * factor:
+            return Scaler(2, factor, prefix)
+        if smallest >= 0.99995 * factor:
+            return Scaler(3, factor, prefix)
+    factor, prefix = (_IEC if binary else _SI)[-1]
+    value = smallest / factor
+    for digits in range(3, 11):
+        if value >= 9.9995 * 10.0 ** -(digits - 2) or digits == 10:
+            return Scaler(digits, factor, prefix)
+    return Scaler(10, factor, prefix)
+
+
+def is_binary(unit: str) -> bool:
+    """Bytes take binary prefixes (Ki, Mi ...)."""
+    return unit == "B" or unit.startswith("B/")

@@ -16,11 +16,12 @@ from perflab.stats.checks import (
     bimodality_ratio, check_bimodal, check_cov, check_outliers, check_sample_size, check_spread,
     check_trend, modified_z_scores,
 )
-from perflab.stats.difference import METHOD_NAMES, Difference, Method, Verdict, compare, decide
+from perflab.stats.difference import METHOD_NAMES, Difference, Method, compare, decide
 from perflab.stats.intervals import Interval, bootstrap_ratio_ci, mean_ci, median_ci
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import (
-    FdrResult, WelchResult, benjamini_hochberg, mann_kendall, mann_whitney, spearman_trend, welch_t,
+    FdrResult, WelchResult, benjamini_hochberg, mann_kendall, mann_whitney, min_attainable_p, spearman_trend,
+    welch_t,
 )
 from perflab.stats.summary import (
     Summary, amean, best_mean, centre, clean, cov, gmean, hmean, median, percentiles,
@@ -31,11 +32,11 @@ from perflab.stats.warnings import StatWarning
 __all__ = [
     "METHOD_NAMES", "ChangePoint", "Difference", "FdrResult", "Interval", "Method", "RuleResult",
     "StatWarning",
-    "Summary", "Verdict", "WelchResult", "amean", "benjamini_hochberg", "best_mean", "binseg",
+    "Summary", "WelchResult", "amean", "benjamini_hochberg", "best_mean", "binseg",
     "bimodality_ratio", "bootstrap_ratio_ci", "centre", "check_bimodal", "check_cov",
     "check_outliers", "check_sample_size", "check_spread", "check_trend", "clean", "compare",
     "cov", "decide", "detect", "e_divisive", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",
-    "mean_ci", "median", "median_ci", "mmtests_band_rule", "modified_z_scores", "oriented",
+    "mean_ci", "median", "median_ci", "min_attainable_p", "mmtests_band_rule", "modified_z_scores", "oriented",
     "pelt", "percentiles",
     "spearman_trend", "stddev", "summarize", "welch_t",
 ]

@@ -8,11 +8,12 @@ metrics: 100·new/base − 100; lower-is-better: 100 − 100·new/base, both on 
 of the metric's mean kind. The confidence interval of the change has the same
 orientation.
 
-Verdicts, for the test methods (welch-log, mann-whitney):
-  better / worse  the row survives FDR control and its change lies outside ±noise floor
-                  (these rows, and only these, are `significant`: they carry the mark)
+Verdicts (``model.verdicts.Verdict``), for the test methods (welch-log, mann-whitney):
+  improvement / regression  the row survives FDR control and its change lies outside
+                  ±noise floor (these rows, and only these, are `significant`: the mark)
   no change       the confidence interval of the change lies inside ±noise floor
-  inconclusive    anything else (too little data for either claim)
+  undecided       anything else (too little data for either claim); a row whose test
+                  cannot reach the level at its sample sizes (``min_p``) is always this
 For the rule methods (mmtests, lkp) there is no p-value: the rule's own verdict is the
 significance, with no noise floor and no FDR control (that is how those tools work);
 rows the rule does not flag are "no change" or "inconclusive" by the bootstrap interval.
@@ -20,7 +21,6 @@ rows the rule does not flag are "no change" or "inconclusive" by the bootstrap i
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass, replace
 from typing import Literal, Sequence
@@ -29,10 +29,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from perflab.model.records import Direction, MeanKind
-from perflab.model.verdicts import WarningSide
+from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats.intervals import bootstrap_ratio_ci
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
-from perflab.stats.significance import benjamini_hochberg, mann_whitney, welch_t
+from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
 from perflab.stats.summary import Summary, clean, summarize
 from perflab.stats.warnings import (
     NONPOSITIVE_CENTRE, NONPOSITIVE_LOG, TOO_FEW_SAMPLES, UNEQUAL_N, StatWarning,
@@ -48,15 +48,6 @@ METHOD_NAMES: dict[str, str] = {
 }
 
 
-class Verdict(str, enum.Enum):
-    """The verdict of one row; compares equal to its text ("better", "no change", ...)."""
-
-    BETTER = "better"
-    WORSE = "worse"
-    NO_CHANGE = "no change"
-    INCONCLUSIVE = "inconclusive"
-
-
 @dataclass(frozen=True)
 class Difference:
     """One row: base vs new, the change (positive = better), its interval, test and verdict."""
@@ -70,12 +61,13 @@ class Difference:
     confidence: float
     p_value: float        # NaN for the rule methods and where no test is possible
     q_value: float        # BH-adjusted p across the report (after `decide`; = p for one row)
+    min_p: float          # the smallest p the test can give at these sample sizes
     method: str           # human-readable, e.g. "Welch t-test on log values"
     method_key: Method
     interval: str         # how the interval was computed
     noise_floor: float    # relative, 0.01 = 1%
     verdict: Verdict
-    significant: bool     # carries the significance mark: verdict is better or worse
+    significant: bool     # carries the significance mark: an improvement or a regression
     warnings: tuple[StatWarning, ...]
     rule: RuleResult | None = None  # the rule's own result for mmtests / lkp
 
@@ -91,18 +83,24 @@ def _oriented_interval(low: float, high: float, direction: Direction) -> tuple[f
 
 
 def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rejected: bool,
-             rule: RuleResult | None, direction: Direction) -> Verdict:
-    """The verdict of one row, given whether its test rejected (or its rule flagged) it."""
+             rule: RuleResult | None, direction: Direction, decidable: bool = True) -> Verdict:
+    """The verdict of one row, given whether its test rejected (or its rule flagged) it.
+
+    A row whose test cannot reach the level at its sample sizes (not ``decidable``) is
+    undecided: calling it "no change" would claim what the test could never have seen.
+    """
+    if not decidable:
+        return Verdict.UNDECIDED
     if rule is not None and rule.changed:
         better = (rule.sign > 0) == (direction is Direction.HIGHER)
-        return Verdict.BETTER if better else Verdict.WORSE
+        return Verdict.IMPROVEMENT if better else Verdict.REGRESSION
     if rule is None and rejected and change > floor_pct:
-        return Verdict.BETTER
+        return Verdict.IMPROVEMENT
     if rule is None and rejected and change < -floor_pct:
-        return Verdict.WORSE
+        return Verdict.REGRESSION
     if -floor_pct <= ci_low and ci_high <= floor_pct:
         return Verdict.NO_CHANGE
-    return Verdict.INCONCLUSIVE
+    return Verdict.UNDECIDED
 
 
 def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind: MeanKind,
@@ -120,7 +118,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
 
     The verdict here treats the row as a report of one (rejected iff p < 1 − confidence);
     pass every row of a report through `decide` for FDR-controlled verdicts. Never raises
-    on missing, single, non-positive or constant data: the row is then inconclusive (or
+    on missing, single, non-positive or constant data: the row is then undecided (or
     no change) and says why in its warnings.
     """
     if method not in METHOD_NAMES:
@@ -130,6 +128,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     warnings = [w.on(WarningSide.BASE) for w in base_summary.warnings]
     warnings += [w.on(WarningSide.CANDIDATE) for w in new_summary.warnings]
     pair: list[StatWarning] = []
+    min_p = min_attainable_p(method, a.size, b.size)
     if a.size and b.size and a.size != b.size:
         pair.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
 
@@ -153,18 +152,22 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         ci_low, ci_high = _oriented_interval(boot.low, boot.high, direction)
         if method == "mann-whitney":
             p_value = mann_whitney(a, b)
-            if 0 < min(a.size, b.size) < 4:
-                pair.append(StatWarning(TOO_FEW_SAMPLES, "Mann-Whitney U needs 4 or more values per side to ever reach p < 0.05"))
+            if 0 < min(a.size, b.size) and min_p >= 1.0 - confidence:
+                pair.append(StatWarning(TOO_FEW_SAMPLES, f"{a.size} vs {b.size} samples cannot reach p < "
+                                        f"{1.0 - confidence:g} with Mann-Whitney U (its smallest p is "
+                                        f"{min_p:.2g}); record more"))
         else:
             rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
             pair += rule.warnings
 
-    verdict = _verdict(change, ci_low, ci_high, 100.0 * noise_floor, p_value < 1.0 - confidence, rule, direction)
+    verdict = _verdict(change, ci_low, ci_high, 100.0 * noise_floor, p_value < 1.0 - confidence, rule, direction,
+                       decidable=not min_p >= 1.0 - confidence)
     return Difference(
         base=base_summary, new=new_summary, direction=direction, change_pct=change,
         ci_low=ci_low, ci_high=ci_high, confidence=confidence, p_value=p_value, q_value=p_value,
+        min_p=min_p,
         method=METHOD_NAMES[method], method_key=method, interval=interval, noise_floor=noise_floor,
-        verdict=verdict, significant=verdict in (Verdict.BETTER, Verdict.WORSE),
+        verdict=verdict, significant=verdict.significant,
         warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule)
 
 
@@ -181,7 +184,7 @@ def decide(differences: Sequence[Difference], q: float = 0.05) -> list[Differenc
     result = list(differences)
     for i, rejected, q_value in zip(tested, fdr.rejected, fdr.adjusted):
         d = differences[i]
-        verdict = _verdict(d.change_pct, d.ci_low, d.ci_high, 100.0 * d.noise_floor, bool(rejected), None, d.direction)
-        result[i] = replace(d, q_value=float(q_value), verdict=verdict,
-                            significant=verdict in (Verdict.BETTER, Verdict.WORSE))
+        verdict = _verdict(d.change_pct, d.ci_low, d.ci_high, 100.0 * d.noise_floor, bool(rejected), None, d.direction,
+                           decidable=not d.min_p >= q)
+        result[i] = replace(d, q_value=float(q_value), verdict=verdict, significant=verdict.significant)
     return result

@@ -250,17 +250,21 @@ class Store:
         return result
 
     def resolve_run(self, reference: str) -> RunInfo:
-        """A run by id, or the latest run with that label."""
+        """A run by id, or the latest run with that label, or the latest run of a commit
+        (its hash or a prefix of 4 or more hex digits)."""
         reference = reference.strip()
         row = None
+        latest = (runs.c.started_at.desc(), runs.c.id.desc())
         if reference.isdigit():
             row = self.conn.execute(sa.select(runs).where(runs.c.id == int(reference))).mappings().first()
         if row is None:
             row = self.conn.execute(sa.select(runs).where(runs.c.label == reference)
-                                    .order_by(runs.c.started_at.desc(), runs.c.id.desc())
-                                    ).mappings().first()
+                                    .order_by(*latest)).mappings().first()
+        if row is None and len(reference) >= 4 and all(c in "0123456789abcdefABCDEF" for c in reference):
+            row = self.conn.execute(sa.select(runs).where(runs.c.commit.startswith(reference.lower()))
+                                    .order_by(*latest)).mappings().first()
         if row is None:
-            raise UsageError(f"no run with id or label {reference!r}",
+            raise UsageError(f"no run with id or label {reference!r} (nor a commit of that prefix)",
                              hint="'perflab runs' lists them")
         return _run_info(row)
 

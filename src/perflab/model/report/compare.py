@@ -1,0 +1,214 @@
+"""The report of ``perflab compare``: a baseline against candidates, row by row.
+
+Analysis (``perflab.analysis.compare``) builds it; every renderer of render/ lays it out
+and computes nothing. A row is one (benchmark, parameter point, metric); a cell is one
+candidate on that row. Numbers that cannot be computed are NaN, never missing.
+
+Sign conventions carried here:
+  ``Change.pct``     oriented, positive = better (mmtests, speedup, markdown, json, csv)
+  ``Change.raw_pct`` unoriented, 100·(new/base − 1) of the same centres (lkp, benchstat)
+Both come from one estimator (the ratio of the metric's centres), so every format shows
+the same magnitude of change.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from perflab.model.params import point_text
+from perflab.model.records import Direction, MeanKind, RunInfo
+from perflab.model.verdicts import StatWarning, Verdict
+
+if TYPE_CHECKING:
+    from perflab.model.report.profile import ProfileReport
+
+# mmtests' extra summary rows whose change analysis computes (Stddev/CoeffVar: lower is better)
+STAT_KEYS = ("min", "mean", "median", "stddev", "coeffvar", "max", "best")
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+    confidence: float
+    warnings: tuple[StatWarning, ...] = ()   # why it is undefined or wider than asked
+
+    @property
+    def known(self) -> bool:
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+
+@dataclass(frozen=True)
+class SideSummary:
+    """One side of a row: its raw samples and every statistic any format shows of them."""
+
+    n: int
+    failures: int
+    values: tuple[float, ...]          # the ok samples in repetition order
+    mean_kind: MeanKind
+    centre: float                      # the metric's mean (amean for times, hmean for rates)
+    median: float
+    median_ci: Interval                # distribution-free (benchstat's ±)
+    stddev: float                      # sample stddev (n − 1)
+    cov: float                         # %, 100·stddev/amean (mmtests CoeffVar)
+    population_cov: float              # %, 100·population stddev/amean (lkp's ±N%)
+    min: float
+    max: float
+    best: tuple[tuple[int, float], ...] = ()   # (N, mean of the best N%) for mmtests BAmean-N
+    warnings: tuple[StatWarning, ...] = ()
+
+    def statistic(self, key: str, pct: int = 0) -> float:
+        """The value of an mmtests summary row (see STAT_KEYS) on this side."""
+        if key == "mean":
+            return self.centre
+        if key == "coeffvar":
+            return self.cov
+        if key == "best":
+            return dict(self.best).get(pct, math.nan)
+        return float(getattr(self, key))
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """A reference tool's rule (mmtests band, lkp range): no p-value, its own verdict."""
+
+    name: str
+    changed: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One candidate against the baseline on one row: estimate, interval, test, verdict."""
+
+    pct: float                 # oriented change of the centres, positive = better
+    raw_pct: float             # the same change unoriented: 100·(new/base − 1)
+    ci: Interval               # of ``pct``, same orientation
+    method: str                # key: welch-log, mann-whitney, mmtests, lkp
+    test: str                  # its name, e.g. "Welch t-test on log values"
+    interval: str              # how the interval was computed
+    p_value: float             # NaN for rules and where no test is possible
+    q_value: float             # Benjamini-Hochberg adjusted across the report
+    min_p: float               # the smallest p the test can give at these sample sizes
+    noise_floor: float         # relative, 0.01 = 1%
+    verdict: Verdict
+    rule: RuleOutcome | None = None
+    # oriented % change of mmtests' other summary rows, keyed (stat, N) as in STAT_KEYS
+    stat_changes: tuple[tuple[tuple[str, int], float], ...] = ()
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict.significant
+
+    def stat_change(self, key: str, pct: int = 0) -> float:
+        if key == "mean":
+            return self.pct
+        return dict(self.stat_changes).get((key, pct), math.nan)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A candidate on a row: its side (None: no samples there) and the change (None: no pair)."""
+
+    label: str
+    side: SideSummary | None
+    change: Change | None
+    warnings: tuple[StatWarning, ...] = ()   # about the pair (side PAIR)
+
+
+@dataclass(frozen=True)
+class Row:
+    benchmark: str
+    params: dict[str, Any]
+    metric: str
+    unit: str
+    direction: Direction
+    mean_kind: MeanKind
+    noise_floor: float
+    base: SideSummary | None
+    cells: tuple[Cell, ...]
+
+    @property
+    def point(self) -> str:
+        return point_text(self.params)
+
+    @property
+    def sides(self) -> tuple[SideSummary | None, ...]:
+        """Every side, baseline first; None where a side has no samples."""
+        return (self.base, *(c.side for c in self.cells))
+
+    @property
+    def title(self) -> str:
+        return f"{self.benchmark} {self.point} {self.metric}" if self.params else f"{self.benchmark} {self.metric}"
+
+
+@dataclass(frozen=True)
+class Geomean:
+    """benchstat's geomean row of a block: of each side's medians and of each candidate's ratios."""
+
+    medians: tuple[float, ...]             # per side, NaN where undefined
+    changes: tuple[float, ...]             # per candidate, unoriented %, NaN where undefined
+    warnings: tuple[tuple[str, ...], ...]  # per side, why a figure is missing or doubtful
+
+
+@dataclass(frozen=True)
+class Block:
+    """The rows of one benchmark and metric, in report order."""
+
+    benchmark: str
+    metric: str
+    unit: str
+    direction: Direction
+    mean_kind: MeanKind
+    rows: tuple[Row, ...]
+    geomean: Geomean | None = None   # only for blocks of more than one row
+
+    @property
+    def param_names(self) -> list[str]:
+        return list(dict.fromkeys(name for row in self.rows for name in row.params))
+
+
+@dataclass(frozen=True)
+class ReportWarning:
+    """A warning about the report as a whole (different machines, a missing point ...)."""
+
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class CompareReport:
+    runs: tuple[RunInfo, ...]        # baseline first
+    blocks: tuple[Block, ...]
+    method: str                      # key: welch-log, mann-whitney, mmtests, lkp
+    method_name: str
+    q: float                         # FDR level
+    confidence: float
+    tested: int                      # comparisons sharing the FDR budget (not the rules')
+    noise_floors: tuple[float, ...]  # the distinct floors of the compared rows
+    warnings: tuple[str, ...] = ()
+    profile: ProfileReport | None = None   # with --profile: profile and counter deltas
+
+    @property
+    def labels(self) -> list[str]:
+        return [r.label for r in self.runs]
+
+    @property
+    def rows(self) -> list[Row]:
+        return [row for block in self.blocks for row in block.rows]
+
+    @property
+    def is_rule(self) -> bool:
+        return self.method in ("mmtests", "lkp")
+
+    def changes(self) -> Iterator[tuple[Row, int, Change]]:
+        """(row, candidate index, change) of every compared cell."""
+        for row in self.rows:
+            for i, cell in enumerate(row.cells):
+                if cell.change is not None:
+                    yield row, i, cell.change
