@@ -106,7 +106,22 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
         raise UsageError("nothing to compare: no samples match"
                          + (" the filters" if filters != Filters() else " in these runs"))
     infos = _metric_infos(store, {k[0] for k in keys}, warnings, tables)
+    report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
+                          best_pcts=best_pcts, warnings=warnings)
+    return replace(report, warnings=(*report.warnings, *_environment_warnings(runs)))
 
+
+Tables = list[dict[tuple[str, str, str], ValueGroup]]   # per side: (benchmark, params, metric) -> values
+
+
+def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str, str], MetricInfo], *,
+                 method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
+                 noise_floor: float | None = None, best_pcts: Sequence[int] = (),
+                 warnings: Sequence[str] = ()) -> CompareReport:
+    """The report of the sides' value tables (baseline first), one row per key any side has:
+    each candidate tested against the baseline, verdicts decided across the whole report."""
+    warnings = list(warnings)
+    keys = list(dict.fromkeys(key for table in tables for key in table))
     pending: list[tuple[int, int, Difference]] = []
     for r, key in enumerate(keys):
         base = tables[0].get(key)
@@ -137,7 +152,6 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
                         direction=info.direction, mean_kind=info.mean,
                         noise_floor=info.noise_floor if noise_floor is None else noise_floor,
                         base=sides_[0], cells=cells))
-    warnings.extend(_environment_warnings(runs))
     tested = sum(1 for d in decided if d.rule is None)
     floors = tuple(sorted({d.noise_floor for d in decided}))
     return CompareReport(tuple(runs), _blocks(rows, len(runs)), method, METHOD_NAMES[method], q, confidence,
