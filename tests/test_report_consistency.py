@@ -73,7 +73,7 @@ def _speedup(report: CompareReport) -> list[tuple[str, str]]:
     text = render_comparison(report, "speedup")
     out = []
     for line in text.splitlines():
-        match = re.match(r"^\d+\s+\S+\s+\S+\s+(\S+%|-)( [*!])?\s*$", line)
+        match = re.match(r"^(?:\d+|bench)\s+\S+\s+\S+\s+(\S+%|-)( [*!])?\s*$", line)
         if match:
             out.append((match.group(1), (match.group(2) or "").strip()))
     return out

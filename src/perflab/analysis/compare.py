@@ -21,7 +21,7 @@ from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric
 from perflab.model.report.compare import (
-    Block, Cell, Change, CompareReport, Geomean, Interval, RuleOutcome, Row, SideSummary,
+    Block, Cell, Change, CompareReport, Geomean, Interval, Layout, RuleOutcome, Row, SideSummary,
 )
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
@@ -117,7 +117,7 @@ Tables = list[dict[tuple[str, str, str], ValueGroup]]   # per side: (benchmark, 
 def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str, str], MetricInfo], *,
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                  noise_floor: float | None = None, best_pcts: Sequence[int] = (),
-                 warnings: Sequence[str] = ()) -> CompareReport:
+                 warnings: Sequence[str] = (), layouts: dict[str, Layout] | None = None) -> CompareReport:
     """The report of the sides' value tables (baseline first), one row per key any side has:
     each candidate tested against the baseline, verdicts decided across the whole report."""
     warnings = list(warnings)
@@ -154,8 +154,22 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                         base=sides_[0], cells=cells))
     tested = sum(1 for d in decided if d.rule is None)
     floors = tuple(sorted({d.noise_floor for d in decided}))
-    return CompareReport(tuple(runs), _blocks(rows, len(runs)), method, METHOD_NAMES[method], q, confidence,
-                         tested, floors, tuple(warnings))
+    layouts = {b: _layout(b) for b in dict.fromkeys(row.benchmark for row in rows)} | dict(layouts or {})
+    # each benchmark's metrics in its layout's order (the primary first), then as stored
+    metric_order = {key: (layouts[key[0]].metrics.index(key[1]) if key[1] in layouts[key[0]].metrics
+                          else len(layouts[key[0]].metrics) + i)
+                    for i, key in enumerate(infos) if key[0] in layouts}
+    return CompareReport(tuple(runs), _blocks(rows, len(runs), layouts, metric_order), method, METHOD_NAMES[method],
+                         q, confidence, tested, floors, tuple(warnings))
+
+
+def _layout(benchmark: str) -> Layout:
+    """A built-in workload's layout of its rows (none for a command)."""
+    from perflab.workloads import registry
+    if not registry.is_builtin(benchmark):
+        return Layout()
+    workload = registry.builtin(benchmark)
+    return Layout(workload.report_title, workload.report_row, tuple(m.name for m in workload.metrics))
 
 
 def _side(group: ValueGroup | None, info: MetricInfo, confidence: float, best_pcts: Sequence[int],
@@ -205,15 +219,51 @@ def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Dif
     return Cell(label, side, change, tuple(w for w in d.warnings if w.side is WarningSide.PAIR))
 
 
-def _blocks(rows: list[Row], n_sides: int) -> tuple[Block, ...]:
-    """Rows grouped by (benchmark, metric) in the order they first appear, with benchstat's
-    geomean of each block of several rows."""
+def _blocks(rows: list[Row], n_sides: int, layouts: dict[str, Layout],
+            metric_order: dict[tuple[str, str], int]) -> tuple[Block, ...]:
+    """Rows grouped by benchmark and metric (each benchmark's metrics in its own order,
+    the primary first), then split into blocks that share every parameter but the row
+    parameter: mmtests' hackbench-process-pipes and hackbench-thread-pipes of one sweep.
+    Parameters constant across a block are hoisted; benchstat's geomean is per block."""
     grouped: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         grouped.setdefault((row.benchmark, row.metric), []).append(row)
-    return tuple(Block(first.benchmark, first.metric, first.unit, first.direction, first.mean_kind, tuple(members),
-                       _geomean(members, n_sides) if len(members) > 1 else None)
-                 for first, members in ((m[0], m) for m in grouped.values()))
+    benchmarks = list(dict.fromkeys(b for b, _ in grouped))
+    ordered = sorted(grouped, key=lambda k: (benchmarks.index(k[0]), metric_order.get(k, len(metric_order))))
+    blocks = []
+    for key in ordered:
+        members = grouped[key]
+        layout = layouts.get(key[0], Layout())
+        names = list(dict.fromkeys(name for row in members for name in row.params))
+        values = {n: list(dict.fromkeys(json.dumps(row.params.get(n), sort_keys=True) for row in members))
+                  for n in names}
+        varying = [n for n in names if len(values[n]) > 1]
+        row_param = layout.row if layout.row in varying else (
+            max(varying, key=lambda n: (len(values[n]), -names.index(n))) if varying else None)
+        split_by = [n for n in varying if n != row_param]
+        parts: dict[str, list[Row]] = {}
+        for row in members:
+            parts.setdefault(json.dumps([row.params.get(n) for n in split_by]), []).append(row)
+        for part in parts.values():
+            first = part[0]
+            hoisted = tuple((n, first.params[n]) for n in names if n != row_param and n in first.params
+                            and all(r.params.get(n, first.params[n]) == first.params[n] and n in r.params
+                                    for r in part))
+            blocks.append(Block(first.benchmark, first.metric, first.unit, first.direction, first.mean_kind,
+                                tuple(part), _geomean(part, n_sides) if len(part) > 1 else None,
+                                hoisted, row_param, _title(layout.title, dict(hoisted))))
+    return tuple(blocks)
+
+
+def _title(template: str | None, params: dict[str, Any]) -> str | None:
+    """A layout's title with the block's parameters filled in; None when it names a
+    parameter the block does not hold constant (then the default title is used)."""
+    if template is None:
+        return None
+    try:
+        return template.format_map({k: format_value(v) for k, v in params.items()})
+    except (KeyError, ValueError, IndexError):
+        return None
 
 
 def _gmean(numbers: Sequence[float]) -> float:

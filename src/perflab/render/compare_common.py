@@ -87,7 +87,16 @@ def warning_lines(report: CompareReport, indent: str = "  ", rows: Sequence[Row]
 
 
 def block_op(block: Block, row: Row) -> str:
-    return op_name(row.params, block.param_names)
+    """A row's label inside its block: the row parameter's value, or the parameters the
+    block does not hoist."""
+    return op_name(block.row_params(row), block.param_names)
+
+
+def block_title(block: Block) -> str:
+    """The block's name: its layout's title, else the benchmark and the hoisted parameters."""
+    if block.title:
+        return block.title
+    return " ".join([block.benchmark, *(f"{k}={format_value(v)}" for k, v in block.hoisted)])
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from perflab.model.records import Direction, RunInfo
 from perflab.model.report.compare import Block, CompareReport, Row
 from perflab.render.compare_common import (
-    MEAN_NAMES, Stat, block_op, finite, short_commit, significance_rule, warning_lines,
+    MEAN_NAMES, Stat, block_op, block_title, finite, short_commit, significance_rule, warning_lines,
 )
 from perflab.render.units import scale_for
 
@@ -62,6 +62,8 @@ def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
 def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo]) -> str:
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
     factor, unit = scale_for(max(centres, default=0.0), block.unit)
+    if block.unit == "s" and min(centres, default=0.0) >= 0.1:
+        factor, unit = 1.0, "s"  # mmtests' seconds with 4 decimals, while they keep 4 digits
     lines_data = []  # (stat name, op, [numbers], [(change, marked)], stat key)
     for stat in stats:
         for row in block.rows:
@@ -80,12 +82,12 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo]) -> str:
     width = max([VALUE_WIDTH, *(len(t) for _, _, cells, _ in texts for t in cells)])
     cell_width = width + 1 + len(_pct(0.0, False))
     names = block.param_names
-    header_op = names[0] if len(names) == 1 else ""
+    header_op = block.row_param if names == [block.row_param] else ""
     name_width = max([10, *(len(name) + 1 for name, _, _, _ in texts)])
     op_width = max(len(op) for _, op, _, _ in texts)
 
     direction = "lower" if block.direction is Direction.LOWER else "higher"
-    out = [f"{block.benchmark}: {block.metric} ({unit}, {direction} is better)"]
+    out = [f"{block_title(block)}: {block.metric} ({unit}, {direction} is better)"]
     lead = " " * (name_width + op_width)
     if any(r.commit for r in runs):
         out.append((lead + "".join(short_commit(r).rjust(cell_width) for r in runs)).rstrip())

@@ -26,7 +26,7 @@ from perflab.model.params import format_value
 from perflab.model.records import Direction
 from perflab.model.report.compare import Block, Change, CompareReport, SideSummary
 from perflab.model.verdicts import Verdict
-from perflab.render.compare_common import describe_run, finite, significance_rule, warning_lines
+from perflab.render.compare_common import block_title, describe_run, finite, significance_rule, warning_lines
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
 
@@ -86,7 +86,7 @@ def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
                 r[col] = r[col][0].rjust(width) + r[col][1]
     align = "l" * max(1, len(names)) + "r" * (len(headers) - max(1, len(names)))
     direction = "lower" if block.direction is Direction.LOWER else "higher"
-    title = f"{block.benchmark}: {block.metric} ({unit}, {direction} is better)"
+    title = f"{block_title(block)}: {block.metric} ({unit}, {direction} is better)"
     return title + "\n" + format_table(headers, rows, align=align), slower
 
 

@@ -74,6 +74,10 @@ class Workload(abc.ABC):
     description: str
     parameters: tuple[Parameter, ...] = ()
     programs: tuple[str, ...] = ()   # executables it needs, for availability and doctor
+    # how compare lays out its rows: a block title over the parameters held constant
+    # (mmtests' names), and the parameter that labels the rows; None: chosen from the data
+    report_title: str | None = None
+    report_row: str | None = None
 
     @property
     def benchmark(self) -> str:

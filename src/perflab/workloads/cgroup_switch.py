@@ -81,6 +81,7 @@ def switch_count_problem(result: SwitchResult, tolerance: float = TOLERANCE) -> 
 @register
 class CgroupSwitchWorkload(Workload):
     name = "cgroup-switch"
+    report_row = "cgroups"
     description = ("pipe ping-pong on one CPU between processes in different cgroups, "
                    "with perf events per cgroup (us per context switch)")
     parameters = (

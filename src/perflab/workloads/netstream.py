@@ -83,6 +83,8 @@ def parse_summary(report: dict[str, Any]) -> StreamResult:
 @register
 class NetStream(servers.ServedWorkload, Workload):
     name = "netstream"
+    report_title = "netstream-{protocol}"
+    report_row = "size"
     description = "TCP/UDP stream throughput over loopback with iperf3, like netperf's (seed 004)"
     programs = ("iperf3",)
     parameters = (

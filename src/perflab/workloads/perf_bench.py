@@ -178,6 +178,7 @@ def _breakpoint_probe(perf: str) -> str | None:
 @register
 class BreakpointThread(_Breakpoint):
     name = "breakpoint-thread"
+    report_row = "threads"
     description = ("perf bench breakpoint thread: thread create/join cost with inherited "
                    "hardware breakpoints (seed 000)")
     parameters = (
@@ -280,6 +281,8 @@ class SchedPipe(_Benchmark):
 @register
 class Hackbench(_Benchmark):
     name = "hackbench"
+    report_title = "hackbench-{mode}-{ipc}s"
+    report_row = "groups"
     description = ("hackbench: groups of 20 senders x 20 receivers exchanging 100-byte "
                    "messages (seed 004); perf bench sched messaging or rt-tests")
     programs = ("perf", "hackbench")

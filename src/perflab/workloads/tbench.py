@@ -72,6 +72,8 @@ def start_failure(stdout: str, stderr: str) -> str | None:
 @register
 class Tbench(servers.ServedWorkload, Workload):
     name = "tbench"
+    report_title = "tbench4"
+    report_row = "clients"
     description = "dbench's tbench: netbench-like client/server load over loopback, MB/s (seed 004)"
     programs = ("tbench", "tbench_srv", "nsenter")
     parameters = (

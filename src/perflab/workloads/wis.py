@@ -60,6 +60,8 @@ def parse_output(text: str) -> WisResult:
 @register
 class WisWorkload(Workload):
     name = "wis"
+    report_title = "will-it-scale-{test}-{mode}"
+    report_row = "tasks"
     description = "will-it-scale style scalability testcases (ops/s per task), threads or processes"
     parameters = (
         Parameter("test", "testcase (getppid1 is the syscall baseline)", "getppid1",

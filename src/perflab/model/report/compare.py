@@ -155,8 +155,21 @@ class Geomean:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """How a benchmark's rows are laid out: a title template over its parameters (mmtests'
+    ``hackbench-{mode}-{ipc}s``) and the parameter that labels the rows. Set by a workload
+    or a suite; every field may be None (then the layout is chosen from the data)."""
+
+    title: str | None = None
+    row: str | None = None
+    metrics: tuple[str, ...] = ()   # the metrics in report order, the primary first
+
+
+@dataclass(frozen=True)
 class Block:
-    """The rows of one benchmark and metric, in report order."""
+    """The rows of one benchmark and metric that share every parameter but the row one,
+    in report order. Parameters constant across the block are hoisted into its title
+    instead of being repeated on every row."""
 
     benchmark: str
     metric: str
@@ -164,11 +177,22 @@ class Block:
     direction: Direction
     mean_kind: MeanKind
     rows: tuple[Row, ...]
-    geomean: Geomean | None = None   # only for blocks of more than one row
+    geomean: Geomean | None = None             # only for blocks of more than one row
+    hoisted: tuple[tuple[str, Any], ...] = ()  # parameters with one value across the block
+    row_param: str | None = None               # the parameter that labels the rows
+    title: str | None = None                   # from a layout's template, else None
 
     @property
     def param_names(self) -> list[str]:
-        return list(dict.fromkeys(name for row in self.rows for name in row.params))
+        """The parameters that vary inside the block (the hoisted ones left out)."""
+        hoisted = {name for name, _ in self.hoisted}
+        return [name for name in dict.fromkeys(name for row in self.rows for name in row.params)
+                if name not in hoisted]
+
+    def row_params(self, row: Row) -> dict[str, Any]:
+        """A row's parameters less the hoisted ones."""
+        hoisted = {name for name, _ in self.hoisted}
+        return {k: v for k, v in row.params.items() if k not in hoisted}
 
 
 @dataclass(frozen=True)
