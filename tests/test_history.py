@@ -328,3 +328,22 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
     back = run_cli("report", "change", second["id"], "--method", "pelt", db=db, check=True).stdout
     assert back.splitlines()[0].startswith(f"perflab noticed a {second['oriented_pct']:+.1f}% improvement")
     assert f"before the change: {shas[4][:12]}..{shas[9][:12]}" in back
+
+
+def test_the_history_renderers_only_lay_out_the_model():
+    """render/{history,changepoints,bisect,report,profile}.py import no analysis, store, stats
+    or execute, nor numpy, and call no mean/std/median: analysis computed every number."""
+    import ast
+
+    import perflab.render
+    for name in ("history", "changepoints", "bisect", "report", "profile"):
+        path = Path(perflab.render.__file__).parent / f"{name}.py"
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for module in modules:
+                    assert not module.startswith(("perflab.analysis", "perflab.store", "perflab.stats",
+                                                  "perflab.execute", "numpy", "statistics")), (name, module)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                assert node.func.attr not in ("mean", "std", "median", "var"), (name, node.lineno)
