@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Self
 
 from perflab.model.errors import EnvironmentProblem, UsageError
 
@@ -22,7 +23,7 @@ GIT_TIMEOUT_S = 120.0  # rev-list of a kernel's history takes seconds, not minut
 def git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
     """``git -C repo ARGS``, output captured; a missing or stuck git is an EnvironmentProblem."""
     try:
-        return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
+        return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False,
                               stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
     except FileNotFoundError:
         raise EnvironmentProblem("git not found", hint="apt-get install git") from None
@@ -139,7 +140,7 @@ class Worktrees:
         self.parent = tempfile.mkdtemp(prefix=prefix)
         self.paths = {name: os.path.join(self.parent, name) for name in names}
 
-    def __enter__(self) -> Worktrees:
+    def __enter__(self) -> Self:
         try:
             for path in self.paths.values():
                 git_checked(self.repo, "worktree", "add", "--detach", "--quiet", path, self.start)

@@ -37,13 +37,23 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from perflab.execute.bisect_runs import METRICS, Bench, BenchSpec, Skip, open_bench
 from perflab.model.errors import UsageError
 from perflab.model.report.bisect import (
-    BAD_END, FOUND, GOOD_END, NO_DIFFERENCE, PROBE, UNDECIDED, BisectResult, BisectStep, Commit, EndsSummary,
+    BAD_END,
+    FOUND,
+    GOOD_END,
+    NO_DIFFERENCE,
+    PROBE,
+    UNDECIDED,
+    BisectResult,
+    BisectStep,
+    Commit,
+    EndsSummary,
     StepTest,
 )
 from perflab.model.verdicts import StatWarning, WarningSide
@@ -124,7 +134,7 @@ def next_probe(low: int, high: int, excluded: set[int]) -> int | None:
     Ties go to the lower index first, as git's midpoint does; None when none is left.
     """
     middle = (low + high) // 2
-    for distance in range(0, high - low):
+    for distance in range(high - low):
         for index in (middle - distance, middle + distance):
             if low < index < high and index not in excluded:
                 return index
@@ -301,8 +311,8 @@ class _Bisection:
             return
         while True:
             end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
-            value, reference = self._pair(lambda: self.bench.sample(probe.worktree, probe.commit.sha),
-                                          lambda: self._run_end(end))
+            value, reference = self._pair(partial(self.bench.sample, probe.worktree, probe.commit.sha),
+                                          partial(self._run_end, end))
             probe.values.append(value)
             probe.references.append(reference)
             probe.reference_is_bad.append(end is self.bad)

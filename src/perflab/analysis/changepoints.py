@@ -11,7 +11,11 @@ from perflab.analysis.series_file import SeriesFile
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction
 from perflab.model.report.history import (
-    CHANGEPOINT_METHODS, ColumnChanges, FileChangePoint, FileChanges, directed_verdict,
+    CHANGEPOINT_METHODS,
+    ColumnChanges,
+    FileChangePoint,
+    FileChanges,
+    directed_verdict,
 )
 
 

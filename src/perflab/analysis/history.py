@@ -46,8 +46,22 @@ from perflab.analysis.compare import Filters, compare_pooled
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.model.report.history import (
-    AUTO_METHOD, AUTO_PELT_ABOVE, CHANGEPOINT_METHODS, ORDER_FIRST_PARENT, ORDER_TIME, Change, ChangeList,
-    ChangeReport, History, HistoryPoint, ListedChange, PointSummary, ReportSide, Segment, Series, SeriesPoint,
+    AUTO_METHOD,
+    AUTO_PELT_ABOVE,
+    CHANGEPOINT_METHODS,
+    ORDER_FIRST_PARENT,
+    ORDER_TIME,
+    Change,
+    ChangeList,
+    ChangeReport,
+    History,
+    HistoryPoint,
+    ListedChange,
+    PointSummary,
+    ReportSide,
+    Segment,
+    Series,
+    SeriesPoint,
     directed_verdict,
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide

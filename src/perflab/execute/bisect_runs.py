@@ -20,10 +20,11 @@ from types import FrameType
 
 from perflab.execute.process import CapturedOutput, open_devnull_streams, spawn_and_wait
 from perflab.model.records import ProcessResult
+from perflab.model.report.bisect import BISECT_METRICS
 from perflab.vcs import Worktrees, last_line
 
 SHELL = "/bin/sh"
-METRICS = ("time", "user", "system", "cpu")  # cpu = user + system
+METRICS = tuple(BISECT_METRICS)
 ROLES = ("good", "bad", "probe")   # one worktree (and one build) each
 
 
@@ -68,7 +69,7 @@ class Bench:
         path = self.trees.checkout(role, sha)
         self.builds += 1
         result = subprocess.run([SHELL, "-c", self.spec.build], cwd=path,
-                                capture_output=True, text=True, stdin=subprocess.DEVNULL)
+                                capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
         if result.returncode != 0:
             detail = last_line(result.stderr or result.stdout)
             raise Skip(f"build failed (exit {result.returncode}{': ' + detail if detail else ''})")

@@ -24,7 +24,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from perflab.model.report.history import (
-    ORDER_FIRST_PARENT, Change, ChangeList, History, HistoryPoint, Segment, Series,
+    ORDER_FIRST_PARENT,
+    Change,
+    ChangeList,
+    History,
+    HistoryPoint,
+    Segment,
+    Series,
 )
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number

@@ -85,8 +85,8 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     c = report.change
     subject = report.subject or c.point.describe or ""
     named = f" ({subject})" if subject else ""
-    out = [f"perflab noticed a {pct(c.oriented_pct)} {c.verdict.value} of {c.stat} on commit "
-           f"{c.point.short[:10]}{named}", ""]
+    out = [(f"perflab noticed a {pct(c.oriented_pct)} {c.verdict.value} of {c.stat} on commit "
+           f"{c.point.short[:10]}{named}"), ""]
     if c.point.commit:
         out.append(f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else ""))
     else:
@@ -109,11 +109,11 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     out += ["", f"history of {c.stat} ({c.unit or 'no unit'}, {direction} is better):",
             f"  before: {_segment(c.before, c.unit)}",
             f"  after:  {_segment(c.after, c.unit)}",
-            f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.verdict.value}) between the "
+            (f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.verdict.value}) between the "
             f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); samples "
-            f"p = {p_value(c.p_value)}",
-            f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); "
-            f"'perflab history --metric {c.metric}' shows the series"]
+            f"p = {p_value(c.p_value)}"),
+            (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); "
+            f"'perflab history --metric {c.metric}' shows the series")]
     out += ["", "Details are as below:", RULE, "",
             f"before the change: {_side(report.before)}",
             f"from it on:        {_side(report.after)}",

@@ -14,6 +14,14 @@ GOOD_END = "good end"
 BAD_END = "bad end"
 PROBE = "probe"
 
+#: What bisect can read of each run (--metric): the one list behind the CLI's choices.
+BISECT_METRICS: dict[str, str] = {
+    "time": "wall time",
+    "user": "user CPU time",
+    "system": "system CPU time",
+    "cpu": "user + system CPU time",
+}
+
 FOUND = "found"
 NO_DIFFERENCE = "no difference"
 UNDECIDED = "undecided"
