@@ -93,11 +93,11 @@ def _order_text(history: History) -> str:
 
 
 def change_line(c: Change, factor: float, unit: str) -> str:
-    """The change in one line: the centres and % detection compared, then the raw samples."""
+    """The change in two lines: the centres and % detection compared, then the raw samples."""
     return (f"  change [{c.id}] at {c.point.short}: {_scaled(c.before.centre, factor, unit)} -> "
             f"{_scaled(c.after.centre, factor, unit)}, {pct(c.oriented_pct)} {c.verdict.value} "
-            f"(centres of {c.before.points} and {c.after.points} commits, p={p_value(c.detection_p)}); samples "
-            f"{_mean_sd(c.before.mean, c.before.stddev, factor, unit)} (n={c.before.n}) -> "
+            f"(centres of {c.before.points} and {c.after.points} commits, p={p_value(c.detection_p)})\n"
+            f"    samples: {_mean_sd(c.before.mean, c.before.stddev, factor, unit)} (n={c.before.n}) -> "
             f"{_mean_sd(c.after.mean, c.after.stddev, factor, unit)} (n={c.after.n}), p={p_value(c.p_value)}")
 
 
@@ -129,10 +129,11 @@ def _series_block(history: History, s: Series, hosts: int) -> str:
 def render_history(history: History) -> str:
     hosts = len({s.host for s in history.series})
     blocks = [_series_block(history, s, hosts) for s in history.series]
-    footer = ("~ = not on the first-parent line, placed by time; " if history.order == ORDER_FIRST_PARENT else "")
-    footer += ("sparkline = per-commit medians; change % oriented: positive = better, between the segments' "
-               f"centres ({CENTRE_NOTE}), its p = Welch t-test of those medians; ±sd relative to the mean; "
-               "samples p = Welch t-test of the raw samples of the two segments")
+    footer = ("~ = not on the first-parent line, placed by time\n" if history.order == ORDER_FIRST_PARENT else "")
+    footer += ("sparkline: per-commit medians; ±sd: relative to the mean\n"
+               f"change % oriented (positive = better) between the segments' centres ({CENTRE_NOTE}); "
+               "its p: Welch t-test of those medians\n"
+               "samples: mean ±sd of the raw samples of each segment; p: Welch t-test of them")
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"
 
 
