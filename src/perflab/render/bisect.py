@@ -54,12 +54,12 @@ def _method(result: BisectResult) -> list[str]:
     test = result.test
     if not result.paired:
         return [(f"Classic bisect: {result.runs_per_commit} runs per commit, "
-                "called by the end whose mean log is closer.")]
+                 "called by the end whose mean log is closer.")]
     return [(f"Test: paired sequential probability ratio on log values: every run of a probed commit beside "
-            f"a run of good or bad (alternating; order in a pair seeded {result.seed}). "
-            f"{100 * result.confidence:g}% confidence for the result: each step's error "
-            f"alpha = beta = {test.alpha:.3g}; {test.min_n}..{test.max_n} runs per commit; "
-            f"'vs good' is the paired estimate; '?' = undecided at {test.max_n}, called by the closer end.")]
+             f"a run of good or bad (alternating; order in a pair seeded {result.seed}). "
+             f"{100 * result.confidence:g}% confidence for the result: each step's error "
+             f"alpha = beta = {test.alpha:.3g}; {test.min_n}..{test.max_n} runs per commit; "
+             f"'vs good' is the paired estimate; '?' = undecided at {test.max_n}, called by the closer end.")]
 
 
 def _cut(text: str, width: int = 40) -> str:

@@ -86,7 +86,7 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     subject = report.subject or c.point.describe or ""
     named = f" ({subject})" if subject else ""
     out = [(f"perflab noticed a {pct(c.oriented_pct)} {c.verdict.value} of {c.stat} on commit "
-           f"{c.point.short[:10]}{named}"), ""]
+            f"{c.point.short[:10]}{named}"), ""]
     if c.point.commit:
         out.append(f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else ""))
     else:
@@ -110,10 +110,10 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
             f"  before: {_segment(c.before, c.unit)}",
             f"  after:  {_segment(c.after, c.unit)}",
             (f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.verdict.value}) between the "
-            f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); samples "
-            f"p = {p_value(c.p_value)}"),
+             f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); samples "
+             f"p = {p_value(c.p_value)}"),
             (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); "
-            f"'perflab history --metric {c.metric}' shows the series")]
+             f"'perflab history --metric {c.metric}' shows the series")]
     out += ["", "Details are as below:", RULE, "",
             f"before the change: {_side(report.before)}",
             f"from it on:        {_side(report.after)}",
