@@ -39,7 +39,7 @@ def test_csv_table_names_the_change(tmp_path):
     assert "value, 100 points, 1 change point (e-divisive: window 50, max_pvalue 0.001)" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "c050" in line).split()
     assert row[0] == "50" and row[1] == "c050"
-    assert row[-3].startswith("-") and row[-3].endswith("%") and row[-2] == "worse"
+    assert row[-3].startswith("-") and row[-3].endswith("%") and row[-2] == "regression"
     assert result.stderr == ""
 
 
@@ -65,7 +65,7 @@ def test_every_numeric_column_by_default_text_columns_ignored(tmp_path):
                            "--format", "json", "--direction", "higher"))
     assert [c["column"] for c in data["columns"]] == ["a", "b"]
     assert [c["indices"] for c in data["columns"]] == [[50], [50]]
-    assert [c["change_points"][0]["verdict"] for c in data["columns"]] == ["better", "worse"]
+    assert [c["change_points"][0]["verdict"] for c in data["columns"]] == ["improvement", "regression"]
 
 
 def test_nan_gaps_keep_original_indices(tmp_path):
@@ -109,7 +109,7 @@ def test_json_objects_with_several_samples_per_commit(tmp_path):
     (column,) = data["columns"]
     assert column["column"] == "ops" and column["points"] == 41
     (cp,) = column["change_points"]
-    assert (cp["index"], cp["label"], cp["verdict"]) == (25, "k25", "worse")
+    assert (cp["index"], cp["label"], cp["verdict"]) == (25, "k25", "regression")
     before = [r["ops"] for r in rows[:75]]
     assert cp["mean_before"] == pytest.approx(np.mean(before))  # over all samples
 
@@ -188,3 +188,15 @@ def test_unknown_file(tmp_path):
     result = run_cli("changepoints", missing)
     assert result.returncode == 2
     assert result.stderr.strip() == f"perflab: error: {missing}: no such file"
+
+
+def test_method_names_come_from_one_registry():
+    """The --method choices of history, changes, report change and changepoints are the names
+    stats.changepoints.detect accepts."""
+    from perflab.model.report.history import CHANGEPOINT_METHODS
+    from perflab.stats.changepoints import METHODS
+    assert tuple(CHANGEPOINT_METHODS) == METHODS
+    for command in (["changepoints"], ["history"], ["changes"], ["report", "change"]):
+        text = " ".join(run_cli(*command, "--help", check=True).stdout.split())
+        listed = text.split("--method [", 1)[1].split("]", 1)[0].split("|")
+        assert listed == [*(["auto"] if command != ["changepoints"] else []), *METHODS], command

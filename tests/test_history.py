@@ -251,3 +251,99 @@ def test_a_moved_repository_falls_back_to_time_order(tmp_path):
     report = run_cli("report", "change", change["id"], db=db)
     assert report.returncode == 0, report.stderr
     assert f"on commit {shas[12][:10]} ({shas[12][:7]})" in report.stdout  # describe stands in
+
+
+# ---------------------------------------------------------------- one estimator, one segment
+
+def stored_series(db: str, levels: list[list[float]], *, commits: list[str] | None = None,
+                  repo: str | None = None) -> list[str]:
+    """One lower-is-better 'time' of benchmark 'job', one run per commit, the values given."""
+    from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
+    from perflab.store import Store
+
+    shas = commits or [f"{i:02d}" + "ab" * 19 for i in range(len(levels))]
+    point = Point("job", {})
+    with Store(db, create=True) as store:
+        store.save_metric_info("job", [MetricInfo("time", "s", Direction.LOWER)])
+        for sha, values in zip(shas, levels):
+            argv = ["perflab", "--db", db, "run", "--commit", sha, "-n", str(len(values)), "--", "job"]
+            run_id = store.create_run(label="nightly", host="box", spec={"command_line": argv}, environment={},
+                                      commit=sha, repo=repo)
+            for rep, value in enumerate(values):
+                store.add_sample(run_id, point, rep, [Measurement("time", value, "s", SampleStatus.OK)])
+            store.seal(run_id)
+            store.set_run_status(run_id, RunStatus.COMPLETE)
+    return shas
+
+
+def test_a_rise_in_time_is_a_regression_even_when_an_outlier_lifts_the_mean_before(tmp_path):
+    """`changes` once found a change on the medians and took its direction from the means:
+    one wild sample before the step made a 5% rise in time "+x% improvement"."""
+    rng = np.random.default_rng(3)
+    levels = [list(10.0 + 0.02 * rng.standard_normal(5)) for _ in range(6)]
+    levels += [list(10.5 + 0.02 * rng.standard_normal(5)) for _ in range(6)]
+    levels[2][0] = 300.0  # a timer wake-up 29 s late: the mean before is now above the mean after
+    db = str(tmp_path / "perflab.db")
+    shas = stored_series(db, levels)
+    data = json.loads(run_cli("changes", "--format", "json", db=db, check=True).stdout)
+    (change,) = data["changes"]
+    assert change["commit"] == shas[6]
+    assert change["before"]["mean"] > change["after"]["mean"]  # the trap: the means fell
+    assert change["kind"] == "regression" and change["verdict"] == "regression"
+    assert change["change_pct"] == pytest.approx(5.0, abs=0.5)
+    assert change["oriented_pct"] == pytest.approx(-change["change_pct"])
+    assert change["before"]["centre"] == pytest.approx(10.0, abs=0.05)
+    listed = run_cli("changes", db=db, check=True).stdout
+    assert "regression" in listed and "improvement" not in listed and "-5." in listed
+    assert change["id"] in run_cli("changes", "--direction", "regression", db=db, check=True).stdout
+    report = run_cli("report", "change", change["id"], db=db, check=True).stdout
+    assert report.splitlines()[0].startswith(f"perflab noticed a {change['oriented_pct']:+.1f}% regression of job.time")
+
+
+def test_report_fields_come_from_the_change_point_segments(tmp_path):
+    """Issue 16 item 8: runs recorded with --commit and no --repo; three levels, two changes.
+    The report's sides are the segments `history` shows (4 commits before, not 3), no commit
+    outside them is named, and the reproduce line says why there is no repository path."""
+    rng = np.random.default_rng(5)
+    levels = [list(level + 0.01 * rng.standard_normal(3)) for level in [1.0] * 4 + [1.5] * 6 + [1.0] * 6]
+    db = str(tmp_path / "perflab.db")
+    shas = stored_series(db, levels)
+    series = the_series(history_json(db, "--method", "pelt"), "time")  # e-divisive misses an A-B-A this short
+    first, second = series["changes"]
+    assert (first["commit"], second["commit"]) == (shas[4], shas[10])
+    assert (first["before"]["points"], first["after"]["points"]) == (4, 6)
+    report = run_cli("report", "change", first["id"], "--method", "pelt", db=db, check=True).stdout
+    assert "not recorded is gone" not in report
+    assert "# in a clone of the repository (the runs did not record its path" in report
+    assert f"git checkout {shas[4]}" in report
+    assert f"before the change: {shas[0][:12]}..{shas[3][:12]} (all 4 commit(s) of the segment, 4 run(s))" in report
+    assert f"from it on:        {shas[4][:12]}..{shas[9][:12]} (all 6 commit(s) of the segment, 6 run(s))" in report
+    assert "(centre of 4 commit(s)); samples" in report and "(n=12)" in report and "(n=18)" in report
+    named = {sha for sha in shas if sha[:10] in report}
+    assert named <= set(shas[:10]), "a commit outside the two segments is named"
+    assert f"{first['oriented_pct']:+.1f}% regression" in report.splitlines()[0]
+    nearest = run_cli("report", "change", first["id"], "--points", "2", "--method", "pelt", db=db, check=True).stdout
+    assert f"before the change: {shas[2][:12]}..{shas[3][:12]} (2 of the segment's 4 commit(s), nearest" in nearest
+    assert f"from it on:        {shas[4][:12]}..{shas[5][:12]} (2 of the segment's 6 commit(s), nearest" in nearest
+    back = run_cli("report", "change", second["id"], "--method", "pelt", db=db, check=True).stdout
+    assert back.splitlines()[0].startswith(f"perflab noticed a {second['oriented_pct']:+.1f}% improvement")
+    assert f"before the change: {shas[4][:12]}..{shas[9][:12]}" in back
+
+
+def test_the_history_renderers_only_lay_out_the_model():
+    """render/{history,changepoints,bisect,report,profile}.py import no analysis, store, stats
+    or execute, nor numpy, and call no mean/std/median: analysis computed every number."""
+    import ast
+
+    import perflab.render
+    for name in ("history", "changepoints", "bisect", "report", "profile"):
+        path = Path(perflab.render.__file__).parent / f"{name}.py"
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for module in modules:
+                    assert not module.startswith(("perflab.analysis", "perflab.store", "perflab.stats",
+                                                  "perflab.execute", "numpy", "statistics")), (name, module)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                assert node.func.attr not in ("mean", "std", "median", "var"), (name, node.lineno)

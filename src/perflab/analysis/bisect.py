@@ -1,8 +1,8 @@
 """Find the first commit that changed a metric: git bisect with a paired sequential test per step.
 
-The user's checkout is never touched: good, bad and the probed commit are each built in
-a detached git worktree of their own in a temporary directory (so runs of the three can
-alternate without rebuilding), removed at the end (also on Ctrl-C or SIGTERM).
+This module keeps the search and the decisions; the worktrees, builds, runs and signals
+are `perflab.execute.bisect_runs` (your checkout is never touched), git is `perflab.vcs`,
+and the result is a `perflab.model.report.bisect.BisectResult`.
 
 Runs are made in pairs, the order inside each pair drawn from a seeded generator
 (the seed is reported): on a busy machine the level drifts by more than a 5% step
@@ -33,35 +33,37 @@ no check that the ends differ, and each probe called by the end whose mean log i
 from __future__ import annotations
 
 import math
-import os
 import random
 import re
-import shutil
-import signal
-import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
-from perflab.execute.identity import git
+from perflab.execute.bisect_runs import METRICS, Bench, BenchSpec, Skip, open_bench
 from perflab.model.errors import UsageError
+from perflab.model.report.bisect import (
+    BAD_END,
+    FOUND,
+    GOOD_END,
+    NO_DIFFERENCE,
+    PROBE,
+    UNDECIDED,
+    BisectResult,
+    BisectStep,
+    Commit,
+    EndsSummary,
+    StepTest,
+)
+from perflab.model.verdicts import StatWarning, WarningSide
 from perflab.stats.sequential import Call, Classification, EndsCheck, SequentialTest
+from perflab.vcs import first_parent_range
 
-SHELL = "/bin/sh"
-METRICS = ("time", "user", "system", "cpu")  # cpu = user + system
+__all__ = ["METRICS", "BisectOptions", "BisectResult", "Commit", "bisect", "check_options", "commit_range",
+           "look_schedule", "next_probe", "steps_for"]
 
-
-@dataclass(frozen=True)
-class Commit:
-    sha: str
-    subject: str
-    index: int  # 0 = good, len-1 = bad
-
-    @property
-    def short(self) -> str:
-        return self.sha[:12]
+SMALL_STEP = "small-step"   # StatWarning kind: the step is small for the noise
 
 
 @dataclass
@@ -69,12 +71,17 @@ class Probe:
     """One commit that was built (and maybe run): its values, its references, its call."""
 
     commit: Commit
-    role: str                       # "good end", "bad end", "probe"
+    role: str                       # GOOD_END, BAD_END, PROBE
     values: list[float] = field(default_factory=list)
     references: list[float] = field(default_factory=list)        # the end's run beside each value
     reference_is_bad: list[bool] = field(default_factory=list)
     classification: Classification | None = None
     skipped: str | None = None      # why, when it was skipped
+
+    @property
+    def worktree(self) -> str:
+        """The execute.bisect_runs role whose worktree builds it."""
+        return {GOOD_END: "good", BAD_END: "bad"}.get(self.role, "probe")
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,9 @@ class BisectOptions:
         error = (1.0 - self.confidence) / steps_for(candidates)
         return SequentialTest(error, error, self.min_pairs, self.max_pairs)
 
+    def bench(self) -> BenchSpec:
+        return BenchSpec(self.build, self.run, self.metric, self.metric_regex, self.timeout)
+
 
 def look_schedule(first: int, most: int) -> list[int]:
     """Pairs of the ends at each look: first, doubled until most (which is the last)."""
@@ -112,173 +122,9 @@ def steps_for(candidates: int) -> int:
     return max(1, math.ceil(math.log2(max(candidates, 2))))
 
 
-@dataclass
-class BisectResult:
-    outcome: str                        # "found", "no difference", "undecided"
-    message: str
-    first_bad: Commit | None
-    candidates: list[Commit]            # when undecided: the first bad is one of these
-    probes: list[Probe]
-    ends: EndsCheck | None
-    runs: int                           # benchmark runs spent (probes and references)
-    builds: int
-    commits: int                        # commits in good..bad
-    unit: str
-    test: SequentialTest
-    confidence: float                   # stated for the whole result
-    seed: int
-    paired: bool                        # False for the classic fixed-runs peer
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def skipped(self) -> list[Probe]:
-        return [p for p in self.probes if p.skipped]
-
-
-class _Skip(Exception):
-    """This commit cannot be measured: its build or a run failed."""
-
-
-# -- git ----------------------------------------------------------------------------------
-def _git(repo: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """git in ``repo``; with ``check`` a failure is the user's (a bad ref, not a repository)."""
-    result = git(repo, *args)
-    if check and result.returncode != 0:
-        raise UsageError(f"git {' '.join(args)} failed in {repo}: {_last_line(result.stderr)}")
-    return result
-
-
-def _resolve(repo: str, ref: str, which: str) -> str:
-    result = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-    if result.returncode != 0 or not result.stdout.strip():
-        raise UsageError(f"--{which} {ref!r}: no such commit in {repo}")
-    return result.stdout.strip()
-
-
 def commit_range(repo: str, good: str, bad: str) -> list[Commit]:
     """good, then every first-parent commit of good..bad, oldest first (bad last)."""
-    if not os.path.isdir(repo):
-        raise UsageError(f"--repo {repo}: no such directory")
-    if _git(repo, "rev-parse", "--git-dir", check=False).returncode != 0:
-        raise UsageError(f"--repo {repo}: not a git repository")
-    good_sha, bad_sha = _resolve(repo, good, "good"), _resolve(repo, bad, "bad")
-    if good_sha == bad_sha:
-        raise UsageError(f"--good and --bad are the same commit ({good_sha[:12]})")
-    if _git(repo, "merge-base", "--is-ancestor", good_sha, bad_sha, check=False).returncode != 0:
-        raise UsageError(f"--good {good} is not an ancestor of --bad {bad}",
-                         hint="bisect needs good to come before bad in the history")
-    listing = _git(repo, "log", "--first-parent", "--reverse", "--format=%H %s",
-                   f"{good_sha}..{bad_sha}").stdout.splitlines()
-    shas = [line.split(" ", 1) for line in listing]
-    if not shas or shas[-1][0] != bad_sha:
-        raise UsageError(f"--bad {bad} is not on the first-parent line from --good {good}")
-    good_subject = _git(repo, "log", "-1", "--format=%s", good_sha).stdout.strip()
-    commits = [Commit(good_sha, good_subject, 0)]
-    commits += [Commit(sha, subject[0] if subject else "", i + 1)
-                for i, (sha, *subject) in enumerate(shas)]
-    return commits
-
-
-ROLES = ("good", "bad", "probe")   # one worktree (and one build) each
-
-
-class _Worktrees:
-    """Detached worktrees of `repo`, one per role, in a temporary directory removed on exit."""
-
-    def __init__(self, repo: str, start: str):
-        self.repo = repo
-        self.start = start
-        self.parent = tempfile.mkdtemp(prefix="perflab-bisect-")
-        self.paths = {role: os.path.join(self.parent, role) for role in ROLES}
-
-    def __enter__(self) -> "_Worktrees":
-        try:
-            for path in self.paths.values():
-                _git(self.repo, "worktree", "add", "--detach", "--quiet", path, self.start)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for path in self.paths.values():
-            if os.path.isdir(path):
-                _git(self.repo, "worktree", "remove", "--force", path, check=False)
-        shutil.rmtree(self.parent, ignore_errors=True)
-        _git(self.repo, "worktree", "prune", check=False)
-
-
-# -- measuring --------------------------------------------------------------------------
-class _Bench:
-    """Builds a commit in its role's worktree and runs it once per `sample`, under perflab's timing."""
-
-    def __init__(self, trees: _Worktrees, options: BisectOptions):
-        from perflab.execute.process import CapturedOutput, open_devnull_streams
-        self.trees = trees
-        self.options = options
-        self.pattern = re.compile(options.metric_regex) if options.metric_regex else None
-        self.devnull = open_devnull_streams()
-        self.output = CapturedOutput(self.devnull.stdin)
-        self.runs = 0
-        self.builds = 0
-        self.built: dict[str, str] = {}   # role -> the sha built in its worktree
-
-    def close(self) -> None:
-        self.output.close()
-        for fd in {self.devnull.stdin, self.devnull.stdout, self.devnull.stderr}:
-            os.close(fd)
-
-    def build(self, role: str, commit: Commit) -> None:
-        if self.built.get(role) == commit.sha:
-            return
-        self.built.pop(role, None)
-        path = self.trees.paths[role]
-        _git(path, "checkout", "--quiet", "--force", "--detach", commit.sha)
-        self.builds += 1
-        result = subprocess.run([SHELL, "-c", self.options.build], cwd=path,
-                                capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        if result.returncode != 0:
-            detail = _last_line(result.stderr or result.stdout)
-            raise _Skip(f"build failed (exit {result.returncode}{': ' + detail if detail else ''})")
-        self.built[role] = commit.sha
-
-    def sample(self, role: str, commit: Commit) -> float:
-        from perflab.execute.process import spawn_and_wait
-        if self.built.get(role) != commit.sha:
-            raise RuntimeError(f"{commit.short} is not built in the {role} worktree")  # a driver bug
-        self.runs += 1
-        env = dict(os.environ, PERFLAB_BISECT_COMMIT=commit.sha)
-        result = spawn_and_wait(SHELL, [SHELL, "-c", self.options.run], streams=self.output.streams(),
-                                env=env, cwd=self.trees.paths[role], timeout=self.options.timeout)
-        stdout, stderr = self.output.read()
-        if result.timed_out:
-            raise _Skip(f"run timed out after {self.options.timeout:g} s")
-        if result.exit_code != 0:
-            how = f"exit {result.exit_code}" if result.exit_code is not None else f"signal {result.signal}"
-            detail = _last_line(stderr or stdout)
-            raise _Skip(f"run failed ({how}{': ' + detail if detail else ''})")
-        value = self._metric(result, stdout)
-        if not value > 0:
-            raise _Skip(f"run gave a metric value {value!r} (needs a positive number)")
-        return value
-
-    def _metric(self, result, stdout: str) -> float:
-        if self.pattern is not None:
-            matches = self.pattern.findall(stdout)
-            if not matches:
-                raise _Skip(f"run printed nothing matching --metric-regex {self.pattern.pattern!r}")
-            last = matches[-1]
-            try:
-                return float(last[0] if isinstance(last, tuple) else last)
-            except ValueError:
-                raise _Skip(f"--metric-regex matched {last!r}, not a number") from None
-        return {"time": result.wall_s, "user": result.user_s, "system": result.system_s,
-                "cpu": result.user_s + result.system_s}[self.options.metric]
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
+    return [Commit(sha, subject, i) for i, (sha, subject) in enumerate(first_parent_range(repo, good, bad))]
 
 
 # -- choosing -----------------------------------------------------------------------------
@@ -288,7 +134,7 @@ def next_probe(low: int, high: int, excluded: set[int]) -> int | None:
     Ties go to the lower index first, as git's midpoint does; None when none is left.
     """
     middle = (low + high) // 2
-    for distance in range(0, high - low):
+    for distance in range(high - low):
         for index in (middle - distance, middle + distance):
             if low < index < high and index not in excluded:
                 return index
@@ -318,27 +164,12 @@ def bisect(repo: str, good: str, bad: str, options: BisectOptions,
     """Bisect good..bad in `repo` (see the module doc). Raises UsageError for bad input."""
     check_options(options)
     commits = commit_range(repo, good, bad)
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM, like Ctrl-C, removes the worktrees
-    try:
-        with _Worktrees(repo, commits[0].sha) as trees:
-            bench = _Bench(trees, options)
-            try:
-                return _Bisection(commits, bench, options, progress).run()
-            finally:
-                bench.close()
-    finally:
-        if previous in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt
+    with open_bench(repo, commits[0].sha, options.bench()) as bench:
+        return _Bisection(commits, bench, options, progress).run()
 
 
 class _Bisection:
-    def __init__(self, commits: list[Commit], bench: _Bench, options: BisectOptions,
+    def __init__(self, commits: list[Commit], bench: Bench, options: BisectOptions,
                  progress: Callable[[str], None]):
         self.commits = commits
         self.bench = bench
@@ -349,23 +180,30 @@ class _Bisection:
         self.unit = "" if options.metric_regex else "s"
         self.seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
         self.order = random.Random(self.seed)
-        self.good = Probe(commits[0], "good end")
-        self.bad = Probe(commits[-1], "bad end")
-        self.warnings: list[str] = []
+        self.good = Probe(commits[0], GOOD_END)
+        self.bad = Probe(commits[-1], BAD_END)
+        self.warnings: list[StatWarning] = []
 
     def result(self, outcome: str, message: str, first_bad: Commit | None = None,
                candidates: list[Commit] | None = None, ends: EndsCheck | None = None) -> BisectResult:
-        return BisectResult(outcome, message, first_bad, candidates or [], self.probes, ends,
-                            self.bench.runs, self.bench.builds, len(self.commits) - 1, self.unit, self.test,
-                            self.options.confidence, self.seed, self.options.fixed_runs is None,
-                            self.warnings)
+        steps = tuple(_step(p, ends) for p in self.probes)
+        measured = [s.mean for s in steps if s.n]
+        t = self.test
+        return BisectResult(
+            outcome, message, first_bad, tuple(candidates or ()), steps,
+            None if ends is None else EndsSummary(ends.significant, ends.p_value, ends.alpha_per_look,
+                                                  ends.ratio, ends.pairs),
+            self.bench.runs, self.bench.builds, len(self.commits) - 1, self.unit,
+            StepTest(t.alpha, t.beta, t.min_n, t.max_n), self.options.confidence, self.seed,
+            self.options.fixed_runs is None, self.options.fixed_runs, measured[0] if measured else 0.0,
+            tuple(self.warnings))
 
     def run(self) -> BisectResult:
         self.probes += [self.good, self.bad]
         for end, role in ((self.good, "good"), (self.bad, "bad")):
             try:
-                self.bench.build(role, end.commit)
-            except _Skip as why:
+                self.bench.build(role, end.commit.sha)
+            except Skip as why:
                 return self._end_failed(end, why)
         try:
             ends = self._sample_ends()
@@ -379,12 +217,12 @@ class _Bisection:
             index = next_probe(low, high, skipped)
             if index is None:
                 break
-            probe = Probe(self.commits[index], "probe")
+            probe = Probe(self.commits[index], PROBE)
             self.probes.append(probe)
             try:
-                self.bench.build("probe", probe.commit)
+                self.bench.build(probe.worktree, probe.commit.sha)
                 self._classify(probe, ends)
-            except _Skip as why:
+            except Skip as why:
                 probe.skipped = str(why)
                 skipped.add(index)
                 self.progress(f"skip {probe.commit.short} {probe.commit.subject}: {why}")
@@ -401,24 +239,24 @@ class _Bisection:
                 low = index
         if high - low == 1:
             first = self.commits[high]
-            return self.result("found", f"first bad commit: {first.short} {first.subject}", first, ends=ends)
+            return self.result(FOUND, f"first bad commit: {first.short} {first.subject}", first, ends=ends)
         candidates = self.commits[low + 1: high + 1]
         reasons = sorted({p.skipped.split(" (")[0] for p in self.probes if p.skipped})
         return self.result(
-            "undecided", f"could not decide: {len(skipped)} commits skipped ({', '.join(reasons)}); "
+            UNDECIDED, f"could not decide: {len(skipped)} commits skipped ({', '.join(reasons)}); "
             f"the first bad commit is one of {len(candidates)}: "
             + " ".join(c.short for c in candidates), candidates=candidates, ends=ends)
 
-    def _end_failed(self, end: Probe, why: _Skip) -> BisectResult:
+    def _end_failed(self, end: Probe, why: Skip) -> BisectResult:
         end.skipped = str(why)
-        return self.result("undecided", f"could not decide: the {end.role} {end.commit.short} "
+        return self.result(UNDECIDED, f"could not decide: the {end.role} {end.commit.short} "
                            f"cannot be measured: {why}")
 
     def _run_end(self, end: Probe) -> float:
         """One run of an end; its failure ends the bisect (raises _EndFailed)."""
         try:
-            return self.bench.sample(end.role.split()[0], end.commit)
-        except _Skip as why:
+            return self.bench.sample(end.worktree, end.commit.sha)
+        except Skip as why:
             raise _EndFailed(self._end_failed(end, why)) from None
 
     def _pair(self, first: Callable[[], float], second: Callable[[], float]) -> tuple[float, float]:
@@ -452,28 +290,29 @@ class _Bisection:
         if not check.significant and not fixed:  # the classic peer goes on regardless
             change = 100 * (check.ratio - 1)
             return self.result(
-                "no difference", f"good and bad do not differ significantly: bad/good = {check.ratio:.4f} "
+                NO_DIFFERENCE, f"good and bad do not differ significantly: bad/good = {check.ratio:.4f} "
                 f"({change:+.2f}%), robust paired t-test on logs p = {check.p_value:.3g} "
                 f"(needs < {check.alpha_per_look:.2g}) after {check.pairs} pairs", ends=check)
         if not fixed and not check.decidable:
             need = self.test.expected_pairs(check.delta, check.scale)
-            self.warnings.append(f"the step ({100 * (check.ratio - 1):+.2f}%) is small for the noise "
-                                 f"(sd of a pair's log ratio {check.scale:.3f}): a step needs about "
-                                 f"{need:.0f} runs on average, --max-runs is {self.test.max_n}; "
-                                 "calls at the maximum are marked '?'")
+            self.warnings.append(StatWarning(
+                SMALL_STEP, f"the step ({100 * (check.ratio - 1):+.2f}%) is small for the noise "
+                f"(sd of a pair's log ratio {check.scale:.3f}): a step needs about "
+                f"{need:.0f} runs on average, --max-runs is {self.test.max_n}; "
+                "calls at the maximum are marked '?'", WarningSide.PAIR))
         return check
 
     def _classify(self, probe: Probe, ends: EndsCheck) -> None:
         fixed = self.options.fixed_runs
         if fixed is not None:
             while len(probe.values) < fixed:
-                probe.values.append(self.bench.sample("probe", probe.commit))
+                probe.values.append(self.bench.sample(probe.worktree, probe.commit.sha))
             probe.classification = _closer(self.good.values, self.bad.values, probe.values)
             return
         while True:
             end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
-            value, reference = self._pair(lambda: self.bench.sample("probe", probe.commit),
-                                          lambda: self._run_end(end))
+            value, reference = self._pair(partial(self.bench.sample, probe.worktree, probe.commit.sha),
+                                          partial(self._run_end, end))
             probe.values.append(value)
             probe.references.append(reference)
             probe.reference_is_bad.append(end is self.bad)
@@ -497,3 +336,25 @@ def _closer(good: list[float], bad: list[float], values: list[float]) -> Classif
     call = Call.BAD if abs(x - b) < abs(x - g) else Call.GOOD
     position = (x - g) / (b - g) if b != g else math.nan
     return Classification(call, math.nan, math.nan, len(values), False, position)
+
+
+def _step(probe: Probe, ends: EndsCheck | None) -> BisectStep:
+    """A probe as a step of the result, with its numbers."""
+    values = np.asarray(probe.values, dtype=float)
+    step_size = math.log(ends.ratio) if ends is not None and ends.ratio > 0 else math.nan
+    c = probe.classification
+    vs_good = math.nan
+    if probe.role == BAD_END and ends is not None and math.isfinite(step_size):
+        vs_good = 100 * (ends.ratio - 1)
+    elif probe.role == PROBE and c is not None and math.isfinite(c.position) and math.isfinite(step_size):
+        vs_good = 100 * math.expm1(c.position * step_size)
+    called = c is not None and probe.role == PROBE and not probe.skipped
+    return BisectStep(
+        commit=probe.commit, role=probe.role, n=int(values.size),
+        mean=float(values.mean()) if values.size else math.nan,
+        stddev=float(values.std(ddof=1)) if values.size > 1 else math.nan,
+        vs_good_pct=vs_good if not probe.skipped else math.nan,
+        call=c.call.value if called and c is not None else None,
+        low_confidence=bool(called and c is not None and c.low_confidence),
+        confidence=c.confidence if called and c is not None else math.nan,
+        skipped=probe.skipped)

@@ -16,10 +16,13 @@ value per commit; the median, so that one wild sample of a commit, a timer wake-
 late, neither hides nor fakes a change; missing points and failed runs are NaN gaps the
 detectors skip), by
 E-divisive with t-tests by default, PELT for long series (``AUTO_PELT_ABOVE`` points), binseg
-or when asked. Changes smaller than the metric's noise floor are dropped. Each change's
-mean ± sd before/after and its p-value (Welch) come from the raw samples of the two
-neighbouring segments; the detector's own p-value on the per-point medians is kept beside
-it. Samples of one commit share a build, so the raw-sample p-value is the optimistic one.
+or when asked. Changes smaller than the metric's noise floor are dropped. A change's size
+and verdict come from that same estimator: each segment's centre is the mean of its
+per-point medians (the level the detectors compare), the change % is between the two
+centres, oriented by the metric's direction. The raw samples' mean ± sd and Welch p-value
+of the two neighbouring segments are kept beside it, with the detector's own p-value on the
+per-point medians. Samples of one commit share a build, so the raw-sample p-value is the
+optimistic one.
 
 A change's id is a short hash of (host, benchmark, point, metric, first point of the new
 regime): nothing is stored, `find_change` recomputes the histories and looks for it.
@@ -31,167 +34,69 @@ import datetime as dt
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+import shlex
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from perflab.analysis.compare import Comparison, Filters, compare_pooled
-from perflab.execute.identity import git_output
+from perflab.analysis.compare import Filters, compare_pooled
 from perflab.model.errors import UsageError
-from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
+from perflab.model.report.history import (
+    AUTO_METHOD,
+    AUTO_PELT_ABOVE,
+    CHANGEPOINT_METHODS,
+    ORDER_FIRST_PARENT,
+    ORDER_TIME,
+    Change,
+    ChangeList,
+    ChangeReport,
+    History,
+    HistoryPoint,
+    ListedChange,
+    PointSummary,
+    ReportSide,
+    Segment,
+    Series,
+    SeriesPoint,
+    directed_verdict,
+)
+from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
+from perflab.vcs import commit_subjects, first_parent_line, is_repository
 
-METHODS = ("auto", "e-divisive", "pelt", "binseg")  # auto, then stats.changepoints.METHODS
-AUTO_PELT_ABOVE = 1000  # points; E-divisive's windows make it slower and no better past this
-ORDER_FIRST_PARENT = "first-parent"
-ORDER_TIME = "time"
-DIRECTIONS = ("regression", "improvement")
+METHODS = (AUTO_METHOD, *CHANGEPOINT_METHODS)
+DIRECTIONS = (Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value)
 _MAX_LINE_TRIES = 8  # git rev-list calls spent looking for a longer first-parent line
 
+# warning kinds of a history (StatWarning.kind)
+REPOSITORY_GONE = "repository-gone"
+REPOSITORY_UNRELATED = "repository-unrelated"
+NO_METRIC_INFO = "no-metric-info"
 
-# --------------------------------------------------------------------------- model
-
-@dataclass(frozen=True)
-class HistoryPoint:
-    """One commit (all of its runs), or one run without a commit."""
-
-    key: str                    # the commit as recorded (full sha), or "run-<id>"
-    commit: str | None
-    describe: str | None
-    runs: tuple[RunInfo, ...]   # oldest first
-    on_line: bool               # placed by the first-parent line (False: by time)
-
-    @property
-    def started_at(self) -> float:
-        return self.runs[0].started_at
-
-    @property
-    def short(self) -> str:
-        return self.commit[:12] if self.commit else f"run {self.runs[0].id}"
+__all__ = ["AUTO_PELT_ABOVE", "METHODS", "build_history", "change_report", "commit_subjects", "find_change",
+           "list_changes", "order_points", "parse_since", "select_changes"]
 
 
-@dataclass(frozen=True)
-class Segment:
-    """The raw samples of the points between two change points."""
-
-    n: int
-    points: int
-    mean: float
-    stddev: float     # sample stddev (n-1); NaN for fewer than 2 samples
-
-
-@dataclass(frozen=True)
-class Change:
-    id: str
-    host: str
-    benchmark: str
-    params: dict[str, Any]
-    metric: str
-    unit: str
-    direction: Direction
-    index: int                  # first point of the new regime, in the series' points
-    point: HistoryPoint         # that point
-    previous: HistoryPoint      # the last point with samples before it
-    before: Segment
-    after: Segment
-    change_pct: float           # 100·(after − before)/before, raw
-    oriented_pct: float         # positive = better
-    p_value: float              # Welch's t-test between the raw samples of the two segments
-    detection_p: float          # the detector's p-value on per-point medians
-    method: str
-
-    @property
-    def kind(self) -> str:
-        return "improvement" if self.oriented_pct > 0 else "regression"
-
-    @property
-    def point_name(self) -> str:
-        return point_text(self.params)
-
-    @property
-    def stat(self) -> str:
-        return f"{self.benchmark}.{self.metric}"
-
-
-@dataclass
-class Series:
-    host: str
-    benchmark: str
-    params: dict[str, Any]
-    params_key: str
-    metric: str
-    unit: str
-    info: MetricInfo
-    points: list[HistoryPoint]
-    samples: list[np.ndarray]   # per point: every ok value of its runs (empty: a gap)
-    changes: list[Change] = field(default_factory=list)
-    method: str = ""
-
-    @property
-    def point_name(self) -> str:
-        return point_text(self.params)
-
-    def means(self) -> np.ndarray:
-        return np.array([x.mean() if x.size else math.nan for x in self.samples])
-
-
-@dataclass
-class History:
-    series: list[Series]
-    order: str                  # ORDER_FIRST_PARENT or ORDER_TIME
-    repo: str | None            # the repository whose first-parent line ordered the points
-    warnings: list[str] = field(default_factory=list)
-
-    def changes(self) -> list[Change]:
-        return [c for s in self.series for c in s.changes]
-
-
-# --------------------------------------------------------------------------- git
-
-def _first_parent(repo: str, sha: str) -> list[str] | None:
-    out = git_output(repo, "rev-list", "--first-parent", "--reverse", sha, "--")
-    return out.split() if out else None
-
-
-def commit_subjects(repo: str | None, shas: Iterable[str]) -> dict[str, str]:
-    """sha -> subject line, for the commits ``repo`` knows (one git call); {} without it."""
-    wanted = sorted(set(shas))
-    if not repo or not wanted or not Path(repo).is_dir():
-        return {}
-    out = git_output(repo, "log", "--no-walk=unsorted", "--format=%H %s", *wanted, "--")
-    if out is None:  # one unknown commit fails the batch: ask one by one
-        found = {}
-        for sha in wanted:
-            line = git_output(repo, "log", "-1", "--format=%H %s", sha, "--")
-            if line:
-                full, _, subject = line.strip().partition(" ")
-                found[sha] = subject
-        return found
-    subjects = {}
-    for line in out.splitlines():
-        full, _, subject = line.partition(" ")
-        for sha in wanted:
-            if full.startswith(sha):
-                subjects[sha] = subject
-    return subjects
+def _warning(kind: str, message: str) -> StatWarning:
+    return StatWarning(kind, message, WarningSide.REPORT)
 
 
 # --------------------------------------------------------------------------- order
 
-def _line(runs: list[RunInfo], warnings: list[str]) -> tuple[str | None, dict[str, int]]:
+def _line(runs: list[RunInfo], warnings: list[StatWarning]) -> tuple[str | None, dict[str, int]]:
     """(repo, commit -> position on its first-parent line); (None, {}) for time order."""
     newest_first = sorted((r for r in runs if r.commit and r.repo), key=lambda r: -r.started_at)
     if not newest_first:
         return None, {}
     repo = newest_first[0].repo
     assert repo is not None
-    if not Path(repo).is_dir() or git_output(repo, "rev-parse", "--git-dir") is None:
-        warnings.append(f"repository {repo} is gone or not a git repository: "
-                        "commits ordered by the time of their runs")
+    if not is_repository(repo):
+        warnings.append(_warning(REPOSITORY_GONE, f"repository {repo} is gone or not a git repository: "
+                                 "commits ordered by the time of their runs"))
         return None, {}
     candidates = list(dict.fromkeys(r.commit for r in newest_first if r.commit))
     line: list[str] | None = None
@@ -203,19 +108,20 @@ def _line(runs: list[RunInfo], warnings: list[str]) -> tuple[str | None, dict[st
         if calls >= _MAX_LINE_TRIES:
             break
         calls += 1
-        found = _first_parent(repo, sha)
+        found = first_parent_line(repo, sha)
         if found is None:
             continue
         if line is None or tip in set(found):
             line, tip, known = found, sha, set(found)
     if line is None:
-        warnings.append(f"repository {repo} knows none of the measured commits: "
-                        "commits ordered by the time of their runs")
+        warnings.append(_warning(REPOSITORY_UNRELATED, f"repository {repo} knows none of the measured commits: "
+                                 "commits ordered by the time of their runs"))
         return None, {}
     return repo, {sha: i for i, sha in enumerate(line)}
 
 
-def order_points(runs: Sequence[RunInfo], warnings: list[str]) -> tuple[list[HistoryPoint], str, str | None]:
+def order_points(runs: Sequence[RunInfo],
+                 warnings: list[StatWarning]) -> tuple[list[HistoryPoint], str, str | None]:
     """The runs as points in history order, with the order's kind and repository."""
     groups: dict[str, list[RunInfo]] = {}
     for run in sorted(runs, key=lambda r: (r.started_at, r.id)):
@@ -252,12 +158,12 @@ def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
 
 
 def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequence[str] = (),
-                  method: str = "auto") -> History:
+                  method: str = AUTO_METHOD) -> History:
     """Every selected series in history order, with its change points."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     runs = _selected_runs(store, labels)
-    warnings: list[str] = []
+    warnings: list[StatWarning] = []
     points, order, repo = order_points(runs, warnings)
     index_of = {p.key: i for i, p in enumerate(points)}
     # (host, benchmark, params, metric) -> per point lists of value arrays
@@ -284,16 +190,15 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
         info = infos[benchmark].get(metric)
         if info is None:
             info = MetricInfo(metric, unit, Direction.LOWER)
-            warnings.append(f"{benchmark} {metric}: no metric metadata; assumed lower is better")
+            warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
+                                     "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
         kept = [(replace(p, runs=tuple(r for r in p.runs if r.host == host)), np.concatenate(v))
                 for p, v in zip(points, per_point) if v]
-        s = Series(host, benchmark, json.loads(params_key), params_key, metric, unit, info,
-                   [p for p, _ in kept], [x for _, x in kept])
-        detect(s, method)
-        series.append(s)
+        series.append(make_series(host, benchmark, json.loads(params_key), params_key, metric, unit, info,
+                                  [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
-    return History(series, order, repo, warnings)
+    return History(tuple(series), order, repo, tuple(warnings))
 
 
 def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool, any_runs: bool) -> None:
@@ -316,45 +221,64 @@ def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool
         raise UsageError("no series match the --filter values", hint="'perflab history' without them lists all")
 
 
-def detect(series: Series, method: str = "auto") -> None:
-    """Set ``series.changes`` from its per-point samples (see the module's description)."""
-    from perflab.stats import oriented, welch_t
+# --------------------------------------------------------------------------- detection
+
+def _summary(x: np.ndarray) -> PointSummary:
+    mean = float(x.mean()) if x.size else math.nan
+    sd = float(x.std(ddof=1)) if x.size > 1 else math.nan
+    return PointSummary(int(x.size), float(np.median(x)) if x.size else math.nan, mean, sd,
+                        100.0 * sd / mean if math.isfinite(sd) and mean else math.nan)
+
+
+def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: str, metric: str, unit: str,
+                info: MetricInfo, points: Sequence[HistoryPoint], samples: Sequence[np.ndarray],
+                method: str = AUTO_METHOD) -> Series:
+    """One series with its summaries and change points (see the module's description)."""
     from perflab.stats.changepoints import detect as find_points
-    from perflab.stats.changepoints import group_centres
-    centres = group_centres(series.samples, "median")
+    summaries = [_summary(x) for x in samples]
+    centres = np.array([s.median for s in summaries])
     finite = int(np.isfinite(centres).sum())
-    chosen = method if method != "auto" else ("pelt" if finite > AUTO_PELT_ABOVE else "e-divisive")
-    series.method = chosen
-    # one group of samples per point: detection on their medians, statistics on the samples
-    found = find_points(series.samples, method=chosen, min_magnitude=series.info.noise_floor,
-                        centre="median")
-    bounds = [0, *(c.index for c in found), len(series.points)]
+    chosen = method if method != AUTO_METHOD else ("pelt" if finite > AUTO_PELT_ABOVE else "e-divisive")
+    # one group of samples per point: detection on their medians
+    found = find_points(list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median")
+    bounds = [0, *(c.index for c in found), len(points)]
     changes = []
     for k, cp in enumerate(found, start=1):
-        before = _segment(series.samples[bounds[k - 1]:cp.index])
-        after = _segment(series.samples[cp.index:bounds[k + 1]])
-        raw = 100.0 * (after.mean - before.mean) / before.mean if before.mean != 0 else math.nan
-        previous = next(series.points[i] for i in range(cp.index - 1, -1, -1) if series.samples[i].size)
-        point = series.points[cp.index]
+        before = _segment(samples, centres, bounds[k - 1], cp.index)
+        after = _segment(samples, centres, cp.index, bounds[k + 1])
+        raw = 100.0 * (after.centre - before.centre) / before.centre if before.centre != 0 else math.nan
+        oriented = -raw if info.direction is Direction.LOWER else raw
+        previous = next(points[i] for i in range(cp.index - 1, -1, -1) if samples[i].size)
+        point = points[cp.index]
         changes.append(Change(
-            id=change_id(series.host, series.benchmark, series.params_key, series.metric, point.key),
-            host=series.host, benchmark=series.benchmark, params=series.params, metric=series.metric,
-            unit=series.unit, direction=series.info.direction, index=cp.index, point=point,
-            previous=previous, before=before, after=after, change_pct=raw,
-            oriented_pct=oriented(raw, series.info.direction), p_value=cp.p_value,
-            detection_p=welch_t(_finite(centres[bounds[k - 1]:cp.index]),
-                                _finite(centres[cp.index:bounds[k + 1]])).p_value,
+            id=change_id(host, benchmark, params_key, metric, point.key),
+            host=host, benchmark=benchmark, params=params, metric=metric, unit=unit,
+            direction=info.direction, index=cp.index, point=point, previous=previous,
+            before=before, after=after, change_pct=raw, oriented_pct=oriented,
+            verdict=directed_verdict(oriented), p_value=cp.p_value,
+            detection_p=_welch_p(centres[bounds[k - 1]:cp.index], centres[cp.index:bounds[k + 1]]),
             method=chosen))
-    series.changes = changes
+    shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
+    typical = float(np.median(shown)) if shown else 0.0
+    return Series(host, benchmark, params, params_key, metric, unit, info,
+                  tuple(SeriesPoint(p, tuple(float(v) for v in x), s)
+                        for p, x, s in zip(points, samples, summaries)),
+                  tuple(changes), chosen, typical)
 
 
-def _finite(x: np.ndarray) -> np.ndarray:
-    return x[np.isfinite(x)]
+def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
+    from perflab.stats import welch_t
+    return welch_t(a[np.isfinite(a)], b[np.isfinite(b)]).p_value
 
 
-def _segment(samples: Sequence[np.ndarray]) -> Segment:
-    x = np.concatenate(samples) if samples else np.empty(0)
-    return Segment(int(x.size), sum(1 for s in samples if s.size),
+def _segment(samples: Sequence[np.ndarray], centres: np.ndarray, first: int, end: int) -> Segment:
+    part = samples[first:end]
+    x = np.concatenate(part) if part else np.empty(0)
+    c = centres[first:end]
+    c = c[np.isfinite(c)]
+    return Segment(first, end, int(c.size), int(x.size),
+                   float(c.mean()) if c.size else math.nan,
+                   float(c.std(ddof=1)) if c.size > 1 else math.nan,
                    float(x.mean()) if x.size else math.nan,
                    float(x.std(ddof=1)) if x.size > 1 else math.nan)
 
@@ -382,12 +306,20 @@ def select_changes(history: History, *, since: float | None = None,
         raise UsageError(f"unknown direction {direction!r}; choose from {', '.join(DIRECTIONS)}")
     found = [c for c in history.changes()
              if (since is None or c.point.started_at >= since)
-             and (direction is None or c.kind == direction)]
+             and (direction is None or c.verdict.value == direction)]
     return sorted(found, key=lambda c: (-abs(c.oriented_pct) if math.isfinite(c.oriented_pct) else 0.0, c.id))
 
 
+def list_changes(history: History, *, since: float | None = None, direction: str | None = None) -> ChangeList:
+    """`perflab changes`: the selected changes, largest first, with their commits' subjects."""
+    listed = select_changes(history, since=since, direction=direction)
+    subjects = commit_subjects(history.repo, [c.point.commit for c in listed if c.point.commit])
+    return ChangeList(tuple(ListedChange(c, subjects.get(c.point.commit or "")) for c in listed),
+                      history.warnings)
+
+
 def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
-                method: str = "auto") -> tuple[History, Series, Change]:
+                method: str = AUTO_METHOD) -> tuple[History, Series, Change]:
     """The change with id ``change``: searched among all runs, then each label's alone."""
     wanted = change.strip().lower()
     if len(wanted) < 4 or any(ch not in "0123456789abcdef" for ch in wanted):
@@ -409,44 +341,33 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
 
 # --------------------------------------------------------------------------- report
 
-@dataclass
-class ChangeReport:
-    change: Change
-    series: Series
-    subject: str | None           # the commit's subject line, from its repository
-    previous_subject: str | None
-    repo: str | None
-    base_runs: list[RunInfo]      # the run(s) of the last point(s) before the change
-    new_runs: list[RunInfo]       # the run(s) at the change commit (and after)
-    comparison: Comparison        # base vs new, every stat of these runs
-    profile: Any                  # analysis.profile.ProfileComparison of the point, or None
-    reproduce: list[str]          # shell lines
-    warnings: list[str] = field(default_factory=list)
+def _side(series: Series, segment: Segment, points: int | None, *, nearest_last: bool) -> tuple[ReportSide, list[RunInfo]]:
+    """The segment's measured points (or the ``points`` nearest the change), as a report side."""
+    measured = [p.point for p in series.points[segment.first:segment.end] if p.summary.n]
+    pooled = measured if points is None else (measured[-points:] if nearest_last else measured[:points])
+    runs = [r for p in pooled for r in p.runs]
+    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), len(runs), len(pooled) == len(measured)), runs
 
 
-def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = "auto",
-                  points: int = 3, q: float = 0.05) -> ChangeReport:
-    """Everything the robot-style report of one change says."""
-    if points < 1:
+def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
+                  points: int | None = None, q: float = 0.05) -> ChangeReport:
+    """Everything the robot-style report of one change says, every part from the change's two
+    segments (``points``: only the N measured points of each nearest the change)."""
+    if points is not None and points < 1:
         raise UsageError(f"--points must be at least 1, got {points}")
     history, series, c = find_change(store, change, labels=labels, method=method)
-    # the comparison pools up to `points` measured points on each side, inside the segments
-    cuts = [0, *(x.index for x in series.changes), len(series.points)]
-    k = cuts.index(c.index)
-    measured = [i for i, x in enumerate(series.samples) if x.size]
-    before = [i for i in measured if cuts[k - 1] <= i < c.index][-points:]
-    after = [i for i in measured if c.index <= i < cuts[k + 1]][:points]
-    base_runs = [r for i in before for r in series.points[i].runs]
-    new_runs = [r for i in after for r in series.points[i].runs]
+    before, base_runs = _side(series, c.before, points, nearest_last=True)
+    after, new_runs = _side(series, c.after, points, nearest_last=False)
     comparison = compare_pooled(store, base_runs, new_runs, q=q)
-    repo = history.repo or next((r.repo for r in reversed(new_runs) if r.repo), None)
+    recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or c.point.runs[0].repo
+    repo = history.repo or (recorded if recorded and is_repository(recorded) else None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])
     return ChangeReport(
-        change=c, series=series, subject=subjects.get(c.point.commit or ""),
-        previous_subject=subjects.get(c.previous.commit or ""), repo=repo,
-        base_runs=base_runs, new_runs=new_runs, comparison=comparison,
+        change=c, subject=subjects.get(c.point.commit or ""),
+        previous_subject=subjects.get(c.previous.commit or ""), repo=repo, recorded_repo=recorded,
+        machine=c.point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
-        reproduce=reproduce_lines(c.point, repo), warnings=list(history.warnings))
+        reproduce=tuple(reproduce_lines(c.point, repo, recorded)), warnings=history.warnings)
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
@@ -459,18 +380,21 @@ def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo
         return None  # a side without a profile: the report has the metrics only
 
 
-def reproduce_lines(point: HistoryPoint, repo: str | None) -> list[str]:
-    """Shell lines that measure the change's commit again, as its first run was made."""
-    import shlex
+def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None = None) -> list[str]:
+    """Shell lines that measure the change's commit again, as its first run was made.
+
+    ``repo``: the repository when it is there; ``recorded``: the path the runs recorded.
+    """
     run = point.runs[0]
     argv = list(run.spec.get("command_line") or [])
     lines = []
-    where = repo or run.repo
-    if point.commit and where and Path(where).is_dir():
-        lines += [f"cd {shlex.quote(where)}", f"git checkout {point.commit}"]
+    if point.commit and repo and Path(repo).is_dir():
+        lines += [f"cd {shlex.quote(repo)}", f"git checkout {point.commit}"]
     elif point.commit:
-        lines += [f"# in a clone of the repository ({where or 'not recorded'} is gone)",
-                  f"git checkout {point.commit}"]
+        where = recorded or run.repo
+        why = (f"{where} is gone" if where else
+               "the runs did not record its path: 'perflab run --repo' does")
+        lines += [f"# in a clone of the repository ({why})", f"git checkout {point.commit}"]
     if not argv:
         lines.append(f"# run {run.id} did not keep its command line; 'perflab show {run.id}' has its plan")
         return lines

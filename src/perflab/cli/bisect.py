@@ -8,6 +8,7 @@ import click
 
 from perflab.cli.common import open_store, warn
 from perflab.model.errors import UsageError
+from perflab.model.report.bisect import BISECT_METRICS, FOUND
 
 EXIT_FOUND = 0
 EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped commits left)
@@ -22,8 +23,9 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
               help="Shell line that builds the checked-out commit (cwd: the worktree); non-zero exit = skip.")
 @click.option("--run", "run_line", required=True, metavar="CMD",
               help="Shell line whose run is measured (cwd: the worktree); non-zero exit = skip.")
-@click.option("--metric", default="time", show_default=True, type=click.Choice(["time", "user", "system", "cpu"]),
-              help="What to measure of each run: wall time, user / system / user+system CPU time.")
+@click.option("--metric", default="time", show_default=True, type=click.Choice(list(BISECT_METRICS)),
+              help="What to measure of each run: "
+                   + "; ".join(f"{name}: {text}" for name, text in BISECT_METRICS.items()) + ".")
 @click.option("--metric-regex", metavar="REGEX",
               help="Take the metric from the run's stdout instead: the first group of the last match.")
 @click.option("--confidence", default=0.99, show_default=True, type=float,
@@ -65,7 +67,7 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
     progress = (lambda line: None) if quiet else (lambda line: click.echo(f"perflab: {line}", err=True))
     result = run_bisect(repo, good, bad, options, progress)
     click.echo(render_bisect(result), nl=False)
-    if result.outcome != "found":
+    if result.outcome != FOUND:
         click.echo(f"perflab: {result.message}", err=True)
         sys.exit(EXIT_NOT_FOUND)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from perflab.model.errors import UsageError
+from perflab.model.report.history import method_choices, method_help
 
-METHOD_CHOICES = ["e-divisive", "pelt", "binseg"]  # perflab.stats.changepoints.METHODS
+METHOD_CHOICES = method_choices(auto=False)
 
 
 def _fraction(text: str) -> float:
@@ -24,9 +25,8 @@ def _fraction(text: str) -> float:
 @click.argument("file", metavar="FILE")
 @click.option("-c", "--column", "columns", multiple=True, metavar="NAME",
               help="Metric column to analyse; repeat for several [default: every numeric column].")
-@click.option("--method", type=click.Choice(METHOD_CHOICES), default="e-divisive", show_default=True,
-              help="e-divisive: Otava's method (window + t-test); pelt: exact penalised fit; "
-                   "binseg: seeded binary segmentation, the fastest on long series.")
+@click.option("--method", type=click.Choice(METHOD_CHOICES), default=METHOD_CHOICES[0], show_default=True,
+              help=method_help(auto=False))
 @click.option("--window", type=int, default=50, show_default=True,
               help="e-divisive: points per sliding window.")
 @click.option("--max-pvalue", type=float, default=0.001, show_default=True,
@@ -48,44 +48,20 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
     point of the new regime), mean ±stddev before and after, % change and p-value; FILE
     '-' reads stdin.
     """
+    from perflab.analysis.changepoints import file_changes
     from perflab.analysis.series_file import read_series_file
     from perflab.model.records import Direction
-    from perflab.render.changepoints import ColumnChanges, render_json, render_table
-    from perflab.stats.changepoints import MIN_POINTS, detect
+    from perflab.render.changepoints import render_json, render_table
 
     magnitude = _fraction(min_magnitude)
     try:
         penalty_value: str | float = float(penalty)
     except ValueError:
         penalty_value = penalty
-    series = read_series_file(file)
-    chosen = list(dict.fromkeys(columns)) or list(series.columns)
-    for name in chosen:
-        if name not in series.columns:
-            raise UsageError(f"{series.path}: no numeric column {name!r}",
-                             f"numeric columns: {', '.join(series.columns)}")
-    results = []
-    for name in chosen:
-        groups = series.columns[name]
-        present = sum(1 for g in groups if g)
-        if present < MIN_POINTS:
-            raise UsageError(f"{series.path}: column {name!r} has {present} points with values; "
-                             f"change-point detection needs at least {MIN_POINTS}")
-        try:
-            found = detect(groups, method=method, window=window, max_pvalue=max_pvalue,
-                           min_magnitude=magnitude, penalty=penalty_value)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-        results.append(ColumnChanges(name, len(groups), series.labels, found))
-    if method == "e-divisive":
-        parameters = {"window": window, "max_pvalue": max_pvalue}
-    else:
-        parameters = {"penalty": penalty_value}
-    if magnitude:
-        parameters["min_magnitude"] = magnitude
-    render = render_json if fmt == "json" else render_table
-    click.echo(render(series.path, method, parameters, Direction(direction) if direction else None,
-                      results), nl=False)
+    found = file_changes(read_series_file(file), columns, method=method, window=window, max_pvalue=max_pvalue,
+                         penalty=penalty_value, min_magnitude=magnitude,
+                         direction=Direction(direction) if direction else None)
+    click.echo(render_json(found) if fmt == "json" else render_table(found), nl=False)
 
 
 COMMANDS: list[click.Command] = [changepoints]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from perflab.cli.common import open_store, warn
+from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
+from perflab.model.verdicts import Verdict
 
-_METHODS = ["auto", "e-divisive", "pelt", "binseg"]  # analysis.history.METHODS, without importing numpy
+_METHODS = method_choices(auto=True)
 
 
 def _selection(function):
@@ -17,8 +19,8 @@ def _selection(function):
                      help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable."),
         click.option("--benchmark", "benchmarks", multiple=True, help="Only these benchmarks; repeatable."),
         click.option("--label", "labels", multiple=True, help="Only runs with this label; repeatable."),
-        click.option("--method", type=click.Choice(_METHODS), default="auto", show_default=True,
-                     help="Change-point detector (auto: e-divisive, PELT past 1000 commits)."),
+        click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,
+                     help=method_help(auto=True)),
     ]):
         function = decorator(function)
     return function
@@ -30,8 +32,8 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method):
     selection = Filters.parse([*filters, *(f"benchmark={b}" for b in benchmarks)], list(metrics))
     with open_store(ctx, create=False) as store:
         history = build_history(store, filters=selection, labels=labels, method=method)
-    for message in history.warnings:
-        warn(message)
+    for warning in history.warnings:
+        warn(warning.message)
     return history
 
 
@@ -53,20 +55,19 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 @click.command()
 @_selection
 @click.option("--since", metavar="DATE", help="Only changes whose commit was measured on or after DATE (ISO).")
-@click.option("--direction", type=click.Choice(["regression", "improvement"]), help="Only this kind.")
+@click.option("--direction", type=click.Choice([Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value]),
+              help="Only changes with this verdict.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
 def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, since: str | None,
             direction: str | None, fmt: str) -> None:
     """Every detected change of every series, largest first."""
-    from perflab.analysis.history import commit_subjects, parse_since, select_changes
+    from perflab.analysis.history import list_changes, parse_since
     from perflab.render.history import changes_json, render_changes
     moment = parse_since(since) if since else None
     found = _build(ctx, metrics, filters, benchmarks, labels, method)
-    listed = select_changes(found, since=moment, direction=direction)
-    subjects = commit_subjects(found.repo, [c.point.commit for c in listed if c.point.commit])
-    text = (changes_json(listed, subjects, found.warnings) if fmt == "json"
-            else render_changes(listed, subjects))
+    listing = list_changes(found, since=moment, direction=direction)
+    text = changes_json(listing) if fmt == "json" else render_changes(listing)
     click.echo(text, nl=False)
 
 
@@ -78,16 +79,17 @@ def report() -> None:
 @report.command(name="change")
 @click.argument("change_id", metavar="ID")
 @click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
-@click.option("--method", type=click.Choice(_METHODS), default="auto", show_default=True,
+@click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,
               help="The detector the change was listed with.")
-@click.option("--points", type=int, default=3, show_default=True,
-              help="Commits pooled on each side of the change for the detailed comparison.")
+@click.option("--points", type=int, default=None,
+              help="Pool only the N measured commits nearest the change on each side in the detailed "
+                   "comparison [default: the whole segments the change point defines, as 'history' shows].")
 @click.option("--fdr", type=float, default=0.05, show_default=True,
               help="False discovery rate across the stats of the detailed comparison.")
 @click.option("--rows", type=click.Choice(["changed", "all"]), default="changed", show_default=True,
               help="Stats of the detailed comparison: only those that changed, or all.")
 @click.pass_context
-def report_change(ctx: click.Context, change_id: str, labels, method: str, points: int, fdr: float,
+def report_change(ctx: click.Context, change_id: str, labels, method: str, points: int | None, fdr: float,
                   rows: str) -> None:
     """A change point as a robot-style regression report (see 'perflab changes' for IDs)."""
     from perflab.analysis.history import change_report

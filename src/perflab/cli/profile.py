@@ -6,7 +6,6 @@ import click
 
 from perflab.cli.common import check_output, open_store, write_output
 
-
 _FILTER = click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
                        help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable.")
 
@@ -26,7 +25,11 @@ def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters:
     """A run's profile: self and children % per symbol, call traces (mean over repetitions)."""
     from perflab.analysis.compare import Filters
     from perflab.analysis.profile import folded_stacks, run_profile
-    from perflab.render.profile import render_folded, render_profile, render_profile_json
+    from perflab.render.profile import (
+        render_folded,
+        render_profile,
+        render_profile_json,
+    )
 
     selection = Filters.parse(list(filters), [])
     with open_store(ctx, create=False) as store:

@@ -40,7 +40,7 @@ class _Node:
     after_self: float = 0.0
     before: float = 0.0         # baseline (differential only)
     before_self: float = 0.0
-    children: dict[str, "_Node"] = field(default_factory=dict)
+    children: dict[str, _Node] = field(default_factory=dict)
 
 
 def _text(value: str) -> str:
@@ -106,12 +106,12 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
     scale = (width - 2 * X_PAD) / root.after if root.after > 0 else 0.0
     out = [
         '<?xml version="1.0" standalone="no"?>',
-        f'<svg version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        'xmlns="http://www.w3.org/2000/svg">',
+        (f'<svg version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'xmlns="http://www.w3.org/2000/svg">'),
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="rgb(248,248,248)"/>',
         f'<g font-family="Verdana, sans-serif" font-size="{FONT_SIZE}">',
-        f'<text x="{width / 2:.1f}" y="{FONT_SIZE * 2}" text-anchor="middle" '
-        f'font-size="{FONT_SIZE + 5}">{_text(title)}</text>',
+        (f'<text x="{width / 2:.1f}" y="{FONT_SIZE * 2}" text-anchor="middle" '
+        f'font-size="{FONT_SIZE + 5}">{_text(title)}</text>'),
     ]
     if subtitle:
         out.append(f'<text x="{width / 2:.1f}" y="{FONT_SIZE * 3 + 4}" text-anchor="middle" '

@@ -1,34 +1,44 @@
-"""``perflab history`` and ``perflab changes`` as text tables and JSON.
-
-Render sits below analysis, so histories and changes are read duck-typed (see
-``perflab.analysis.history``: History, Series, HistoryPoint, Change).
+"""``perflab history`` and ``perflab changes`` as text tables and JSON: layout of
+``perflab.model.report.history`` (History, Series, Change, ChangeList); no statistic is
+computed here.
 
 History, one block per series:
 
     nap  -  time (s, lower is better)  e-divisive; first-parent order of /src/app
     ▁▁▁▁▁▁▁▁▇▇▇▇▇▇█▇
-      #  commit        describe     n    mean    ±sd  change
-      1  2f0c1d3e4a5b  v1.0         3  10.21ms  2.1%
+      #  commit        describe     n   median     mean  ±sd  change
+      1  2f0c1d3e4a5b  v1.0         3  10.20ms  10.21ms  2.1%
       ...
-      9  77ab01c2d3e4  v1.0-8-g77a  3  15.30ms  1.8%  -49.9% regression  [3f2a1b9c0d]
+      9  77ab01c2d3e4  v1.0-8-g77a  3  15.31ms  15.30ms  1.8%  -49.9% regression  [3f2a1b9c0d]
 
-A commit off the first-parent line is marked ``~`` before its number.
+The sparkline and the change are the per-commit medians detection ran on; a change's %
+is between its segments' centres (the mean of their per-commit medians). A commit off the
+first-parent line is marked ``~`` before its number.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from perflab.model.report.history import (
+    ORDER_FIRST_PARENT,
+    Change,
+    ChangeList,
+    History,
+    HistoryPoint,
+    Segment,
+    Series,
+)
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
 
 SPARKS = "▁▂▃▄▅▆▇█"
+CENTRE_NOTE = "centre = mean of the per-commit medians detection ran on"
 
 
 def sparkline(values: Sequence[float]) -> str:
@@ -76,112 +86,121 @@ def when(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def _order_text(history: Any) -> str:
-    if history.order == "first-parent":
+def _order_text(history: History) -> str:
+    if history.order == ORDER_FIRST_PARENT:
         return f"first-parent order of {history.repo}"
     return "time order"
 
 
-def render_history(history: Any) -> str:
-    hosts = {s.host for s in history.series}
-    blocks = []
-    for s in history.series:
-        means = s.means()
-        shown = [abs(m) for m in means if finite(m) and m != 0]
-        reference = float(sorted(shown)[len(shown) // 2]) if shown else 0.0
-        factor, unit = scale_for(reference, s.unit)
-        unit = _unit_suffix(unit)
-        starts = {c.index: c for c in s.changes}
-        rows = []
-        for i, (point, values) in enumerate(zip(s.points, s.samples)):
-            mean = float(values.mean()) if values.size else math.nan
-            sd = float(values.std(ddof=1)) if values.size > 1 else math.nan
-            cov = f"{100 * sd / mean:.1f}%" if finite(sd) and mean else ""
-            change = starts.get(i)
-            mark = f"{pct(change.oriented_pct)} {change.kind}  [{change.id}]" if change else ""
-            rows.append([("" if point.on_line or history.order != "first-parent" else "~") + str(i + 1),
-                         point.short, point.describe or "", str(values.size),
-                         _scaled(mean, factor, unit), cov, mark])
-        direction = "lower" if s.info.direction.value == "lower" else "higher"
-        title = (f"{s.benchmark}  " + (f"{s.point_name}  " if s.params else "") + f"{s.metric} ({s.unit or 'no unit'}, {direction} is better)"
-                 f"  {s.method}; {_order_text(history)}" + (f"  [host {s.host}]" if len(hosts) > 1 else ""))
-        table = format_table(["#", "commit", "describe", "n", "mean", "±sd", "change"], rows,
-                             align="rllrrrl", indent="  ")
-        lines = [title, "  " + sparkline(list(means)), table]
-        for c in s.changes:
-            lines.append(f"  change [{c.id}] at {c.point.short}: "
-                         f"{_mean_sd(c.before.mean, c.before.stddev, factor, unit)} (n={c.before.n}) -> "
-                         f"{_mean_sd(c.after.mean, c.after.stddev, factor, unit)} (n={c.after.n}), "
-                         f"{pct(c.oriented_pct)} {c.kind}, p={p_value(c.p_value)}")
-        if not s.changes:
-            lines.append("  no change point")
-        blocks.append("\n".join(lines))
-    footer = ("~ = not on the first-parent line, placed by time; " if history.order == "first-parent" else "")
-    footer += ("change % oriented: positive = better; ±sd relative to the mean; "
-               "p = Welch t-test of the raw samples of the two segments")
+def change_line(c: Change, factor: float, unit: str) -> str:
+    """The change in two lines: the centres and % detection compared, then the raw samples."""
+    return (f"  change [{c.id}] at {c.point.short}: {_scaled(c.before.centre, factor, unit)} -> "
+            f"{_scaled(c.after.centre, factor, unit)}, {pct(c.oriented_pct)} {c.verdict.value} "
+            f"(centres of {c.before.points} and {c.after.points} commits, p={p_value(c.detection_p)})\n"
+            f"    samples: {_mean_sd(c.before.mean, c.before.stddev, factor, unit)} (n={c.before.n}) -> "
+            f"{_mean_sd(c.after.mean, c.after.stddev, factor, unit)} (n={c.after.n}), p={p_value(c.p_value)}")
+
+
+def _series_block(history: History, s: Series, hosts: int) -> str:
+    factor, unit = scale_for(s.typical, s.unit)
+    unit = _unit_suffix(unit)
+    starts = {c.index: c for c in s.changes}
+    rows = []
+    for i, sp in enumerate(s.points):
+        m = sp.summary
+        change = starts.get(i)
+        mark = f"{pct(change.oriented_pct)} {change.verdict.value}  [{change.id}]" if change else ""
+        rows.append([("" if sp.point.on_line or history.order != ORDER_FIRST_PARENT else "~") + str(i + 1),
+                     sp.point.short, sp.point.describe or "", str(m.n), _scaled(m.median, factor, unit),
+                     _scaled(m.mean, factor, unit), f"{m.cov_pct:.1f}%" if finite(m.cov_pct) else "", mark])
+    direction = "lower" if s.info.direction.value == "lower" else "higher"
+    title = (f"{s.benchmark}  " + (f"{s.point_name}  " if s.params else "")
+             + f"{s.metric} ({s.unit or 'no unit'}, {direction} is better)"
+             f"  {s.method}; {_order_text(history)}" + (f"  [host {s.host}]" if hosts > 1 else ""))
+    table = format_table(["#", "commit", "describe", "n", "median", "mean", "±sd", "change"], rows,
+                         align="rllrrrrl", indent="  ")
+    lines = [title, "  " + sparkline(s.medians()), table]
+    lines += [change_line(c, factor, unit) for c in s.changes]
+    if not s.changes:
+        lines.append("  no change point")
+    return "\n".join(lines)
+
+
+def render_history(history: History) -> str:
+    hosts = len({s.host for s in history.series})
+    blocks = [_series_block(history, s, hosts) for s in history.series]
+    footer = ("~ = not on the first-parent line, placed by time\n" if history.order == ORDER_FIRST_PARENT else "")
+    footer += ("sparkline: per-commit medians; ±sd: relative to the mean\n"
+               f"change % oriented (positive = better) between the segments' centres ({CENTRE_NOTE}); "
+               "its p: Welch t-test of those medians\n"
+               "samples: mean ±sd of the raw samples of each segment; p: Welch t-test of them")
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"
 
 
-def _point_json(point: Any) -> dict[str, Any]:
+def _point_json(point: HistoryPoint) -> dict[str, Any]:
     return {"key": point.key, "commit": point.commit, "describe": point.describe,
             "runs": [r.id for r in point.runs], "on_line": point.on_line,
             "started_at": point.started_at}
 
 
-def change_json(c: Any, subject: str | None = None) -> dict[str, Any]:
+def _segment_json(s: Segment) -> dict[str, Any]:
+    return {"n": s.n, "points": s.points, "centre": number(s.centre), "centre_stddev": number(s.centre_sd),
+            "mean": number(s.mean), "stddev": number(s.stddev)}
+
+
+def change_json(c: Change, subject: str | None = None) -> dict[str, Any]:
     return {
-        "id": c.id, "kind": c.kind, "host": c.host, "benchmark": c.benchmark, "params": c.params,
+        "id": c.id, "kind": c.verdict.value, "verdict": c.verdict.value, "host": c.host,
+        "benchmark": c.benchmark, "params": c.params,
         "metric": c.metric, "unit": c.unit, "direction": c.direction.value, "index": c.index,
         "commit": c.point.commit, "describe": c.point.describe, "subject": subject,
         "runs": [r.id for r in c.point.runs], "previous": _point_json(c.previous),
         "started_at": c.point.started_at,
-        "before": {"n": c.before.n, "points": c.before.points, "mean": number(c.before.mean),
-                   "stddev": number(c.before.stddev)},
-        "after": {"n": c.after.n, "points": c.after.points, "mean": number(c.after.mean),
-                  "stddev": number(c.after.stddev)},
+        "before": _segment_json(c.before), "after": _segment_json(c.after),
         "change_pct": number(c.change_pct), "oriented_pct": number(c.oriented_pct),
         "p_value": number(c.p_value), "detection_p": number(c.detection_p), "method": c.method,
     }
 
 
-def history_json(history: Any) -> str:
+def history_json(history: History) -> str:
     data = {
-        "order": history.order, "repo": history.repo, "warnings": list(history.warnings),
+        "order": history.order, "repo": history.repo, "warnings": [w.message for w in history.warnings],
         "series": [{
             "host": s.host, "benchmark": s.benchmark, "params": s.params, "metric": s.metric,
             "unit": s.unit, "direction": s.info.direction.value, "method": s.method,
-            "points": [dict(_point_json(p), n=int(x.size),
-                            mean=number(float(x.mean())) if x.size else None,
-                            stddev=number(float(x.std(ddof=1))) if x.size > 1 else None,
-                            values=[float(v) for v in x])
-                       for p, x in zip(s.points, s.samples)],
+            "points": [dict(_point_json(p.point), n=p.summary.n, median=number(p.summary.median),
+                            mean=number(p.summary.mean), stddev=number(p.summary.stddev),
+                            values=list(p.values))
+                       for p in s.points],
             "changes": [change_json(c) for c in s.changes],
         } for s in history.series],
     }
     return json.dumps(data, indent=2) + "\n"
 
 
-def render_changes(changes: Sequence[Any], subjects: dict[str, str]) -> str:
-    if not changes:
+def render_changes(listing: ChangeList) -> str:
+    if not listing.changes:
         return "no change point found\n"
-    hosts = {c.host for c in changes}
+    hosts = {item.change.host for item in listing.changes}
     rows = []
-    for c in changes:
-        factor, unit = scale_for(c.before.mean if finite(c.before.mean) else 0.0, c.unit)
+    for item in listing.changes:
+        c = item.change
+        factor, unit = scale_for(c.before.centre if finite(c.before.centre) else 0.0, c.unit)
         unit = _unit_suffix(unit)
-        named = subjects.get(c.point.commit or "") or c.point.describe or ""
+        named = item.subject or c.point.describe or ""
         rows.append([c.id, when(c.point.started_at).split()[0], c.point.short[:8], named[:40],
                      c.benchmark + (f" @{c.host}" if len(hosts) > 1 else ""), c.point_name, c.metric,
-                     _mean_sd(c.before.mean, c.before.stddev, factor, unit),
-                     _mean_sd(c.after.mean, c.after.stddev, factor, unit),
-                     pct(c.oriented_pct), c.kind, p_value(c.p_value)])
+                     _scaled(c.before.centre, factor, unit), _scaled(c.after.centre, factor, unit),
+                     pct(c.oriented_pct), c.verdict.value, p_value(c.detection_p), p_value(c.p_value)])
     table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
-                          "before", "after", "change", "kind", "p"], rows, align="llllllllrrlr")
-    return (table + "\n\nchange % oriented: positive = better; before/after: mean ±sd of the raw "
-            "samples of each segment; 'perflab report change ID' explains one\n")
+                          "before", "after", "change", "verdict", "p", "samples p"], rows,
+                         align="llllllllrrlrr")
+    return (table + f"\n\nbefore/after: the centres of the segments ({CENTRE_NOTE}); change % oriented: "
+            "positive = better; p: Welch t-test of the per-commit medians, samples p: of the raw samples; "
+            "'perflab report change ID' explains one\n")
 
 
-def changes_json(changes: Sequence[Any], subjects: dict[str, str], warnings: Sequence[str]) -> str:
-    return json.dumps({"warnings": list(warnings),
-                       "changes": [change_json(c, subjects.get(c.point.commit or "")) for c in changes]},
+def changes_json(listing: ChangeList) -> str:
+    return json.dumps({"warnings": [w.message for w in listing.warnings],
+                       "changes": [change_json(item.change, item.subject) for item in listing.changes]},
                       indent=2) + "\n"

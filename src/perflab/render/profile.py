@@ -5,9 +5,9 @@ repetitions, ``±N%`` = population sd / mean as lkp prints it, above 2%), then t
 call traces (lkp's ``calltrace``: at most five frames, callee first). JSON: the same
 numbers. Folded: ``root;...;leaf weight`` lines, flamegraph.pl's input.
 
-Duck-typed input (see ``analysis.profile.PointProfile``): ``.benchmark .params .point
-.event .repetitions .symbols .calltraces``, each share ``.name .self_mean .self_sd
-.children_mean .children_sd``.
+Input: the run (model.records.RunInfo) and analysis.profile's PointProfile values, typed
+here by the `PointProfileLike` protocol (render cannot import analysis; they belong in the
+report model once analysis.profile moves them there).
 """
 
 from __future__ import annotations
@@ -15,10 +15,43 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from perflab.model.records import RunInfo
 from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
+
+
+class ShareLike(Protocol):
+    """A symbol's or call trace's share: mean and population sd over the repetitions, in %."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def self_mean(self) -> float: ...
+    @property
+    def self_sd(self) -> float: ...
+    @property
+    def children_mean(self) -> float: ...
+    @property
+    def children_sd(self) -> float: ...
+
+
+class PointProfileLike(Protocol):
+    @property
+    def benchmark(self) -> str: ...
+    @property
+    def params(self) -> dict[str, Any]: ...
+    @property
+    def point(self) -> str: ...
+    @property
+    def event(self) -> str: ...
+    @property
+    def repetitions(self) -> int: ...
+    @property
+    def symbols(self) -> Sequence[ShareLike]: ...
+    @property
+    def calltraces(self) -> Sequence[ShareLike]: ...
 
 
 def _share(m: float, sd: float) -> str:
@@ -28,7 +61,7 @@ def _share(m: float, sd: float) -> str:
     return f"{m:.2f}{spread}"
 
 
-def render_profile(run: Any, points: Sequence[Any], *, order: str = "self") -> str:
+def render_profile(run: RunInfo, points: Sequence[PointProfileLike], *, order: str = "self") -> str:
     out = [f"run {run.id} ({run.label}): profile, % of samples, mean over the repetitions"]
     for p in points:
         out += ["", f"{p.benchmark} {p.point}  event {p.event}  {p.repetitions} repetition(s)"]
@@ -46,7 +79,7 @@ def render_profile(run: Any, points: Sequence[Any], *, order: str = "self") -> s
     return "\n".join(out) + "\n"
 
 
-def profile_data(run: Any, points: Sequence[Any]) -> dict[str, Any]:
+def profile_data(run: RunInfo, points: Sequence[PointProfileLike]) -> dict[str, Any]:
     return {"run": {"id": run.id, "label": run.label, "commit": run.commit},
             "points": [{"benchmark": p.benchmark, "params": p.params, "event": p.event,
                         "repetitions": p.repetitions,
@@ -58,7 +91,7 @@ def profile_data(run: Any, points: Sequence[Any]) -> dict[str, Any]:
                        for p in points]}
 
 
-def render_profile_json(run: Any, points: Sequence[Any]) -> str:
+def render_profile_json(run: RunInfo, points: Sequence[PointProfileLike]) -> str:
     return json.dumps(profile_data(run, points), indent=1, ensure_ascii=False) + "\n"
 
 

@@ -24,8 +24,10 @@
             perflab run ... --commit SHA
 
 The header's % is oriented (negative = worse), as the robot's "-2.9% regression" of a
-rate; the lkp table's %change is raw (new − base)/base. Read duck-typed from
-``perflab.analysis.history.ChangeReport``.
+rate, between the centres of the two segments the change point defines (the estimator
+that found it); the lkp table's %change is raw (new − base)/base of the samples of the
+same two segments. Layout of ``perflab.model.report.history.ChangeReport``; the
+comparison inside it goes to ``render_comparison`` untouched.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from __future__ import annotations
 from typing import Any
 
 from perflab.model.params import format_value
+from perflab.model.report.history import ChangeReport, ReportSide, Segment
 from perflab.render.compare import render_comparison
-from perflab.render.history import p_value, pct
+from perflab.render.history import CENTRE_NOTE, p_value, pct
 from perflab.render.units import format_number, scale_for
 
 RULE = "-" * 98 + ">"
@@ -57,30 +60,33 @@ def _machine(environment: dict[str, Any], host: str) -> str:
     return text + f" (host {host}" + (f", kernel {kernel})" if kernel else ")")
 
 
-def _value(value: float, unit: str) -> str:
-    factor, name = scale_for(value, unit)
+def _value(value: float, unit: str, reference: float) -> str:
+    factor, name = scale_for(reference, unit)
     return f"{format_number(value / factor)} {name}".rstrip()
 
 
-def _segment(segment: Any, unit: str) -> str:
-    text = _value(segment.mean, unit)
+def _segment(segment: Segment, unit: str) -> str:
+    text = _value(segment.centre, unit, segment.centre) + f" (centre of {segment.points} commit(s))"
+    samples = _value(segment.mean, unit, segment.centre)
     if segment.stddev == segment.stddev:  # not NaN
-        factor, _ = scale_for(segment.mean, unit)
-        text += f" ±{format_number(segment.stddev / factor, 3)}"
-    return text + f"  (n={segment.n} samples, {segment.points} commit(s))"
+        factor, _ = scale_for(segment.centre, unit)
+        samples += f" ±{format_number(segment.stddev / factor, 3)}"
+    return text + f"; samples {samples} (n={segment.n})"
 
 
-def _commits(runs: Any) -> str:
-    commits = len({r.commit or f"run-{r.id}" for r in runs})
-    return f"{len(runs)} run(s) of {commits} commit(s)"
+def _side(side: ReportSide) -> str:
+    span = side.first.short if side.first.key == side.last.key else f"{side.first.short}..{side.last.short}"
+    pooled = (f"all {side.points} commit(s) of the segment" if side.whole
+              else f"{side.points} of the segment's {side.segment.points} commit(s), nearest the change")
+    return f"{span} ({pooled}, {side.runs} run(s))"
 
 
-def render_change_report(report: Any, *, show_all: bool = False) -> str:
+def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str:
     c = report.change
     subject = report.subject or c.point.describe or ""
     named = f" ({subject})" if subject else ""
-    out = [f"perflab noticed a {pct(c.oriented_pct)} {c.kind} of {c.stat} on commit "
-           f"{c.point.short[:10]}{named}", ""]
+    out = [(f"perflab noticed a {pct(c.oriented_pct)} {c.verdict.value} of {c.stat} on commit "
+            f"{c.point.short[:10]}{named}"), ""]
     if c.point.commit:
         out.append(f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else ""))
     else:
@@ -91,8 +97,10 @@ def render_change_report(report: Any, *, show_all: bool = False) -> str:
                    + "  (the last measured commit before it)")
     if report.repo:
         out.append(f"repository: {report.repo}")
+    elif report.recorded_repo:
+        out.append(f"repository: {report.recorded_repo} (gone)")
     out.append(f"change: {c.id}")
-    run = report.new_runs[0]
+    run = report.machine
     out += ["", f"in testcase: {c.benchmark}", f"on test machine: {_machine(run.environment or {}, run.host)}"]
     if c.params:
         out += ["with following parameters:", ""]
@@ -101,17 +109,19 @@ def render_change_report(report: Any, *, show_all: bool = False) -> str:
     out += ["", f"history of {c.stat} ({c.unit or 'no unit'}, {direction} is better):",
             f"  before: {_segment(c.before, c.unit)}",
             f"  after:  {_segment(c.after, c.unit)}",
-            f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.kind}), "
-            f"p = {p_value(c.p_value)} (Welch t-test of the samples of the two segments)",
-            f"  found by {c.method} on per-commit medians (its p = {p_value(c.detection_p)}); "
-            f"'perflab history --metric {c.metric}' shows the series"]
+            (f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.verdict.value}) between the "
+             f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); samples "
+             f"p = {p_value(c.p_value)}"),
+            (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); "
+             f"'perflab history --metric {c.metric}' shows the series")]
     out += ["", "Details are as below:", RULE, "",
-            f"{_commits(report.base_runs)} before the change vs {_commits(report.new_runs)} from it on, "
-            f"{'every stat' if show_all else 'every stat that changed'}:", ""]
+            f"before the change: {_side(report.before)}",
+            f"from it on:        {_side(report.after)}",
+            f"their samples pooled, {'every stat' if show_all else 'every stat that changed'}:", ""]
     table = render_comparison(report.comparison, "lkp", profile=report.profile,
                               rows=("all",) if show_all else ("amean",))
     out += [table.rstrip("\n")]
     if report.warnings:
-        out += ["", "warnings:", *(f"  {w}" for w in report.warnings)]
+        out += ["", "warnings:", *(f"  {w.message}" for w in report.warnings)]
     out += ["", "To reproduce:", "", *(f"        {line}" for line in report.reproduce)]
     return "\n".join(line.rstrip() for line in out) + "\n"

@@ -1,0 +1,254 @@
+"""History, changes and change points as values: what `perflab history`, `changes`,
+`report change` and `changepoints` print, every number computed by analysis.
+
+A change is described by the estimator that found it. Detection runs on one value per
+commit, the median of its samples; a segment's ``centre`` is the mean of those medians
+(the level the detectors compare and the noise floor is applied to), and a change's % and
+verdict come from the two centres. The raw samples' mean ±sd and Welch p-value are kept
+beside it, named as such.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from perflab.model.params import point_text
+from perflab.model.records import Direction, MetricInfo, RunInfo
+from perflab.model.verdicts import StatWarning, Verdict
+
+ORDER_FIRST_PARENT = "first-parent"
+ORDER_TIME = "time"
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One commit (all of its runs), or one run without a commit."""
+
+    key: str                    # the commit as recorded (full sha), or "run-<id>"
+    commit: str | None
+    describe: str | None
+    runs: tuple[RunInfo, ...]   # oldest first
+    on_line: bool               # placed by the first-parent line (False: by time)
+
+    @property
+    def started_at(self) -> float:
+        return self.runs[0].started_at
+
+    @property
+    def short(self) -> str:
+        return self.commit[:12] if self.commit else f"run {self.runs[0].id}"
+
+
+@dataclass(frozen=True)
+class PointSummary:
+    """The ok samples of one point of a series (n = 0: a gap)."""
+
+    n: int
+    median: float     # what detection runs on
+    mean: float
+    stddev: float     # sample sd (n-1); NaN below 2 samples
+    cov_pct: float    # 100·sd/mean; NaN when undefined
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    point: HistoryPoint
+    values: tuple[float, ...]
+    summary: PointSummary
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The points between two change points: series positions [first, end)."""
+
+    first: int
+    end: int
+    points: int        # positions with samples
+    n: int             # samples
+    centre: float      # mean of the per-point medians: the level detection compares
+    centre_sd: float   # sd of the per-point medians (n-1); NaN below 2 points
+    mean: float        # of the raw samples
+    stddev: float      # of the raw samples (n-1); NaN below 2 samples
+
+
+@dataclass(frozen=True)
+class Change:
+    id: str
+    host: str
+    benchmark: str
+    params: dict[str, Any]
+    metric: str
+    unit: str
+    direction: Direction
+    index: int                  # first point of the new regime, in the series' points
+    point: HistoryPoint         # that point
+    previous: HistoryPoint      # the last point with samples before it
+    before: Segment
+    after: Segment
+    change_pct: float           # 100·(after.centre − before.centre)/before.centre, raw
+    oriented_pct: float         # the same, positive = better
+    verdict: Verdict            # by oriented_pct: IMPROVEMENT / REGRESSION (UNDECIDED: % undefined)
+    p_value: float              # Welch's t-test between the raw samples of the two segments
+    detection_p: float          # Welch's t-test between the per-point medians of the two segments
+    method: str
+
+    @property
+    def point_name(self) -> str:
+        return point_text(self.params)
+
+    @property
+    def stat(self) -> str:
+        return f"{self.benchmark}.{self.metric}"
+
+
+@dataclass(frozen=True)
+class Series:
+    host: str
+    benchmark: str
+    params: dict[str, Any]
+    params_key: str
+    metric: str
+    unit: str
+    info: MetricInfo
+    points: tuple[SeriesPoint, ...]
+    changes: tuple[Change, ...]
+    method: str
+    typical: float     # median |per-point median|: the magnitude units are scaled for
+
+    @property
+    def point_name(self) -> str:
+        return point_text(self.params)
+
+    def medians(self) -> tuple[float, ...]:
+        return tuple(p.summary.median for p in self.points)
+
+
+@dataclass(frozen=True)
+class History:
+    series: tuple[Series, ...]
+    order: str                  # ORDER_FIRST_PARENT or ORDER_TIME
+    repo: str | None            # the repository whose first-parent line ordered the points
+    warnings: tuple[StatWarning, ...] = ()
+
+    def changes(self) -> tuple[Change, ...]:
+        return tuple(c for s in self.series for c in s.changes)
+
+
+@dataclass(frozen=True)
+class ListedChange:
+    """One line of `perflab changes`: a change and its commit's subject."""
+
+    change: Change
+    subject: str | None
+
+
+@dataclass(frozen=True)
+class ChangeList:
+    changes: tuple[ListedChange, ...]       # largest |oriented %| first
+    warnings: tuple[StatWarning, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportSide:
+    """One side of `report change`'s detailed comparison: points of one segment."""
+
+    segment: Segment            # the whole segment, as `history` shows it
+    first: HistoryPoint         # the first and last pooled point
+    last: HistoryPoint
+    points: int                 # pooled points (all of the segment's measured ones unless --points)
+    runs: int
+    whole: bool                 # every measured point of the segment is pooled
+
+
+@dataclass(frozen=True)
+class ChangeReport:
+    """Everything the robot-style report of one change says.
+
+    ``comparison`` and ``profile`` are analysis.compare's comparison and
+    analysis.profile's deltas of the two sides, passed through to the lkp renderer.
+    """
+
+    change: Change
+    subject: str | None           # the commit's subject line, from its repository
+    previous_subject: str | None
+    repo: str | None              # the repository the commits are in, when it is there
+    recorded_repo: str | None     # the repository the runs recorded (may be gone)
+    machine: RunInfo              # the first run at the change commit: its machine is described
+    before: ReportSide
+    after: ReportSide
+    comparison: Any
+    profile: Any
+    reproduce: tuple[str, ...]    # shell lines
+    warnings: tuple[StatWarning, ...] = ()
+
+
+# --------------------------------------------------------------------------- changepoints FILE
+
+@dataclass(frozen=True)
+class FileChangePoint:
+    """One change point of a column of a series file."""
+
+    index: int
+    label: str | None
+    mean_before: float
+    stddev_before: float
+    mean_after: float
+    stddev_after: float
+    change_pct: float                  # raw
+    oriented_pct: float | None         # with a direction: positive = better
+    verdict: Verdict | None            # with a direction
+    p_value: float
+
+
+@dataclass(frozen=True)
+class ColumnChanges:
+    column: str
+    points: int                        # positions in the series (commits, rows)
+    has_labels: bool
+    change_points: tuple[FileChangePoint, ...]
+
+
+@dataclass(frozen=True)
+class FileChanges:
+    source: str
+    method: str
+    parameters: dict[str, Any]
+    direction: Direction | None
+    columns: tuple[ColumnChanges, ...]
+
+
+def directed_verdict(oriented_pct: float) -> Verdict:
+    """A detected change is significant by construction: its sign decides; no sign, undecided."""
+    if not math.isfinite(oriented_pct) or oriented_pct == 0:
+        return Verdict.UNDECIDED
+    return Verdict.IMPROVEMENT if oriented_pct > 0 else Verdict.REGRESSION
+
+
+# --------------------------------------------------------------------------- method names
+
+#: The change-point methods perflab.stats.changepoints.detect accepts, with what each does:
+#: the one list behind the --method choices and help of history, changes, report change
+#: and changepoints (a test checks it against stats.changepoints.METHODS).
+CHANGEPOINT_METHODS: dict[str, str] = {
+    "e-divisive": "Otava's method: E-divisive means in sliding windows, then a t-test between "
+                  "neighbouring segments",
+    "pelt": "exact penalised least squares for changes in mean (PELT)",
+    "binseg": "seeded binary segmentation with PELT's penalty, the fastest on long series",
+}
+#: history's extra choice: e-divisive, PELT past AUTO_PELT_ABOVE points.
+AUTO_METHOD = "auto"
+AUTO_PELT_ABOVE = 1000  # points; E-divisive's windows make it slower and no better past this
+
+
+def method_help(*, auto: bool) -> str:
+    """The --method help text, from the registry."""
+    listed = "; ".join(f"{name}: {text}" for name, text in CHANGEPOINT_METHODS.items())
+    if auto:
+        return f"Change-point detector (auto: e-divisive, PELT past {AUTO_PELT_ABOVE} commits). {listed}."
+    return f"{listed}."
+
+
+def method_choices(*, auto: bool) -> list[str]:
+    return ([AUTO_METHOD] if auto else []) + list(CHANGEPOINT_METHODS)

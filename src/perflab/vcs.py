@@ -1,0 +1,163 @@
+"""git: the one module that runs it. Commits, their order, subjects, worktrees.
+
+Every caller (a run's commit identity, history's first-parent order, bisect's range and
+worktrees) goes through `git`, so a missing or stuck git is one EnvironmentProblem and
+the timeout is set in one place. Nothing here knows about runs, series or statistics.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Self
+
+from perflab.model.errors import EnvironmentProblem, UsageError
+
+GIT_TIMEOUT_S = 120.0  # rev-list of a kernel's history takes seconds, not minutes
+
+
+def git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``git -C repo ARGS``, output captured; a missing or stuck git is an EnvironmentProblem."""
+    try:
+        return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
+    except FileNotFoundError:
+        raise EnvironmentProblem("git not found", hint="apt-get install git") from None
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(f"git {' '.join(args[:2])} in {repo} took over {GIT_TIMEOUT_S:g} s") from None
+
+
+def git_output(repo: str, *args: str) -> str | None:
+    """The stripped stdout of a git command that succeeded with some output, else None."""
+    result = git(repo, *args)
+    out = result.stdout.strip()
+    return out if result.returncode == 0 and out else None
+
+
+def git_checked(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """git in ``repo``; a failure is the user's (a bad ref, not a repository): UsageError."""
+    result = git(repo, *args)
+    if result.returncode != 0:
+        raise UsageError(f"git {' '.join(args)} failed in {repo}: {last_line(result.stderr)}")
+    return result
+
+
+def last_line(text: str, width: int = 200) -> str:
+    """The last non-empty line of a tool's output, cut to ``width``: what a one-line error quotes."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:width] if lines else ""
+
+
+def is_repository(repo: str) -> bool:
+    return Path(repo).is_dir() and git_output(repo, "rev-parse", "--git-dir") is not None
+
+
+# --------------------------------------------------------------------------- commits
+
+def git_commit(repo: str, commit: str | None = None) -> tuple[str, str]:
+    """(full hash, ``git describe``) of ``commit`` (default HEAD) in ``repo``."""
+    if not Path(repo).is_dir():
+        raise UsageError(f"--repo {repo}: no such directory")
+    revision = f"{commit or 'HEAD'}^{{commit}}"
+    sha = git_output(repo, "rev-parse", "--verify", "--quiet", revision)
+    if sha is None:
+        what = f"commit {commit!r}" if commit else "a HEAD commit"
+        raise UsageError(f"--repo {repo}: not a git repository with {what}")
+    describe = git_output(repo, "describe", "--always", "--tags", sha) or sha[:12]
+    return sha, describe
+
+
+def first_parent_line(repo: str, sha: str) -> list[str] | None:
+    """The first-parent line ending at ``sha``, oldest first; None when git does not know it."""
+    out = git_output(repo, "rev-list", "--first-parent", "--reverse", sha, "--")
+    return out.split() if out else None
+
+
+def commit_subjects(repo: str | None, shas: Iterable[str]) -> dict[str, str]:
+    """sha -> subject line, for the commits ``repo`` knows (one git call); {} without it."""
+    wanted = sorted(set(shas))
+    if not repo or not wanted or not Path(repo).is_dir():
+        return {}
+    out = git_output(repo, "log", "--no-walk=unsorted", "--format=%H %s", *wanted, "--")
+    if out is None:  # one unknown commit fails the batch: ask one by one
+        found = {}
+        for sha in wanted:
+            line = git_output(repo, "log", "-1", "--format=%H %s", sha, "--")
+            if line:
+                _, _, subject = line.strip().partition(" ")
+                found[sha] = subject
+        return found
+    subjects = {}
+    for line in out.splitlines():
+        full, _, subject = line.partition(" ")
+        for sha in wanted:
+            if full.startswith(sha):
+                subjects[sha] = subject
+    return subjects
+
+
+def _resolve(repo: str, ref: str, which: str) -> str:
+    result = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if result.returncode != 0 or not result.stdout.strip():
+        raise UsageError(f"--{which} {ref!r}: no such commit in {repo}")
+    return result.stdout.strip()
+
+
+def first_parent_range(repo: str, good: str, bad: str) -> list[tuple[str, str]]:
+    """(sha, subject) of good, then of every first-parent commit of good..bad, oldest first
+    (bad last); a bad ref or range is a UsageError naming the option."""
+    if not os.path.isdir(repo):
+        raise UsageError(f"--repo {repo}: no such directory")
+    if git(repo, "rev-parse", "--git-dir").returncode != 0:
+        raise UsageError(f"--repo {repo}: not a git repository")
+    good_sha, bad_sha = _resolve(repo, good, "good"), _resolve(repo, bad, "bad")
+    if good_sha == bad_sha:
+        raise UsageError(f"--good and --bad are the same commit ({good_sha[:12]})")
+    if git(repo, "merge-base", "--is-ancestor", good_sha, bad_sha).returncode != 0:
+        raise UsageError(f"--good {good} is not an ancestor of --bad {bad}",
+                         hint="bisect needs good to come before bad in the history")
+    listing = git_checked(repo, "log", "--first-parent", "--reverse", "--format=%H %s",
+                          f"{good_sha}..{bad_sha}").stdout.splitlines()
+    shas = [line.split(" ", 1) for line in listing]
+    if not shas or shas[-1][0] != bad_sha:
+        raise UsageError(f"--bad {bad} is not on the first-parent line from --good {good}")
+    good_subject = git_checked(repo, "log", "-1", "--format=%s", good_sha).stdout.strip()
+    return [(good_sha, good_subject), *((sha, subject[0] if subject else "") for sha, *subject in shas)]
+
+
+# --------------------------------------------------------------------------- worktrees
+
+class Worktrees:
+    """Detached worktrees of ``repo``, one per name, in a temporary directory removed on exit."""
+
+    def __init__(self, repo: str, start: str, names: Sequence[str], prefix: str = "perflab-worktrees-"):
+        self.repo = repo
+        self.start = start
+        self.parent = tempfile.mkdtemp(prefix=prefix)
+        self.paths = {name: os.path.join(self.parent, name) for name in names}
+
+    def __enter__(self) -> Self:
+        try:
+            for path in self.paths.values():
+                git_checked(self.repo, "worktree", "add", "--detach", "--quiet", path, self.start)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for path in self.paths.values():
+            if os.path.isdir(path):
+                git(self.repo, "worktree", "remove", "--force", path)
+        shutil.rmtree(self.parent, ignore_errors=True)
+        git(self.repo, "worktree", "prune")
+
+    def checkout(self, name: str, sha: str) -> str:
+        """Check ``sha`` out (detached, forced) in the worktree ``name``; its path."""
+        path = self.paths[name]
+        git_checked(path, "checkout", "--quiet", "--force", "--detach", sha)
+        return path
