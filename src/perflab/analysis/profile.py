@@ -291,6 +291,11 @@ def profile_report(store: Store, runs: list[RunInfo], *, filters: Filters = Filt
 
 
 # -- one run's profile ------------------------------------------------------------------------
+def _spread(mean: float, sd: float) -> float:
+    """The population sd in % of the mean (lkp's ±N%); NaN where the mean is not positive."""
+    return 100.0 * sd / mean if mean > 0 and math.isfinite(sd) else math.nan
+
+
 def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), order: str = "self",
                 top: int | None = 20, event: str | None = None) -> list[PointProfile]:
     """Per (benchmark, point, event): every symbol's self and children share, largest first;
@@ -319,9 +324,10 @@ def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), ord
         for symbol, kinds in by_symbol.items():
             if "calltrace" in kinds:
                 m, sd = stats(kinds["calltrace"])
-                traces.append(Share(symbol, m, sd, math.nan, math.nan))
+                traces.append(Share(symbol, m, sd, math.nan, math.nan, _spread(m, sd)))
             if "self" in kinds or "children" in kinds:
-                symbols.append(Share(symbol, *stats(kinds.get("self")), *stats(kinds.get("children"))))
+                (sm, ssd), (cm, csd) = stats(kinds.get("self")), stats(kinds.get("children"))
+                symbols.append(Share(symbol, sm, ssd, cm, csd, _spread(sm, ssd), _spread(cm, csd)))
         if order == "children":
             symbols.sort(key=lambda s: (-s.children_mean, -s.self_mean, s.name))
         else:

@@ -6,7 +6,7 @@ call traces (lkp's ``calltrace``: at most five frames, callee first). JSON: the 
 numbers. Folded: ``root;...;leaf weight`` lines, flamegraph.pl's input.
 
 Input: the run (model.records.RunInfo) and analysis.profile's PointProfile values, typed
-here by the `PointProfileLike` protocol (render cannot import analysis; they belong in the
+here by the `PointProfile` protocol (render cannot import analysis; they belong in the
 report model once analysis.profile moves them there).
 """
 
@@ -15,71 +15,39 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from perflab.model.records import RunInfo
+from perflab.model.report.profile import PointProfile
 from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
 
 
-class ShareLike(Protocol):
-    """A symbol's or call trace's share: mean and population sd over the repetitions, in %."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def self_mean(self) -> float: ...
-    @property
-    def self_sd(self) -> float: ...
-    @property
-    def children_mean(self) -> float: ...
-    @property
-    def children_sd(self) -> float: ...
-
-
-class PointProfileLike(Protocol):
-    @property
-    def benchmark(self) -> str: ...
-    @property
-    def params(self) -> dict[str, Any]: ...
-    @property
-    def point(self) -> str: ...
-    @property
-    def event(self) -> str: ...
-    @property
-    def repetitions(self) -> int: ...
-    @property
-    def symbols(self) -> Sequence[ShareLike]: ...
-    @property
-    def calltraces(self) -> Sequence[ShareLike]: ...
-
-
-def _share(m: float, sd: float) -> str:
+def _share(m: float, spread_pct: float) -> str:
     if not math.isfinite(m):
         return "-"
-    spread = f" ±{round(100 * sd / m):d}%" if m > 0 and math.isfinite(sd) and 100 * sd / m > 2 else ""
-    return f"{m:.2f}{spread}"
+    return f"{m:.2f}" + (f" ±{round(spread_pct):d}%" if math.isfinite(spread_pct) and spread_pct > 2 else "")
 
 
-def render_profile(run: RunInfo, points: Sequence[PointProfileLike], *, order: str = "self") -> str:
+def render_profile(run: RunInfo, points: Sequence[PointProfile], *, order: str = "self") -> str:
     out = [f"run {run.id} ({run.label}): profile, % of samples, mean over the repetitions"]
     for p in points:
         out += ["", f"{p.benchmark} {p.point}  event {p.event}  {p.repetitions} repetition(s)"]
         headers = ["children", "self", "symbol"] if order == "children" else ["self", "children", "symbol"]
         rows = []
         for s in p.symbols:
-            own, children = _share(s.self_mean, s.self_sd), _share(s.children_mean, s.children_sd)
+            own, children = _share(s.self_mean, s.self_spread_pct), _share(s.children_mean, s.children_spread_pct)
             rows.append([children, own, s.name] if order == "children" else [own, children, s.name])
         out.append(format_table(headers, rows, align="rrl", indent="  ") if rows
                    else "  no symbol at or above 0.05%")
         if p.calltraces:
             out += ["", "  call traces (callee first):"]
-            out.append(format_table(["share", "frames"], [[_share(t.self_mean, t.self_sd), t.name]
+            out.append(format_table(["share", "frames"], [[_share(t.self_mean, t.self_spread_pct), t.name]
                                                           for t in p.calltraces], align="rl", indent="  "))
     return "\n".join(out) + "\n"
 
 
-def profile_data(run: RunInfo, points: Sequence[PointProfileLike]) -> dict[str, Any]:
+def profile_data(run: RunInfo, points: Sequence[PointProfile]) -> dict[str, Any]:
     return {"run": {"id": run.id, "label": run.label, "commit": run.commit},
             "points": [{"benchmark": p.benchmark, "params": p.params, "event": p.event,
                         "repetitions": p.repetitions,
@@ -91,7 +59,7 @@ def profile_data(run: RunInfo, points: Sequence[PointProfileLike]) -> dict[str, 
                        for p in points]}
 
 
-def render_profile_json(run: RunInfo, points: Sequence[PointProfileLike]) -> str:
+def render_profile_json(run: RunInfo, points: Sequence[PointProfile]) -> str:
     return json.dumps(profile_data(run, points), indent=1, ensure_ascii=False) + "\n"
 
 

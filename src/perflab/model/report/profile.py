@@ -99,13 +99,16 @@ class ProfileReport:
 # -- one run's profile ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Share:
-    """A symbol's (or a call trace's) share over the repetitions: mean and population sd."""
+    """A symbol's (or a call trace's) share over the repetitions: mean, population sd, and
+    that sd in % of the mean (lkp's ±N%; NaN where the mean is 0)."""
 
     name: str
     self_mean: float
     self_sd: float
     children_mean: float
     children_sd: float
+    self_spread_pct: float = math.nan
+    children_spread_pct: float = math.nan
 
 
 @dataclass(frozen=True)
