@@ -83,3 +83,28 @@ def test_one_command_each_under_different_names_pairs_up(sqlite_db):
     [candidate] = row["candidates"]
     assert candidate["n"] == 3 and candidate["comparison"]["change_pct"] < 0  # twice as long: worse
     assert "new's benchmark 'sleep 0.02' compared with old's 'sleep 0.01'" in data["warnings"]
+
+
+def test_calibrate_measures_run_to_run_variance_and_compare_uses_it(tmp_path):
+    db = str(tmp_path / "perflab.db")
+    out = run_cli("calibrate", "-k", "3", "-n", "6", "--name", "nap", "--", "sleep", "0.002", db=db, check=True)
+    assert "between runs (CoV)" in out.stdout and "nap" in out.stdout
+    assert len([r for r in run_cli("runs", db=db, check=True).stdout.splitlines() if "calibrate" in r]) == 3
+    for label in ("base", "new"):
+        run_cli("run", "-n", "6", "--label", label, "--name", "nap", "-q", "--", "sleep", "0.002", db=db, check=True)
+    text = run_cli("compare", "base", "new", "--metric", "time", db=db, check=True).stdout
+    assert "separate runs: run-to-run spread" in text and "from replicate runs, 3 of them" in text
+    # without replicates the variance is unknown, and the report says what is not judged
+    other = str(tmp_path / "other.db")
+    for label in ("base", "new"):
+        run_cli("run", "-n", "6", "--label", label, "--name", "nap", "-q", "--", "sleep", "0.002", db=other, check=True)
+    assert "run-to-run variance unknown" in run_cli("compare", "base", "new", db=other, check=True).stdout
+
+
+def test_calibrate_usage_errors(tmp_path):
+    db = str(tmp_path / "perflab.db")
+    for args, message in ((["-k", "1", "--", "true"], "2 or more"), (["-n", "2", "--resume", "1"], "resume"),
+                          (["-n", "2", "--label", "x", "--", "true"], "sets the label"), ([], "needs what to run")):
+        result = run_cli("calibrate", *args, db=db)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert message is None or message in result.stderr

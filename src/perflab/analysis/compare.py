@@ -20,13 +20,19 @@ import numpy as np
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric
+from perflab.model.report.calibration import Calibration
 from perflab.model.report.compare import (
     Block, Cell, Change, CompareReport, Geomean, Interval, Layout, RuleOutcome, Row, SideSummary,
 )
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
+from perflab.stats.variance import RunVariance, between_runs, pooled
+from perflab.stats.warnings import RUN_VARIANCE
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
+
+
+Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
 
 @dataclass(frozen=True)
@@ -99,27 +105,37 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
     warnings: list[str] = []
-    tables = [_groups(store, side, filters, monitor_metrics, exclude_metrics) for side in sides]
+    fetched = [_groups(store, side, filters, monitor_metrics, exclude_metrics) for side in sides]
+    tables, parts = [t for t, _ in fetched], [p for _, p in fetched]
     _pair_single_benchmarks(tables, runs, warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     if not keys:
         raise UsageError("nothing to compare: no samples match"
                          + (" the filters" if filters != Filters() else " in these runs"))
     infos = _metric_infos(store, {k[0] for k in keys}, warnings, tables)
+    ids = [{run.id for run in side} for side in sides]
+    separate = [ids[0].isdisjoint(other) for other in ids[1:]]
+    variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
-                          best_pcts=best_pcts, warnings=warnings)
+                          best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances)
     return replace(report, warnings=(*report.warnings, *_environment_warnings(runs)))
 
 
-Tables = list[dict[tuple[str, str, str], ValueGroup]]   # per side: (benchmark, params, metric) -> values
+Tables = list[dict[Key, ValueGroup]]   # per side: (benchmark, params, metric) -> values
 
 
 def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str, str], MetricInfo], *,
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                  noise_floor: float | None = None, best_pcts: Sequence[int] = (),
-                 warnings: Sequence[str] = (), layouts: dict[str, Layout] | None = None) -> CompareReport:
+                 warnings: Sequence[str] = (), layouts: dict[str, Layout] | None = None,
+                 separate: Sequence[bool] = (), run_variances: dict[Key, RunVariance | None] | None = None,
+                 ) -> CompareReport:
     """The report of the sides' value tables (baseline first), one row per key any side has:
-    each candidate tested against the baseline, verdicts decided across the whole report."""
+    each candidate tested against the baseline, verdicts decided across the whole report.
+
+    ``separate[c]``: candidate c and the baseline were recorded by different runs, so
+    their run-to-run variance enters the test: ``run_variances[key]`` where known; where
+    not, changes below stats.difference.UNKNOWN_RUN_FLOOR are not judged."""
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     pending: list[tuple[int, int, Difference]] = []
@@ -129,15 +145,24 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
         for c, table in enumerate(tables[1:]):
             other = table.get(key)
             if base is not None and other is not None:
+                apart = bool(separate[c]) if c < len(separate) else False
+                variance = (run_variances or {}).get(key) if apart else None
                 pending.append((r, c, compare(
                     base.values, other.values, direction=info.direction, mean_kind=info.mean,
                     method=method,  # type: ignore[arg-type]
-                    noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence)))
+                    noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
+                    separate_runs=apart, run_variance=variance)))
         missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
             warnings.append(f"{key[0]} {point_text(json.loads(key[1]))} {key[2]}: no samples in {', '.join(missing)}")
 
     decided = decide([d for _, _, d in pending], q) if pending else []
+    said: dict[str, int] = {}
+    for d in decided:
+        for w in d.warnings:
+            if w.kind == RUN_VARIANCE:
+                said[w.message] = said.get(w.message, 0) + 1
+    warnings += [f"{message} [{count} row(s)]" for message, count in said.items()]
     by_cell = {(r, c): d for (r, c, _), d in zip(pending, decided)}
     rows = []
     for r, key in enumerate(keys):
@@ -216,7 +241,9 @@ def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Dif
         ci=Interval(d.ci_low, d.ci_high, d.confidence), method=d.method_key, test=d.method,
         interval=d.interval, p_value=d.p_value, q_value=d.q_value, min_p=d.min_p, noise_floor=d.noise_floor,
         verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes))
-    return Cell(label, side, change, tuple(w for w in d.warnings if w.side is WarningSide.PAIR))
+    # how run-to-run variance entered the test is said once for the report, not per row
+    return Cell(label, side, change, tuple(w for w in d.warnings
+                                           if w.side is WarningSide.PAIR and w.kind != RUN_VARIANCE))
 
 
 def _blocks(rows: list[Row], n_sides: int, layouts: dict[str, Layout],
@@ -299,19 +326,63 @@ def _geomean(rows: list[Row], n_sides: int) -> Geomean:
 
 
 def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics: bool | None,
-            exclude: frozenset[str]) -> dict[tuple[str, str, str], ValueGroup]:
-    """One side's value groups by (benchmark, point, metric), several runs' values pooled."""
-    pooled: dict[tuple[str, str, str], list[ValueGroup]] = {}
+            exclude: frozenset[str]) -> tuple[dict[Key, ValueGroup], dict[Key, list[np.ndarray]]]:
+    """One side's value groups by (benchmark, point, metric), several runs' values pooled,
+    and each run's own values (for the run-to-run variance of a pooled side)."""
+    pooled: dict[Key, list[ValueGroup]] = {}
     for run in runs:
         for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
             if (not filters.params or filters.keeps(json.loads(g.params))) and (
                     monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
                     or g.metric in filters.metrics) and g.metric not in exclude:
                 pooled.setdefault((g.benchmark, g.params, g.metric), []).append(g)
-    return {key: groups[0] if len(groups) == 1 else
-            replace(groups[0], values=np.concatenate([g.values for g in groups]),
-                    failures=sum(g.failures for g in groups))
-            for key, groups in pooled.items()}
+    table = {key: groups[0] if len(groups) == 1 else
+             replace(groups[0], values=np.concatenate([g.values for g in groups]),
+                     failures=sum(g.failures for g in groups))
+             for key, groups in pooled.items()}
+    return table, {key: [g.values for g in groups] for key, groups in pooled.items()}
+
+
+def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
+    """Per (benchmark, point, metric) of replicate runs: the spread inside a run and between runs."""
+    per_key: dict[Key, list[np.ndarray]] = {}
+    for run_id in run_ids:
+        for g in store.value_groups(run_id):
+            per_key.setdefault((g.benchmark, g.params, g.metric), []).append(g.values)
+    out = []
+    for (benchmark, params, metric), groups in per_key.items():
+        variance = between_runs(groups)
+        logs = [np.log(g[g > 0]) for g in groups if np.sum(g > 0) >= 2]
+        within = float(np.sqrt(np.mean([x.var(ddof=1) for x in logs]))) if logs else math.nan
+        out.append(Calibration(benchmark, point_text(json.loads(params)), metric, len(groups), 100.0 * within,
+                               variance.cov_pct if variance else math.nan, variance.df if variance else 0.0))
+    return out
+
+
+def _run_variances(store: Store, sides: list[list[RunInfo]], parts: list[dict[Key, list[np.ndarray]]],
+                   keys: list[Key]) -> dict[Key, RunVariance | None]:
+    """Per row, the run-to-run variance of its benchmark, point and metric: between the runs
+    of the sides that pool several (history's segments), else between replicate runs in
+    the store (same host, label and commit, e.g. 'perflab calibrate'), else None."""
+    out: dict[Key, RunVariance | None] = {}
+    if any(len(side) > 1 for side in sides):
+        for key in keys:
+            out[key] = pooled([between_runs(side[key], "the runs of each side") for side in parts
+                               if len(side.get(key, [])) > 1])
+        return out
+    replicates = store.replicate_runs({run.host for side in sides for run in side})
+    found: dict[Key, list[RunVariance | None]] = {}
+    wanted = {k[0] for k in keys}, {k[2] for k in keys}
+    for ids in replicates:
+        per_key: dict[Key, list[np.ndarray]] = {}
+        for run_id in ids:
+            for g in store.value_groups(run_id, *wanted):
+                per_key.setdefault((g.benchmark, g.params, g.metric), []).append(g.values)
+        for key, groups in per_key.items():
+            found.setdefault(key, []).append(between_runs(groups))
+    for key in keys:
+        out[key] = pooled(found.get(key, []))
+    return out
 
 
 def single_benchmark_name(names: list[set[str]]) -> str | None:

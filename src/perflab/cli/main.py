@@ -57,9 +57,11 @@ def _register(modules: list) -> None:
             cli.add_command(command)
 
 
-from perflab.cli import bisect, changepoints, compare, history, machine, profile, record  # noqa: E402
+from perflab.cli import (  # noqa: E402
+    bisect, calibrate, changepoints, compare, history, machine, profile, record,
+)
 
-_register([record, compare, machine, profile, history, changepoints, bisect])
+_register([record, calibrate, compare, machine, profile, history, changepoints, bisect])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -34,8 +34,9 @@ from perflab.stats.intervals import bootstrap_ratio_ci
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
 from perflab.stats.summary import Summary, clean, summarize
+from perflab.stats.variance import RunVariance
 from perflab.stats.warnings import (
-    NONPOSITIVE_CENTRE, NONPOSITIVE_LOG, TOO_FEW_SAMPLES, UNEQUAL_N, StatWarning,
+    NONPOSITIVE_CENTRE, NONPOSITIVE_LOG, RUN_VARIANCE, TOO_FEW_SAMPLES, UNEQUAL_N, StatWarning,
 )
 
 Method = Literal["welch-log", "mann-whitney", "mmtests", "lkp"]
@@ -105,7 +106,7 @@ def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rej
 
 def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind: MeanKind,
             noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
-            seed: int = 0) -> Difference:
+            seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None) -> Difference:
     """Compare two samples of one metric (values in repetition order) with `method`.
 
     welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
@@ -115,6 +116,13 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     mann-whitney  two-sided Mann-Whitney U (distribution-free; 4+ per side to ever reach
                   p < 0.05); interval: bootstrap of the ratio of centres.
     mmtests, lkp  the tools' rules (see `rules`); interval: bootstrap of the ratio of centres.
+
+    Separate runs (``separate_runs``: base and new were recorded by different runs) differ
+    by their run-to-run variance too (``stats.variance``). With an estimate of it
+    (``run_variance``) Welch's test adds twice it to the variance of the difference;
+    the other methods cannot, so their noise floor widens to the run-to-run spread of a
+    difference (z·sqrt(2·sigma_b^2)). Without an estimate, changes below
+    ``UNKNOWN_RUN_FLOOR`` are not judged. Either way a warning says so.
 
     The verdict here treats the row as a report of one (rejected iff p < 1 − confidence);
     pass every row of a report through `decide` for FDR-controlled verdicts. Never raises
@@ -139,9 +147,14 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         if base_summary.n and new_summary.n and not (math.isnan(base_summary.centre) or math.isnan(new_summary.centre)):
             pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
     p_value, rule = math.nan, None
+    extra = 0.0
+    if separate_runs:
+        noise_floor, extra, note = _run_floor(run_variance, method, noise_floor, confidence)
+        pair.append(StatWarning(RUN_VARIANCE, note))
     if method == "welch-log":
         interval = "t interval of the ratio of geometric means"
-        welch = welch_t(a, b, log=True, confidence=confidence)
+        welch = welch_t(a, b, log=True, confidence=confidence, extra_variance=extra,
+                        extra_df=run_variance.df if run_variance is not None else math.inf)
         p_value = welch.p_value
         ci_low, ci_high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
         if np.any(a <= 0) or np.any(b <= 0):
@@ -169,6 +182,27 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         method=METHOD_NAMES[method], method_key=method, interval=interval, noise_floor=noise_floor,
         verdict=verdict, significant=verdict.significant,
         warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule)
+
+
+UNKNOWN_RUN_FLOOR = 0.02   # stated, not measured: changes below this are not judged across runs
+                           # whose run-to-run variance is unknown ('perflab calibrate' measures it)
+
+
+def _run_floor(variance: RunVariance | None, method: str, floor: float,
+               confidence: float) -> tuple[float, float, str]:
+    """(noise floor, extra variance of the log difference, warning) for separate runs."""
+    if variance is None:
+        return (max(floor, UNKNOWN_RUN_FLOOR), 0.0,
+                f"separate runs: run-to-run variance unknown, changes below {100 * max(floor, UNKNOWN_RUN_FLOOR):g}% "
+                "are not judged ('perflab calibrate' measures it)")
+    from scipy.stats import norm
+    spread = 100.0 * math.sqrt(2 * variance.sigma2) * float(norm.ppf(0.5 + confidence / 2))
+    what = (f"separate runs: run-to-run spread {variance.cov_pct:.2g}% (from {variance.source}, "
+            f"{variance.runs} of them)")
+    if method == "welch-log":
+        return floor, 2 * variance.sigma2, what + " is part of the test"
+    wider = max(floor, spread / 100.0)
+    return wider, 0.0, what + f": changes below {100 * wider:.2g}% are not judged"
 
 
 def decide(differences: Sequence[Difference], q: float = 0.05) -> list[Difference]:

@@ -26,7 +26,7 @@ class WelchResult(NamedTuple):
 
 
 def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: float = 0.95,
-            bounded_df: bool = True) -> WelchResult:
+            bounded_df: bool = True, extra_variance: float = 0.0, extra_df: float = math.inf) -> WelchResult:
     """Welch's unequal-variance t-test, two-sided, and the t interval of the difference.
 
     Assumes independent samples whose means are near normal (normal data, or n large).
@@ -41,6 +41,10 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
     estimate is capped at the value the same formula gives for equal variances, a
     function of n alone: identical to Welch for equal n, at or below nominal for unequal
     n with equal variances. ``bounded_df=False`` is textbook Welch (scipy's ttest_ind).
+
+    ``extra_variance`` is added to the variance of the difference, an estimate with
+    ``extra_df`` degrees of freedom that joins the Satterthwaite sum: twice the run-to-run
+    variance when the sides are separate runs (see ``stats.variance``).
 
     Needs 2 or more values per side (else all NaN) and, with ``log=True``, positive values
     (else all NaN). When both sides have zero variance the difference is exact: p = 0 if
@@ -57,14 +61,17 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
     na, nb = a.size, b.size
     va, vb = a.var(ddof=1) / na, b.var(ddof=1) / nb
     difference = float(b.mean() - a.mean())
-    se = math.sqrt(va + vb)
+    se = math.sqrt(va + vb + extra_variance)
     if se == 0.0:
         p = 0.0 if difference != 0.0 else nan
         statistic = math.copysign(math.inf, difference) if difference != 0.0 else nan
         return WelchResult(statistic, p, nan, difference, difference, difference)
-    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1)) if va + vb > 0 else math.inf
     if bounded_df:
         df = min(df, (1 / na + 1 / nb) ** 2 / (1 / (na * na * (na - 1)) + 1 / (nb * nb * (nb - 1))))
+    if extra_variance > 0:  # Satterthwaite over the samples' part (df as above) and the extra
+        within = va + vb
+        df = (within + extra_variance) ** 2 / (within**2 / df + extra_variance**2 / extra_df)
     statistic = difference / se
     p = float(2 * special.stdtr(df, -abs(statistic)))
     half = float(special.stdtrit(df, 0.5 + confidence / 2)) * se

@@ -18,6 +18,7 @@ high-cov               coefficient of variation above 10%
 outliers               modified z-score above 3.5
 bimodal                the values fall into two separated groups
 trend                  the values drift along the repetition order
+run-variance           separate runs: how run-to-run variance entered the test
 =====================  ======================================================
 """
 
@@ -39,5 +40,6 @@ HIGH_COV = "high-cov"
 OUTLIERS = "outliers"
 BIMODAL = "bimodal"
 TREND = "trend"
+RUN_VARIANCE = "run-variance"
 
 __all__ = ["StatWarning"]

@@ -249,6 +249,17 @@ class Store:
             result.append(info)
         return result
 
+    def replicate_runs(self, hosts: set[str]) -> list[list[int]]:
+        """Ids of complete runs on ``hosts`` that repeat one another (same host, label and
+        commit), in groups of two or more: the replicates run-to-run variance is measured on."""
+        query = (sa.select(runs.c.id, runs.c.host, runs.c.label, runs.c.commit)
+                 .where(runs.c.host.in_(sorted(hosts)), runs.c.status == RunStatus.COMPLETE.value)
+                 .order_by(runs.c.id))
+        groups: dict[tuple[str, str, str | None], list[int]] = {}
+        for run_id, host, label, commit in self.conn.execute(query):
+            groups.setdefault((host, label, commit), []).append(int(run_id))
+        return [ids for ids in groups.values() if len(ids) >= 2]
+
     def resolve_run(self, reference: str) -> RunInfo:
         """A run by id, or the latest run with that label, or the latest run of a commit
         (its hash or a prefix of 4 or more hex digits)."""
