@@ -1,6 +1,6 @@
 """``perflab import``: another tool's result file becomes one finished perflab run.
 
-The file is parsed completely first (``workloads.importers``); only a well-formed file
+The file is parsed completely first (``perflab.formats``); only a well-formed file
 reaches the store, and the store writes the run, its points, samples, metric metadata
 and series in one transaction (``Store.import_run``): a failed import writes nothing.
 """
@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import os
 
+from perflab.formats.common import ImportedFile
+from perflab.formats.importers import parse_file
 from perflab.model.errors import UsageError
 from perflab.model.records import RunStatus
 from perflab.store import Store
-from perflab.workloads.importers import ImportedFile, parse_file
 
 
 def import_file(store: Store, source: str | ImportedFile, *args: str | os.PathLike[str],
-                label: str | None = None) -> int:
+                label: str | None = None, ignore_failure: bool = False) -> int:
     """Import a result file as one run; the new run's id.
 
     Either ``import_file(store, kind, path, label)`` (parses, then writes) or
     ``import_file(store, parsed, label)`` with a file already parsed by
-    ``importers.parse_file`` (so the CLI can reject a malformed file before it opens
+    ``formats.importers.parse_file`` (so the CLI can reject a malformed file before it opens
     the database). ``label`` may also be given by keyword.
     """
     rest = list(args)
@@ -30,7 +31,7 @@ def import_file(store: Store, source: str | ImportedFile, *args: str | os.PathLi
     else:
         if not rest:
             raise TypeError("import_file(store, kind, path, label): the path is missing")
-        parsed = parse_file(source, rest.pop(0))
+        parsed = parse_file(source, rest.pop(0), ignore_failure=ignore_failure)
     if rest:
         if label is not None or len(rest) > 1:
             raise TypeError("import_file: too many arguments")

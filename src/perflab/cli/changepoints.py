@@ -48,7 +48,7 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
     point of the new regime), mean ±stddev before and after, % change and p-value; FILE
     '-' reads stdin.
     """
-    from perflab.analysis.series_file import read_series_file
+    from perflab.formats.series import read_series_file
     from perflab.model.records import Direction
     from perflab.render.changepoints import ColumnChanges, render_json, render_table
     from perflab.stats.changepoints import MIN_POINTS, detect

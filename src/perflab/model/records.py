@@ -54,6 +54,17 @@ class MetricInfo:
         return MeanKind.ARITHMETIC if self.direction is Direction.LOWER else MeanKind.HARMONIC
 
 
+# What timing a command from outside measures: perflab's `command` workload and the
+# hyperfine importer record the same metrics, so their runs compare.
+COMMAND_METRICS = (
+    MetricInfo("time", "s", Direction.LOWER, description="wall-clock time"),
+    MetricInfo("user", "s", Direction.LOWER, description="user CPU time of the command and its children"),
+    MetricInfo("system", "s", Direction.LOWER, description="system CPU time of the command and its children"),
+    MetricInfo("max_rss", "B", Direction.LOWER,
+               description="peak RSS of the largest process; only recorded when above perflab's own"),
+)
+
+
 # Metrics that monitors record beside a benchmark's own are named "<monitor>.<name>",
 # e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
