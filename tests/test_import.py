@@ -14,12 +14,12 @@ import pytest
 import sqlalchemy as sa
 
 from perflab.analysis.importing import import_file
+from perflab.formats.importers import parse_file
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, Measurement, Point, RunStatus
 from perflab.store import Store
 from perflab.store.schema import metrics, points, runs, samples, series
 from perflab.workloads.command import METRICS as COMMAND_METRICS
-from perflab.formats.importers import parse_file
 
 from conftest import DATA, run_cli
 

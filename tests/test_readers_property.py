@@ -19,9 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from reader_inputs import READERS, outcome
-
 from conftest import PERFLAB
+from reader_inputs import READERS, outcome
 
 SETTINGS = settings(max_examples=200, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -84,8 +83,9 @@ def _crash(reader: str, data):
         return outcome(READERS[reader], data, Path(workdir))
 
 
-@pytest.mark.xfail(strict=True, reason="model/params.py: an expression (range end, step or value) that overflows or divides by zero is "
-                                        "an OverflowError/ZeroDivisionError, not a UsageError (issue 16)")
+@pytest.mark.xfail(strict=True, reason="model/params.py: an expression (range end, step or value) that "
+                                        "overflows or divides by zero is an OverflowError/ZeroDivisionError, "
+                                        "not a UsageError (issue 16)")
 @pytest.mark.parametrize("spec", ["n=1..1e999", "n=1..1/0", "n=1/0..2", "n=1..2:ncpus//0", "n=ncpus/0"])
 def test_parameter_syntax_known_crashes(spec):
     assert _crash("params", spec) in ("parsed", "rejected")

@@ -55,7 +55,7 @@ def test_each_importer_module_is_named_as_registered():
     import importlib
     for importer in IMPORTERS.values():
         module = importlib.import_module(importer.module)
-        assert module.NAME == importer.name and callable(module.parse)
+        assert importer.name == module.NAME and callable(module.parse)
 
 
 def test_monitor_help_and_metric_prefixes_follow_the_registry():

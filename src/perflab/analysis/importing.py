@@ -8,11 +8,12 @@ and series in one transaction (``Store.import_run``): a failed import writes not
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from perflab.formats.common import ImportedFile
 from perflab.formats.importers import parse_file
 from perflab.model.errors import UsageError
-from perflab.model.records import RunStatus
+from perflab.model.records import MetricInfo, RunStatus
 from perflab.store import Store
 
 
@@ -47,10 +48,10 @@ def write_import(store: Store, parsed: ImportedFile, label: str) -> int:
                 bench.measured_at[repetition] if repetition < len(bench.measured_at) else None)
                for bench in parsed.benchmarks
                for repetition, measurements in enumerate(bench.repetitions)]
-    metric_infos: dict[str, list] = {}
+    metric_infos: dict[str, Sequence[MetricInfo]] = {}
     for bench in parsed.benchmarks:
-        known = metric_infos.setdefault(bench.point.benchmark, [])
-        known.extend(info for info in bench.metrics if info not in known)
+        known = metric_infos.get(bench.point.benchmark, ())
+        metric_infos[bench.point.benchmark] = (*known, *(info for info in bench.metrics if info not in known))
     return store.import_run(label=label, host=parsed.host, spec=parsed.spec,
                             environment=parsed.environment, samples=samples,
                             metric_infos=metric_infos, status=RunStatus.COMPLETE)

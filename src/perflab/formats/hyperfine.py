@@ -38,7 +38,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from perflab.formats.common import (
-    Bytes, ImportedBenchmark, ImportedFile, Malformed, Seconds, explain, fail, load_json, location, show,
+    Bytes,
+    ImportedBenchmark,
+    ImportedFile,
+    Malformed,
+    Seconds,
+    explain,
+    fail,
+    load_json,
+    location,
+    show,
 )
 from perflab.model.params import coerce
 from perflab.model.records import COMMAND_METRICS, Measurement, Point, SampleStatus
@@ -193,7 +202,8 @@ def _hyperfine_names(results: list[_HyperfineResult]) -> list[str]:
             candidates.update(dict.fromkeys(found))
             known[r.index] = set(found) if complete and all(r.params.values()) else None
 
-        def explains(t: _Template, r: _HyperfineResult) -> bool:
+        def explains(t: _Template, r: _HyperfineResult,
+                     known: dict[int, set[_Template] | None] = known) -> bool:
             listed = known[r.index]
             return t in listed if listed is not None else _render_values(t, r.params) == r.command
 

@@ -21,13 +21,22 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from perflab.formats.common import (
-    MAX_BYTES, MAX_SECONDS, ImportedBenchmark, ImportedFile, Malformed, explain, fail, load_json,
-    location, show,
+    MAX_BYTES,
+    MAX_SECONDS,
+    ImportedBenchmark,
+    ImportedFile,
+    Malformed,
+    explain,
+    fail,
+    load_json,
+    location,
+    show,
 )
 from perflab.model.records import Direction, Measurement, MetricInfo, Point
 
@@ -159,8 +168,7 @@ def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
             try:
                 values = _VALUES[run_unit].validate_python(raw)
             except ValidationError as error:
-                raise explain(error, lambda loc, w=run_where: f"{w} value {int(loc[0]) + 1}"
-                              if loc else w) from None
+                raise explain(error, _value_place(run_where)) from None
             info = PYPERF_UNITS[run_unit]
             stamp = _date(run_md.get("date"))
             for value in values:
@@ -185,6 +193,13 @@ def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
     environment["metadata"] = suite
     environment["benchmark_metadata"] = per_benchmark
     return ImportedFile(NAME, path, digest, host or "imported", environment, benchmarks)
+
+
+def _value_place(run: str) -> Callable[[tuple[int | str, ...]], str]:
+    """Names an item of a run's values list: 'benchmark 1 ('b') run 2 value 3'."""
+    def where(loc: tuple[int | str, ...]) -> str:
+        return f"{run} value {int(loc[0]) + 1}" if loc else run
+    return where
 
 
 def _date(value: Any) -> float | None:

@@ -138,7 +138,7 @@ def _read_csv(name: str, text: str) -> SeriesFile:
         if bad:
             line, row = data[bad[0]]
             raise UsageError(f"{name} line {line}: column {column!r} has {row[k]!r}, not a number")
-        metrics[column] = [(v,) if math.isfinite(v) else () for v in values]
+        metrics[column] = [(v,) if v is not None and math.isfinite(v) else () for v in values]
     if not metrics:
         raise UsageError(f"{name}: no numeric column", f"columns: {_one_line(', '.join(header))}")
 

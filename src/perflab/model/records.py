@@ -8,7 +8,6 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-
 # kernel.randomize_va_space values
 ASLR_MODES = {0: "off", 1: "partial", 2: "full"}
 

@@ -7,9 +7,7 @@ from typing import Any
 
 from perflab.model.errors import UsageError
 from perflab.model.params import placeholders, substitute
-from perflab.model.records import (
-    COMMAND_METRICS, Measurement, MetricInfo, ProcessResult, SampleStatus,
-)
+from perflab.model.records import COMMAND_METRICS, Measurement, MetricInfo, ProcessResult, SampleStatus
 from perflab.workloads.base import Invocation, SampleContext, Workload
 from perflab.workloads.resolve import resolve_program
 
@@ -96,6 +94,6 @@ class CommandWorkload(Workload):
                 "benchmark": self._benchmark, "ignore_failure": self.ignore_failure}
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> "CommandWorkload":
+    def from_spec(cls, spec: dict[str, Any]) -> CommandWorkload:
         return cls(spec["argv"], shell=spec["shell"], benchmark=spec["benchmark"],
                    ignore_failure=spec["ignore_failure"])
