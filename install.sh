@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up perflab on a Debian machine: the Debian programs it drives, then a virtualenv.
 #   ./install.sh          perflab and the benchmarks it runs
-#   ./install.sh --test   also what the tests need (PostgreSQL server, pytest, pyperf)
+#   ./install.sh --test   also what the tests and CI need (PostgreSQL server, pytest, pyperf,
+#                         hypothesis, ruff, mypy, import-linter)
 set -euo pipefail
 cd "$(dirname "$0")"
 

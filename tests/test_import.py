@@ -14,12 +14,12 @@ import pytest
 import sqlalchemy as sa
 
 from perflab.analysis.importing import import_file
+from perflab.formats.importers import parse_file
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, Measurement, Point, RunStatus
 from perflab.store import Store
 from perflab.store.schema import metrics, points, runs, samples, series
 from perflab.workloads.command import METRICS as COMMAND_METRICS
-from perflab.workloads.importers import parse_file
 
 from conftest import DATA, run_cli
 
@@ -106,11 +106,23 @@ def test_hyperfine_scan_is_one_benchmark_with_a_point_per_value(hyperfine_files,
         assert store.list_runs()[-1].benchmarks == 1
 
 
-def test_hyperfine_ignore_failure_keeps_values_with_the_exit_status(hyperfine_files, sqlite_db):
+def test_hyperfine_non_zero_exit_codes_are_failed_samples(hyperfine_files, sqlite_db):
+    # hyperfine --ignore-failure false: every repetition failed; none may count as a value
     result = json.loads(hyperfine_files["failing"].read_text())["results"][0]
     assert result["exit_codes"] == [1, 1, 1]
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "hyperfine", hyperfine_files["failing"], "fails")
+        rows = store.sample_rows(run_id)
+        assert rows.status == ["failed"] * 3 and rows.note == ["exit status 1"] * 3
+        assert rows.value.tolist() == result["times"]  # the raw times are kept
+        (group,) = store.value_groups(run_id)
+        assert group.failures == 3 and group.values.tolist() == []
+
+
+def test_hyperfine_ignore_failure_keeps_values_with_the_exit_status(hyperfine_files, sqlite_db):
+    result = json.loads(hyperfine_files["failing"].read_text())["results"][0]
+    with Store(sqlite_db, create=True) as store:
+        run_id = import_file(store, "hyperfine", hyperfine_files["failing"], "fails", ignore_failure=True)
         rows = store.sample_rows(run_id)
         assert rows.status == ["ok"] * 3 and rows.note == ["exit status 1"] * 3
         assert rows.value.tolist() == result["times"]
@@ -118,15 +130,26 @@ def test_hyperfine_ignore_failure_keeps_values_with_the_exit_status(hyperfine_fi
         assert group.failures == 0 and group.values.tolist() == result["times"]
 
 
+def test_cli_import_ignore_failure(hyperfine_files, tmp_path):
+    db = str(tmp_path / "cli.db")
+    run_cli("import", "hyperfine", str(hyperfine_files["failing"]), "--label", "strict", db=db, check=True)
+    run_cli("import", "-i", "hyperfine", str(hyperfine_files["failing"]), "--label", "kept", db=db, check=True)
+    with Store(db) as store:
+        assert store.sample_rows(store.resolve_run("strict").id).status == ["failed"] * 3
+        assert store.sample_rows(store.resolve_run("kept").id).status == ["ok"] * 3
+
+
 def test_hyperfine_memory_and_signal_fields(sqlite_db):
     path = IMPORT_DATA / "hyperfine_memory_signal_shape.json"
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "hyperfine", path, "mem")
         rows = store.sample_rows(run_id)
-        by_metric = {m: [(int(r), v, n) for r, mm, v, n in zip(rows.repetition, rows.metric, rows.value, rows.note)
-                         if mm == m] for m in set(rows.metric)}
-        assert by_metric["time"] == [(0, 0.0112, ""), (1, 0.0118, "killed by a signal"), (2, 0.0133, "exit status 2")]
-        assert [v for _, v, _ in by_metric["max_rss"]] == [4194304.0, 4198400.0, 4190208.0]
+        by_metric = {m: [(int(r), v, n, st) for r, mm, v, n, st
+                         in zip(rows.repetition, rows.metric, rows.value, rows.note, rows.status) if mm == m]
+                     for m in set(rows.metric)}
+        assert by_metric["time"] == [(0, 0.0112, "", "ok"), (1, 0.0118, "killed by a signal", "failed"),
+                                     (2, 0.0133, "exit status 2", "failed")]
+        assert [v for _, v, _, _ in by_metric["max_rss"]] == [4194304.0, 4198400.0, 4190208.0]
         assert set(rows.unit) == {"s", "B"}
         infos = store.metric_infos("./mytool --input small")
         assert infos == {"time": COMMAND_INFO["time"], "max_rss": COMMAND_INFO["max_rss"]}
@@ -291,7 +314,7 @@ MALFORMED = [
     ("hyperfine", b'{"results": []}', '"results" is empty'),
     ("hyperfine", b'{"results": [{"times": [1]}]}', 'result 1 has no "command"'),
     ("hyperfine", b'{"results": [{"command": "x"}]}', 'has no "times"'),
-    ("hyperfine", b'{"results": [{"command": "x", "times": []}]}', "has no times"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": []}]}', '"times" is empty'),
     ("hyperfine", b'{"results": [{"command": "x", "times": [0.1, "fast"]}]}', 'time 2 is "fast", not a number'),
     ("hyperfine", b'{"results": [{"command": "x", "times": [NaN]}]}', "not a finite number"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [true]}]}', "time 1 is true, not a number"),
@@ -308,10 +331,40 @@ MALFORMED = [
     ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, "benchmarks": [{"runs": [{"values": [1.0, "x"]}]}]}',
      'run 1 value 2 is "x", not a number'),
     ("pyperf", b'{"version": "1.0", "metadata": {"name": "b", "unit": "meter"}, '
-               b'"benchmarks": [{"runs": [{"values": [1.0]}]}]}', 'has unit "meter"'),
+               b'"benchmarks": [{"runs": [{"values": [1.0]}]}]}', '"unit" is "meter", not'),
     ("pyperf", b'{"version": "1.0", "benchmarks": [{"metadata": {"name": "b"}, "runs": [{"values": [1]}]}, '
                b'{"metadata": {"name": "b"}, "runs": [{"values": [1]}]}]}', "benchmark 'b' appears twice"),
     ("pyperf", b'{"results": [{"command": "x", "times": [1]}]}', "looks like a hyperfine file"),
+    # issue 16: what the mutation run found (tracebacks, then impossible values stored as valid)
+    ("pyperf", b'{"version": ["1.0"], "benchmarks": [{"runs": []}]}', 'unknown file format version ["1.0"]'),
+    ("pyperf", b'{"version": {"v": 6}, "benchmarks": [{"runs": []}]}', 'unknown file format version {"v": 6}'),
+    ("pyperf", b'{"version": "1.0", "metadata": {"name": "b", "unit": ["second"]}, '
+               b'"benchmarks": [{"runs": [{"values": [1.0]}]}]}', '"metadata" "unit" is ["second"], not'),
+    ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, '
+               b'"benchmarks": [{"runs": [{"metadata": {"unit": {"s": 1}}, "values": [1.0]}]}]}',
+     'benchmark 1 run 1 "metadata" "unit" is {"s": 1}, not'),
+    ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, "benchmarks": [{"runs": [{"values": [' +
+     b"9" * 5000 + b']}]}]}', "a number in the file is too long"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": [' + b"1" * 4301 + b"]}]}",
+     "a number in the file is too long"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": [0.1, -0.5]}]}',
+     "result 1 ('x') time 2 is -0.5: negative, an impossible value"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": [1e308]}]}',
+     "time 1 is 1e+308: more than 1e+07, an impossible value"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": [1], "memory_usage_byte": [-4096]}]}',
+     "memory value 1 is -4096: negative"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": [1], "exit_codes": [1.5]}]}',
+     "exit code 1 is 1.5, not an integer"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": [1], "exit_codes": [' + b"9" * 30 + b"]}]}",
+     "exit code 1 is 999999999999999999999999999999: more than"),
+    ("hyperfine", b'{"results": [{"command": "x", "times": [1], "parameters": {"n": [1]}}]}',
+     "parameter 'n' is [1], not a value"),
+    ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, "benchmarks": [{"runs": [{"values": [1.0, -2.0]}]}]}',
+     "benchmark 1 ('b') run 1 value 2 is -2.0: not above 0, an impossible value"),
+    ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, "benchmarks": [{"runs": [{"values": [1e308]}]}]}',
+     "value 1 is 1e+308: more than 1e+07"),
+    ("pyperf", b'{"version": "1.0", "metadata": {"name": 7}, "benchmarks": [{"runs": [{"values": [1.0]}]}]}',
+     '"metadata" "name" is 7, not a string'),
 ]
 
 
@@ -326,6 +379,7 @@ def test_malformed_file_is_one_line_and_writes_nothing(kind, content, message, t
             import_file(store, kind, path, "bad")
         text = str(caught.value)
         assert "\n" not in text and str(path) in text and message in text, text
+        assert len(text) < 400, text
         assert _counts(store) == before
         assert [r.label for r in store.list_runs()] == ["before"]
 

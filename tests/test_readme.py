@@ -36,6 +36,12 @@ def test_readme_starts_with_the_two_setup_commands():
     assert test_line in ci
 
 
+def test_readme_names_the_ci_checks():
+    ci = (ROOT / ".ci" / "run").read_text()
+    for command in (".venv/bin/ruff check src tests bench", ".venv/bin/mypy", ".venv/bin/lint-imports"):
+        assert command in ci and command in README, command
+
+
 def test_main_job_runs_as_written(tmp_path):
     line = BLOCKS[0].strip().removeprefix("./install.sh && ")
     result = _shell(line, ROOT, tmp_path / "perflab.db")  # run from the checkout, as written

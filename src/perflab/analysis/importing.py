@@ -1,6 +1,6 @@
 """``perflab import``: another tool's result file becomes one finished perflab run.
 
-The file is parsed completely first (``workloads.importers``); only a well-formed file
+The file is parsed completely first (``perflab.formats``); only a well-formed file
 reaches the store, and the store writes the run, its points, samples, metric metadata
 and series in one transaction (``Store.import_run``): a failed import writes nothing.
 """
@@ -8,20 +8,22 @@ and series in one transaction (``Store.import_run``): a failed import writes not
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
+from perflab.formats.common import ImportedFile
+from perflab.formats.importers import parse_file
 from perflab.model.errors import UsageError
-from perflab.model.records import RunStatus
+from perflab.model.records import MetricInfo, RunStatus
 from perflab.store import Store
-from perflab.workloads.importers import ImportedFile, parse_file
 
 
 def import_file(store: Store, source: str | ImportedFile, *args: str | os.PathLike[str],
-                label: str | None = None) -> int:
+                label: str | None = None, ignore_failure: bool = False) -> int:
     """Import a result file as one run; the new run's id.
 
     Either ``import_file(store, kind, path, label)`` (parses, then writes) or
     ``import_file(store, parsed, label)`` with a file already parsed by
-    ``importers.parse_file`` (so the CLI can reject a malformed file before it opens
+    ``formats.importers.parse_file`` (so the CLI can reject a malformed file before it opens
     the database). ``label`` may also be given by keyword.
     """
     rest = list(args)
@@ -30,7 +32,7 @@ def import_file(store: Store, source: str | ImportedFile, *args: str | os.PathLi
     else:
         if not rest:
             raise TypeError("import_file(store, kind, path, label): the path is missing")
-        parsed = parse_file(source, rest.pop(0))
+        parsed = parse_file(source, rest.pop(0), ignore_failure=ignore_failure)
     if rest:
         if label is not None or len(rest) > 1:
             raise TypeError("import_file: too many arguments")
@@ -46,10 +48,10 @@ def write_import(store: Store, parsed: ImportedFile, label: str) -> int:
                 bench.measured_at[repetition] if repetition < len(bench.measured_at) else None)
                for bench in parsed.benchmarks
                for repetition, measurements in enumerate(bench.repetitions)]
-    metric_infos: dict[str, list] = {}
+    metric_infos: dict[str, Sequence[MetricInfo]] = {}
     for bench in parsed.benchmarks:
-        known = metric_infos.setdefault(bench.point.benchmark, [])
-        known.extend(info for info in bench.metrics if info not in known)
+        known = metric_infos.get(bench.point.benchmark, ())
+        metric_infos[bench.point.benchmark] = (*known, *(info for info in bench.metrics if info not in known))
     return store.import_run(label=label, host=parsed.host, spec=parsed.spec,
                             environment=parsed.environment, samples=samples,
                             metric_infos=metric_infos, status=RunStatus.COMPLETE)

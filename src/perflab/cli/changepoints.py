@@ -49,7 +49,7 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
     '-' reads stdin.
     """
     from perflab.analysis.changepoints import file_changes
-    from perflab.analysis.series_file import read_series_file
+    from perflab.formats.series import read_series_file
     from perflab.model.records import Direction
     from perflab.render.changepoints import render_json, render_table
 

@@ -84,16 +84,30 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             sys.exit(EXIT_VERDICT)
 
 
-@click.command(name="import")
-@click.argument("kind", type=click.Choice(["hyperfine", "pyperf"]))
+def _import_help() -> str:
+    from perflab.formats.importers import IMPORTERS
+    kinds = "\n".join(f"  {i.name:<10} {i.description}" for i in IMPORTERS.values())
+    return ("Import another tool's result file as a run.\n\n\b\n" + kinds + "\n\n"
+            "A repetition that exited non-zero (hyperfine --ignore-failure) is a failed sample "
+            "that keeps its time; -i keeps it as a value, as 'perflab run -i' does.")
+
+
+def _import_kinds() -> list[str]:
+    from perflab.formats.importers import KINDS
+    return list(KINDS)
+
+
+@click.command(name="import", help=_import_help())
+@click.argument("kind", type=click.Choice(_import_kinds()))
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--label", required=True, help="Label of the new run.")
+@click.option("-i", "--ignore-failure", is_flag=True,
+              help="Keep repetitions that exited non-zero as values (noted with their exit status).")
 @click.pass_context
-def import_(ctx: click.Context, kind: str, path: str, label: str) -> None:
-    """Import a hyperfine or pyperf JSON file as a run."""
+def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure: bool) -> None:
     from perflab.analysis.importing import import_file
-    from perflab.workloads.importers import parse_file
-    parsed = parse_file(kind, path)  # a malformed file fails here, before the database opens
+    from perflab.formats.importers import parse_file
+    parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
     with open_store(ctx, create=True) as store:
         run_id = import_file(store, parsed, label)
     click.echo(f"imported {path} as run {run_id} ({label})")

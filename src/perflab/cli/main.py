@@ -8,9 +8,7 @@ import sys
 import click
 
 from perflab.cli.common import COMMAND_LINE
-from perflab.model.errors import (
-    EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted,
-)
+from perflab.model.errors import EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted
 
 
 def _fail(message: str, code: int) -> None:

@@ -4,13 +4,13 @@ from perflab.model.errors import EnvironmentProblem, PerflabError, UsageError
 from perflab.model.records import (
     Direction,
     MeanKind,
+    Measurement,
     MetricInfo,
     Point,
+    ProcessResult,
     RunInfo,
     RunStatus,
     SampleStatus,
-    Measurement,
-    ProcessResult,
 )
 
 __all__ = [

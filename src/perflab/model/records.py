@@ -8,7 +8,6 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-
 # kernel.randomize_va_space values
 ASLR_MODES = {0: "off", 1: "partial", 2: "full"}
 
@@ -52,6 +51,17 @@ class MetricInfo:
     def mean(self) -> MeanKind:
         # mmtests: arithmetic mean for lower-is-better, harmonic for rates.
         return MeanKind.ARITHMETIC if self.direction is Direction.LOWER else MeanKind.HARMONIC
+
+
+# What timing a command from outside measures: perflab's `command` workload and the
+# hyperfine importer record the same metrics, so their runs compare.
+COMMAND_METRICS = (
+    MetricInfo("time", "s", Direction.LOWER, description="wall-clock time"),
+    MetricInfo("user", "s", Direction.LOWER, description="user CPU time of the command and its children"),
+    MetricInfo("system", "s", Direction.LOWER, description="system CPU time of the command and its children"),
+    MetricInfo("max_rss", "B", Direction.LOWER,
+               description="peak RSS of the largest process; only recorded when above perflab's own"),
+)
 
 
 # Metrics that monitors record beside a benchmark's own are named "<monitor>.<name>",

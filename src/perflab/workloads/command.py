@@ -7,21 +7,13 @@ from typing import Any
 
 from perflab.model.errors import UsageError
 from perflab.model.params import placeholders, substitute
-from perflab.model.records import (
-    Direction, Measurement, MetricInfo, ProcessResult, SampleStatus,
-)
+from perflab.model.records import COMMAND_METRICS, Measurement, MetricInfo, ProcessResult, SampleStatus
 from perflab.workloads.base import Invocation, SampleContext, Workload
 from perflab.workloads.resolve import resolve_program
 
 SHELL = "/bin/sh"
 
-METRICS = [
-    MetricInfo("time", "s", Direction.LOWER, description="wall-clock time"),
-    MetricInfo("user", "s", Direction.LOWER, description="user CPU time of the command and its children"),
-    MetricInfo("system", "s", Direction.LOWER, description="system CPU time of the command and its children"),
-    MetricInfo("max_rss", "B", Direction.LOWER,
-               description="peak RSS of the largest process; only recorded when above perflab's own"),
-]
+METRICS = list(COMMAND_METRICS)
 
 
 class CommandWorkload(Workload):
@@ -102,6 +94,6 @@ class CommandWorkload(Workload):
                 "benchmark": self._benchmark, "ignore_failure": self.ignore_failure}
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> "CommandWorkload":
+    def from_spec(cls, spec: dict[str, Any]) -> CommandWorkload:
         return cls(spec["argv"], shell=spec["shell"], benchmark=spec["benchmark"],
                    ignore_failure=spec["ignore_failure"])

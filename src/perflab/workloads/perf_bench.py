@@ -31,9 +31,7 @@ import subprocess
 from typing import Any
 
 from perflab.model.errors import EnvironmentProblem
-from perflab.model.records import (
-    Direction, Measurement, MetricInfo, ProcessResult, SampleStatus,
-)
+from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult, SampleStatus
 from perflab.workloads.base import Invocation, Parameter, SampleContext, Workload
 from perflab.workloads.registry import register
 

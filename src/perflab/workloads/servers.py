@@ -85,7 +85,7 @@ def running_server(name: str, argv: Sequence[str], *, port: int,
 
 def start_server(name: str, argv: Sequence[str], *, port: int,
                  private_network: bool = False) -> Server:
-    log = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()  # noqa: SIM115  (the Server owns it; stop_server closes it)
     try:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True,

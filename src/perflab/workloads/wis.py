@@ -18,9 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.model.records import (
-    Direction, Measurement, MetricInfo, ProcessResult, SampleStatus,
-)
+from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult, SampleStatus
 from perflab.workloads import native
 from perflab.workloads.base import Invocation, Parameter, SampleContext, Workload
 from perflab.workloads.registry import register

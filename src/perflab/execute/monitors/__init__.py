@@ -105,10 +105,14 @@ class Monitor(abc.ABC):
         """What one of this monitor's metrics means (unit, direction, noise floor)."""
 
 
+# -- the registry: every monitor by name, in the order they start (perf ones first) ----------
 _REGISTRY: dict[str, type[Monitor]] = {}
 
 
 def register(cls: type[Monitor]) -> type[Monitor]:
+    """Class decorator: make a monitor known by its ``name``."""
+    if cls.name in _REGISTRY:
+        raise ValueError(f"monitor {cls.name!r} registered twice")
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -116,6 +120,20 @@ def register(cls: type[Monitor]) -> type[Monitor]:
 def known() -> dict[str, type[Monitor]]:
     _load()
     return dict(_REGISTRY)
+
+
+def names() -> list[str]:
+    return list(known())
+
+
+def descriptions() -> dict[str, str]:
+    """Each monitor's one-line description, for help texts and listings."""
+    return {name: cls.description for name, cls in known().items()}
+
+
+def option_help() -> str:
+    """The ``--monitor`` option's help: the registered names."""
+    return f"Watch each sample: {','.join(names())}."
 
 
 def parse_names(text: str) -> tuple[str, ...]:

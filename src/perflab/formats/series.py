@@ -25,6 +25,7 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perflab.model.errors import UsageError
 
@@ -84,6 +85,11 @@ def _number(cell: str) -> float | None:
         return None
 
 
+def _one_line(text: str) -> str:
+    """Names from the file as they are, but a quoted line break cannot split the message."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _is_label_name(name: str) -> bool:
     return name.strip().lower() in LABEL_NAMES
 
@@ -94,7 +100,10 @@ def _read_csv(name: str, text: str) -> SeriesFile:
     first = text.lstrip("\n").split("\n", 1)[0]
     delimiter = "\t" if "\t" in first and "," not in first else ("," if "," in first else
                                                                  ";" if ";" in first else ",")
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    try:
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
+    except csv.Error as error:  # a field beyond csv's size limit, a NUL byte
+        raise UsageError(f"{name}: not readable as CSV: {error}") from None
     numbered = [(i, [c.strip() for c in row]) for i, row in enumerate(rows, start=1)
                 if any(c.strip() for c in row)]
     if not numbered:
@@ -102,7 +111,7 @@ def _read_csv(name: str, text: str) -> SeriesFile:
     header_line, header = numbered[0]
     if any(c and _number(c) is not None for c in header):
         raise UsageError(f"{name} line {header_line}: expected a header naming the columns, "
-                         f"found data ({','.join(header[:3])}...)",
+                         f"found data ({_one_line(','.join(header[:3]))}...)",
                          "add a first line such as: time,value")
     for position, column in enumerate(header, start=1):
         if not column:
@@ -129,9 +138,9 @@ def _read_csv(name: str, text: str) -> SeriesFile:
         if bad:
             line, row = data[bad[0]]
             raise UsageError(f"{name} line {line}: column {column!r} has {row[k]!r}, not a number")
-        metrics[column] = [(v,) if math.isfinite(v) else () for v in values]
+        metrics[column] = [(v,) if v is not None and math.isfinite(v) else () for v in values]
     if not metrics:
-        raise UsageError(f"{name}: no numeric column", f"columns: {', '.join(header)}")
+        raise UsageError(f"{name}: no numeric column", f"columns: {_one_line(', '.join(header))}")
 
     labels = [row[header.index(label_column)] for _, row in data] if label_column else None
     return _grouped(name, label_column, labels, metrics)
@@ -151,7 +160,7 @@ def _grouped(name: str, label_column: str | None, labels: list[str] | None,
 
 # --------------------------------------------------------------------------- JSON
 
-def _json_samples(name: str, where: str, value) -> tuple[float, ...]:
+def _json_samples(name: str, where: str, value: Any) -> tuple[float, ...]:
     """A JSON value as the samples of one point: a number, null, or a list of those."""
     items = value if isinstance(value, list) else [value]
     out = []
@@ -160,7 +169,10 @@ def _json_samples(name: str, where: str, value) -> tuple[float, ...]:
             continue
         if isinstance(item, bool) or not isinstance(item, (int, float, str)):
             raise UsageError(f"{name} {where}: {json.dumps(item)[:40]} is not a number")
-        number = _number(item) if isinstance(item, str) else float(item)
+        try:
+            number = _number(item) if isinstance(item, str) else float(item)
+        except OverflowError:  # an integer beyond float's range
+            raise UsageError(f"{name} {where}: {json.dumps(item)[:40]}... is too large a number") from None
         if number is None:
             raise UsageError(f"{name} {where}: {item!r} is not a number")
         if math.isfinite(number):
@@ -174,6 +186,10 @@ def _read_json(name: str, text: str) -> SeriesFile:
     except json.JSONDecodeError as error:
         raise UsageError(f"{name}: not valid JSON: {error.msg} (line {error.lineno}, "
                          f"column {error.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{name}: not readable: JSON nested too deeply") from None
+    except ValueError as error:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise UsageError(f"{name}: a number is too long ({str(error).split(';')[0]})") from None
     if not isinstance(data, list):
         raise UsageError(f"{name}: expected a JSON list of numbers or of objects, "
                          f"found {type(data).__name__}")
@@ -198,7 +214,7 @@ def _read_json(name: str, text: str) -> SeriesFile:
             continue  # a text field: an attribute, not a metric
         columns[key] = [_json_samples(name, f"item {i} field {key!r}", c) for i, c in enumerate(cells)]
     if not columns:
-        raise UsageError(f"{name}: no numeric field in the objects", f"fields: {', '.join(keys)}")
+        raise UsageError(f"{name}: no numeric field in the objects", f"fields: {_one_line(', '.join(keys))}")
     labels = None
     if label_column:
         labels = ["" if item.get(label_column) is None else str(item[label_column]) for item in data]

@@ -1,0 +1,182 @@
+"""What the result-file importers share: the parsed-file model, loading JSON, and turning a
+schema violation (pydantic) into one line that names the place in the file.
+
+Pure parsing: nothing here touches the database. Any problem with a file is a
+:class:`UsageError` naming the file and what is wrong, raised before anything is written.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationError
+from pydantic_core import ErrorDetails
+
+from perflab.model.errors import UsageError
+from perflab.model.records import Measurement, MetricInfo, Point
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+#: Bounds of a plausible value: no benchmark repetition lasts 115 days, no process uses
+#: more than 2**64 bytes. Larger values are corruption, not measurements.
+MAX_SECONDS = 1e7
+MAX_BYTES = float(2**64)
+
+# A measured time or size: a finite number (bool and text refused) within those bounds.
+Seconds = Annotated[float, Field(strict=True, ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Bytes = Annotated[float, Field(strict=True, ge=0, le=MAX_BYTES, allow_inf_nan=False)]
+
+
+@dataclass(frozen=True)
+class ImportedBenchmark:
+    """One (benchmark, point) of the file with its values, one list per repetition."""
+
+    point: Point
+    metrics: list[MetricInfo]
+    repetitions: list[list[Measurement]]
+    measured_at: list[float | None] = field(default_factory=list)  # per repetition, if known
+
+    @property
+    def n(self) -> int:
+        return len(self.repetitions)
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    """A parsed result file, ready to be written as one run."""
+
+    kind: str
+    path: str                   # absolute
+    sha256: str                 # of the file as read (compressed bytes for .gz)
+    host: str
+    environment: dict[str, Any]
+    benchmarks: list[ImportedBenchmark]
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return {"imported": self.kind, "file": self.path, "sha256": self.sha256}
+
+
+class Malformed(Exception):
+    """What is wrong with a file, turned into one UsageError line naming the file."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+def fail(path: str | os.PathLike[str], kind: str, error: Malformed) -> UsageError:
+    return UsageError(f"cannot import {os.fspath(path)} as {kind} JSON: {error}", hint=error.hint)
+
+
+def load_json(path: str | os.PathLike[str], kind: str) -> tuple[Any, str, str]:
+    """(data, absolute path, sha256) of a JSON file, gzip-compressed or not."""
+    shown = os.fspath(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"cannot import {shown}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"cannot import {shown}: it is a directory, not a {kind} JSON file") from None
+    except PermissionError:
+        raise UsageError(f"cannot import {shown}: permission denied") from None
+    except OSError as error:
+        raise UsageError(f"cannot import {shown}: {error.strerror or error}") from None
+    digest = hashlib.sha256(raw).hexdigest()
+    if raw[:2] == _GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as error:
+            raise UsageError(f"cannot import {shown}: broken gzip data ({error})") from None
+    elif shown.endswith(".gz"):
+        raise UsageError(f"cannot import {shown}: named .gz but not gzip-compressed")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot import {shown}: not UTF-8 text, so not a {kind} JSON file") from None
+    if not text.strip():
+        raise UsageError(f"cannot import {shown}: the file is empty")
+    return parse_json(text, f"cannot import {shown}"), str(Path(path).resolve()), digest
+
+
+def parse_json(text: str, prefix: str) -> Any:
+    """json.loads, with every way it can fail as one UsageError line starting with ``prefix``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{prefix}: not JSON ({error.msg} at line {error.lineno} "
+                         f"column {error.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{prefix}: JSON nested too deeply") from None
+    except ValueError as error:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise UsageError(f"{prefix}: a number in the file is too long ({str(error).split(';')[0]})") from None
+
+
+def show(value: Any) -> str:
+    """A value of the file, short enough for one line."""
+    try:
+        text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- schema errors as one line -------------------------------------------------------------
+# Why a value is refused, by pydantic's error type; the message reads "WHERE is VALUE, WHY".
+_REASONS = {
+    "float_type": "not a number", "float_parsing": "not a number",
+    "int_type": "not an integer", "int_parsing": "not an integer", "int_from_float": "not an integer",
+    "finite_number": "not a finite number",
+    "string_type": "not a string", "list_type": "not a list",
+    "dict_type": "not an object", "model_type": "not an object", "model_attributes_type": "not an object",
+}
+
+
+def explain(error: ValidationError, where: Callable[[tuple[int | str, ...]], str]) -> Malformed:
+    """The first schema violation as one line; ``where`` names a location in the file's terms."""
+    detail: ErrorDetails = error.errors(include_url=False)[0]
+    loc, kind, value = tuple(detail["loc"]), detail["type"], detail.get("input")
+    ctx = detail.get("ctx") or {}
+    place = where(loc)
+    if kind == "missing":
+        return Malformed(f'{where(loc[:-1])} has no "{loc[-1]}"'.lstrip())
+    if kind == "too_short":
+        return Malformed(f"{place} is empty")
+    if kind in ("greater_than_equal", "greater_than"):
+        limit = ctx.get("ge", ctx.get("gt"))
+        below = "negative" if limit == 0 and kind == "greater_than_equal" else f"not above {limit:g}" \
+            if kind == "greater_than" else f"below {limit:g}"
+        return Malformed(f"{place} is {show(value)}: {below}, an impossible value")
+    if kind in ("less_than_equal", "less_than"):
+        limit = ctx.get("le", ctx.get("lt"))
+        return Malformed(f"{place} is {show(value)}: more than {limit:g}, an impossible value")
+    if kind == "literal_error":
+        return Malformed(f"{place} is {show(value)}, not {ctx.get('expected', 'a known value')}")
+    if kind in _REASONS:
+        return Malformed(f"{place} is {show(value)}, {_REASONS[kind]}")
+    # our own checks (PydanticCustomError) say what is wrong in a whole phrase
+    return Malformed(f"{place} {detail['msg']}")
+
+
+def location(loc: tuple[int | str, ...], words: dict[str, str]) -> str:
+    """('results', 0, 'times', 1) -> 'result 1 time 2': an item of a list is counted from 1
+    under its singular name; a key is quoted."""
+    parts: list[str] = []
+    i = 0
+    while i < len(loc):
+        item = loc[i]
+        if isinstance(item, str) and i + 1 < len(loc) and isinstance(loc[i + 1], int) and item in words:
+            parts.append(f"{words[item]} {int(loc[i + 1]) + 1}")
+            i += 2
+            continue
+        parts.append(f'"{item}"' if isinstance(item, str) else f"item {item + 1}")
+        i += 1
+    return " ".join(parts)

@@ -1,0 +1,68 @@
+"""One registry per kind of name (issue 11): the CLI's choices and help and the README's
+lists come from it, so a name added in one place and forgotten in another is caught here."""
+
+from __future__ import annotations
+
+import re
+
+from perflab.execute import monitors
+from perflab.formats.importers import IMPORTERS
+from perflab.model.records import MONITOR_METRIC_PREFIXES
+from perflab.workloads import registry
+
+from conftest import ROOT, run_cli
+
+README = (ROOT / "README.md").read_text()
+FLAT = " ".join(README.split())  # the README's words, line breaks gone
+
+
+def _section(title: str) -> str:
+    start = README.index(f"## {title}")
+    end = README.find("\n## ", start + 1)
+    return README[start:end if end != -1 else None]
+
+
+def test_readme_names_exactly_the_registered_importers():
+    named = set(re.findall(r"`perflab import (\w[\w-]*) ", FLAT))
+    assert named == set(IMPORTERS)
+
+
+def test_readme_names_exactly_the_registered_monitors():
+    section = _section("Why it changed")
+    bullets = section[section.index("`--monitor` watches"):]
+    bullets = "\n".join(line for line in bullets.split("\n\n")[1].splitlines())  # the bullet list
+    named = set(re.findall(r"`([a-z][a-z-]*)`(?=[:,])", bullets))
+    assert named == set(monitors.names())
+
+
+def test_readme_names_exactly_the_registered_workloads():
+    section = " ".join(_section("Built-in workloads and suites").split())
+    listing = section[section.index("The workloads behind"):section.index("C sources ship")]
+    named = set(re.findall(r"`([a-z][a-z-]*)`", listing))
+    assert named == set(registry.names())
+
+
+def test_import_command_choices_and_help_come_from_the_registry():
+    result = run_cli("import", "--help", check=True)
+    assert "{" + "|".join(IMPORTERS) + "}" in result.stdout
+    for importer in IMPORTERS.values():
+        assert importer.name in result.stdout and importer.description in result.stdout.replace("\n", " ")
+    bad = run_cli("import", "benchstat", "x.json", "--label", "x")
+    assert bad.returncode == 2 and all(name in bad.stderr for name in IMPORTERS)
+
+
+def test_each_importer_module_is_named_as_registered():
+    import importlib
+    for importer in IMPORTERS.values():
+        module = importlib.import_module(importer.module)
+        assert importer.name == module.NAME and callable(module.parse)
+
+
+def test_monitor_help_and_metric_prefixes_follow_the_registry():
+    assert monitors.option_help() == f"Watch each sample: {','.join(monitors.names())}."
+    assert all(monitors.descriptions().values())
+    help_text = "".join(run_cli("run", "--help", check=True).stdout.split())  # click wraps at hyphens
+    for name in monitors.names():
+        assert name in help_text, name
+    # every monitor that records metrics names them "<monitor>.<metric>" (profiles are rows)
+    assert set(MONITOR_METRIC_PREFIXES) == {f"{n}." for n in monitors.names() if n != "perf-profile"}
