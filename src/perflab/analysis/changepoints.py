@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from perflab.analysis.series_file import SeriesFile
+from perflab.formats.series import SeriesFile
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction
 from perflab.model.report.history import (
