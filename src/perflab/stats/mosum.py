@@ -111,8 +111,8 @@ def hampel(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.floa
 
 
 #: Robust scales and centres of longer arrays are taken from this many evenly spaced
-#: elements: the estimate's error is then ~1.5%, and a 10,000-point series costs a third.
-THIN = 4096
+#: elements (their error is then ~2%): a 10,000-point series costs a fifth as much.
+THIN = 2048
 
 
 def _thin(v: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -305,9 +305,19 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
         a = np.abs(t)
         # local maxima over ±h/2 that exceed u: one candidate per bump
         peak = (a > u) & (a >= maximum_filter1d(a, size=h + 1, mode="nearest"))
-        for i in np.flatnonzero(peak):
-            if any(abs(int(tau[i]) - o.index) < h for o in out):
-                continue  # already found, better located, at a smaller scale
+        candidates = np.flatnonzero(peak)
+        if out and candidates.size:  # already found, better located, at a smaller scale
+            known = np.sort([o.index for o in out])
+            pos = tau[candidates]
+            right = np.searchsorted(known, pos)
+            gap_right = np.abs(known[np.minimum(right, known.size - 1)] - pos)
+            gap_left = np.abs(pos - known[np.maximum(right - 1, 0)])
+            candidates = candidates[np.minimum(gap_left, gap_right) >= h]
+        previous = -n
+        for i in candidates:
+            if tau[i] - previous < h:
+                continue  # the same bump at this scale (candidates are in order)
+            previous = int(tau[i])
             at = _locate(s, int(tau[i]), h, n)
             p = min(1.0, tail(float(a[i]), tau.size, h) * len(scales) * tests)
             local_sd = sd * (wider[i] if isinstance(wider, np.ndarray) else wider)
