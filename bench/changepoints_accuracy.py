@@ -25,7 +25,11 @@ and docs, pen = σ²·ln n·2 (BIC), σ from the MAD of first differences; Otava
 (apache-otava, compute_change_points, window 50, max p 0.001: `otava analyze`'s defaults)
 in its own venv as bench/changepoints_vs_otava sets it up; "no change points".
 
+4. Calibration on simulated change-free noise (Gaussian, Student t 2 df, AR(1) 0.6, a
+   linear trend, a season, one spike): false change points per 1,000 points.
+
 Usage: bench/changepoints_accuracy.py [--series 30] [--length 300] [--seed 2026] [--no-otava]
+       [--sim-series 50]
 """
 
 from __future__ import annotations
@@ -153,6 +157,29 @@ def covering(truth: list[int], found: list[int], n: int) -> float:
     return total / n
 
 
+def simulated(rng, kind: str, n: int) -> np.ndarray:
+    """Change-free simulated noise of a known kind (level 100, sd 1)."""
+    e = rng.normal(size=n)
+    if kind == "gaussian":
+        return 100 + e
+    if kind == "student-t2":
+        return 100 + rng.standard_t(2, size=n)
+    if kind == "ar1-0.6":
+        x = np.empty(n)
+        x[0] = e[0]
+        for i in range(1, n):
+            x[i] = 0.6 * x[i - 1] + e[i]
+        return 100 + x
+    if kind == "trend":
+        return 100 + e + np.linspace(0, 10, n)
+    if kind == "season":
+        return 100 + e + 2 * np.sin(np.arange(n) * 2 * np.pi / 50)
+    if kind == "spike":
+        e[n // 2] += 50
+        return 100 + e
+    raise ValueError(kind)
+
+
 def ruptures_methods():
     try:
         import ruptures as rpt
@@ -204,6 +231,7 @@ def main() -> int:
     parser.add_argument("--length", type=int, default=300)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-otava", action="store_true")
+    parser.add_argument("--sim-series", type=int, default=50, help="simulated noise series per kind")
     args = parser.parse_args()
 
     noise = load_noise()
@@ -241,6 +269,17 @@ def main() -> int:
         runs = found[m]["real"]
         print(f"{m:<18}{sum(map(len, runs)):>7}{1000 * sum(map(len, runs)) / points:>18.2f}"
               f"{sum(1 for r in runs if r):>12}/{len(runs)}")
+
+    kinds = ("gaussian", "student-t2", "ar1-0.6", "trend", "season", "spike")
+    print(f"\nSimulated change-free noise, {args.sim_series} series x 1,000 points each "
+          "(trend: +10 sd over the series; season: 2 sd, period 50; spike: one +50 sd value);"
+          " false change points per 1,000 points:")
+    print(f"{'method':<18}" + "".join(f"{k:>12}" for k in kinds))
+    sim_rng = np.random.default_rng(args.seed + 1)
+    sims = {k: [simulated(sim_rng, k, 1000) for _ in range(args.sim_series)] for k in kinds}
+    for m, fn in methods.items():
+        rates = [1000 * sum(len(fn(x)) for x in sims[k]) / (1000 * args.sim_series) for k in kinds]
+        print(f"{m:<18}" + "".join(f"{r:>12.2f}" for r in rates))
 
     summary = {m: [] for m in names}
     for f in FAMILIES:
