@@ -1,0 +1,78 @@
+"""mosum: robust to spikes, heavy tails and slow trends; finds clear steps where they are."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from perflab.stats.changepoints import detect
+from perflab.stats.mosum import MIN_SEGMENT, mosum_sd, search, tail, threshold, variogram
+
+
+def test_a_single_spike_is_no_change_point():
+    """A spike anywhere adds nothing to what the same noise alone gives (usually nothing)."""
+    rng = np.random.default_rng(1)
+    for n in (30, 100, 1000):
+        for where in (n // 2, 3, n - 3):
+            x = 100 + rng.normal(0, 1, n)
+            alone = [c.index for c in detect(x, method="mosum")]
+            x[where] = 1e4
+            assert [c.index for c in detect(x, method="mosum")] == alone, (n, where)
+    x = 100 + np.random.default_rng(9).normal(0, 1, 200)
+    x[100] = -1e4
+    assert detect(x, method="mosum") == []
+
+
+def test_a_short_burst_shorter_than_a_segment_is_no_change_point():
+    x = 100 + np.random.default_rng(2).normal(0, 1, 300)
+    x[150:150 + MIN_SEGMENT - 1] += 40
+    assert detect(x, method="mosum") == []
+
+
+def test_heavy_tailed_flat_noise_gives_few_false_points():
+    rng = np.random.default_rng(3)
+    found = sum(len(detect(100 + rng.standard_t(2, 1000), method="mosum")) for _ in range(20))
+    assert found <= 20 * 1000 * 2 / 1000  # at most 2 per 1,000 points (measured 0.6)
+
+
+def test_a_slow_linear_trend_is_not_cut_into_steps():
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        x = np.linspace(100, 130, 1000) + rng.normal(0, 1, 1000)  # 30 noise sds of drift
+        assert len(detect(x, method="mosum")) <= 1
+
+
+def test_a_clear_10_percent_step_is_found_where_it_is():
+    rng = np.random.default_rng(5)
+    x = 100 + rng.normal(0, 2, 400)  # the step is 5 noise sds
+    x[250:] += 10
+    (cp,) = detect(x, method="mosum")
+    assert abs(cp.index - 250) <= 2
+    assert cp.kind == "mean" and cp.ci_low < 10 < cp.ci_high and cp.p_value < 1e-6
+    assert cp.change_pct == pytest.approx(10, abs=1)
+
+
+def test_a_step_on_a_trend_is_found_once():
+    rng = np.random.default_rng(6)
+    x = np.linspace(100, 120, 600) + rng.normal(0, 1, 600)
+    x[300:] += 8
+    assert [abs(c.index - 300) <= 3 for c in detect(x, method="mosum")] == [True]
+
+
+def test_the_variogram_gives_the_white_noise_sd_of_the_mosum():
+    z = np.random.default_rng(8).normal(0, 1, 20_000)
+    for h in (8, 32):
+        assert mosum_sd(variogram(z, 2 * h), h) == pytest.approx(math.sqrt(2 / h), rel=0.05)
+
+
+def test_threshold_inverts_the_tail():
+    u = threshold(0.05, 1000, 16)
+    assert tail(u, 1000, 16) == pytest.approx(0.05, rel=1e-3)
+    assert threshold(0.01, 1000, 16) > u
+
+
+def test_short_and_constant_series_give_nothing():
+    assert search(np.ones(50)) == []
+    assert search(np.arange(5.0)) == []
