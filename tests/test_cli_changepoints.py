@@ -36,7 +36,8 @@ def test_csv_table_names_the_change(tmp_path):
     path = write(tmp_path, "s.csv", csv_text())
     result = run_cli("changepoints", path, "--direction", "lower")
     assert result.returncode == 0, result.stderr
-    assert "value, 100 points, 1 change point (e-divisive: window 50, max_pvalue 0.001)" in result.stdout
+    # auto: mosum from 100 points
+    assert "value, 100 points, 1 change point (mosum: false_alarms_per_1000_points 0.2)" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "c050" in line).split()
     assert row[0] == "50" and row[1] == "c050"
     assert row[-3].startswith("-") and row[-3].endswith("%") and row[-2] == "regression"
@@ -173,7 +174,7 @@ def test_malformed_input_gives_one_clear_line(tmp_path, case):
 @pytest.mark.parametrize("args, message", [
     (["--column", "nope"], "no numeric column 'nope' (numeric columns: value)"),
     (["--min-magnitude", "big"], "bad --min-magnitude 'big'"),
-    (["--window", "2"], "window must be >= 6"),
+    (["--method", "e-divisive", "--window", "2"], "window must be >= 6"),
     (["--method", "pelt", "--penalty", "huge"], "unknown penalty 'huge'"),
     (["--method", "otava"], "Invalid value for '--method'"),
 ])
@@ -199,4 +200,14 @@ def test_method_names_come_from_one_registry():
     for command in (["changepoints"], ["history"], ["changes"], ["report", "change"]):
         text = " ".join(run_cli(*command, "--help", check=True).stdout.split())
         listed = text.split("--method [", 1)[1].split("]", 1)[0].split("|")
-        assert listed == [*(["auto"] if command != ["changepoints"] else []), *METHODS], command
+        assert listed == ["auto", *METHODS], command
+
+
+@pytest.mark.parametrize("points", [40, 99, 100, 400])
+def test_a_single_spike_is_no_change_point_with_the_default_method(tmp_path, points):
+    rng = np.random.default_rng(points)
+    values = 100.0 * (1 + 0.01 * rng.standard_normal(points))
+    values[points // 2] *= 3.0
+    path = write(tmp_path, "spike.json", json.dumps([float(v) for v in values]))
+    data = json.loads(run_cli("changepoints", path, "--format", "json", check=True).stdout)
+    assert data["columns"][0]["change_points"] == [], data["columns"][0]

@@ -11,34 +11,40 @@ from perflab.formats.series import SeriesFile
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction
 from perflab.model.report.history import (
+    AUTO_METHOD,
     CHANGEPOINT_METHODS,
     ColumnChanges,
     FileChangePoint,
     FileChanges,
     directed_verdict,
+    method_choices,
+    resolve_method,
 )
 
 
 def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, window: int, max_pvalue: float,
                  penalty: str | float, min_magnitude: float, direction: Direction | None) -> FileChanges:
     """Detect change points in ``columns`` (all numeric ones when empty) of ``series``."""
+    from perflab.stats.changepoints import FALSE_RATE_PER_1000 as FALSE_RATE
     from perflab.stats.changepoints import MIN_POINTS, detect
-    if method not in CHANGEPOINT_METHODS:
-        raise UsageError(f"unknown method {method!r}; choose from {', '.join(CHANGEPOINT_METHODS)}")
+    if method != AUTO_METHOD and method not in CHANGEPOINT_METHODS:
+        raise UsageError(f"unknown method {method!r}; choose from {', '.join(method_choices())}")
     chosen = list(dict.fromkeys(columns)) or list(series.columns)
     for name in chosen:
         if name not in series.columns:
             raise UsageError(f"{series.path}: no numeric column {name!r}",
                              f"numeric columns: {', '.join(series.columns)}")
     results = []
+    used: list[str] = []
     for name in chosen:
         groups = series.columns[name]
         present = sum(1 for g in groups if g)
         if present < MIN_POINTS:
             raise UsageError(f"{series.path}: column {name!r} has {present} points with values; "
                              f"change-point detection needs at least {MIN_POINTS}")
+        used.append(resolve_method(method, present))
         try:
-            found = detect(groups, method=method, window=window, max_pvalue=max_pvalue,
+            found = detect(groups, method=used[-1], window=window, max_pvalue=max_pvalue,
                            min_magnitude=min_magnitude, penalty=penalty)
         except ValueError as error:
             raise UsageError(str(error)) from None
@@ -53,8 +59,10 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
                 directed_verdict(oriented) if oriented is not None and math.isfinite(cp.change_pct) else None,
                 cp.p_value))
         results.append(ColumnChanges(name, len(groups), bool(series.labels), tuple(points)))
+    method = used[0] if len(set(used)) == 1 else method
     parameters: dict[str, Any] = ({"window": window, "max_pvalue": max_pvalue} if method == "e-divisive"
-                                  else {"penalty": penalty})
+                                  else {"false_alarms_per_1000_points": FALSE_RATE} if method == "mosum"
+                                  else {"penalty": penalty} if method in ("pelt", "binseg") else {})
     if min_magnitude:
         parameters["min_magnitude"] = min_magnitude
     return FileChanges(series.path, method, parameters, direction, tuple(results))

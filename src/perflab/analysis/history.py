@@ -15,7 +15,7 @@ Detection runs on one value per point, the median of its samples (Otava works on
 value per commit; the median, so that one wild sample of a commit, a timer wake-up 50 ms
 late, neither hides nor fakes a change; missing points and failed runs are NaN gaps the
 detectors skip), by
-E-divisive with t-tests by default, PELT for long series (``AUTO_PELT_ABOVE`` points), binseg
+mosum from 100 commits (``resolve_method``), E-divisive with t-tests below, binseg
 or when asked. Changes smaller than the metric's noise floor are dropped. A change's size
 and verdict come from that same estimator: each segment's centre is the mean of its
 per-point medians (the level the detectors compare), the change % is between the two
@@ -47,7 +47,7 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.model.report.history import (
     AUTO_METHOD,
-    AUTO_PELT_ABOVE,
+    resolve_method,
     CHANGEPOINT_METHODS,
     ORDER_FIRST_PARENT,
     ORDER_TIME,
@@ -77,7 +77,7 @@ REPOSITORY_GONE = "repository-gone"
 REPOSITORY_UNRELATED = "repository-unrelated"
 NO_METRIC_INFO = "no-metric-info"
 
-__all__ = ["AUTO_PELT_ABOVE", "METHODS", "build_history", "change_report", "commit_subjects", "find_change",
+__all__ = ["METHODS", "build_history", "change_report", "commit_subjects", "find_change",
            "list_changes", "order_points", "parse_since", "select_changes"]
 
 
@@ -238,7 +238,7 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
     summaries = [_summary(x) for x in samples]
     centres = np.array([s.median for s in summaries])
     finite = int(np.isfinite(centres).sum())
-    chosen = method if method != AUTO_METHOD else ("pelt" if finite > AUTO_PELT_ABOVE else "e-divisive")
+    chosen = resolve_method(method, finite)
     # one group of samples per point: detection on their medians
     found = find_points(list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median")
     bounds = [0, *(c.index for c in found), len(points)]

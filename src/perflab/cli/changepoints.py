@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from perflab.model.errors import UsageError
-from perflab.model.report.history import method_choices, method_help
+from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
 
-METHOD_CHOICES = method_choices(auto=False)
+METHOD_CHOICES = method_choices(auto=True)
 
 
 def _fraction(text: str) -> float:
@@ -25,8 +25,8 @@ def _fraction(text: str) -> float:
 @click.argument("file", metavar="FILE")
 @click.option("-c", "--column", "columns", multiple=True, metavar="NAME",
               help="Metric column to analyse; repeat for several [default: every numeric column].")
-@click.option("--method", type=click.Choice(METHOD_CHOICES), default=METHOD_CHOICES[0], show_default=True,
-              help=method_help(auto=False))
+@click.option("--method", type=click.Choice(METHOD_CHOICES), default=AUTO_METHOD, show_default=True,
+              help=method_help(auto=True))
 @click.option("--window", type=int, default=50, show_default=True,
               help="e-divisive: points per sliding window.")
 @click.option("--max-pvalue", type=float, default=0.001, show_default=True,
