@@ -223,8 +223,9 @@ def otava(series: list[np.ndarray]) -> list[list[int]] | None:
 
 
 def main() -> int:
-    from perflab.stats.changepoints import detect
     from test_changepoints_accuracy import tcpd_f1
+
+    from perflab.stats.changepoints import detect
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", type=int, default=30, help="series per family")

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,13 +79,13 @@ def record(name: str, points: int, out: Path) -> None:
     family, metric, args = SERIES[name]
     db = SCRATCH / f"{name}.db"
     db.unlink(missing_ok=True)
-    load_before, start = loadavg(), datetime.now(timezone.utc)
+    load_before, start = loadavg(), datetime.now(UTC)
     t0 = time.monotonic()
     perflab(db, "run", "-q", "-n", str(points), *args)
     seconds = time.monotonic() - t0
     rows = list(csv.DictReader(io.StringIO(perflab(db, "export", "--format", "csv", "1"))))
-    values = sorted(((int(r["repetition"]), float(r["value"])) for r in rows
-                     if r["metric"] == metric and r["status"] == "ok"))
+    values = sorted((int(r["repetition"]), float(r["value"])) for r in rows
+                     if r["metric"] == metric and r["status"] == "ok")
     unit = next(r["unit"] for r in rows if r["metric"] == metric)
     db.unlink(missing_ok=True)
     with open(out / f"{name}.csv", "w") as f:

@@ -182,7 +182,8 @@ def test_build_always_failing_cannot_decide(repo):
 def test_run_always_failing_cannot_decide(repo):
     result = _bisect(repo, "--run", "./prog && false")
     assert result.returncode == 1
-    assert "could not decide" in result.stdout and "run failed (exit 1: work: 2" in result.stdout  # good or bad, whichever ran first
+    # good or bad, whichever ran first
+    assert "could not decide" in result.stdout and "run failed (exit 1: work: 2" in result.stdout
 
 
 def test_identical_ends_do_not_differ(repo):
@@ -212,7 +213,8 @@ def test_malformed_bisect_input_is_one_line_and_exit_2(repo, args, message):
 def test_not_a_repository_is_usage(tmp_path):
     for repo in (str(tmp_path), str(tmp_path / "missing")):
         result = run_cli("bisect", "--repo", repo, "--good", "a", "--bad", "b", "--build", "true", "--run", "true")
-        assert result.returncode == 2 and ("not a git repository" in result.stderr or "no such directory" in result.stderr)
+        assert result.returncode == 2
+        assert "not a git repository" in result.stderr or "no such directory" in result.stderr
 
 
 # -- verdict -----------------------------------------------------------------------------------

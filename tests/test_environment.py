@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 import perflab
-from perflab.execute.environment import (capture, parse_cpu_list, parse_cpuinfo_model,
-                                         parse_loadavg, parse_meminfo, read_loadavg)
+from perflab.execute.environment import (
+    capture,
+    parse_cpu_list,
+    parse_cpuinfo_model,
+    parse_loadavg,
+    parse_meminfo,
+    read_loadavg,
+)
 
 DATA = Path(__file__).parent / "data"
 VM = DATA / "machine_vm"

@@ -82,7 +82,7 @@ def test_names_are_escaped_and_control_characters_dropped():
 
 
 def test_deep_recursion_and_tiny_frames():
-    deep = tuple(["main", *(["fib"] * 3000)])
+    deep = ("main", *(["fib"] * 3000))
     svg = render_flamegraph({deep: 10, ("main", "tiny"): 0.0001})
     frames = _frames(svg)
     assert "fib" in frames and "tiny" not in frames  # under 0.1 px: not drawn

@@ -73,7 +73,7 @@ def nap(tmp_path_factory):
     assert git(repo, "rev-list", "--first-parent", "--reverse", "HEAD").split() == c
     db = str(base / "perflab.db")
     late = c[2]  # measured last: first-parent order must still put it third
-    for sha in [x for x in c[:4] if x != late] + [side] + [x for x in c[4:]] + [late]:
+    for sha in [x for x in c[:4] if x != late] + [side] + list(c[4:]) + [late]:
         record(db, repo, sha)
     return db, repo, c, side, slow
 

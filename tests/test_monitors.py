@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, run_cli
 from perflab.execute import monitors, perf_profile
 from perflab.execute.monitors import perf as perf_monitors
 from perflab.execute.monitors import procfs
@@ -17,6 +16,8 @@ from perflab.execute.runner import RunOptions
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, is_monitor_metric
 from perflab.store import Store
+
+from conftest import DATA, run_cli
 
 needs_perf = pytest.mark.skipif(shutil.which("perf") is None, reason="perf not installed")
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")

@@ -11,15 +11,13 @@ from pathlib import Path
 import pytest
 
 from perflab.execute.process import CapturedOutput, open_devnull_streams, spawn_and_wait
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner, RunOptions, plan_run
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
-from perflab.workloads.perf_bench import (
-    NO_BREAKPOINTS, breakpoints_unsupported, parse_perf_bench, parse_rt_hackbench,
-)
+from perflab.workloads.perf_bench import NO_BREAKPOINTS, breakpoints_unsupported, parse_perf_bench, parse_rt_hackbench
 from perflab.workloads.registry import builtin
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -13,9 +13,17 @@ from pathlib import Path
 import pytest
 
 from perflab.execute import probe
-from perflab.execute.probe import (NOT_COUNTED, NOT_SUPPORTED, PERF_MISSING, TOOLS, EventProbe,
-                                   find_tools, parse_perf_stat_csv, perf_error_reason,
-                                   perf_events)
+from perflab.execute.probe import (
+    NOT_COUNTED,
+    NOT_SUPPORTED,
+    PERF_MISSING,
+    TOOLS,
+    EventProbe,
+    find_tools,
+    parse_perf_stat_csv,
+    perf_error_reason,
+    perf_events,
+)
 
 DATA = Path(__file__).parent / "data"
 

@@ -95,7 +95,8 @@ def test_a_run_without_profile_is_one_clear_error(real_db):
         bare = store.resolve_run("bare")
         for call in (lambda: compare_profiles(store, [store.resolve_run("base"), bare]),
                      lambda: run_profile(store, bare), lambda: folded_stacks(store, bare)):
-            with pytest.raises(UsageError, match=f"run {bare.id} has no profile; record one with --monitor perf-profile"):
+            message = f"run {bare.id} has no profile; record one with --monitor perf-profile"
+            with pytest.raises(UsageError, match=message):
                 call()
 
 

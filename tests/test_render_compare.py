@@ -23,17 +23,15 @@ import json
 import math
 import os
 import re
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from perflab.analysis.compare import compare_runs
 from perflab.model.errors import UsageError
-from perflab.model.records import (
-    Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus,
-)
+from perflab.model.records import Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.compare import Block, Cell, Change, CompareReport, Interval, Row, SideSummary
 from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow, ShareSide
 from perflab.model.verdicts import Shift, Verdict

@@ -7,8 +7,15 @@ import pytest
 import scipy.stats
 
 from perflab.stats import (
-    bimodality_ratio, check_bimodal, check_cov, check_outliers, check_sample_size, check_spread,
-    check_trend, mann_kendall, modified_z_scores,
+    bimodality_ratio,
+    check_bimodal,
+    check_cov,
+    check_outliers,
+    check_sample_size,
+    check_spread,
+    check_trend,
+    mann_kendall,
+    modified_z_scores,
 )
 
 
@@ -90,6 +97,7 @@ def test_bimodal_is_rare_on_normal_and_lognormal_samples():
 
 def test_long_series_trend_uses_spearman_and_agrees_with_scipy():
     import scipy.stats
+
     from perflab.stats import spearman_trend
     rng = np.random.default_rng(5)
     x = np.round(rng.normal(0, 1, 300) + 0.004 * np.arange(300), 1)  # ties too

@@ -7,9 +7,7 @@ import pytest
 import scipy.stats
 
 from perflab.model.records import Direction, MeanKind
-from perflab.stats import (
-    amean, best_mean, centre, clean, cov, gmean, hmean, median, percentiles, stddev, summarize,
-)
+from perflab.stats import amean, best_mean, centre, clean, cov, gmean, hmean, median, percentiles, stddev, summarize
 
 VALUES = [12.0, 12.9, 11.25, 12.4, 12.6, 13.1, 12.2]
 
@@ -51,7 +49,8 @@ def test_best_mean_depends_on_direction():
     # best 50% of 10 values = 5 values: the lowest for lower-is-better, the highest otherwise
     assert best_mean(x, 50, MeanKind.ARITHMETIC, Direction.LOWER) == pytest.approx(3.0)
     assert best_mean(x, 50, MeanKind.ARITHMETIC, Direction.HIGHER) == pytest.approx(8.0)
-    assert best_mean(x, 50, MeanKind.HARMONIC, Direction.HIGHER) == pytest.approx(5 / sum(1 / v for v in (6, 7, 8, 9, 10)))
+    expected = 5 / sum(1 / v for v in (6, 7, 8, 9, 10))
+    assert best_mean(x, 50, MeanKind.HARMONIC, Direction.HIGHER) == pytest.approx(expected)
     # 95% of 10 is 9.5: floor keeps 9 values
     assert best_mean(x, 95, MeanKind.ARITHMETIC, Direction.LOWER) == pytest.approx(5.0)
     # at least one value is kept

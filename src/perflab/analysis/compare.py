@@ -22,7 +22,16 @@ from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric
 from perflab.model.report.calibration import Calibration
 from perflab.model.report.compare import (
-    Block, Cell, Change, CompareReport, Geomean, Interval, Layout, RuleOutcome, Row, SideSummary,
+    Block,
+    Cell,
+    Change,
+    CompareReport,
+    Geomean,
+    Interval,
+    Layout,
+    Row,
+    RuleOutcome,
+    SideSummary,
 )
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
@@ -30,7 +39,6 @@ from perflab.stats.variance import RunVariance, between_runs, pooled
 from perflab.stats.warnings import RUN_VARIANCE
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
-
 
 Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
@@ -44,7 +52,7 @@ class Filters:
     metrics: frozenset[str] = frozenset()
 
     @classmethod
-    def parse(cls, filters: list[str], metrics: list[str]) -> "Filters":
+    def parse(cls, filters: list[str], metrics: list[str]) -> Filters:
         benchmarks, params = set(), []
         for text in filters:
             key, sep, value = text.partition("=")
@@ -57,7 +65,7 @@ class Filters:
         return cls(frozenset(benchmarks), tuple(params), frozenset(metrics))
 
     @classmethod
-    def for_point(cls, benchmark: str, params: dict[str, Any]) -> "Filters":
+    def for_point(cls, benchmark: str, params: dict[str, Any]) -> Filters:
         """Exactly one benchmark's parameter point."""
         return cls(frozenset({benchmark}), tuple((k, format_value(v)) for k, v in params.items()))
 

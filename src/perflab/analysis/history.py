@@ -47,7 +47,6 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.model.report.history import (
     AUTO_METHOD,
-    resolve_method,
     CHANGEPOINT_METHODS,
     ORDER_FIRST_PARENT,
     ORDER_TIME,
@@ -63,6 +62,7 @@ from perflab.model.report.history import (
     Series,
     SeriesPoint,
     directed_verdict,
+    resolve_method,
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
@@ -341,7 +341,8 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
 
 # --------------------------------------------------------------------------- report
 
-def _side(series: Series, segment: Segment, points: int | None, *, nearest_last: bool) -> tuple[ReportSide, list[RunInfo]]:
+def _side(series: Series, segment: Segment, points: int | None, *,
+          nearest_last: bool) -> tuple[ReportSide, list[RunInfo]]:
     """The segment's measured points (or the ``points`` nearest the change), as a report side."""
     measured = [p.point for p in series.points[segment.first:segment.end] if p.summary.n]
     pooled = measured if points is None else (measured[-points:] if nearest_last else measured[:points])

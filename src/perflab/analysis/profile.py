@@ -25,7 +25,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -34,12 +33,15 @@ from perflab.model.errors import UsageError
 from perflab.model.params import point_text
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import CompareReport, Interval, RuleOutcome
-from perflab.model.report.profile import (
-    PointProfile, ProfileDelta, ProfileReport, ProfileRow, Share, ShareSide,
-)
+from perflab.model.report.profile import PointProfile, ProfileDelta, ProfileReport, ProfileRow, Share, ShareSide
 from perflab.model.verdicts import Shift
 from perflab.stats import (
-    METHOD_NAMES, RuleResult, benjamini_hochberg, lkp_range_rule, mann_whitney, mmtests_band_rule,
+    METHOD_NAMES,
+    RuleResult,
+    benjamini_hochberg,
+    lkp_range_rule,
+    mann_whitney,
+    mmtests_band_rule,
     welch_t,
 )
 from perflab.store import Store

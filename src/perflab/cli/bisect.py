@@ -7,7 +7,6 @@ import sys
 import click
 
 from perflab.cli.common import open_store, warn
-from perflab.model.errors import UsageError
 from perflab.model.report.bisect import BISECT_METRICS, FOUND
 
 EXIT_FOUND = 0

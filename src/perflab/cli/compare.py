@@ -8,10 +8,8 @@ import click
 
 from perflab.cli.common import open_store
 from perflab.model.errors import EXIT_VERDICT, UsageError
-
-
-from perflab.render.compare import FORMATS as COMPARE_FORMATS  # noqa: E402
-from perflab.stats import METHOD_NAMES  # noqa: E402
+from perflab.render.compare import FORMATS as COMPARE_FORMATS
+from perflab.stats import METHOD_NAMES
 
 
 def percent(text: str, option: str) -> float:

@@ -25,11 +25,7 @@ def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters:
     """A run's profile: self and children % per symbol, call traces (mean over repetitions)."""
     from perflab.analysis.compare import Filters
     from perflab.analysis.profile import folded_stacks, run_profile
-    from perflab.render.profile import (
-        render_folded,
-        render_profile,
-        render_profile_json,
-    )
+    from perflab.render.profile import render_folded, render_profile, render_profile_json
 
     selection = Filters.parse(list(filters), [])
     with open_store(ctx, create=False) as store:
@@ -74,7 +70,8 @@ def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str
             after = folded_stacks(store, other, filters=selection, event=event)
             svg = render_flamegraph(
                 after, base=stacks, width=width,
-                title=title or f"Differential Flame Graph: run {run.id} ({run.label}) -> run {other.id} ({other.label})",
+                title=title or (f"Differential Flame Graph: run {run.id} ({run.label}) "
+                                f"-> run {other.id} ({other.label})"),
                 subtitle=f"width = run {other.id}; red = self share grew, blue = shrank "
                          f"(percentage points, from run {run.id} to run {other.id})")
     write_output(output, svg)

@@ -20,8 +20,8 @@ names, then ``testcase``, joined by ``/``; the values below). A stat is
 for rates, so that the change is the one every other format shows); ``±N%`` is the
 population stddev over the arithmetic mean, shown only above 2%, as lkp; ``%change`` is
 100·(new − base)/base of those values, not oriented (a drop of a rate is negative, like a
-drop of a time); profile stats show the absolute change in percentage points with no ``%``. Like the robot, only changed stats
-are listed by default, here those whose difference is significant by the report's test
+drop of a time); profile stats show the absolute change in percentage points with no
+``%``. Like the robot, only changed stats are listed by default, here those whose difference is significant by the report's test
 (or rule); ``rows`` containing ``all`` lists every stat. The footer states the test and
 counts the stats left out.
 """

@@ -23,7 +23,14 @@ from collections.abc import Sequence
 from perflab.model.records import Direction, RunInfo
 from perflab.model.report.compare import Block, CompareReport, Row
 from perflab.render.compare_common import (
-    MEAN_NAMES, Stat, block_op, block_title, finite, short_commit, significance_rule, warning_lines,
+    MEAN_NAMES,
+    Stat,
+    block_op,
+    block_title,
+    finite,
+    short_commit,
+    significance_rule,
+    warning_lines,
 )
 from perflab.render.units import scale_for
 

@@ -46,10 +46,7 @@ def _tools(tools: Mapping[str, str | None], catalog: Mapping[str, tuple[str, str
     rows = []
     for name, path in tools.items():
         purpose, package = catalog.get(name, ("", ""))
-        if path:
-            status = path
-        else:
-            status = f"missing — apt-get install {package}" if package else "missing"
+        status = path or (f"missing — apt-get install {package}" if package else "missing")
         rows.append((name, status, purpose))
     return "\n".join(["Tools", *table(rows)])
 

@@ -23,15 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from perflab.model.report.history import (
-    ORDER_FIRST_PARENT,
-    Change,
-    ChangeList,
-    History,
-    HistoryPoint,
-    Segment,
-    Series,
-)
+from perflab.model.report.history import ORDER_FIRST_PARENT, Change, ChangeList, History, HistoryPoint, Segment, Series
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number
 from perflab.render.texttable import format_table

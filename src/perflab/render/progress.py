@@ -7,7 +7,6 @@ import time
 from typing import TextIO
 
 
-
 class NullProgress:
     def start(self, total: int, title: str) -> None:
         pass
@@ -61,8 +60,14 @@ class BarProgress:
     def start(self, total: int, title: str) -> None:
         # imported here: only a terminal pays rich's import time
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
                             console=Console(stderr=True), transient=True)

@@ -52,22 +52,22 @@ class TextTab:
         self.cur_row = 0
         self.cur_col = 0
 
-    def row(self) -> "TextTab":
+    def row(self) -> TextTab:
         if self.cells:
             self.cur_row += 1
         self.cur_col = 0
         return self
 
-    def col(self, col: int) -> "TextTab":
+    def col(self, col: int) -> TextTab:
         if col < self.cur_col:
             raise ValueError(f"cannot move back from column {self.cur_col} to {col}")
         self.cur_col = col
         return self
 
-    def cell(self, value: str, align: str = "l", margin: str | None = None) -> "TextTab":
+    def cell(self, value: str, align: str = "l", margin: str | None = None) -> TextTab:
         return self.span(1, value, align, margin)
 
-    def span(self, cols: int, value: str, align: str = "l", margin: str | None = None) -> "TextTab":
+    def span(self, cols: int, value: str, align: str = "l", margin: str | None = None) -> TextTab:
         if margin is None:
             margin = "" if self.cur_col == 0 or not value else " "
         self.cells.append(_Cell(self.cur_row, self.cur_col, cols, value, margin, align))

@@ -13,19 +13,41 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
 
 from perflab.stats.changepoints import ChangePoint, binseg, detect, e_divisive, oriented, pelt
 from perflab.stats.checks import (
-    bimodality_ratio, check_bimodal, check_cov, check_outliers, check_sample_size, check_spread,
-    check_trend, modified_z_scores,
+    bimodality_ratio,
+    check_bimodal,
+    check_cov,
+    check_outliers,
+    check_sample_size,
+    check_spread,
+    check_trend,
+    modified_z_scores,
 )
 from perflab.stats.difference import METHOD_NAMES, Difference, Method, compare, decide
 from perflab.stats.intervals import Interval, bootstrap_ratio_ci, mean_ci, median_ci
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import (
-    FdrResult, WelchResult, benjamini_hochberg, mann_kendall, mann_whitney, min_attainable_p, spearman_trend,
+    FdrResult,
+    WelchResult,
+    benjamini_hochberg,
+    mann_kendall,
+    mann_whitney,
+    min_attainable_p,
+    spearman_trend,
     welch_t,
 )
 from perflab.stats.summary import (
-    Summary, amean, best_mean, centre, clean, cov, gmean, hmean, median, percentiles,
-    stddev, summarize,
+    Summary,
+    amean,
+    best_mean,
+    centre,
+    clean,
+    cov,
+    gmean,
+    hmean,
+    median,
+    percentiles,
+    stddev,
+    summarize,
 )
 from perflab.stats.warnings import StatWarning
 

@@ -14,8 +14,15 @@ from numpy.typing import ArrayLike
 
 from perflab.stats.significance import mann_kendall, spearman_trend
 from perflab.stats.warnings import (
-    BIMODAL, HIGH_COV, NO_SAMPLES, OUTLIERS, SINGLE_SAMPLE, TOO_FEW_SAMPLES, TREND,
-    ZERO_SPREAD, StatWarning,
+    BIMODAL,
+    HIGH_COV,
+    NO_SAMPLES,
+    OUTLIERS,
+    SINGLE_SAMPLE,
+    TOO_FEW_SAMPLES,
+    TREND,
+    ZERO_SPREAD,
+    StatWarning,
 )
 
 MIN_SAMPLES = 5          # below this every statistic of spread is a guess
@@ -32,7 +39,8 @@ def check_sample_size(n: int) -> StatWarning | None:
     if n == 1:
         return StatWarning(SINGLE_SAMPLE, "a single sample: no spread, no test")
     if n < MIN_SAMPLES:
-        return StatWarning(TOO_FEW_SAMPLES, f"only {n} samples; at least {MIN_SAMPLES} advised, 10 or more to see small changes")
+        return StatWarning(TOO_FEW_SAMPLES,
+                           f"only {n} samples; at least {MIN_SAMPLES} advised, 10 or more to see small changes")
     return None
 
 
@@ -46,7 +54,8 @@ def check_spread(n: int, stddev: float) -> StatWarning | None:
 def check_cov(cov_pct: float, limit_pct: float = COV_LIMIT_PCT) -> StatWarning | None:
     """Warn when the coefficient of variation (in %) exceeds `limit_pct`; NaN passes silently."""
     if cov_pct > limit_pct:
-        return StatWarning(HIGH_COV, f"CoV {cov_pct:.1f}% exceeds {limit_pct:g}%: the machine or the benchmark is noisy")
+        return StatWarning(HIGH_COV,
+                           f"CoV {cov_pct:.1f}% exceeds {limit_pct:g}%: the machine or the benchmark is noisy")
     return None
 
 
@@ -79,7 +88,8 @@ def check_outliers(values: ArrayLike, threshold: float = OUTLIER_Z) -> StatWarni
     if outlying.size == 0:
         return None
     shown = ", ".join(f"#{i}={x[i]:.6g}" for i in outlying[:5]) + (" ..." if outlying.size > 5 else "")
-    return StatWarning(OUTLIERS, f"{outlying.size} of {x.size} values have a modified z-score above {threshold:g}: {shown}")
+    return StatWarning(OUTLIERS,
+                       f"{outlying.size} of {x.size} values have a modified z-score above {threshold:g}: {shown}")
 
 
 def bimodality_ratio(values: ArrayLike) -> float:

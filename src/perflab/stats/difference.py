@@ -22,8 +22,9 @@ rows the rule does not flag are "no change" or "inconclusive" by the bootstrap i
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -36,7 +37,12 @@ from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_att
 from perflab.stats.summary import Summary, clean, summarize
 from perflab.stats.variance import RunVariance
 from perflab.stats.warnings import (
-    NONPOSITIVE_CENTRE, NONPOSITIVE_LOG, RUN_VARIANCE, TOO_FEW_SAMPLES, UNEQUAL_N, StatWarning,
+    NONPOSITIVE_CENTRE,
+    NONPOSITIVE_LOG,
+    RUN_VARIANCE,
+    TOO_FEW_SAMPLES,
+    UNEQUAL_N,
+    StatWarning,
 )
 
 Method = Literal["welch-log", "mann-whitney", "mmtests", "lkp"]
@@ -165,7 +171,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         ci_low, ci_high = _oriented_interval(boot.low, boot.high, direction)
         if method == "mann-whitney":
             p_value = mann_whitney(a, b)
-            if 0 < min(a.size, b.size) and min_p >= 1.0 - confidence:
+            if min(a.size, b.size) > 0 and min_p >= 1.0 - confidence:
                 pair.append(StatWarning(TOO_FEW_SAMPLES, f"{a.size} vs {b.size} samples cannot reach p < "
                                         f"{1.0 - confidence:g} with Mann-Whitney U (its smallest p is "
                                         f"{min_p:.2g}); record more"))

@@ -80,7 +80,8 @@ def bootstrap_ratio_ci(base: ArrayLike, new: ArrayLike, *, mean_kind: MeanKind =
     a = np.asarray(base, dtype=float).reshape(-1)
     b = np.asarray(new, dtype=float).reshape(-1)
     if a.size < 2 or b.size < 2:
-        return _undefined(confidence, f"{a.size} base and {b.size} new values: a bootstrap interval needs 2 or more per side")
+        return _undefined(confidence,
+                          f"{a.size} base and {b.size} new values: a bootstrap interval needs 2 or more per side")
     if mean_kind is not MeanKind.ARITHMETIC and (np.any(a <= 0) or np.any(b <= 0)):
         code = NONPOSITIVE_HMEAN if mean_kind is MeanKind.HARMONIC else NONPOSITIVE_GMEAN
         why = f"values <= 0: the {mean_kind.value} and its bootstrap interval are undefined"

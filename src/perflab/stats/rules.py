@@ -52,7 +52,8 @@ def mmtests_band_rule(base: ArrayLike, new: ArrayLike, mean_kind: MeanKind = Mea
     band = 1.96 * (stddev(a) + stddev(b))
     changed = bool(abs(delta) > band)
     relation = ">" if changed else "<="
-    return RuleResult(MMTESTS_BAND, changed, _sign(delta), f"|Δ{mean_kind.value}| {abs(delta):.6g} {relation} 1.96·(sd_base+sd_new) = {band:.6g}")
+    return RuleResult(MMTESTS_BAND, changed, _sign(delta),
+                      f"|Δ{mean_kind.value}| {abs(delta):.6g} {relation} 1.96·(sd_base+sd_new) = {band:.6g}")
 
 
 def lkp_range_rule(base: ArrayLike, new: ArrayLike, *, performance_stat: bool = True) -> RuleResult:
@@ -81,5 +82,6 @@ def lkp_range_rule(base: ArrayLike, new: ArrayLike, *, performance_stat: bool = 
     threshold = 1.01 if performance_stat else 1.05
     changed = disjoint and bool(ratio > threshold)
     detail = (f"base [{min_a:.6g} {mid_a:.6g} {max_a:.6g}] new [{min_b:.6g} {mid_b:.6g} {max_b:.6g}] "
-              f"{'disjoint' if disjoint else 'overlapping'}, ratio {ratio:.4g} {'>' if ratio > threshold else '<='} {threshold:g}")
+              f"{'disjoint' if disjoint else 'overlapping'}, ratio {ratio:.4g} "
+              f"{'>' if ratio > threshold else '<='} {threshold:g}")
     return RuleResult(LKP_RANGE, changed, _sign(float(mid_b - mid_a)), detail)

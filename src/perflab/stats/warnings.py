@@ -1,7 +1,7 @@
 """Warnings as values: what a statistic could not assume, returned beside the result.
 
-A `StatWarning` (defined in ``perflab.model.verdicts``) has a stable machine-readable ``kind`` (renderers may group or filter
-by it) and a one-line human ``message`` that carries the numbers. The codes:
+A `StatWarning` (defined in ``perflab.model.verdicts``) has a stable machine-readable
+``kind`` (renderers may group or filter by it) and a one-line human ``message`` that carries the numbers. The codes:
 
 =====================  ======================================================
 no-samples             a side has no values (a point missing on one side)
