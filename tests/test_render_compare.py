@@ -407,3 +407,17 @@ def test_identical_runs_mark_nothing(store):
     assert "no stat changed significantly (8 compared, of hackbench, netperf, will-it-scale, nap;" in lkp
     assert " ! " not in render_comparison(same, "speedup").split("Speed up: ")[0]
     assert "~ (p=1.000 n=10)" in render_comparison(same, "benchstat")
+
+
+def test_width_narrows_a_three_run_mmtests_table(three):
+    """Hoisting keeps this three-run table under 100 columns already (93); --width 85 narrows
+    its value fields to the widest number and a space (10 characters here: 87 columns is as
+    narrow as it gets)."""
+    wide = render_comparison(three, "mmtests")
+    narrow = render_comparison(three, "mmtests", width=85)
+    assert 80 < max(len(line) for line in wide.split("* = significant")[0].splitlines()) < 100
+    table = narrow.split("* = significant")[0].splitlines()
+    assert max(len(line) for line in table) == 87
+    # the same numbers and marks, only closer together
+    assert [line.split() for line in table if line.startswith(("Amean", "Hmean"))] == \
+        [line.split() for line in wide.splitlines() if line.startswith(("Amean", "Hmean"))]

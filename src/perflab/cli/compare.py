@@ -39,12 +39,14 @@ def percent(text: str, option: str) -> float:
               help="mmtests rows: amean,min,max,stddev,coeffvar,bamean-95,...")
 @click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 on a significant regression.")
 @click.option("--threshold", default="0%", show_default=True, help="Smallest regression that fails --fail-on.")
+@click.option("--width", type=click.IntRange(40, 1000), metavar="COLUMNS",
+              help="mmtests: narrow the value columns to fit this many columns where they can.")
 @click.option("--profile", "with_profile", is_flag=True,
               help="Add profile deltas (points) and counter deltas, lkp style (mmtests, lkp, json).")
 @click.pass_context
 def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
-            fail_on: str | None, threshold: str, with_profile: bool) -> None:
+            fail_on: str | None, threshold: str, width: int | None, with_profile: bool) -> None:
     """Compare a baseline run with candidates (run ids or labels; the first is the baseline)."""
     from dataclasses import replace
 
@@ -71,7 +73,7 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             from perflab.analysis.profile import profile_report
             report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
                                                             q=fdr, noise_floor=floor))
-    click.echo(render_comparison(report, fmt, rows=row_names), nl=False)
+    click.echo(render_comparison(report, fmt, rows=row_names, width=width), nl=False)
     if fail_on:
         found = regressions(report, limit)
         if found:

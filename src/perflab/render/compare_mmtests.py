@@ -66,7 +66,7 @@ def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
             for cell in row.cells]
 
 
-def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo]) -> str:
+def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_width: int | None = None) -> str:
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
     factor, unit = scale_for(max(centres, default=0.0), block.unit)
     if block.unit == "s" and min(centres, default=0.0) >= 0.1:
@@ -86,19 +86,23 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo]) -> str:
         return f"{n:.{decimals}f}" if finite(n) else "-"
 
     texts = [(name, op, [number(n) for n in numbers], changes) for name, op, numbers, changes, _ in lines_data]
-    width = max([VALUE_WIDTH, *(len(t) for _, _, cells, _ in texts for t in cells)])
+    needed = max(len(t) for _, _, cells, _ in texts for t in cells)
+    width = max(VALUE_WIDTH, needed)
+    name_width = max([10, *(len(name) + 1 for name, _, _, _ in texts)])
+    op_width = max(len(op) for _, op, _, _ in texts)
+    if max_width is not None:  # narrow the value fields (never below the widest number) to fit
+        spare = max_width - name_width - op_width - len(runs) * (2 + len(_pct(0.0, False)))
+        width = max(needed + 1, min(width, spare // len(runs)))  # a space before every number
     cell_width = width + 1 + len(_pct(0.0, False))
     names = block.param_names
     header_op = block.row_param if names == [block.row_param] else ""
-    name_width = max([10, *(len(name) + 1 for name, _, _, _ in texts)])
-    op_width = max(len(op) for _, op, _, _ in texts)
 
     direction = "lower" if block.direction is Direction.LOWER else "higher"
     out = [f"{block_title(block)}: {block.metric} ({unit}, {direction} is better)"]
     lead = " " * (name_width + op_width)
     if any(r.commit for r in runs):
-        out.append((lead + "".join(short_commit(r).rjust(cell_width) for r in runs)).rstrip())
-    labels = lead + "".join(r.label.rjust(cell_width) for r in runs)
+        out.append((lead + "".join(short_commit(r)[:cell_width - 1].rjust(cell_width) for r in runs)).rstrip())
+    labels = lead + "".join(r.label[:cell_width - 1].rjust(cell_width) for r in runs)
     # the parameter's name heads the operation column where the labels leave room
     end = name_width + len(header_op)
     if header_op and not labels[name_width:end + 1].strip():
@@ -113,8 +117,11 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo]) -> str:
     return "\n".join(out)
 
 
-def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool = False) -> str:
-    parts = [_block(block, stats, report.runs) for block in report.blocks]
+def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool = False,
+                   width: int | None = None) -> str:
+    """``width``: narrow the value columns (to the widest number and a space) so that a table
+    fits that many columns where it can; run labels longer than a column are cut."""
+    parts = [_block(block, stats, report.runs, width) for block in report.blocks]
     footer = [f"* = significant: {significance_rule(report)}",
               "% = change vs the baseline, positive = better"]
     warnings = warning_lines(report)
