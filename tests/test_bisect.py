@@ -160,7 +160,8 @@ def test_bisect_result_shows_evidence_skips_and_cost(repo):
     assert result.returncode == 0, out + result.stderr
     assert f"first bad commit: {_sha(repo, f'main~{199 - BAD_INDEX}')[:12]}" in out
     assert "step  commit" in out and "confidence" in out and "benchmark runs" in out
-    assert "Change 99" in out and "+0.00%" in out and "+5.00%" in out  # paired estimates vs good
+    # paired estimates vs good, positive = better: 5% more work is -5%
+    assert "Change 99" in out and "+0.00%" in out and "-5.00%" in out and "vs good (+ = better)" in out
     assert "99% confidence for the result" in out and "0.00125" in out  # 0.01 over 8 steps
     assert "order in a pair seeded 1" in out
     assert re.search(r"Exit with an error +0 +- +skip", out), out

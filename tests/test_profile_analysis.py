@@ -10,7 +10,7 @@ from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.profile import TEST_MIN_PCT, compare_counters, compare_profiles, folded_stacks, run_profile
 from perflab.model.errors import UsageError
 from perflab.model.records import Point
-from perflab.render.compare_lkp import profile_line
+from perflab.render.lkp_lines import profile_line
 from perflab.store import Store
 
 from profile_store import build_store

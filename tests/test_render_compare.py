@@ -249,13 +249,13 @@ def test_lkp_profile_lines_match_seed_003():
                                                                    [10.348 * 0.977, 10.348 * 1.023]]),
         _profile_row("perf-profile.self.cycles-pp.__get_file_rcu", [[0.0, 0.0], [26.48, 26.48]]),
     ]
-    from perflab.render.compare_lkp import profile_line
+    from perflab.render.lkp_lines import profile_line
     assert [profile_line(p) for p in profile] == seed
 
 
 def test_lkp_stat_line_layout():
     """lkp's columns: value 10, ±N% 6, %change 10 + '%', value 11, ±N% 6, two spaces, name."""
-    from perflab.render.compare_lkp import stat_line
+    from perflab.render.lkp_lines import stat_line
     line = stat_line("will-it-scale.per_thread_ops", [(183535.0, 0.0), (178269.0, 0.0)], ["-2.9%"])
     assert line == "    183535            -2.9%     178269        will-it-scale.per_thread_ops"
 
@@ -421,3 +421,12 @@ def test_width_narrows_a_three_run_mmtests_table(three):
     # the same numbers and marks, only closer together
     assert [line.split() for line in table if line.startswith(("Amean", "Hmean"))] == \
         [line.split() for line in wide.splitlines() if line.startswith(("Amean", "Hmean"))]
+
+
+def test_lkp_prints_one_number_format_per_line():
+    """No 169473 beside 77068.33: the line's largest value picks the format of all of it."""
+    from perflab.render.lkp_lines import stat_line
+    line = stat_line("x.ops", [(169473.0, 0.0), (77068.33, 0.0)], ["-54.5%"])
+    assert "169473" in line and "77068 " in line and "77068.33" not in line
+    small = stat_line("x.t", [(0.0123, 0.0), (0.01234, 0.0)], ["+0.3%"])
+    assert "0.0123 " in small and "0.01234" in small

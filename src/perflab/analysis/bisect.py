@@ -43,6 +43,7 @@ import numpy as np
 
 from perflab.execute.bisect_runs import METRICS, Bench, BenchSpec, Skip, open_bench
 from perflab.model.errors import UsageError
+from perflab.model.records import Direction
 from perflab.model.report.bisect import (
     BAD_END,
     FOUND,
@@ -57,6 +58,7 @@ from perflab.model.report.bisect import (
     StepTest,
 )
 from perflab.model.verdicts import StatWarning, WarningSide
+from perflab.stats.changepoints import oriented
 from perflab.stats.sequential import Call, Classification, EndsCheck, SequentialTest
 from perflab.vcs import first_parent_range
 
@@ -90,6 +92,7 @@ class BisectOptions:
     run: str
     metric: str = "time"
     metric_regex: str | None = None
+    higher_is_better: bool = False  # of --metric-regex's figure (times are lower-is-better)
     timeout: float | None = None
     confidence: float = 0.99   # of the result: split over the steps
     min_pairs: int = 3
@@ -186,7 +189,8 @@ class _Bisection:
 
     def result(self, outcome: str, message: str, first_bad: Commit | None = None,
                candidates: list[Commit] | None = None, ends: EndsCheck | None = None) -> BisectResult:
-        steps = tuple(_step(p, ends) for p in self.probes)
+        direction = Direction.HIGHER if self.options.higher_is_better else Direction.LOWER
+        steps = tuple(_step(p, ends, direction) for p in self.probes)
         measured = [s.mean for s in steps if s.n]
         t = self.test
         return BisectResult(
@@ -338,8 +342,9 @@ def _closer(good: list[float], bad: list[float], values: list[float]) -> Classif
     return Classification(call, math.nan, math.nan, len(values), False, position)
 
 
-def _step(probe: Probe, ends: EndsCheck | None) -> BisectStep:
-    """A probe as a step of the result, with its numbers."""
+def _step(probe: Probe, ends: EndsCheck | None, direction: Direction) -> BisectStep:
+    """A probe as a step of the result, with its numbers; the change against good is in %
+    with positive = better, as compare prints it."""
     values = np.asarray(probe.values, dtype=float)
     step_size = math.log(ends.ratio) if ends is not None and ends.ratio > 0 else math.nan
     c = probe.classification
@@ -353,7 +358,7 @@ def _step(probe: Probe, ends: EndsCheck | None) -> BisectStep:
         commit=probe.commit, role=probe.role, n=int(values.size),
         mean=float(values.mean()) if values.size else math.nan,
         stddev=float(values.std(ddof=1)) if values.size > 1 else math.nan,
-        vs_good_pct=vs_good if not probe.skipped else math.nan,
+        vs_good_pct=oriented(vs_good, direction) if not probe.skipped else math.nan,
         call=c.call.value if called and c is not None else None,
         low_confidence=bool(called and c is not None and c.low_confidence),
         confidence=c.confidence if called and c is not None else math.nan,

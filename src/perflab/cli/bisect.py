@@ -27,6 +27,8 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
                    + "; ".join(f"{name}: {text}" for name, text in BISECT_METRICS.items()) + ".")
 @click.option("--metric-regex", metavar="REGEX",
               help="Take the metric from the run's stdout instead: the first group of the last match.")
+@click.option("--higher-is-better", is_flag=True,
+              help="--metric-regex's figure is a rate (ops/s): 'vs good' is then positive when it rises.")
 @click.option("--confidence", default=0.99, show_default=True, type=float,
               help="Confidence of the result (each step's error rate is 1 - confidence over the number of steps).")
 @click.option("--min-runs", default=3, show_default=True, type=int,
@@ -37,7 +39,7 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
 @click.option("--seed", type=int, help="Seed of the order inside each pair of runs (default: drawn, and reported).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: str,
-           metric_regex: str | None, confidence: float, min_runs: int, max_runs: int,
+           metric_regex: str | None, higher_is_better: bool, confidence: float, min_runs: int, max_runs: int,
            timeout: float | None, seed: int | None, quiet: bool) -> None:
     """Find the first commit between GOOD and BAD that changed the run's performance.
 
@@ -61,6 +63,7 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
     from perflab.render.bisect import render_bisect
 
     options = BisectOptions(build=build, run=run_line, metric=metric, metric_regex=metric_regex,
+                            higher_is_better=higher_is_better,
                             timeout=timeout, confidence=confidence, min_pairs=min_runs,
                             max_pairs=max_runs, seed=seed)
     progress = (lambda line: None) if quiet else (lambda line: click.echo(f"perflab: {line}", err=True))

@@ -37,7 +37,7 @@ def render_bisect(result: BisectResult) -> str:
         rows.append([str(number), step.commit.short, str(step.commit.index), _cut(step.commit.subject),
                      str(step.n), mean, change, call, confidence])
     headers = ["step", "commit", "#", "subject", "n", f"mean ±sd ({unit})" if unit else "mean ±sd",
-               "vs good", "call", "confidence"]
+               "vs good (+ = better)", "call", "confidence"]
     lines.append(format_table(headers, rows, "rlrlrrrll"))
     lines.append("")
     lines.append(f"{result.commits} commits in good..bad; {result.runs} benchmark runs, {result.builds} builds.")

@@ -21,90 +21,19 @@ for rates, so that the change is the one every other format shows); ``±N%`` is 
 population stddev over the arithmetic mean, shown only above 2%, as lkp; ``%change`` is
 100·(new − base)/base of those values, not oriented (a drop of a rate is negative, like a
 drop of a time); profile stats show the absolute change in percentage points with no
-``%``. Like the robot, only changed stats are listed by default, here those whose difference is significant by the report's test
-(or rule); ``rows`` containing ``all`` lists every stat. The footer states the test and
+``%``. Like the robot, only changed stats are listed by default, here those whose
+difference is significant by the report's test (or rule); ``rows`` containing ``all`` lists every stat. The footer states the test and
 counts the stats left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from perflab.model.params import format_value
-from perflab.model.records import RunInfo
 from perflab.model.report.compare import CompareReport, Row
-from perflab.model.report.profile import ProfileRow
-from perflab.render.compare_common import finite, significance_rule, warning_lines
-
-RULE = "=" * 89
-BASE_WIDTH = 16
-CANDIDATE_WIDTH = 27
-
-
-def lkp_number(value: float) -> str:
-    """lkp prints %.2f, and whole numbers from 100000; tiny values keep 4 significant digits."""
-    if not finite(value):
-        return "-"
-    if abs(value) >= 1e5:
-        return f"{value:.0f}"
-    if value == 0 or abs(value) >= 1:
-        return f"{value:.2f}"
-    return f"{value:.4g}"
-
-
-def _stddev(pct: float) -> str:
-    return f" ±{round(pct):3d}%" if finite(pct) and pct > 2 else ""
-
-
-def stat_line(name: str, sides: Sequence[tuple[float, float] | None], changes: Sequence[str]) -> str:
-    """``base ±N%  %change  new ±N% ...  name``: each side's (value, stddev %) or None, and
-    each candidate's change already written (``-2.9%``, ``+1.5`` points, or "")."""
-    base = sides[0]
-    parts = [f"{lkp_number(base[0]) if base is not None else '':>10}{_stddev(base[1]) if base else '':<6}"]
-    for side, change in zip(sides[1:], changes):
-        unit = "%" if change.endswith("%") else " "
-        shown = lkp_number(side[0]) if side is not None else ""
-        parts.append(f"{change.removesuffix('%'):>10}{unit}{shown:>11}{_stddev(side[1]) if side else '':<6}")
-    return "".join(parts) + f"  {name}"
-
-
-def row_line(row: Row, name: str) -> str:
-    """A metric row: centres, lkp's ±N%, and each candidate's unoriented %change."""
-    sides = [None if s is None else (s.centre, s.population_cov) for s in row.sides]
-    changes = ["" if c.change is None or not finite(c.change.raw_pct) else f"{c.change.raw_pct:+.1f}%"
-               for c in row.cells]
-    return stat_line(name, sides, changes)
-
-
-def profile_line(item: ProfileRow) -> str:
-    """A profile row: mean shares, ±N% of each mean, and the change in percentage points."""
-    sides = [None if s is None else (s.mean, 100.0 * s.stddev / s.mean if s.mean > 0 else float("nan"))
-             for s in item.sides]
-    changes = ["" if d is None or not finite(d.change_points) else f"{d.change_points:+.1f}" for d in item.deltas]
-    return stat_line(item.name, sides, changes)
-
-
-def header_lines(runs: Sequence[RunInfo]) -> list[str]:
-    names = [((r.commit or r.label)[:BASE_WIDTH if i == 0 else CANDIDATE_WIDTH]) for i, r in enumerate(runs)]
-    widths = [BASE_WIDTH] + [CANDIDATE_WIDTH] * (len(runs) - 1)
-    return [
-        " ".join(n.ljust(w) for n, w in zip(names, widths)),
-        " ".join("-" * w for w in widths),
-        "         %stddev" + "     %change         %stddev" * (len(runs) - 1),
-        "             \\  " + "        |                \\  " * (len(runs) - 1),
-    ]
-
-
-def job_lines(benchmark: str, params: dict[str, Any]) -> list[str]:
-    keys = sorted(params)
-    return [RULE, "/".join([*keys, "testcase"]) + ":",
-            "  " + "/".join([*(format_value(params[k]) for k in keys), benchmark])]
-
+from perflab.render.compare_common import significance_rule, warning_lines
+from perflab.render.compare_profile import counter_rows, footer, shown_items
+from perflab.render.lkp_lines import header_lines, job_lines, profile_line, row_line
 
 def render_lkp(report: CompareReport, *, show_all: bool = False) -> str:
-    from perflab.render.compare_profile import counter_rows, footer, shown_items
-
     runs, profile = report.runs, report.profile
     out = ["commit:"]
     for run in runs:

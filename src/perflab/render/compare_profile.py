@@ -16,6 +16,7 @@ from perflab.model.records import RunInfo
 from perflab.model.report.compare import Row
 from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow
 from perflab.render.compare_common import significance_rule
+from perflab.render.lkp_lines import header_lines, job_lines, profile_line, row_line
 
 
 def shown_items(profile: ProfileReport | None, show_all: bool) -> list[ProfileRow]:
@@ -54,8 +55,6 @@ def footer(profile: ProfileReport, show_all: bool) -> list[str]:
 def render_profile_table(profile: ProfileReport, runs: Sequence[RunInfo], show_all: bool = False) -> str:
     """The lkp-style table under another format's metric table: per benchmark and point,
     the changed counters, then the changed profile rows, largest change first."""
-    from perflab.render.compare_lkp import header_lines, job_lines, profile_line, row_line
-
     blocks: dict[tuple[str, str], tuple[dict[str, Any], list[str]]] = {}
 
     def block(benchmark: str, params: dict[str, Any]) -> list[str]:
