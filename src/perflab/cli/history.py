@@ -61,7 +61,16 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 @click.pass_context
 def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, since: str | None,
             direction: str | None, fmt: str) -> None:
-    """Every detected change of every series, largest first."""
+    """Every detected change of every series, largest first.
+
+    \b
+    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
+    stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
+    p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
+    floor is dropped. Its % and verdict (improvement or regression, by the metric's
+    direction) come from the centres of those medians before and after; p is Welch's
+    t-test on the two segments' medians, the raw samples' test shown beside it.
+    """
     from perflab.analysis.history import list_changes, parse_since
     from perflab.render.history import changes_json, render_changes
     moment = parse_since(since) if since else None
@@ -91,7 +100,18 @@ def report() -> None:
 @click.pass_context
 def report_change(ctx: click.Context, change_id: str, labels, method: str, points: int | None, fdr: float,
                   rows: str) -> None:
-    """A change point as a robot-style regression report (see 'perflab changes' for IDs)."""
+    """A change point as a robot-style regression report (see 'perflab changes' for IDs).
+
+    \b
+    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
+    stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
+    p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
+    floor is dropped. Its % and verdict (improvement or regression, by the metric's
+    direction) come from the centres of those medians before and after; p is Welch's
+    t-test on the two segments' medians, the raw samples' test shown beside it.
+    The detailed table tests every stat of the two segments' runs (Welch's t-test on log
+    values, Benjamini-Hochberg FDR 5% across the table).
+    """
     from perflab.analysis.history import change_report
     from perflab.model.errors import UsageError
     from perflab.render.report import render_change_report
