@@ -264,7 +264,8 @@ def test_verdict_never_passes_what_it_cannot_decide(sqlite_db, tmp_path):
     # a wide interval is undecided at the default threshold, good once the threshold is stated
     _import(sqlite_db, tmp_path, "noisy", [0.0100, 0.0110, 0.0095, 0.0104, 0.0099, 0.0108])
     noisy = run_cli("verdict", "three", "noisy", "--method", "welch-log", db=sqlite_db)
-    assert noisy.returncode == 125 and "does not rule out a regression of 1%" in noisy.stdout, noisy.stdout
+    # separate runs whose run-to-run variance is unknown: the floor is 2%
+    assert noisy.returncode == 125 and "does not rule out a regression of 2%" in noisy.stdout, noisy.stdout
     stated = run_cli("verdict", "three", "noisy", "--method", "welch-log", "--threshold", "30%", db=sqlite_db)
     assert stated.returncode == 0 and stated.stdout.startswith("good:"), stated.stdout + stated.stderr
 

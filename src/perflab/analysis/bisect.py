@@ -358,7 +358,7 @@ def _step(probe: Probe, ends: EndsCheck | None, direction: Direction) -> BisectS
         commit=probe.commit, role=probe.role, n=int(values.size),
         mean=float(values.mean()) if values.size else math.nan,
         stddev=float(values.std(ddof=1)) if values.size > 1 else math.nan,
-        vs_good_pct=oriented(vs_good, direction) if not probe.skipped else math.nan,
+        vs_good_pct=oriented(vs_good, direction) + 0.0 if not probe.skipped else math.nan,  # no -0.00%
         call=c.call.value if called and c is not None else None,
         low_confidence=bool(called and c is not None and c.low_confidence),
         confidence=c.confidence if called and c is not None else math.nan,
