@@ -13,7 +13,10 @@ Verdicts (``model.verdicts.Verdict``), for the test methods (welch-log, mann-whi
                   ±noise floor (these rows, and only these, are `significant`: the mark)
   no change       the confidence interval of the change lies inside ±noise floor
   undecided       anything else (too little data for either claim); a row whose test
-                  cannot reach the level at its sample sizes (``min_p``) is always this
+                  cannot reach the level at its sample sizes (``min_p``) is always this,
+                  and so is one whose data cannot carry the claim (``stats.resolution``:
+                  a change below the values' step, or drift or two groups in a run with
+                  overlapping sides)
 For the rule methods (mmtests, lkp) there is no p-value: the rule's own verdict is the
 significance, with no noise floor and no FDR control (that is how those tools work);
 rows the rule does not flag are "no change" or "inconclusive" by the bootstrap interval.
@@ -33,6 +36,7 @@ from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats.intervals import bootstrap_ratio_ci
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
+from perflab.stats.resolution import unjudgeable
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
 from perflab.stats.summary import Summary, clean, summarize
 from perflab.stats.variance import RunVariance
@@ -77,6 +81,7 @@ class Difference:
     significant: bool     # carries the significance mark: an improvement or a regression
     warnings: tuple[StatWarning, ...]
     rule: RuleResult | None = None  # the rule's own result for mmtests / lkp
+    judgeable: bool = True          # False: the data cannot carry a mark (stats.resolution)
 
 
 def _oriented(ratio: float, direction: Direction) -> float:
@@ -179,15 +184,19 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
             rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
             pair += rule.warnings
 
+    blocked = unjudgeable(a, b, base_summary.centre, new_summary.centre,
+                          (*base_summary.warnings, *new_summary.warnings))
+    if blocked is not None:
+        pair.append(blocked)
     verdict = _verdict(change, ci_low, ci_high, 100.0 * noise_floor, p_value < 1.0 - confidence, rule, direction,
-                       decidable=not min_p >= 1.0 - confidence)
+                       decidable=not min_p >= 1.0 - confidence and blocked is None)
     return Difference(
         base=base_summary, new=new_summary, direction=direction, change_pct=change,
         ci_low=ci_low, ci_high=ci_high, confidence=confidence, p_value=p_value, q_value=p_value,
         min_p=min_p,
         method=METHOD_NAMES[method], method_key=method, interval=interval, noise_floor=noise_floor,
         verdict=verdict, significant=verdict.significant,
-        warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule)
+        warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule, judgeable=blocked is None)
 
 
 UNKNOWN_RUN_FLOOR = 0.02   # stated, not measured: changes below this are not judged across runs
@@ -225,6 +234,6 @@ def decide(differences: Sequence[Difference], q: float = 0.05) -> list[Differenc
     for i, rejected, q_value in zip(tested, fdr.rejected, fdr.adjusted):
         d = differences[i]
         verdict = _verdict(d.change_pct, d.ci_low, d.ci_high, 100.0 * d.noise_floor, bool(rejected), None, d.direction,
-                           decidable=not d.min_p >= q)
+                           decidable=not d.min_p >= q and d.judgeable)
         result[i] = replace(d, q_value=float(q_value), verdict=verdict, significant=verdict.significant)
     return result

@@ -1,0 +1,50 @@
+"""Rows whose data cannot carry a mark: coarse resolution, drift and two groups in a run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from perflab.model.records import Direction, MeanKind
+from perflab.model.verdicts import Verdict
+from perflab.stats import compare
+from perflab.stats.resolution import quantum, unjudgeable
+
+LOWER = dict(direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
+
+
+def test_quantum_finds_clock_ticks_and_not_continuous_values():
+    ticks = [0.0, 0.004, 0.0, 0.008, 0.004, 0.0, 0.004, 0.0]
+    assert math.isclose(quantum(ticks), 0.004)
+    rng = np.random.default_rng(1)
+    assert math.isnan(quantum(rng.normal(1.0, 0.01, 30)))
+    assert math.isnan(quantum([1.0, 1.0, 1.0]))
+
+
+def test_tick_granular_cpu_time_gets_no_mark_below_one_tick():
+    """rusage user time of a short command: 0 or 1 tick. 30 vs 30 samples where the
+    candidate happens to catch a tick a little more often: the test may reject, but a
+    change of less than one tick is the clock's, not the code's."""
+    base = np.array([0.0] * 22 + [0.004] * 8)
+    new = np.array([0.0] * 8 + [0.004] * 22)
+    d = compare(base, new, method="mann-whitney", **LOWER)  # zeros: no test on logs
+    assert d.p_value < 0.01 and d.verdict is Verdict.UNDECIDED and not d.significant
+    assert any(w.kind == "coarse-resolution" for w in d.warnings)
+    whole = compare(base, new + 0.008, method="mann-whitney", **LOWER)  # two ticks more than any base value: judged
+    assert whole.verdict is Verdict.REGRESSION
+
+
+def test_drift_with_overlapping_sides_is_not_judged_but_a_clear_step_is():
+    rng = np.random.default_rng(3)
+    drifting = np.linspace(1.0, 1.3, 30) + rng.normal(0, 0.005, 30)
+    steady = rng.normal(1.05, 0.005, 30)
+    d = compare(steady, drifting, **LOWER)
+    assert any(w.kind == "trend" for w in d.warnings)
+    assert d.verdict is Verdict.UNDECIDED and any(w.kind == "unstable-run" for w in d.warnings)
+    far = compare(steady, drifting + 1.0, **LOWER)  # ranges apart: the drift cannot explain it
+    assert far.verdict is Verdict.REGRESSION
+
+
+def test_unjudgeable_needs_data():
+    assert unjudgeable([], [1.0], math.nan, 1.0, ()) is None
