@@ -52,6 +52,24 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
     click.echo(history_json(found) if fmt == "json" else render_history(found), nl=False)
 
 
+HOW_DECIDED = """
+
+    \b
+    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
+    stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
+    p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
+    floor is dropped. Its % and verdict (improvement or regression, by the metric's
+    direction) come from the centres of those medians before and after; p is Welch's
+    t-test on the two segments' medians, the raw samples' test shown beside it."""  # indented as a docstring
+
+
+def _decided(command: click.Command) -> click.Command:
+    """Append how a change is decided to a command's help."""
+    command.help = (command.help or "") + HOW_DECIDED
+    return command
+
+
+@_decided
 @click.command()
 @_selection
 @click.option("--since", metavar="DATE", help="Only changes whose commit was measured on or after DATE (ISO).")
@@ -61,16 +79,7 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 @click.pass_context
 def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, since: str | None,
             direction: str | None, fmt: str) -> None:
-    """Every detected change of every series, largest first.
-
-    \b
-    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
-    stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
-    p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
-    floor is dropped. Its % and verdict (improvement or regression, by the metric's
-    direction) come from the centres of those medians before and after; p is Welch's
-    t-test on the two segments' medians, the raw samples' test shown beside it.
-    """
+    """Every detected change of every series, largest first."""
     from perflab.analysis.history import list_changes, parse_since
     from perflab.render.history import changes_json, render_changes
     moment = parse_since(since) if since else None
@@ -85,6 +94,7 @@ def report() -> None:
     """Reports written for people: 'perflab report change ID'."""
 
 
+@_decided
 @report.command(name="change")
 @click.argument("change_id", metavar="ID")
 @click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
@@ -102,13 +112,6 @@ def report_change(ctx: click.Context, change_id: str, labels, method: str, point
                   rows: str) -> None:
     """A change point as a robot-style regression report (see 'perflab changes' for IDs).
 
-    \b
-    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
-    stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
-    p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
-    floor is dropped. Its % and verdict (improvement or regression, by the metric's
-    direction) come from the centres of those medians before and after; p is Welch's
-    t-test on the two segments' medians, the raw samples' test shown beside it.
     The detailed table tests every stat of the two segments' runs (Welch's t-test on log
     values, Benjamini-Hochberg FDR 5% across the table).
     """
