@@ -108,3 +108,8 @@ def test_calibrate_usage_errors(tmp_path):
         result = run_cli("calibrate", *args, db=db)
         assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
         assert message is None or message in result.stderr
+
+
+def test_a_run_compared_with_itself_is_named(ab_db):
+    result = run_cli("compare", "base", "base", "--metric", "time", db=ab_db, check=True)
+    assert "is the baseline's own run" in result.stdout and "%*" not in result.stdout

@@ -123,6 +123,9 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     infos = _metric_infos(store, {k[0] for k in keys}, warnings, tables)
     ids = [{run.id for run in side} for side in sides]
     separate = [ids[0].isdisjoint(other) for other in ids[1:]]
+    for run, other in zip(runs[1:], ids[1:]):
+        if other == ids[0]:
+            warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
     variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances)
