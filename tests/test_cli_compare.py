@@ -113,3 +113,21 @@ def test_calibrate_usage_errors(tmp_path):
 def test_a_run_compared_with_itself_is_named(ab_db):
     result = run_cli("compare", "base", "base", "--metric", "time", db=ab_db, check=True)
     assert "is the baseline's own run" in result.stdout and "%*" not in result.stdout
+
+
+def test_points_of_one_run_compare_against_one_of_them(tmp_path):
+    """Seed 000 compares "patched" with "no breakpoints", points of one sweep: --base KEY=VALUE."""
+    db = str(tmp_path / "perflab.db")
+    run_cli("run", "-n", "8", "-q", "--label", "sweep", "--name", "nap", "-p", "ms=2,9",
+            "--", "sleep", "0.00{ms}", db=db, check=True)
+    data = json.loads(run_cli("compare", "sweep", "--base", "ms=2", "--metric", "time", "--format", "json",
+                              db=db, check=True).stdout)
+    assert [r["label"] for r in data["runs"]] == ["ms=2", "ms=9"]
+    [row] = data["rows"]
+    cell = row["candidates"][0]["comparison"]
+    assert row["params"] == {} and cell["verdict"] == "regression" and cell["change_pct"] < -100
+    assert not any("separate runs" in w for w in data["warnings"])  # one run: no run-to-run variance
+    for args, message in ((["--base", "ms=3"], "no point with ms=3 (its ms values: 2, 9)"),
+                          (["--base", "ms"], "expected KEY=VALUE"), (["sweep", "--base", "ms=2"], "name one run")):
+        result = run_cli("compare", "sweep", *args, db=db)
+        assert result.returncode == 2 and message in result.stderr, result.stderr

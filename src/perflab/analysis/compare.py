@@ -96,6 +96,36 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
                           best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics))
 
 
+def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, filters: Filters = Filters(),
+                   method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
+                   noise_floor: float | None = None, best_pcts: Sequence[int] = ()) -> CompareReport:
+    """Points of one run against one of them: the rows with parameter ``key`` at
+    ``base_value`` are the baseline, each other value of ``key`` a candidate (seed 000's
+    "patched" against "no breakpoints" of one sweep). The points were measured in the same
+    run, interleaved round by round, so no run-to-run variance stands between them."""
+    tables: dict[str, dict[Key, ValueGroup]] = {}
+    found, _ = _groups(store, [run], filters, False, frozenset())
+    for (benchmark, params, metric), group in found.items():
+        point = json.loads(params)
+        if key not in point:
+            continue
+        value = format_value(point.pop(key))
+        rest = json.dumps(point, sort_keys=True)
+        tables.setdefault(value, {})[(benchmark, rest, metric)] = replace(group, params=rest)
+    wanted = format_value(coerce(base_value))
+    if wanted not in tables:
+        have = ", ".join(tables) or "none"
+        raise UsageError(f"run {run.id} has no point with {key}={base_value} (its {key} values: {have})")
+    if len(tables) < 2:
+        raise UsageError(f"run {run.id} has only {key}={wanted}: nothing to compare it with")
+    order = [wanted, *(v for v in tables if v != wanted)]
+    sides = [replace(run, label=f"{key}={value}") for value in order]
+    keys = [k for value in order for k in tables[value]]
+    infos = _metric_infos(store, {k[0] for k in keys}, [], [tables[v] for v in order])
+    return build_report([tables[v] for v in order], sides, infos, method=method, q=q, confidence=confidence,
+                        noise_floor=noise_floor, best_pcts=best_pcts)
+
+
 def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
                    q: float = 0.05) -> CompareReport:
     """Every metric, monitors' too, of two sides of several runs each (the commits before a

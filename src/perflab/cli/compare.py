@@ -41,20 +41,31 @@ def percent(text: str, option: str) -> float:
 @click.option("--threshold", default="0%", show_default=True, help="Smallest regression that fails --fail-on.")
 @click.option("--width", type=click.IntRange(40, 1000), metavar="COLUMNS",
               help="mmtests: narrow the value columns to fit this many columns where they can.")
+@click.option("--base", "base_point", metavar="KEY=VALUE",
+              help="Compare the points of one run: those with KEY=VALUE are the baseline, each other value "
+                   "of KEY a candidate.")
 @click.option("--profile", "with_profile", is_flag=True,
               help="Add profile deltas (points) and counter deltas, lkp style (mmtests, lkp, json).")
 @click.pass_context
 def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
-            fail_on: str | None, threshold: str, width: int | None, with_profile: bool) -> None:
-    """Compare a baseline run with candidates (run ids or labels; the first is the baseline)."""
+            fail_on: str | None, threshold: str, width: int | None, base_point: str | None,
+            with_profile: bool) -> None:
+    """Compare a baseline run with candidates (run ids or labels; the first is the baseline),
+    or the points of one run against one of them (--base KEY=VALUE)."""
     from dataclasses import replace
 
-    from perflab.analysis.compare import Filters, compare_runs, regressions
+    from perflab.analysis.compare import Filters, compare_points, compare_runs, regressions
     from perflab.render.compare import PROFILE_FORMATS, render_comparison
     from perflab.render.compare_common import parse_rows
 
-    if len(run_refs) < 2:
+    if base_point is not None:
+        key, sep, value = base_point.partition("=")
+        if not sep or not key or not value:
+            raise UsageError(f"bad --base {base_point!r}: expected KEY=VALUE, a parameter of the run's points")
+        if len(run_refs) != 1 or with_profile:
+            raise UsageError("--base compares the points of one run: name one run (and no --profile)")
+    elif len(run_refs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
     if not 0 < fdr < 1:
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
@@ -67,8 +78,13 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
         raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
     with open_store(ctx, create=False) as store:
         runs = [store.resolve_run(ref) for ref in run_refs]
-        report = compare_runs(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor,
-                              best_pcts=[s.pct for s in stats if s.key == "best"])
+        best = [s.pct for s in stats if s.key == "best"]
+        if base_point is not None:
+            report = compare_points(store, runs[0], key, value, filters=selection, method=method, q=fdr,
+                                    noise_floor=floor, best_pcts=best)
+        else:
+            report = compare_runs(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor,
+                                  best_pcts=best)
         if with_profile:
             from perflab.analysis.profile import profile_report
             report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
