@@ -89,7 +89,7 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo]) -> str:
     width = max([VALUE_WIDTH, *(len(t) for _, _, cells, _ in texts for t in cells)])
     cell_width = width + 1 + len(_pct(0.0, False))
     names = block.param_names
-    header_op = block.row_param if names == [block.row_param] else ""
+    header_op = block.row_param if block.row_param is not None and names == [block.row_param] else ""
     name_width = max([10, *(len(name) + 1 for name, _, _, _ in texts)])
     op_width = max(len(op) for _, op, _, _ in texts)
 
