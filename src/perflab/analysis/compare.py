@@ -434,7 +434,7 @@ def single_benchmark_name(names: list[set[str]]) -> str | None:
     return None
 
 
-def _pair_single_benchmarks(tables: list[dict], runs: list[RunInfo], warnings: list[str]) -> None:
+def _pair_single_benchmarks(tables: Tables, runs: list[RunInfo], warnings: list[str]) -> None:
     """Runs of one benchmark each under different names (./tool vs ./tool-new) pair up."""
     base_name = single_benchmark_name([{k[0] for k in table} for table in tables])
     if base_name is not None:
@@ -447,7 +447,7 @@ def _pair_single_benchmarks(tables: list[dict], runs: list[RunInfo], warnings: l
 
 
 def _metric_infos(store: Store, benchmarks: set[str], warnings: list[str],
-                  tables: list[dict]) -> dict[tuple[str, str], MetricInfo]:
+                  tables: Tables) -> dict[tuple[str, str], MetricInfo]:
     infos: dict[tuple[str, str], MetricInfo] = {}
     for benchmark in benchmarks:
         for name, info in store.metric_infos(benchmark).items():

@@ -118,7 +118,7 @@ def _side(store: Store, runs: Sequence[RunInfo], filters: Filters,
     return out, {point: len(reps) for point, reps in repetitions.items()}
 
 
-def _pair_single_benchmarks(sides: list[tuple[dict, dict]]) -> None:
+def _pair_single_benchmarks(sides: list[tuple[dict[Key, np.ndarray], dict[tuple[str, str, str], int]]]) -> None:
     """One benchmark per run under different names (./tool vs ./tool-new) pairs up, as in compare."""
     base = single_benchmark_name([{k[0] for k in side} for side, _ in sides])
     if base is not None:
@@ -128,7 +128,7 @@ def _pair_single_benchmarks(sides: list[tuple[dict, dict]]) -> None:
                         {(base, *k[1:]): n for k, n in reps.items()})
 
 
-def _values(side: tuple[dict, dict], key: Key) -> np.ndarray | None:
+def _values(side: tuple[dict[Key, np.ndarray], dict[tuple[str, str, str], int]], key: Key) -> np.ndarray | None:
     """A row's values on one side; zeros where the side profiled the point but never saw the
     symbol (lkp's 0.00 of a new symbol); None where it has no profile of the point."""
     values, reps = side
@@ -235,13 +235,16 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
                   for o in others]
         items.append((key, base, others, deltas))
 
-    pending = [(i, c) for i, (_, base, others, deltas) in enumerate(items) for c, d in enumerate(deltas)
-               if d is not None and d.rule is None and _pooled_mean(base, others[c]) >= TEST_MIN_PCT]
-    fdr = benjamini_hochberg([items[i][3][c].p_value for i, c in pending], q)
+    tested = [((i, c), d) for i, (_, base, others, deltas) in enumerate(items)
+              for c, (d, new) in enumerate(zip(deltas, others))
+              if d is not None and d.rule is None and base is not None and new is not None
+              and _pooled_mean(base, new) >= TEST_MIN_PCT]  # a delta has both sides
+    pending = [ic for ic, _ in tested]
+    fdr = benjamini_hochberg([d.p_value for _, d in tested], q)
     rejected = {ic: (bool(r), float(a)) for ic, r, a in zip(pending, fdr.rejected, fdr.adjusted)}
     result = []
     for i, (key, base, others, deltas) in enumerate(items):
-        decided = []
+        decided: list[ProfileDelta | None] = []
         for c, d in enumerate(deltas):
             if d is None:
                 decided.append(None)

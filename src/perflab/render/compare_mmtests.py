@@ -95,7 +95,7 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_wid
         width = max(needed + 1, min(width, spare // len(runs)))  # a space before every number
     cell_width = width + 1 + len(_pct(0.0, False))
     names = block.param_names
-    header_op = block.row_param if names == [block.row_param] else ""
+    header_op = block.row_param if block.row_param is not None and names == [block.row_param] else ""
 
     direction = "lower" if block.direction is Direction.LOWER else "higher"
     out = [f"{block_title(block)}: {block.metric} ({unit}, {direction} is better)"]

@@ -87,7 +87,7 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
     root = _Node("all")
     # shares in % of each profile's samples, so two profiles of different sizes compare
     _add(root, stacks, 100.0 / total_after if total_after > 0 else 0.0, "after")
-    if differential:
+    if base is not None:
         total_before = float(sum(base.values()))
         _add(root, base, 100.0 / total_before if total_before > 0 else 0.0, "before")
 

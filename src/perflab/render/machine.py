@@ -29,8 +29,8 @@ def render_machine(env: Mapping[str, Any]) -> str:
     """The facts a reader needs to judge whether results from this machine are comparable."""
     kernel = env.get("kernel") or {}
     cpu = env.get("cpu") or {}
-    smt = cpu.get("smt") or {}
-    freq = env.get("cpufreq") or {}
+    smt: Any = cpu.get("smt") or {}  # JSON values: they key the bool lookups below
+    freq: Any = env.get("cpufreq") or {}
     memory = env.get("memory") or {}
 
     online = text(cpu.get("online"))

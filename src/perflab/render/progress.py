@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 class NullProgress:
@@ -54,8 +57,8 @@ class BarProgress:
     """rich's bar with the current point and an ETA; refreshed by rich's own thread."""
 
     def __init__(self) -> None:
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def start(self, total: int, title: str) -> None:
         # imported here: only a terminal pays rich's import time
@@ -76,7 +79,7 @@ class BarProgress:
         self.task = self.bar.add_task(title, total=total)
 
     def advance(self, description: str) -> None:
-        assert self.bar is not None
+        assert self.bar is not None and self.task is not None
         self.bar.update(self.task, advance=1, description=f"{self.title} {description}")
 
     def stop(self) -> None:

@@ -33,14 +33,16 @@ of the new regime. Short (fewer than two minimal segments) and constant series g
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, TypeGuard
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from perflab.model.records import Direction
-from perflab.stats.mosum import FALSE_RATE_PER_1000, MIN_SEGMENT, search
+from perflab.stats.mosum import FALSE_RATE_PER_1000 as FALSE_RATE_PER_1000  # re-exported: detect's default
+from perflab.stats.mosum import MIN_SEGMENT, search
 from perflab.stats.significance import welch_t
 
 #: The shortest segment e_divisive will split off (a t-test needs 2 per side; 3 keeps
@@ -112,7 +114,7 @@ def _finite(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     return x[keep], keep
 
 
-def _prefix_sums(x: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
+def _prefix_sums(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
     """(shift, Σ(x−shift), Σ(x−shift)²) prefix sums; centring keeps variances accurate."""
     shift = float(np.median(x))
     v = x - shift
@@ -121,7 +123,7 @@ def _prefix_sums(x: NDArray[np.float64]) -> tuple[float, NDArray, NDArray]:
 
 
 def _segment_stats(s1: NDArray[np.float64], s2: NDArray[np.float64], lo: ArrayLike,
-                   hi: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
+                   hi: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """(n, mean, variance ddof=1) of segments [lo, hi) from prefix sums of x and x²."""
     lo, hi = np.asarray(lo), np.asarray(hi)
     n = (hi - lo).astype(float)
@@ -132,7 +134,8 @@ def _segment_stats(s1: NDArray[np.float64], s2: NDArray[np.float64], lo: ArrayLi
     return n, mean, var
 
 
-def _welch_p(na, ma, va, nb, mb, vb) -> NDArray[np.float64]:
+def _welch_p(na: NDArray[np.float64], ma: NDArray[np.float64], va: NDArray[np.float64],
+             nb: NDArray[np.float64], mb: NDArray[np.float64], vb: NDArray[np.float64]) -> NDArray[np.float64]:
     """Vectorised two-sided Welch p-values with welch_t's bounded df; 1.0 where undefined.
 
     Undefined: fewer than 2 values on a side, or both sides constant at the same mean.
@@ -152,12 +155,13 @@ def _welch_p(na, ma, va, nb, mb, vb) -> NDArray[np.float64]:
     return p
 
 
-def _split_p(s1: NDArray, s2: NDArray, lo: ArrayLike, tau: ArrayLike, hi: ArrayLike) -> NDArray:
+def _split_p(s1: NDArray[np.float64], s2: NDArray[np.float64], lo: ArrayLike, tau: ArrayLike,
+             hi: ArrayLike) -> NDArray[np.float64]:
     """Welch p-values of x[lo:tau] vs x[tau:hi], vectorised over the three index arrays."""
     return _welch_p(*_segment_stats(s1, s2, lo, tau), *_segment_stats(s1, s2, tau, hi))
 
 
-def _describe(x: NDArray[np.float64], cuts: Sequence[int], indices: Sequence[int],
+def _describe(x: NDArray[np.float64], cuts: Sequence[int], indices: Sequence[int] | NDArray[np.intp],
               method: str) -> list[ChangePoint]:
     """ChangePoints at positions `cuts` of the samples x, reported at `indices`."""
     bounds = [0, *cuts, x.size]
@@ -237,11 +241,11 @@ def _energy_batch(windows: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     between = to_all - 2 * within_left
     within_right = within_all[:, None] - within_left - between
     m, n = tau.astype(float), (w - tau).astype(float)
-    return m * n / (m + n) * (2 * between / (m * n) - within_left / (m * (m - 1) / 2)
-                              - within_right / (n * (n - 1) / 2))
+    return np.asarray(m * n / (m + n) * (2 * between / (m * n) - within_left / (m * (m - 1) / 2)
+                                         - within_right / (n * (n - 1) / 2)), dtype=float)
 
 
-def _bisect(x: NDArray[np.float64], s1: NDArray, s2: NDArray, lo: int, hi: int,
+def _bisect(x: NDArray[np.float64], s1: NDArray[np.float64], s2: NDArray[np.float64], lo: int, hi: int,
             max_pvalue: float, out: list[int]) -> None:
     """Recursive E-divisive bisection of x[lo:hi], keeping splits whose t-test passes."""
     k = E_DIVISIVE_MIN_SEGMENT
@@ -258,7 +262,7 @@ def _bisect(x: NDArray[np.float64], s1: NDArray, s2: NDArray, lo: int, hi: int,
         _bisect(x, s1, s2, tau, hi, max_pvalue, out)
 
 
-def _window_candidates(x: NDArray[np.float64], s1: NDArray, s2: NDArray, window: int,
+def _window_candidates(x: NDArray[np.float64], s1: NDArray[np.float64], s2: NDArray[np.float64], window: int,
                        max_pvalue: float) -> list[int]:
     """Candidates from windows of `window` values overlapping by half.
 
@@ -363,7 +367,7 @@ def _penalty(x: NDArray[np.float64], penalty: str | float) -> float:
     return factor * sigma * sigma
 
 
-def _optimal_partition(s1: NDArray, s2: NDArray, ends: NDArray[np.intp], beta: float,
+def _optimal_partition(s1: NDArray[np.float64], s2: NDArray[np.float64], ends: NDArray[np.intp], beta: float,
                        min_size: int) -> list[int]:
     """PELT over the segment ends allowed in `ends` (sorted, > 0, the last = n).
 
@@ -407,14 +411,15 @@ def _pelt_cuts(x: NDArray[np.float64], beta: float, min_size: int) -> list[int]:
     return _optimal_partition(s1, s2, np.arange(min_size, x.size + 1), beta, min_size)
 
 
-def _gain(s1: NDArray, lo, tau, hi):
+def _gain(s1: NDArray[np.float64], lo: int | NDArray[np.intp], tau: int | NDArray[np.intp],
+          hi: int | NDArray[np.intp]) -> NDArray[np.float64]:
     """Fall of the RSS when x[lo:hi] is split at tau (vectorised over all three)."""
     left, total = s1[tau] - s1[lo], s1[hi] - s1[lo]
     right = total - left
-    return left * left / (tau - lo) + right * right / (hi - tau) - total * total / (hi - lo)
+    return np.asarray(left * left / (tau - lo) + right * right / (hi - tau) - total * total / (hi - lo), dtype=float)
 
 
-def _seeded_candidates(s1: NDArray, n: int, min_size: int, threshold: float) -> NDArray[np.intp]:
+def _seeded_candidates(s1: NDArray[np.float64], n: int, min_size: int, threshold: float) -> NDArray[np.intp]:
     """The best split of each seeded interval where it lowers the RSS by > threshold.
 
     Intervals (Kovács et al. 2023, seeded binary segmentation): lengths n, n/2, n/4, ...
@@ -475,8 +480,8 @@ def _binseg_cuts(x: NDArray[np.float64], beta: float, min_size: int) -> list[int
     return cuts
 
 
-def _penalised_cuts(x: NDArray[np.float64], search, penalty: str | float, min_size: int,
-                    min_magnitude: float) -> list[int]:
+def _penalised_cuts(x: NDArray[np.float64], search: Callable[[NDArray[np.float64], float, int], list[int]],
+                    penalty: str | float, min_size: int, min_magnitude: float) -> list[int]:
     if min_size < 1:
         raise ValueError(f"min_size must be >= 1, got {min_size}")
     if x.size < 2 * min_size or x.size < 2 or np.ptp(x) == 0.0:
@@ -530,7 +535,7 @@ def group_centres(groups: Sequence[NDArray[np.float64]], centre: str = "mean") -
     return np.array([float(reduce(g)) if g.size else math.nan for g in groups])
 
 
-def _is_grouped(values) -> bool:
+def _is_grouped(values: Any) -> TypeGuard[Iterable[ArrayLike]]:
     if isinstance(values, np.ndarray):
         return values.dtype == object or values.ndim == 2  # 2-D: one row of samples per position
     return any(isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, str) for v in values)
@@ -581,8 +586,8 @@ def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
     return _describe(samples, offsets[indices].tolist(), indices, method)
 
 
-def _mosum(x: NDArray[np.float64], where: NDArray[np.intp], groups, false_rate: float,
-           min_size: int, min_magnitude: float) -> list[ChangePoint]:
+def _mosum(x: NDArray[np.float64], where: NDArray[np.intp], groups: list[NDArray[np.float64]] | None,
+           false_rate: float, min_size: int, min_magnitude: float) -> list[ChangePoint]:
     """detect's mosum branch: search, then describe each point's segments and test."""
     if not false_rate > 0.0:
         raise ValueError(f"false_rate must be > 0, got {false_rate}")

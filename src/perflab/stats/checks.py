@@ -72,10 +72,10 @@ def modified_z_scores(values: ArrayLike) -> np.ndarray:
     deviation = x - np.median(x)
     mad = np.median(np.abs(deviation))
     if mad > 0:
-        return 0.6745 * deviation / mad
+        return np.asarray(0.6745 * deviation / mad, dtype=float)
     mean_ad = np.mean(np.abs(deviation))
     if mean_ad > 0:
-        return deviation / (1.253314 * mean_ad)
+        return np.asarray(deviation / (1.253314 * mean_ad), dtype=float)
     return np.zeros_like(x)
 
 

@@ -89,7 +89,7 @@ class Detection:
 
 def _running_median(x: NDArray[np.float64], half: int) -> NDArray[np.float64]:
     from scipy.ndimage import median_filter
-    return median_filter(x, size=2 * half + 1, mode="nearest")
+    return np.asarray(median_filter(x, size=2 * half + 1, mode="nearest"), dtype=float)
 
 
 def _robust_sd(v: NDArray[np.float64]) -> float:
@@ -254,7 +254,7 @@ def _locate(s: NDArray[np.float64], peak: int, h: int, n: int) -> int:
 
 
 def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
-          noise: NDArray[np.float64] | None = None, cache: dict | None = None,
+          noise: NDArray[np.float64] | None = None, cache: dict[str | int, NDArray[np.float64]] | None = None,
           liberal: bool = False) -> list[Detection]:
     """Detections of one statistic (z already robustified), smallest window first.
 
@@ -296,7 +296,7 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
         if away.sum() < d.size // 4:
             continue
         baseline = np.full(d.size, _level(d[away], sd * u))
-        wider = 1.0
+        wider: float | NDArray[np.float64] = 1.0
         if overall > 0.0:
             if h not in cache:
                 cache[h] = np.maximum(_local_median(spread, h)[tau] / overall, 1.0)
@@ -346,7 +346,7 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     alpha = -math.expm1(-rate * n / 1000.0)
     z, resid = hampel(x)
     tests = 2 if spread else 1
-    cache: dict = {}
+    cache: dict[str | int, NDArray[np.float64]] = {}
     # First look with the MAD variogram (steps barely move it; it is never wider than the
     # winsorised one, so nothing it misses would be found). Steps inflate the winsorised
     # variogram at lags that straddle them, so the noise is then estimated without the

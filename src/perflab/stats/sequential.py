@@ -96,7 +96,7 @@ def log_values(values: ArrayLike) -> NDArray[np.float64]:
     """Finite positive values as logs; anything else is dropped."""
     x = np.asarray(values, dtype=float).reshape(-1)
     x = x[np.isfinite(x) & (x > 0)]
-    return np.log(x)
+    return np.asarray(np.log(x), dtype=float)
 
 
 def log_ratios(numerator: ArrayLike, denominator: ArrayLike) -> NDArray[np.float64]:
@@ -107,7 +107,7 @@ def log_ratios(numerator: ArrayLike, denominator: ArrayLike) -> NDArray[np.float
     if a.size != b.size:
         raise ValueError(f"paired values differ in length: {a.size} and {b.size}")
     keep = np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
-    return np.log(a[keep]) - np.log(b[keep])
+    return np.asarray(np.log(a[keep]) - np.log(b[keep]), dtype=float)
 
 
 def pooled_scale(groups: list[NDArray[np.float64]]) -> tuple[float, float, float]:

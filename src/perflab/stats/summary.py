@@ -30,7 +30,7 @@ def clean(values: ArrayLike) -> tuple[NDArray[np.float64], tuple[StatWarning, ..
 
 
 # Every mean here is quasi-arithmetic: f⁻¹(mean(f(x))), with f = x, 1/x or log x.
-_LINEARISE = {
+_LINEARISE: dict[MeanKind, tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray]]] = {
     MeanKind.ARITHMETIC: (lambda x: x, lambda m: m),
     MeanKind.HARMONIC: (np.reciprocal, np.reciprocal),
     MeanKind.GEOMETRIC: (np.log, np.exp),
@@ -51,7 +51,8 @@ def centres(x: NDArray[np.float64], kind: MeanKind) -> NDArray[np.float64]:
     if x.shape[-1] == 0:
         return np.full(x.shape[:-1], math.nan)
     if kind is MeanKind.ARITHMETIC:
-        return x.mean(axis=-1)
+        means: NDArray[np.float64] = x.mean(axis=-1)  # a numpy scalar when x is 1-D
+        return means
     forward, back = _LINEARISE[kind]
     positive = np.all(x > 0, axis=-1)
     return np.where(positive, back(forward(np.where(x > 0, x, 1.0)).mean(axis=-1)), math.nan)
@@ -118,7 +119,8 @@ def percentiles(values: ArrayLike, q: ArrayLike = (25, 50, 75, 90, 95, 99)) -> N
     qs = np.asarray(q, dtype=float)
     if x.size == 0:
         return np.full(qs.shape, math.nan)
-    return np.percentile(x, qs)
+    out: NDArray[np.float64] = np.percentile(x, qs)  # a numpy scalar when q is a scalar
+    return out
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ class RunVariance:
 def _logs(values: ArrayLike) -> np.ndarray:
     x = np.asarray(values, dtype=float).reshape(-1)
     x = x[np.isfinite(x)]
-    return np.log(x[x > 0])
+    return np.asarray(np.log(x[x > 0]), dtype=float)
 
 
 def between_runs(groups: Sequence[ArrayLike], source: str = "replicate runs") -> RunVariance | None:
