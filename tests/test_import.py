@@ -281,8 +281,8 @@ def test_import_compares_with_a_perflab_run_of_the_same_command(hyperfine_files,
         comparison = compare_runs(store, [store.resolve_run("native"), store.resolve_run("hyperfine")])
         rows = {(r.benchmark, r.metric): r for r in comparison.rows}
         row = rows[("sleep 0.001", "time")]
-        assert row.cells[0].difference is not None and len(row.cells[0].values) == 5
-        assert row.info.direction is Direction.LOWER and row.unit == "s"
+        assert row.cells[0].change is not None and len(row.cells[0].side.values) == 5
+        assert row.direction is Direction.LOWER and row.unit == "s"
         assert not any("no metric metadata" in w for w in comparison.warnings)
 
 
