@@ -9,6 +9,7 @@ rest.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import signal
@@ -24,7 +25,7 @@ from perflab.execute import monitors as monitoring
 from perflab.execute.hooks import run_hook
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
-from perflab.model.params import cartesian, placeholders
+from perflab.model.params import cartesian, check_size, placeholders
 from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
 from perflab.store import Store
 from perflab.workloads.base import SampleContext, Workload
@@ -54,6 +55,7 @@ class RunOptions:
     profile_freq: int = monitoring.PROFILE_FREQ_HZ
     call_graph: str = "fp"
     profile_scope: str = "system"
+    force: bool = False                # run a sweep above params.MAX_POINTS
 
     def monitor_config(self) -> monitoring.MonitorConfig:
         return monitoring.MonitorConfig(
@@ -99,8 +101,8 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         raise UsageError(f"-n must be at least 1, got {options.repetitions}")
     if options.warmup < 0:
         raise UsageError(f"--warmup cannot be negative, got {options.warmup}")
-    if options.timeout is not None and options.timeout <= 0:
-        raise UsageError(f"--timeout must be positive, got {options.timeout}")
+    if options.timeout is not None and not (0 < options.timeout < math.inf):  # NaN fails too
+        raise UsageError(f"--timeout must be positive and finite, got {options.timeout}")
     if options.cpus:
         allowed = os.sched_getaffinity(0)
         outside = sorted(set(options.cpus) - allowed)
@@ -111,6 +113,7 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
     reason = workload.unavailable()
     if reason:
         raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")
+    check_size(sweep, options.force)
     workload.validate(sweep)
     for kind in ("prepare", "setup", "cleanup"):
         line = getattr(options, kind)
@@ -202,9 +205,10 @@ class Runner:
                     if tasks:
                         self._execute_plan(run_id, run_plan, tasks, streams, capture)
                 status = RunStatus.COMPLETE
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             status = RunStatus.INTERRUPTED
-            raise RunInterrupted(run_id, self.measured) from None
+            raise RunInterrupted(run_id, self.measured,
+                                 terminated=isinstance(stop, _Terminated)) from None
         finally:
             capture.close()
             self._close_monitors()
@@ -432,11 +436,15 @@ def _streams(show_output: bool) -> Iterator[Streams]:
             os.close(fd)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, told apart from Ctrl-C only for the exit code (143, not 130)."""
+
+
 @contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM stops a run as Ctrl-C does: children killed, samples kept, run marked."""
     def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise _Terminated
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +58,8 @@ class Parameter:
                     self.kind is int and not float(value).is_integer()):
                 raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
             value = self.kind(value)
+            if not math.isfinite(value):
+                raise UsageError(f"parameter {self.name}={value}: must be a finite number")
             if self.minimum is not None and value < self.minimum:
                 raise UsageError(f"parameter {self.name}={value}: must be at least {self.minimum:g}")
         else:
