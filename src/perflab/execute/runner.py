@@ -9,6 +9,7 @@ rest.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from perflab.execute import environment, plan
+from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute import monitors as monitoring
 from perflab.execute.hooks import run_hook
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
@@ -152,6 +154,7 @@ class Runner:
         self._warned: set[str] = set()
         self._metric_infos: set[tuple[str, str]] = set()   # monitor metrics described so far
         self._last_wall: dict[tuple[str, int], float] = {}  # (benchmark, point) -> last wall time
+        self._cgroups: RunCgroups | None = None
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
               repo: str | None = None, command_line: list[str] | None = None) -> int:
@@ -199,6 +202,11 @@ class Runner:
         capture = CapturedOutput(streams.stdin)
         self._pending = self.store.open_pending(run_id)
         self._flushed_at = time.monotonic()
+        self._cgroups, reason = RunCgroups.create()
+        if reason:
+            self._warn_once(f"samples run without a cgroup of their own ({reason}): a process "
+                            "a sample moves out of its process group (setsid, a daemon) can "
+                            "outlive a timeout or a kill of perflab")
         try:
             with _terminate_as_interrupt():
                 for run_plan, tasks in work:
@@ -212,6 +220,8 @@ class Runner:
         finally:
             capture.close()
             self._close_monitors()
+            if self._cgroups is not None:
+                self._cgroups.close()
             self.progress.stop()
             self.store.flush_pending(run_id, self._pending)
             self._pending.close()
@@ -235,7 +245,7 @@ class Runner:
         self._labels = [point.describe() for point in points]
         self._monitors = self._monitors_for(options.monitor_config())
         try:
-            with workload.session():
+            with self._session(workload):
                 if options.setup:
                     for i in active_points:
                         run_hook("setup", options.setup, run_plan.points[i], streams)
@@ -243,6 +253,22 @@ class Runner:
                     self._sample(run_id, run_plan, task, streams, capture, cpus)
         finally:
             self._cleanup(run_plan, active_points, streams)
+
+    @contextmanager
+    def _session(self, workload: Workload) -> Iterator[None]:
+        """The workload's session; what it starts (a server) in a cgroup of its own."""
+        if self._cgroups is None:
+            with workload.session():
+                yield
+            return
+        group = self._cgroups.new("session")
+        try:
+            with contextlib.ExitStack() as stack:
+                with self._cgroups.inside(group):
+                    stack.enter_context(workload.session())
+                yield
+        finally:
+            remove_tree(group)
 
     def _sample(self, run_id: int, run_plan: RunPlan, task: plan.Task, streams: Streams,
                 capture: CapturedOutput, cpus: set[int] | None) -> None:
@@ -262,7 +288,8 @@ class Runner:
             result = spawn_and_wait(invocation.executable, invocation.argv,
                                     streams=capture.streams() if invocation.capture else streams,
                                     env=invocation.env, cpus=cpus,
-                                    timeout=min(timeouts) if timeouts else None)
+                                    timeout=min(timeouts) if timeouts else None,
+                                    cgroups=self._cgroups)
         except BaseException:
             for monitor in started:
                 monitor.abort()
