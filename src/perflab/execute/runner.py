@@ -155,6 +155,7 @@ class Runner:
         self._metric_infos: set[tuple[str, str]] = set()   # monitor metrics described so far
         self._last_wall: dict[tuple[str, int], float] = {}  # (benchmark, point) -> last wall time
         self._cgroups: RunCgroups | None = None
+        self._point_warned: set[tuple[str, int]] = set()   # a workload's warning, once per point
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
               repo: str | None = None, command_line: list[str] | None = None) -> int:
@@ -305,6 +306,10 @@ class Runner:
             # keep what the suite asked for; a failure row always stays, it says why
             measurements = [m for m in measurements
                             if m.metric in options.metrics or m.status is not SampleStatus.OK]
+        if (workload.benchmark, task.point) not in self._point_warned:
+            for text in workload.warnings(params, measurements):
+                self._point_warned.add((workload.benchmark, task.point))
+                self.warn(f"{workload.benchmark} {label}: {text}")
         measurements += self._monitor_measurements(workload.benchmark, outputs)
         self._pending.append(self._point_ids[task.point], task.repetition, time.time(), measurements)
         self._store_monitor_files(run_id, self._point_ids[task.point], task.repetition, outputs)

@@ -120,6 +120,10 @@ class Workload(abc.ABC):
     def measure(self, result: ProcessResult, context: SampleContext) -> list[Measurement]:
         """The values of one finished sample, or failed/invalid rows saying why."""
 
+    def warnings(self, params: dict[str, Any], measurements: list[Measurement]) -> list[str]:
+        """What makes a sample's valid values doubtful (said once per point), if anything."""
+        return []
+
     def spec(self) -> dict[str, Any]:
         """A JSON description from which the registry rebuilds this workload (for --resume)."""
         return {"workload": self.name}
