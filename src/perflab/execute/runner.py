@@ -75,9 +75,13 @@ class RunPlan:
     shell_overhead: tuple[float, float, float] | None = None
 
     def spec(self) -> dict[str, Any]:
-        return {"workload": self.workload.spec(), "sweep": self.sweep,
+        spec = {"workload": self.workload.spec(), "sweep": self.sweep,
                 "options": asdict(self.options),
                 "shell_overhead": list(self.shell_overhead) if self.shell_overhead else None}
+        overheads = monitor_overheads(self.options)
+        if overheads:
+            spec["monitor_overhead"] = overheads   # for `perflab show`; from_spec ignores it
+        return spec
 
     def tasks(self) -> list[plan.Task]:
         return plan.schedule(len(self.points), self.options.repetitions, self.options.warmup,
@@ -436,6 +440,13 @@ class Runner:
                 run_hook("cleanup", cleanup, run_plan.points[i], streams, timeout=CLEANUP_TIMEOUT_S)
             except UsageError as error:
                 self.warn(str(error))
+
+
+def monitor_overheads(options: RunOptions) -> dict[str, str]:
+    """What each chosen monitor costs the measured numbers, in words (see Monitor.overhead)."""
+    known = monitoring.known()
+    return {name: known[name].overhead.format(profile_freq=options.profile_freq)
+            for name in options.monitors or () if name in known and known[name].overhead}
 
 
 def runs_spec(plans: list[RunPlan], command_line: list[str] | None = None) -> dict[str, Any]:
