@@ -67,10 +67,17 @@ def evaluate(expression: str, variables: dict[str, float] | None = None) -> int 
 
     try:
         tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):   # ValueError: a NUL byte
         raise UsageError(f"cannot evaluate {expression!r}: not an arithmetic expression") from None
-    value = walk(tree)
-    return int(value) if float(value).is_integer() else value
+    try:
+        value = walk(tree)
+        return int(value) if float(value).is_integer() else value
+    except ZeroDivisionError:
+        raise UsageError(f"cannot evaluate {expression!r}: division by zero") from None
+    except OverflowError:
+        raise UsageError(f"cannot evaluate {expression!r}: the number is too large") from None
+    except RecursionError:
+        raise UsageError(f"cannot evaluate {expression!r}: too long an expression") from None
 
 
 def expand_range(lo: Value, hi: Value, step: Value = 1) -> list[Value]:
