@@ -57,6 +57,8 @@ CASES = {
     "command": (["-n", "1", "--", "sleep", "1000"], ["sleep"]),
     "command-setsid": (["-n", "1", "--shell", "--", "setsid sleep 1000 & exec sleep 1000"],
                        ["sleep"]),
+    "command-perf-stat": (["-n", "1", "--monitor", "perf-stat", "--", "sleep", "1000"],
+                          ["sleep", "perf"]),
     "hackbench": (["hackbench", "-n", "1", "-p", "groups=2", "-p", "loops=100000000"],
                    ["perf"]),
     "tbench": (["tbench", "-n", "1", "-p", "duration=100"], ["tbench", "tbench_srv"]),

@@ -19,11 +19,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from perflab.execute import environment, plan
-from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute import monitors as monitoring
+from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.hooks import run_hook
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
@@ -159,6 +160,7 @@ class Runner:
         self._metric_infos: set[tuple[str, str]] = set()   # monitor metrics described so far
         self._last_wall: dict[tuple[str, int], float] = {}  # (benchmark, point) -> last wall time
         self._cgroups: RunCgroups | None = None
+        self._monitor_cgroup: Path | None = None   # where monitors start perf (see cgroups.py)
         self._point_warned: set[tuple[str, int]] = set()   # a workload's warning, once per point
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
@@ -208,6 +210,7 @@ class Runner:
         self._pending = self.store.open_pending(run_id)
         self._flushed_at = time.monotonic()
         self._cgroups, reason = RunCgroups.create()
+        self._monitor_cgroup = None
         if reason:
             self._warn_once(f"samples run without a cgroup of their own ({reason}): a process "
                             "a sample moves out of its process group (setsid, a daemon) can "
@@ -356,7 +359,11 @@ class Runner:
                 ready, started = started if step == "begin" else watched, []
                 for monitor in ready:
                     try:
-                        getattr(monitor, step)(sample)
+                        if step == "start":
+                            with self._in_monitor_cgroup():   # perf dies with perflab too
+                                monitor.start(sample)
+                        else:
+                            monitor.begin(sample)
                     except monitoring.MonitorFailed as error:
                         self._switch_off(monitor, error)
                     else:
@@ -366,6 +373,16 @@ class Runner:
                 monitor.abort()
             raise
         return started
+
+    @contextmanager
+    def _in_monitor_cgroup(self) -> Iterator[None]:
+        if self._cgroups is None:
+            yield
+            return
+        if self._monitor_cgroup is None:
+            self._monitor_cgroup = self._cgroups.new("monitors")
+        with self._cgroups.inside(self._monitor_cgroup):
+            yield
 
     def _stop_monitors(self, started: list[monitoring.Monitor], sample: monitoring.SampleInfo,
                        result) -> list[tuple[monitoring.Monitor, monitoring.MonitorOutput]]:
