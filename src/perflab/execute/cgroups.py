@@ -1,6 +1,7 @@
 """Every sample in a cgroup v2 of its own: nothing it started outlives it, or perflab.
 
-Layout: ``<cgroup2>/perflab/<perflab pid>/`` holds one perflab's cgroups:
+Layout: ``<cgroup2>/perflab/<perflab pid>/`` holds one perflab's cgroups (a perflab
+started by another perflab's sample nests below that sample's cgroup instead):
 ``sample-<n>`` for one measured process (or a hook), ``session-<n>`` for what a
 workload's session starts (tbench_srv, iperf3 -s).
 
@@ -149,18 +150,18 @@ class RunCgroups:
         mount = cgroup2_mount()
         if mount is None:
             return None, "no cgroup2 hierarchy is mounted"
-        parent = mount / DIRECTORY
-        base = parent / str(os.getpid())
         try:
             home = own_cgroup(mount)
+            # a perflab run by another perflab's sample nests there, so the outer one's
+            # kill reaches it too
+            parent = home if home.is_relative_to(mount / DIRECTORY) else mount / DIRECTORY
+            base = parent / str(os.getpid())
             parent.mkdir(exist_ok=True)
             sweep_dead(parent)
             remove_tree(base)   # a dead perflab with our pid (pid reuse)
             base.mkdir()
             _write(home / "cgroup.procs", "0")   # moving ourselves must be allowed
         except OSError as error:
-            with contextlib.suppress(OSError):
-                base.rmdir()
             return None, f"cannot use cgroups in {mount}: {error.strerror or error}"
         read, write = os.pipe()   # both ends close-on-exec: no sample inherits them
         try:
