@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from conftest import PERFLAB
-from perflab.model.records import Measurement, MetricInfo, Direction, Point, RunStatus
+from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
 from perflab.store import Store
 from perflab.store.schema import runs
 

@@ -15,8 +15,8 @@ from perflab.workloads.command import CommandWorkload
 from perflab.workloads.suite import load_suite
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 VARIABLES = {"ncpus": 2, "nnodes": 1}
 NUMBER = st.one_of(st.integers(-10**6, 10**12).map(str), st.floats(allow_nan=True).map(repr),

@@ -145,7 +145,7 @@ class RunCgroups:
         self._numbers = itertools.count(1)
 
     @classmethod
-    def create(cls) -> "tuple[RunCgroups | None, str | None]":
+    def create(cls) -> tuple[RunCgroups | None, str | None]:
         """The cgroups of this perflab, or None and why they cannot be had here."""
         mount = cgroup2_mount()
         if mount is None:

@@ -183,7 +183,6 @@ class NetStream(servers.ServedWorkload, Workload):
             values.append(Measurement("lost_percent", parsed.lost_percent, "%"))
         return values
 
-
     def warnings(self, params: dict[str, Any], measurements: list[Measurement]) -> list[str]:
         lost = next((m.value for m in measurements if m.metric == "lost_percent"), None)
         if lost is None or lost <= LOSS_WARNING_PERCENT:
