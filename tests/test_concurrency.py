@@ -119,7 +119,9 @@ def test_recovering_a_dead_run_races_with_no_one(db_target):
         worker.join(60)
     assert [w.exitcode for w in workers] == [0] * 8
     assert not os.path.exists(path)
-    assert not [p for p in os.listdir(os.path.dirname(path)) if ".pending-run-" in p]
+    prefix = os.path.basename(path).split(".pending-run-")[0]   # this database's files only
+    assert not [p for p in os.listdir(os.path.dirname(path))
+                if p.startswith(prefix + ".pending-run-")]
     with Store(db_target) as store:
         assert store.sample_rows(run_id).value.tolist() == [1.0 + rep for rep in range(20)]
 
