@@ -41,6 +41,9 @@ def _one_line(result):
      "the sweep has 1,000,000 points, more than 10,000"),
     (["run", "-p", "x=1..100000", "-p", "y=1..100000", "--force", "--", "true"], 2,
      "the sweep has 10,000,000,000 points, more than perflab can hold (10,000,000)"),
+    (["run", "hackbench", "-p", "loops=" + "9" * 30], 2,
+     "parameter loops: a 100-bit number is too large (the largest is 2**63-1)"),
+    (["run", "-p", "x=1..1x", "--", "true"], 2, "cannot evaluate '1x'"),   # no SyntaxWarning
     (["run", "--", ""], 2, "empty command"),
     (["run", "--", "", "x"], 2, "empty command"),
     (["run", "--shell", "--", ""], 2, "empty command"),

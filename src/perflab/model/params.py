@@ -13,6 +13,7 @@ import itertools
 import math
 import operator
 import re
+import warnings
 from typing import Any, Iterable
 
 from perflab.model.errors import UsageError
@@ -66,7 +67,9 @@ def evaluate(expression: str, variables: dict[str, float] | None = None) -> int 
         raise UsageError(f"cannot evaluate {expression!r}: use numbers, variables and + - * /")
 
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
+        with warnings.catch_warnings():   # e.g. "invalid decimal literal" for 1x: ours to say
+            warnings.simplefilter("ignore")
+            tree = ast.parse(expression.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):   # ValueError: a NUL byte
         raise UsageError(f"cannot evaluate {expression!r}: not an arithmetic expression") from None
     try:

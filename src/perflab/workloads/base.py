@@ -40,6 +40,9 @@ class SampleContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_LARGEST = 2**63 - 1   # what the programs behind the workloads can take (int64)
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One knob of a built-in workload."""
@@ -54,12 +57,16 @@ class Parameter:
     def check(self, value: Any) -> Any:
         """The value, checked and converted; a UsageError names what is wrong."""
         if self.kind in (int, float):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                    self.kind is int and not float(value).is_integer()):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UsageError(f"parameter {self.name}={value}: must be a finite number")
+            if isinstance(value, int) and abs(value) > _LARGEST:
+                raise UsageError(f"parameter {self.name}: a {value.bit_length()}-bit number is "
+                                 "too large (the largest is 2**63-1)")
+            if self.kind is int and not float(value).is_integer():
                 raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
             value = self.kind(value)
-            if not math.isfinite(value):
-                raise UsageError(f"parameter {self.name}={value}: must be a finite number")
             if self.minimum is not None and value < self.minimum:
                 raise UsageError(f"parameter {self.name}={value}: must be at least {self.minimum:g}")
         else:
