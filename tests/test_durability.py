@@ -71,7 +71,7 @@ def test_interrupt_marks_the_run_and_keeps_samples(sqlite_db, signum, tmp_path):
     _wait_for_samples(sqlite_db, 3)
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=20)
-    assert proc.returncode == 130
+    assert proc.returncode == 128 + signum   # 130 for SIGINT, 143 for SIGTERM
     assert "interrupted: run 1 keeps its" in stderr and "perflab run --resume 1" in stderr
     run, kept = _time_samples(sqlite_db)
     assert run["status"] == "interrupted" and run["finished_at"]

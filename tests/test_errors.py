@@ -31,6 +31,23 @@ def _one_line(result):
     (["run"], 2, "no command to run"),
     (["run", "-n", "x", "--", "true"], 2, "'x' is not a valid integer"),
     (["run", "--repo", "/nonexistent", "--", "true"], 2, "--repo /nonexistent: no such directory"),
+    # issue 16, defects 5 and 6
+    (["run", "--timeout", "nan", "--", "true"], 2, "--timeout must be positive and finite, got nan"),
+    (["run", "--timeout", "inf", "--", "true"], 2, "--timeout must be positive and finite, got inf"),
+    (["run", "wis", "--duration", "nan"], 2, "parameter duration=nan: must be a finite number"),
+    (["run", "wis", "--duration", "inf"], 2, "parameter duration=inf: must be a finite number"),
+    (["run", "-p", "x=1..1e309", "--", "true"], 2, "range 1..inf:1 needs finite numbers"),
+    (["run", "-p", "x=1..1000000", "--", "true"], 2,
+     "the sweep has 1,000,000 points, more than 10,000"),
+    (["run", "-p", "x=1..100000", "-p", "y=1..100000", "--force", "--", "true"], 2,
+     "the sweep has 10,000,000,000 points, more than perflab can hold (10,000,000)"),
+    (["run", "hackbench", "-p", "loops=" + "9" * 30], 2,
+     "parameter loops: a 100-bit number is too large (the largest is 2**63-1)"),
+    (["run", "-p", "x=1..1x", "--", "true"], 2, "cannot evaluate '1x'"),   # no SyntaxWarning
+    (["run", "--", ""], 2, "empty command"),
+    (["run", "--", "", "x"], 2, "empty command"),
+    (["run", "--shell", "--", ""], 2, "empty command"),
+    (["run", "--shell", "--", "  ", " "], 2, "empty command"),
 ])
 def test_bad_run_arguments_write_nothing(tmp_path, args, code, message):
     db = tmp_path / "perflab.db"
@@ -38,6 +55,29 @@ def test_bad_run_arguments_write_nothing(tmp_path, args, code, message):
     assert result.returncode == code, result.stderr
     assert message in _one_line(result)
     assert not db.exists()
+
+
+def test_a_directory_is_not_a_command(tmp_path):
+    result = run_cli("run", "--", str(tmp_path), db=str(tmp_path / "perflab.db"))
+    assert result.returncode == 2
+    line = _one_line(result)
+    assert f"{tmp_path} is a directory, not a program" in line and "chmod" not in line
+
+
+def test_a_suite_that_is_not_utf8_is_one_line(tmp_path):
+    suite = tmp_path / "bad.toml"
+    suite.write_bytes(b'[[benchmark]]\nworkload = "hackbench"\n# caf\xe9 \xff\xfe\n')
+    result = run_cli("run", str(suite), db=str(tmp_path / "perflab.db"))
+    assert result.returncode == 2
+    assert f"cannot read suite {suite}: not UTF-8 text (byte 0xe9 at offset" in _one_line(result)
+    assert not (tmp_path / "perflab.db").exists()
+
+
+def test_a_long_run_states_its_size_first(tmp_path):
+    result = run_cli("run", "-n", "2", "-p", "x=1..500", "--", "true",
+                     db=str(tmp_path / "perflab.db"), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("perflab: 500 points x 2 repetitions = 1,000 samples\n")
 
 
 def test_not_executable(tmp_path):

@@ -142,6 +142,30 @@ def test_process_scope_keeps_the_benchmark_tree_from_fork_events():
     assert list(perf_monitors.only_process_tree(lines, 999999)) == []
 
 
+def test_system_scope_drops_perflabs_own_samples():
+    # the same capture; 4568 plays perflab here: all its threads (4568, 4569) go
+    lines = [line for line in read("perf_script_pid_task_events_sh_hot.txt").splitlines(keepends=True)
+             if "PERF_RECORD" not in line]
+    kept = list(perf_monitors.without_process(lines, 4568))
+    headers = [line for line in kept if line.strip() and not line.startswith("\t")]
+    pids = {line.split()[1].split("/")[0] for line in headers}
+    assert headers and "4568" not in pids
+    everything = perf_profile.aggregate(lines)
+    rest = perf_profile.aggregate(kept)
+    assert "hot_function" in everything.self_percent and "hot_function" not in rest.self_percent
+    assert rest.total_samples < everything.total_samples
+    assert list(perf_monitors.without_process(lines, 999999)) == lines
+
+
+def test_show_states_the_monitors_overhead(sqlite_db):
+    run_cli("run", "-n", "1", "--monitor", "perf-profile,vmstat", "--", "true", db=sqlite_db,
+            check=True)
+    shown = run_cli("show", "1", db=sqlite_db, check=True).stdout
+    assert "monitors perf-profile,vmstat" in shown
+    assert ("    monitor perf-profile: sampling every CPU at 800 Hz with call graphs: its "
+            "interrupts are inside these numbers") in shown
+
+
 def test_proc_parsers_on_this_machine():
     vmstat = procfs.VmstatMonitor.parse(Path("/proc/vmstat").read_text())
     assert "pgfault" in vmstat and not any(k.startswith("nr_") for k in vmstat)

@@ -114,7 +114,7 @@ def test_measure_udp_values_units_and_loss():
 
 def test_measure_tcp_has_no_loss_metric():
     rows = measure(OK, text("iperf3_tcp_l1024_t1.json"))
-    assert [m.metric for m in rows] == ["send_mbps", "recv_mbps"]
+    assert [m.metric for m in rows] == ["recv_mbps", "send_mbps"]   # received first: primary
 
 
 def test_error_key_fails_the_sample_even_with_exit_0():
@@ -142,7 +142,7 @@ def test_timeout_and_garbage():
 def test_parameters():
     w = builtin("netstream")
     assert [(m.name, m.unit, m.direction) for m in w.metrics] == [
-        ("send_mbps", "Mbit/s", Direction.HIGHER), ("recv_mbps", "Mbit/s", Direction.HIGHER),
+        ("recv_mbps", "Mbit/s", Direction.HIGHER), ("send_mbps", "Mbit/s", Direction.HIGHER),
         ("lost_percent", "%", Direction.LOWER)]
     w.validate({"protocol": ["tcp", "udp"], "size": [64, 128, 256, 1024, 2048, 3312, 4096,
                                                       8192, 16384], "duration": [1]})
@@ -150,6 +150,46 @@ def test_parameters():
         w.validate({"protocol": ["udp"], "size": [8]})
     with pytest.raises(UsageError, match="duration"):
         w.validate({"duration": [0.5]})   # iperf3 would read 0: run forever
+
+
+def test_udp_is_sent_at_a_rate_and_tcp_points_have_none():
+    w = builtin("netstream")
+    udp = w.complete({"protocol": "udp"})
+    assert udp["rate"] == "1G"
+    tcp = w.complete({"protocol": "tcp"})
+    assert "rate" not in tcp   # TCP points keep the keys they always had
+    w._server = type("S", (), {"port": 5201, "check_alive": lambda self: None})()
+    argv = w.invocation(w.complete({"protocol": "udp", "rate": "100M"})).argv
+    assert argv[argv.index("-b") + 1] == "100M" and "-u" in argv
+    assert "-b" not in w.invocation(tcp).argv
+    w.validate({"protocol": ["udp"], "rate": ["0", "100M", "1.5G", 1000]})
+    with pytest.raises(UsageError, match="rate='fast'"):
+        w.validate({"protocol": ["udp"], "rate": ["fast"]})
+    with pytest.raises(UsageError, match="rate applies to protocol=udp"):
+        w.validate({"rate": ["1G"]})
+
+
+def test_a_loss_above_one_percent_is_warned():
+    w = builtin("netstream")
+    point = w.complete({"protocol": "udp", "size": 1024})
+    lossy = measure(OK, text("iperf3_udp_l1024_t1.json"), protocol="udp", size=1024)
+    [warning] = w.warnings(point, lossy)
+    assert warning.startswith("11.0% of the UDP datagrams were lost (more than 1%)")
+    assert "recv_mbps is the rate that arrived" in warning
+    fine = measure(OK, text("iperf3_udp_l64_t1.json"), protocol="udp", size=64)
+    assert w.warnings(point, fine) == []   # 0.26%
+
+
+def test_real_unthrottled_udp_warns_once_per_point_when_it_loses(tmp_path):
+    store = Store(str(tmp_path / "db"), create=True)
+    plan = plan_run(builtin("netstream"), {"protocol": ["udp"], "duration": [1], "rate": ["0"]},
+                    RunOptions(repetitions=2))
+    warnings: list[str] = []
+    run_id = Runner(store, [plan], NullProgress(), warn=warnings.append).start(label="u")
+    rows = store.sample_rows(run_id)
+    losses = [v for m, v in zip(rows.metric, rows.value) if m == "lost_percent"]
+    lossy = [w for w in warnings if "UDP datagrams were lost" in w]
+    assert len(lossy) == (1 if any(v > 1 for v in losses) else 0), (losses, warnings)
 
 
 def test_missing_iperf3(tmp_path, monkeypatch):

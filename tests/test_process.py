@@ -78,3 +78,37 @@ def test_peak_rss_of_a_large_child_is_recorded(streams):
 def test_peak_rss_below_perflabs_own_is_not_claimed(streams):
     # true's real peak is far below this Python process's: wait4 cannot tell them apart.
     assert spawn_and_wait("/bin/true", ["true"], streams=streams).max_rss_bytes is None
+
+
+def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeypatch):
+    from perflab.execute import cgroups
+    from perflab.execute.runner import RunOptions, Runner, plan_run
+    from perflab.render.progress import NullProgress
+    from perflab.store import Store
+    from perflab.workloads.command import CommandWorkload
+    monkeypatch.setattr(cgroups, "cgroup2_mount", lambda: None)   # as on a machine without
+    warnings: list[str] = []
+    with Store(str(tmp_path / "db"), create=True) as store:
+        plan = plan_run(CommandWorkload(["true"]), {}, RunOptions(repetitions=3))
+        run_id = Runner(store, [plan], NullProgress(), warn=warnings.append).start(label="t")
+        assert len(store.sample_rows(run_id)) > 0
+    assert warnings == ["samples run without a cgroup of their own (no cgroup2 hierarchy is "
+                        "mounted): a process a sample moves out of its process group (setsid, "
+                        "a daemon) can outlive a timeout or a kill of perflab"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root")
+def test_a_sample_cgroup_kills_what_the_child_left_and_is_removed(streams, tmp_path):
+    from perflab.execute.cgroups import RunCgroups
+    owner, reason = RunCgroups.create()
+    assert owner is not None, reason
+    marker = tmp_path / "daemon"
+    try:
+        result = spawn_and_wait("/bin/sh", ["sh", "-c", f"setsid sh -c 'echo $$ > {marker}; "
+                                "exec sleep 1000' & sleep 0.2"], streams=streams, cgroups=owner)
+        assert result.ok
+        assert not running(int(marker.read_text()))
+        assert [p.name for p in owner.base.iterdir() if p.is_dir()] == []
+    finally:
+        owner.close()
+    assert not owner.base.exists()

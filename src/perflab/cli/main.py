@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail(str(error), error.exit_code)
     except RunInterrupted as stop:
         click.echo(f"perflab: {stop}; finish it with 'perflab run --resume {stop.run_id}'", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(stop.exit_code)
     except click.exceptions.Abort:
         _fail("aborted", EXIT_INTERRUPTED)
     except click.ClickException as error:

@@ -45,6 +45,7 @@ class _RunCommand(click.Command):
 @click.option("--cpu", "cpu_list", metavar="LIST", help="Pin the benchmark to CPUs, e.g. 0 or 0,2-3.")
 @click.option("--show-output", is_flag=True, help="Let the command print to the terminal.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
+@click.option("--force", is_flag=True, help="Run a sweep of more than 10,000 points.")
 @click.option("--duration", type=float, metavar="S", help="Duration of a built-in workload's sample.")
 @click.option("--resume", metavar="RUN", help="Finish an interrupted run (id or label).")
 @click.option("--monitor", "monitor_list", metavar="LIST",
@@ -63,7 +64,7 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
         repo: str | None, params: tuple[str, ...], lists: tuple, scans: tuple, scan_step: str | None,
         shell: bool, name: str | None, timeout: float | None, ignore_failure: bool,
         prepare: str | None, setup: str | None, cleanup: str | None, shuffle: bool,
-        seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool,
+        seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool, force: bool,
         duration: float | None, resume: str | None, monitor_list: str | None, events: str | None,
         profile_freq: int, call_graph: str, profile_scope: str, target: tuple[str, ...]) -> None:
     """Run a command, a built-in workload or a suite many times; record every sample.
@@ -105,11 +106,14 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
                          cleanup=cleanup, show_output=show_output,
                          monitors=list(monitors.parse_names(monitor_list)) if monitor_list else None,
                          events=_event_list(events) if events is not None else None,
-                         profile_freq=profile_freq, call_graph=call_graph, profile_scope=profile_scope)
+                         profile_freq=profile_freq, call_graph=call_graph, profile_scope=profile_scope,
+                         force=force)
     plans = plans_for(list(target), after_dashdash=ctx.meta.get("perflab.dashdash", False),
                       sweep=sweep, options=options,
                       command=CommandChoices(shell, name, ignore_failure),
                       repetitions=repetitions, duration=duration)
+    if not quiet:
+        _announce_size(plans)
     sha = describe = None
     if repo:
         sha, describe = identity.git_commit(repo, commit)
@@ -121,6 +125,20 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
                               describe=describe, repo=os.path.abspath(repo) if repo else None,
                               command_line=["perflab", *COMMAND_LINE])
         _print_run_summary(store, run_id, plans, quiet)
+
+
+LONG_RUN_SAMPLES = 1000   # from this many samples on, the size is said before the run starts
+
+
+def _announce_size(plans) -> None:
+    """One line with the run's size before a long run, so a typo in a range shows at once."""
+    points = sum(len(p.points) for p in plans)
+    samples = sum(len(p.points) * p.options.repetitions for p in plans)
+    if samples >= LONG_RUN_SAMPLES:
+        repetitions = {p.options.repetitions for p in plans}
+        each = (f"{next(iter(repetitions)):,} repetition" + ("s" if repetitions != {1} else "")
+                if len(repetitions) == 1 else "their repetitions")
+        click.echo(f"perflab: {points:,} points x {each} = {samples:,} samples", err=True)
 
 
 def _print_run_summary(store, run_id: int, plans, quiet: bool) -> None:

@@ -1,7 +1,9 @@
 """Spawn one process and time it, as hyperfine does, with nothing of ours inside the clock.
 
 The child is started with posix_spawn (vfork-like: no copy of perflab's memory) in a
-process group of its own, so a timeout or Ctrl-C can kill everything it started.
+process group of its own and, where perflab may use cgroups, in a cgroup of its own
+(see cgroups.py), so a timeout, Ctrl-C or the death of perflab kills everything it
+started, even a grandchild that left the process group.
 Wall time comes from CLOCK_MONOTONIC around spawn and reap; CPU time and peak RSS come
 from the kernel's rusage of the reaped child (wait4).
 """
@@ -17,7 +19,11 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from perflab.execute.cgroups import RunCgroups
+from perflab.execute.cgroups import kill as kill_cgroup
+from perflab.execute.cgroups import remove_tree
 from perflab.model.records import ProcessResult
 
 
@@ -67,12 +73,15 @@ def open_devnull_streams() -> Streams:
 
 def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
                    env: dict[str, str] | None = None, cwd: str | None = None,
-                   cpus: set[int] | None = None, timeout: float | None = None) -> ProcessResult:
+                   cpus: set[int] | None = None, timeout: float | None = None,
+                   cgroups: RunCgroups | None = None) -> ProcessResult:
     """Run ``argv`` to completion and measure it.
 
     ``executable`` is the resolved path (resolved once by the caller, outside the clock).
     ``cpus`` pins the child: perflab pins itself around the spawn so the child inherits
     the mask from its first instruction, then restores its own mask after reaping.
+    ``cgroups``: the child runs in a new cgroup of its own, entered the same way, and
+    whatever is left in it after the child is reaped (or at a timeout) is killed.
     """
     file_actions = [
         (os.POSIX_SPAWN_DUP2, streams.stdin, 0),
@@ -88,9 +97,12 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
     if cwd is not None:
         old_cwd = os.getcwd()
         os.chdir(cwd)
+    group = cgroups.new("sample") if cgroups is not None else None
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a collection of perflab's garbage must not land inside the clock
     try:
+        if group is not None:
+            cgroups.enter(group)   # type: ignore[union-attr]
         start = time.perf_counter()
         pid = os.posix_spawn(executable, list(argv), environment,
                              file_actions=file_actions, setpgroup=0)
@@ -99,15 +111,18 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
             if timeout is not None:
                 timed_out = not _wait_exit(pid, timeout)
                 if timed_out:
-                    kill_group(pid)
+                    _kill_all(pid, cgroups, group)
             _, status, usage = os.wait4(pid, 0)
             end = time.perf_counter()
         except BaseException:
             # Ctrl-C or SIGTERM while waiting: take the child's whole group down with us.
-            kill_group(pid)
+            _kill_all(pid, cgroups, group)
             _reap(pid)
             raise
     finally:
+        if group is not None:
+            cgroups.leave()   # type: ignore[union-attr]
+            remove_tree(group)   # leftovers must not run into the next sample
         if gc_was_enabled:
             gc.enable()
         if saved_mask is not None:
@@ -152,6 +167,14 @@ def _wait_exit(pid: int, timeout: float) -> bool:
         return bool(ready)
     finally:
         os.close(fd)
+
+
+def _kill_all(pid: int, cgroups: RunCgroups | None, group: Path | None) -> None:
+    """Kill the child's process group and, first leaving it ourselves, its cgroup."""
+    kill_group(pid)
+    if group is not None:
+        cgroups.leave()   # type: ignore[union-attr]
+        kill_cgroup(group)
 
 
 def kill_group(pgid: int) -> None:

@@ -9,6 +9,8 @@ rest.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import random
 import signal
@@ -17,14 +19,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from perflab.execute import environment, plan
 from perflab.execute import monitors as monitoring
+from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.hooks import run_hook
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
-from perflab.model.params import cartesian, placeholders
+from perflab.model.params import cartesian, check_size, placeholders
 from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
 from perflab.store import Store
 from perflab.workloads.base import SampleContext, Workload
@@ -54,6 +58,7 @@ class RunOptions:
     profile_freq: int = monitoring.PROFILE_FREQ_HZ
     call_graph: str = "fp"
     profile_scope: str = "system"
+    force: bool = False                # run a sweep above params.MAX_POINTS
 
     def monitor_config(self) -> monitoring.MonitorConfig:
         return monitoring.MonitorConfig(
@@ -71,9 +76,13 @@ class RunPlan:
     shell_overhead: tuple[float, float, float] | None = None
 
     def spec(self) -> dict[str, Any]:
-        return {"workload": self.workload.spec(), "sweep": self.sweep,
+        spec = {"workload": self.workload.spec(), "sweep": self.sweep,
                 "options": asdict(self.options),
                 "shell_overhead": list(self.shell_overhead) if self.shell_overhead else None}
+        overheads = monitor_overheads(self.options)
+        if overheads:
+            spec["monitor_overhead"] = overheads   # for `perflab show`; from_spec ignores it
+        return spec
 
     def tasks(self) -> list[plan.Task]:
         return plan.schedule(len(self.points), self.options.repetitions, self.options.warmup,
@@ -99,8 +108,8 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         raise UsageError(f"-n must be at least 1, got {options.repetitions}")
     if options.warmup < 0:
         raise UsageError(f"--warmup cannot be negative, got {options.warmup}")
-    if options.timeout is not None and options.timeout <= 0:
-        raise UsageError(f"--timeout must be positive, got {options.timeout}")
+    if options.timeout is not None and not (0 < options.timeout < math.inf):  # NaN fails too
+        raise UsageError(f"--timeout must be positive and finite, got {options.timeout}")
     if options.cpus:
         allowed = os.sched_getaffinity(0)
         outside = sorted(set(options.cpus) - allowed)
@@ -111,6 +120,7 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
     reason = workload.unavailable()
     if reason:
         raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")
+    check_size(sweep, options.force)
     workload.validate(sweep)
     for kind in ("prepare", "setup", "cleanup"):
         line = getattr(options, kind)
@@ -149,6 +159,9 @@ class Runner:
         self._warned: set[str] = set()
         self._metric_infos: set[tuple[str, str]] = set()   # monitor metrics described so far
         self._last_wall: dict[tuple[str, int], float] = {}  # (benchmark, point) -> last wall time
+        self._cgroups: RunCgroups | None = None
+        self._monitor_cgroup: Path | None = None   # where monitors start perf (see cgroups.py)
+        self._point_warned: set[tuple[str, int]] = set()   # a workload's warning, once per point
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
               repo: str | None = None, command_line: list[str] | None = None) -> int:
@@ -196,18 +209,27 @@ class Runner:
         capture = CapturedOutput(streams.stdin)
         self._pending = self.store.open_pending(run_id)
         self._flushed_at = time.monotonic()
+        self._cgroups, reason = RunCgroups.create()
+        self._monitor_cgroup = None
+        if reason:
+            self._warn_once(f"samples run without a cgroup of their own ({reason}): a process "
+                            "a sample moves out of its process group (setsid, a daemon) can "
+                            "outlive a timeout or a kill of perflab")
         try:
             with _terminate_as_interrupt():
                 for run_plan, tasks in work:
                     if tasks:
                         self._execute_plan(run_id, run_plan, tasks, streams, capture)
                 status = RunStatus.COMPLETE
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             status = RunStatus.INTERRUPTED
-            raise RunInterrupted(run_id, self.measured) from None
+            raise RunInterrupted(run_id, self.measured,
+                                 terminated=isinstance(stop, _Terminated)) from None
         finally:
             capture.close()
             self._close_monitors()
+            if self._cgroups is not None:
+                self._cgroups.close()
             self.progress.stop()
             self.store.flush_pending(run_id, self._pending)
             self._pending.close()
@@ -231,7 +253,7 @@ class Runner:
         self._labels = [point.describe() for point in points]
         self._monitors = self._monitors_for(options.monitor_config())
         try:
-            with workload.session():
+            with self._session(workload):
                 if options.setup:
                     for i in active_points:
                         run_hook("setup", options.setup, run_plan.points[i], streams)
@@ -239,6 +261,22 @@ class Runner:
                     self._sample(run_id, run_plan, task, streams, capture, cpus)
         finally:
             self._cleanup(run_plan, active_points, streams)
+
+    @contextmanager
+    def _session(self, workload: Workload) -> Iterator[None]:
+        """The workload's session; what it starts (a server) in a cgroup of its own."""
+        if self._cgroups is None:
+            with workload.session():
+                yield
+            return
+        group = self._cgroups.new("session")
+        try:
+            with contextlib.ExitStack() as stack:
+                with self._cgroups.inside(group):
+                    stack.enter_context(workload.session())
+                yield
+        finally:
+            remove_tree(group)
 
     def _sample(self, run_id: int, run_plan: RunPlan, task: plan.Task, streams: Streams,
                 capture: CapturedOutput, cpus: set[int] | None) -> None:
@@ -258,7 +296,8 @@ class Runner:
             result = spawn_and_wait(invocation.executable, invocation.argv,
                                     streams=capture.streams() if invocation.capture else streams,
                                     env=invocation.env, cpus=cpus,
-                                    timeout=min(timeouts) if timeouts else None)
+                                    timeout=min(timeouts) if timeouts else None,
+                                    cgroups=self._cgroups)
         except BaseException:
             for monitor in started:
                 monitor.abort()
@@ -274,6 +313,10 @@ class Runner:
             # keep what the suite asked for; a failure row always stays, it says why
             measurements = [m for m in measurements
                             if m.metric in options.metrics or m.status is not SampleStatus.OK]
+        if (workload.benchmark, task.point) not in self._point_warned:
+            for text in workload.warnings(params, measurements):
+                self._point_warned.add((workload.benchmark, task.point))
+                self.warn(f"{workload.benchmark} {label}: {text}")
         measurements += self._monitor_measurements(workload.benchmark, outputs)
         self._pending.append(self._point_ids[task.point], task.repetition, time.time(), measurements)
         self._store_monitor_files(run_id, self._point_ids[task.point], task.repetition, outputs)
@@ -316,7 +359,11 @@ class Runner:
                 ready, started = started if step == "begin" else watched, []
                 for monitor in ready:
                     try:
-                        getattr(monitor, step)(sample)
+                        if step == "start":
+                            with self._in_monitor_cgroup():   # perf dies with perflab too
+                                monitor.start(sample)
+                        else:
+                            monitor.begin(sample)
                     except monitoring.MonitorFailed as error:
                         self._switch_off(monitor, error)
                     else:
@@ -326,6 +373,16 @@ class Runner:
                 monitor.abort()
             raise
         return started
+
+    @contextmanager
+    def _in_monitor_cgroup(self) -> Iterator[None]:
+        if self._cgroups is None:
+            yield
+            return
+        if self._monitor_cgroup is None:
+            self._monitor_cgroup = self._cgroups.new("monitors")
+        with self._cgroups.inside(self._monitor_cgroup):
+            yield
 
     def _stop_monitors(self, started: list[monitoring.Monitor], sample: monitoring.SampleInfo,
                        result) -> list[tuple[monitoring.Monitor, monitoring.MonitorOutput]]:
@@ -402,6 +459,13 @@ class Runner:
                 self.warn(str(error))
 
 
+def monitor_overheads(options: RunOptions) -> dict[str, str]:
+    """What each chosen monitor costs the measured numbers, in words (see Monitor.overhead)."""
+    known = monitoring.known()
+    return {name: known[name].overhead.format(profile_freq=options.profile_freq)
+            for name in options.monitors or () if name in known and known[name].overhead}
+
+
 def runs_spec(plans: list[RunPlan], command_line: list[str] | None = None) -> dict[str, Any]:
     """What a run stores of its plans: enough to rebuild them for --resume, and the
     perflab command line that asked for it (for reports: "to reproduce")."""
@@ -432,11 +496,15 @@ def _streams(show_output: bool) -> Iterator[Streams]:
             os.close(fd)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, told apart from Ctrl-C only for the exit code (143, not 130)."""
+
+
 @contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM stops a run as Ctrl-C does: children killed, samples kept, run marked."""
     def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise _Terminated
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:

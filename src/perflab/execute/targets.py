@@ -56,6 +56,9 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
                          _with(options, repetitions))]
     if duration is not None:
         raise UsageError("--duration applies to built-in workloads; a command runs until it ends")
+    if command.shell and not " ".join(words).strip():
+        raise UsageError("empty command: the shell line is blank",
+                         hint="put the command after --, e.g. perflab run --shell -- 'make -j4'")
     argv = [shlex.join(words)] if command.shell and len(words) > 1 else words
     workload = CommandWorkload(argv, shell=command.shell, benchmark=command.name,
                                ignore_failure=command.ignore_failure)

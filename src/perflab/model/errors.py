@@ -8,7 +8,8 @@ EXIT_OK = 0
 EXIT_VERDICT = 1      # a regression / verdict failure when asked to gate
 EXIT_USAGE = 2        # bad argument, malformed file
 EXIT_ENVIRONMENT = 3  # missing tool, no permission, unsupported here
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130   # 128 + SIGINT
+EXIT_TERMINATED = 143    # 128 + SIGTERM
 
 
 class PerflabError(Exception):
@@ -38,9 +39,13 @@ class EnvironmentProblem(PerflabError):
 
 
 class RunInterrupted(Exception):
-    """A run stopped by Ctrl-C or SIGTERM; its finished samples are kept."""
+    """A run stopped by Ctrl-C or SIGTERM; its finished samples are kept.
 
-    def __init__(self, run_id: int, kept: int):
+    ``exit_code`` follows the shell's convention for the signal: 130 for SIGINT,
+    143 for SIGTERM."""
+
+    def __init__(self, run_id: int, kept: int, terminated: bool = False):
         super().__init__(f"interrupted: run {run_id} keeps its {kept} finished samples")
         self.run_id = run_id
         self.kept = kept
+        self.exit_code = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED

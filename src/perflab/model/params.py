@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 import operator
 import re
+import warnings
 from typing import Any, Iterable
 
 from perflab.model.errors import UsageError
@@ -21,6 +23,9 @@ _RANGE = re.compile(r"^(?P<lo>[^.:][^:]*?)\.\.(?P<hi>[^:]+?)(?::(?P<step>.+))?$"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 
 Value = int | float | str
+
+MAX_POINTS = 10_000             # a larger sweep needs --force (a typo like 1..1000000 is likelier)
+HARD_MAX_POINTS = 10_000_000    # beyond this the points alone would not fit in memory
 
 
 def coerce(text: str) -> Value:
@@ -62,22 +67,36 @@ def evaluate(expression: str, variables: dict[str, float] | None = None) -> int 
         raise UsageError(f"cannot evaluate {expression!r}: use numbers, variables and + - * /")
 
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
+        with warnings.catch_warnings():   # e.g. "invalid decimal literal" for 1x: ours to say
+            warnings.simplefilter("ignore")
+            tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):   # ValueError: a NUL byte
         raise UsageError(f"cannot evaluate {expression!r}: not an arithmetic expression") from None
-    value = walk(tree)
-    return int(value) if float(value).is_integer() else value
+    try:
+        value = walk(tree)
+        return int(value) if float(value).is_integer() else value
+    except ZeroDivisionError:
+        raise UsageError(f"cannot evaluate {expression!r}: division by zero") from None
+    except OverflowError:
+        raise UsageError(f"cannot evaluate {expression!r}: the number is too large") from None
+    except RecursionError:
+        raise UsageError(f"cannot evaluate {expression!r}: too long an expression") from None
 
 
 def expand_range(lo: Value, hi: Value, step: Value = 1) -> list[Value]:
     """Inclusive range lo..hi by step; integers stay integers."""
     if not all(isinstance(v, (int, float)) for v in (lo, hi, step)):
         raise UsageError(f"range {lo}..{hi}:{step} needs numbers")
+    if not all(math.isfinite(v) for v in (lo, hi, step)):
+        raise UsageError(f"range {lo}..{hi}:{step} needs finite numbers")
     if step <= 0:
         raise UsageError(f"range step must be positive, got {step}")
     if hi < lo:
         raise UsageError(f"range {lo}..{hi} is empty: the end is below the start")
-    count = int((hi - lo) / step + 1e-9) + 1
+    span = (hi - lo) / step
+    if not span < HARD_MAX_POINTS:   # also catches an overflow to inf
+        raise UsageError(f"range {lo}..{hi}:{step} has more than {HARD_MAX_POINTS:,} values")
+    count = int(span + 1e-9) + 1
     values = [lo + i * step for i in range(count)]
     if all(isinstance(v, int) for v in (lo, hi, step)):
         return [int(v) for v in values]
@@ -140,6 +159,23 @@ def merge(assignments: Iterable[tuple[str, list[Value]]]) -> dict[str, list[Valu
             raise UsageError(f"parameter {name!r} is given twice")
         sweep[name] = values
     return sweep
+
+
+def point_count(sweep: dict[str, list[Value]]) -> int:
+    """How many points the sweep has (the product of its lists' lengths)."""
+    return math.prod(len(values) for values in sweep.values())
+
+
+def check_size(sweep: dict[str, list[Value]], force: bool = False) -> int:
+    """The sweep's point count, refused above MAX_POINTS unless forced (never above HARD_MAX)."""
+    count = point_count(sweep)
+    if count > HARD_MAX_POINTS:
+        raise UsageError(f"the sweep has {count:,} points, more than perflab can hold "
+                         f"({HARD_MAX_POINTS:,})")
+    if count > MAX_POINTS and not force:
+        raise UsageError(f"the sweep has {count:,} points, more than {MAX_POINTS:,}",
+                         hint="check the ranges, or pass --force to run them all")
+    return count
 
 
 def cartesian(sweep: dict[str, list[Value]]) -> list[dict[str, Value]]:

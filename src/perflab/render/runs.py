@@ -60,6 +60,8 @@ def render_show(run: RunInfo, summaries: Sequence[Any]) -> str:
             f"  status {run.status.value}, started {when(run.started_at)}, finished {when(run.finished_at)}"]
     for plan in (run.spec or {}).get("plans", []):
         head.append("  " + _describe_plan(plan))
+        for name, overhead in (plan.get("monitor_overhead") or {}).items():
+            head.append(f"    monitor {name}: {overhead}")
     return "\n".join(head + ["", render_machine(run.environment), "",
                              render_point_summaries(summaries)])
 
@@ -74,6 +76,8 @@ def _describe_plan(plan: dict[str, Any]) -> str:
              f"order {order}"]
     if options.get("cpus"):
         parts.append(f"cpus {options['cpus']}")
+    if options.get("monitors"):
+        parts.append("monitors " + ",".join(options["monitors"]))
     if options.get("timeout"):
         parts.append(f"timeout {format_number(options['timeout'])} s")
     if plan.get("shell_overhead"):

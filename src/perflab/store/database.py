@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -15,8 +20,9 @@ from perflab.store.schema import (
 )
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
+BUSY_WAIT_S = 120.0        # how long a writer keeps retrying a locked database before giving up
+_PG_SCHEMA_LOCK = 0x7065726C   # "perl": the advisory lock that serialises schema work
+_T = TypeVar("_T")
 
 def _add_profile_tables(conn: sa.Connection) -> None:
     """Schema 2: the profile tables (a schema-1 database has none)."""
@@ -32,7 +38,9 @@ def open_engine(target: str | None, *, create: bool) -> Engine:
     """An engine on a checked perflab database.
 
     ``create`` is for commands that write (run, import): they may create the file.
-    Readers get a clear error instead of an empty new database.
+    Readers get a clear error instead of an empty new database. Any number of perflabs
+    may do this at once on a new database: one creates the schema, the others wait for
+    it and find it (see ``_check_or_create``).
     """
     target = location.resolve(target)
     if location.is_url(target):
@@ -42,12 +50,67 @@ def open_engine(target: str | None, *, create: bool) -> Engine:
     try:
         _check_or_create(engine, target, create=create)
         if engine.dialect.name == "sqlite" and create:
-            with engine.connect() as conn:  # persistent in the file; not inside a transaction
-                conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            retry_busy(lambda: _set_wal(engine))
+    except sa.exc.OperationalError as error:
+        engine.dispose()
+        raise _operational_problem(target, error) from None
     except BaseException:
         engine.dispose()
         raise
     return engine
+
+
+def _set_wal(engine: Engine) -> None:
+    with engine.connect() as conn:  # persistent in the file; not inside a transaction
+        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+
+
+def retry_busy(action: Callable[[], _T], wait_s: float = BUSY_WAIT_S) -> _T:
+    """``action()``, again after a short random pause while the database is locked or busy.
+
+    SQLite's busy timeout covers most waits; what it cannot cover (a lock needed to
+    change the journal mode, a stale snapshot) is retried here, for a bounded time.
+    """
+    deadline = time.monotonic() + wait_s
+    pause = 0.005
+    while True:
+        try:
+            return action()
+        except sa.exc.OperationalError as error:
+            if not is_busy(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause * (0.5 + random.random()))
+        pause = min(pause * 2, 0.25)
+
+
+def is_busy(error: sa.exc.OperationalError) -> bool:
+    text = _first_line(error).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
+def insert_or_ignore(dialect: str, table: sa.Table, keys: list[str]) -> Any:
+    """An INSERT that skips rows whose ``keys`` exist (SQLite INSERT OR IGNORE semantics,
+    PostgreSQL ON CONFLICT DO NOTHING), or None for another dialect."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
+    else:
+        return None
+    return insert(table).on_conflict_do_nothing(index_elements=keys)
+
+
+def upsert(dialect: str, table: sa.Table, keys: list[str], columns: list[str]) -> Any:
+    """An INSERT that updates ``columns`` of a row whose ``keys`` exist, or None."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert  # type: ignore[assignment]
+    else:
+        return None
+    statement = insert(table)
+    return statement.on_conflict_do_update(
+        index_elements=keys, set_={name: statement.excluded[name] for name in columns})
 
 
 def _sqlite_engine(path: Path, *, create: bool) -> Engine:
@@ -102,37 +165,65 @@ def _url_engine(target: str) -> Engine:
 
 
 def _check_or_create(engine: Engine, target: str, *, create: bool) -> None:
+    """Check the database, creating or upgrading its schema in ONE locked transaction.
+
+    SQLite: ``BEGIN IMMEDIATE`` takes the write lock before the tables are looked at,
+    so of several perflabs starting on a new file one creates and the rest find.
+    PostgreSQL: a transaction-scoped advisory lock does the same.
+    """
     try:
-        with engine.begin() as conn:
-            inspector = sa.inspect(conn)
-            tables = set(inspector.get_table_names())
-            if meta.name not in tables:
-                if tables:
-                    raise UsageError(f"{target} is not a perflab database (it has other tables)",
-                                     hint="pass another file with --db or PERFLAB_DB")
-                if not create:
-                    raise UsageError(f"{target} holds no perflab data yet",
-                                     hint="record something with 'perflab run' first")
-                metadata.create_all(conn)
-                conn.execute(meta.insert(), [
-                    {"key": "application", "value": APPLICATION},
-                    {"key": "schema_version", "value": str(SCHEMA_VERSION)},
-                ])
-                return
-            values = dict(conn.execute(sa.select(meta.c.key, meta.c.value)).all())
-            if values.get("application") != APPLICATION:
-                raise UsageError(f"{target} is not a perflab database")
-            version = int(values.get("schema_version", "0"))
-            if version > SCHEMA_VERSION:
-                raise EnvironmentProblem(
-                    f"{target} was written by a newer perflab (schema {version}; "
-                    f"this perflab reads up to {SCHEMA_VERSION})", hint="upgrade perflab")
-            if version < SCHEMA_VERSION:
-                _migrate(conn, version)
+        retry_busy(lambda: _check_or_create_locked(engine, target, create=create))
     except sa.exc.OperationalError as error:
         raise _operational_problem(target, error) from None
     except sa.exc.DatabaseError as error:
         raise UsageError(f"{target} is not a perflab database ({_first_line(error)})") from None
+
+
+def _check_or_create_locked(engine: Engine, target: str, *, create: bool) -> None:
+    with engine.connect() as conn:
+        if engine.dialect.name == "sqlite" and create:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # we say BEGIN ourselves
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            try:
+                _check_or_create_in(conn, target, create=create)
+            except BaseException:
+                with contextlib.suppress(sa.exc.OperationalError):  # SQLite may have rolled back
+                    conn.exec_driver_sql("ROLLBACK")
+                raise
+            conn.exec_driver_sql("COMMIT")
+            return
+        with conn.begin():
+            if engine.dialect.name == "postgresql":
+                conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_PG_SCHEMA_LOCK)))
+            _check_or_create_in(conn, target, create=create)
+
+
+def _check_or_create_in(conn: sa.Connection, target: str, *, create: bool) -> None:
+    inspector = sa.inspect(conn)
+    tables = set(inspector.get_table_names())
+    if meta.name not in tables:
+        if tables:
+            raise UsageError(f"{target} is not a perflab database (it has other tables)",
+                             hint="pass another file with --db or PERFLAB_DB")
+        if not create:
+            raise UsageError(f"{target} holds no perflab data yet",
+                             hint="record something with 'perflab run' first")
+        metadata.create_all(conn)
+        rows = [{"key": "application", "value": APPLICATION},
+                {"key": "schema_version", "value": str(SCHEMA_VERSION)}]
+        statement = insert_or_ignore(conn.dialect.name, meta, ["key"])
+        conn.execute(meta.insert() if statement is None else statement, rows)
+        return
+    values = dict(conn.execute(sa.select(meta.c.key, meta.c.value)).all())
+    if values.get("application") != APPLICATION:
+        raise UsageError(f"{target} is not a perflab database")
+    version = int(values.get("schema_version", "0"))
+    if version > SCHEMA_VERSION:
+        raise EnvironmentProblem(
+            f"{target} was written by a newer perflab (schema {version}; "
+            f"this perflab reads up to {SCHEMA_VERSION})", hint="upgrade perflab")
+    if version < SCHEMA_VERSION:
+        _migrate(conn, version)
 
 
 def _migrate(conn: sa.Connection, version: int) -> None:

@@ -5,11 +5,15 @@ processes, where it slows the next one (about 10% on a 0.6 ms command here). App
 one line with one write() is all a sample costs instead: the kernel holds the line even
 if perflab is then killed with SIGKILL, and the lines reach the database in one
 transaction a second, at the end of the run, or when a later perflab finds the file of a
-run whose perflab died.
+run whose perflab died. That later perflab first claims the file by renaming it to a
+name that carries its own pid (a rename is atomic: of several perflabs recovering at
+once, one wins and the rest find nothing to do); a claimed file whose claimer died too
+is claimed again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -21,7 +25,7 @@ from typing import Any
 from perflab.model.records import Measurement
 from perflab.store import location
 
-_NAME = re.compile(r"\.pending-run-(\d+)$")
+_NAME = re.compile(r"\.pending-run-(\d+)(?:\.claimed-(\d+))?$")
 
 
 def directory_and_prefix(target: str) -> tuple[Path, str]:
@@ -38,15 +42,44 @@ def path_for(target: str, run_id: int) -> Path:
     return folder / f"{prefix}.pending-run-{run_id}"
 
 
-def existing(target: str) -> Iterator[tuple[int, Path]]:
-    """(run id, file) of every pending file of this database."""
+def existing(target: str) -> Iterator[tuple[int, Path, int | None]]:
+    """(run id, file, pid of the perflab that claimed it or None) of every pending file."""
     folder, prefix = directory_and_prefix(target)
     if not folder.is_dir():
         return
     for path in folder.glob(f"{prefix}.pending-run-*"):
         match = _NAME.search(path.name)
         if match:
-            yield int(match[1]), path
+            yield int(match[1]), path, int(match[2]) if match[2] else None
+
+
+def claim(path: Path) -> Path | None:
+    """Take a pending file for recovery: renamed to carry our pid; None if another took it."""
+    base = _NAME.sub(lambda m: f".pending-run-{m[1]}", path.name)
+    claimed = path.with_name(f"{base}.claimed-{os.getpid()}")
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        return None
+    return claimed
+
+
+def unclaim(claimed: Path) -> None:
+    """Give a claimed file back its own name (its run turned out to be alive)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.rename(claimed, claimed.with_name(_NAME.sub(lambda m: f".pending-run-{m[1]}",
+                                                       claimed.name)))
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this machine lives (a pending file's claimer)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class PendingFile:

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
 from perflab.store import location, pending
-from perflab.store.database import open_engine
+from perflab.store.database import insert_or_ignore, open_engine, upsert
 from perflab.store.schema import (
     artifacts, metrics, points, profile_symbols, profile_traces, runs, samples, series,
 )
@@ -175,14 +175,55 @@ class Store:
         file.truncate()
 
     def recover_pending(self) -> None:
-        """Ingest the pending samples of runs whose perflab is gone, then drop their files."""
-        for run_id, path in pending.existing(self.target):
-            row = self.conn.execute(sa.select(runs).where(runs.c.id == run_id)).mappings().first()
-            if row is not None and _run_info(row).status is RunStatus.RUNNING:
+        """Finish what dead perflabs left: their pending samples are ingested (each file
+        claimed once, see pending.py) and their runs written 'interrupted'."""
+        for run_id, path, claimer in pending.existing(self.target):
+            if claimer is not None and pending.process_alive(claimer):
+                continue  # another perflab is recovering it right now
+            if self._owner_alive(run_id):
                 continue  # its perflab is alive and will flush them itself
-            if row is not None:
-                self._ingest(run_id, path)
-            path.unlink(missing_ok=True)
+            claimed = pending.claim(path)
+            if claimed is None:
+                continue  # another perflab claimed it first
+            if self._owner_alive(run_id):  # a --resume began between our look and the claim
+                pending.unclaim(claimed)
+                continue
+            if self._run_row(run_id) is not None:
+                self._ingest(run_id, claimed)
+            claimed.unlink(missing_ok=True)
+        self._mark_dead_runs()
+
+    def _run_row(self, run_id: int) -> Any:
+        return self.conn.execute(sa.select(runs).where(runs.c.id == run_id)).mappings().first()
+
+    def _owner_alive(self, run_id: int) -> bool:
+        row = self._run_row(run_id)
+        return row is not None and _run_info(row).status is RunStatus.RUNNING
+
+    def _mark_dead_runs(self) -> None:
+        """Write 'interrupted' for this host's runs whose perflab died (SIGKILL, power loss),
+        finished at their last sample; the run is sealed as an interrupted run is."""
+        query = sa.select(runs.c.id, runs.c.pid, runs.c.started_at).where(
+            runs.c.status == RunStatus.RUNNING.value, runs.c.host == os.uname().nodename)
+        dead = [(run_id, pid, started) for run_id, pid, started in self.conn.execute(query)
+                if not _alive(pid, os.uname().nodename)]
+        if self.conn.in_transaction():
+            self.conn.commit()
+        for run_id, pid, started in dead:
+            try:
+                last = self.conn.execute(sa.select(sa.func.max(samples.c.measured_at))
+                                         .where(samples.c.run_id == run_id)).scalar()
+                marked = self.conn.execute(
+                    runs.update().where(runs.c.id == run_id, runs.c.pid == pid,
+                                        runs.c.status == RunStatus.RUNNING.value)
+                    .values(status=RunStatus.INTERRUPTED.value, finished_at=last or started))
+                if marked.rowcount == 1:   # we, not a concurrent perflab, marked it
+                    self.seal(run_id)      # commits the mark and the series together
+                else:
+                    self.conn.commit()
+            except sa.exc.OperationalError:
+                # a read-only database or a long lock: the next perflab will write it
+                self.conn.rollback()
 
     def _ingest(self, run_id: int, path: Path) -> None:
         rows = pending.read_rows(path, run_id)
@@ -192,15 +233,11 @@ class Store:
             self.conn.commit()
 
     def save_metric_info(self, benchmark: str, infos: Iterable[MetricInfo]) -> None:
-        """Record what each metric means, so later readers know its direction."""
-        for info in infos:
-            row = {"unit": info.unit, "direction": info.direction.value,
-                   "noise_floor": info.noise_floor, "description": info.description}
-            key = (metrics.c.benchmark == benchmark) & (metrics.c.metric == info.name)
-            if self.conn.execute(sa.select(metrics.c.metric).where(key)).first():
-                self.conn.execute(metrics.update().where(key).values(**row))
-            else:
-                self.conn.execute(metrics.insert().values(benchmark=benchmark, metric=info.name, **row))
+        """Record what each metric means, so later readers know its direction.
+
+        One upsert per metric: several perflabs registering the same new benchmark at
+        once all succeed (the last description wins)."""
+        _save_metric_infos(self.conn, benchmark, infos)
         self.conn.commit()
 
     def set_run_status(self, run_id: int, status: RunStatus, *, finished: bool = True,
@@ -505,14 +542,7 @@ class Store:
             if rows:
                 conn.execute(self._insert_samples, rows)
             for benchmark, infos in metric_infos.items():
-                for info in infos:
-                    row = {"unit": info.unit, "direction": info.direction.value,
-                           "noise_floor": info.noise_floor, "description": info.description}
-                    where = (metrics.c.benchmark == benchmark) & (metrics.c.metric == info.name)
-                    if conn.execute(sa.select(metrics.c.metric).where(where)).first():
-                        conn.execute(metrics.update().where(where).values(**row))
-                    else:
-                        conn.execute(metrics.insert().values(benchmark=benchmark, metric=info.name, **row))
+                _save_metric_infos(conn, benchmark, infos)
             self.seal(run_id)  # writes the series blobs and commits: the one commit
         except BaseException:
             conn.rollback()
@@ -522,14 +552,9 @@ class Store:
 
     def _point_in_transaction(self, benchmark: str, params: str) -> int:
         """A point's id, inserting it without committing; a concurrent twin is no error."""
-        dialect = self.engine.dialect.name
-        if dialect in ("sqlite", "postgresql"):
-            if dialect == "sqlite":
-                from sqlalchemy.dialects.sqlite import insert
-            else:
-                from sqlalchemy.dialects.postgresql import insert
-            self.conn.execute(insert(points).values(benchmark=benchmark, params=params)
-                              .on_conflict_do_nothing(index_elements=["benchmark", "params"]))
+        statement = insert_or_ignore(self.engine.dialect.name, points, ["benchmark", "params"])
+        if statement is not None:
+            self.conn.execute(statement.values(benchmark=benchmark, params=params))
         select = sa.select(points.c.id).where(points.c.benchmark == benchmark, points.c.params == params)
         found = self.conn.execute(select).scalar()
         if found is None:  # another dialect: plain insert
@@ -539,14 +564,31 @@ class Store:
 
 
 def _insert_ignoring_duplicates(dialect: str) -> Any:
-    if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    elif dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        return samples.insert()
-    return insert(samples).on_conflict_do_nothing(
-        index_elements=["run_id", "point_id", "metric", "repetition"])
+    statement = insert_or_ignore(dialect, samples, ["run_id", "point_id", "metric", "repetition"])
+    return samples.insert() if statement is None else statement
+
+
+_METRIC_COLUMNS = ["unit", "direction", "noise_floor", "description"]
+
+
+def _save_metric_infos(conn: sa.Connection, benchmark: str, infos: Iterable[MetricInfo]) -> None:
+    """Insert or update metric metadata without a read first (no window for a twin)."""
+    rows = [{"benchmark": benchmark, "metric": info.name, "unit": info.unit,
+             "direction": info.direction.value, "noise_floor": info.noise_floor,
+             "description": info.description} for info in infos]
+    if not rows:
+        return
+    statement = upsert(conn.dialect.name, metrics, ["benchmark", "metric"], _METRIC_COLUMNS)
+    if statement is not None:
+        conn.execute(statement, rows)
+        return
+    for row in rows:  # another dialect: read, then write
+        where = (metrics.c.benchmark == benchmark) & (metrics.c.metric == row["metric"])
+        values = {k: row[k] for k in _METRIC_COLUMNS}
+        if conn.execute(sa.select(metrics.c.metric).where(where)).first():
+            conn.execute(metrics.update().where(where).values(**values))
+        else:
+            conn.execute(metrics.insert().values(**row))
 
 
 def _run_info(row: Any) -> RunInfo:

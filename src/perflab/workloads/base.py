@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,9 @@ class SampleContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_LARGEST = 2**63 - 1   # what the programs behind the workloads can take (int64)
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One knob of a built-in workload."""
@@ -53,8 +57,14 @@ class Parameter:
     def check(self, value: Any) -> Any:
         """The value, checked and converted; a UsageError names what is wrong."""
         if self.kind in (int, float):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                    self.kind is int and not float(value).is_integer()):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UsageError(f"parameter {self.name}={value}: must be a finite number")
+            if isinstance(value, int) and abs(value) > _LARGEST:
+                raise UsageError(f"parameter {self.name}: a {value.bit_length()}-bit number is "
+                                 "too large (the largest is 2**63-1)")
+            if self.kind is int and not float(value).is_integer():
                 raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
             value = self.kind(value)
             if self.minimum is not None and value < self.minimum:
@@ -120,6 +130,10 @@ class Workload(abc.ABC):
     @abc.abstractmethod
     def measure(self, result: ProcessResult, context: SampleContext) -> list[Measurement]:
         """The values of one finished sample, or failed/invalid rows saying why."""
+
+    def warnings(self, params: dict[str, Any], measurements: list[Measurement]) -> list[str]:
+        """What makes a sample's valid values doubtful (said once per point), if anything."""
+        return []
 
     def spec(self) -> dict[str, Any]:
         """A JSON description from which the registry rebuilds this workload (for --resume)."""

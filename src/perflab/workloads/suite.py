@@ -67,9 +67,12 @@ class Suite:
 def load_suite(path: str | Path, variables: dict[str, int] | None = None) -> Suite:
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as error:
         raise UsageError(f"cannot read suite {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"cannot read suite {path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} "
+                         f"at offset {error.start})", hint="TOML files are UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

@@ -72,6 +72,9 @@ class MonitorOutput:
 class Monitor(abc.ABC):
     name: ClassVar[str]
     description: ClassVar[str]
+    # What watching costs the measured numbers, as `perflab show` states it ("" = nothing
+    # measurable); may name {profile_freq}.
+    overhead: ClassVar[str] = ""
 
     def __init__(self, config: MonitorConfig):
         self.config = config

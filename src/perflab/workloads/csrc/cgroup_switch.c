@@ -12,7 +12,8 @@
  * The kernel's own count of the switches (getrusage of each process around its
  * loop) is printed beside the count the design implies, for perflab to compare.
  *
- * The cgroups live in <hierarchy>/perflab-cgroup-switch.<pid>/ and are always
+ * The cgroups live in <hierarchy>/perflab-cgroup-switch.<pid>/ (on cgroup2 below
+ * our own cgroup: <hierarchy>/<ours>/perflab-cgroup-switch.<pid>/) and are always
  * removed: at exit, on error, on SIGINT/SIGTERM/SIGHUP, and, when this program is
  * SIGKILLed, by a janitor process in a session of its own that waits for it to
  * die.  Leftovers of dead owners (a janitor killed too) are swept at start.
@@ -49,7 +50,7 @@
 
 #define OWNER_PREFIX "perflab-cgroup-switch."
 #define MAX_CGROUPS 4096
-#define ROOT_MAX 256               /* a hierarchy's mount point */
+#define ROOT_MAX 1024              /* a hierarchy's mount point (and our cgroup in it) */
 #define OWNER_MAX (ROOT_MAX + 64)
 #define CGROUP_MAX (OWNER_MAX + 32) /* owner/g<N> */
 #define PATH_LEN (OWNER_MAX + 320)  /* any file below the owner directory */
@@ -181,9 +182,32 @@ static const char *hint(int err)
 }
 
 /*
+ * On cgroup2, our own cgroup (from /proc/self/cgroup) inside the hierarchy: our cgroups
+ * go below it, so whoever placed us in a cgroup (perflab, a sample's own cgroup) kills
+ * and removes ours with it.
+ */
+static void append_own_cgroup(char *root, size_t size)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::/", 4))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (line[4] && strlen(root) + strlen(line + 3) < size)
+			strcat(root, line + 3);
+		break;
+	}
+	fclose(f);
+}
+
+/*
  * The hierarchy where cgroup perf events work: the v1 hierarchy that carries the
  * perf_event controller if one is mounted, otherwise cgroup2 (where perf_event is
- * implicit).
+ * implicit), below our own cgroup there.
  */
 static void find_hierarchy(char *root, size_t size, int *version)
 {
@@ -218,6 +242,8 @@ static void find_hierarchy(char *root, size_t size, int *version)
 	if (!*version)
 		die("no cgroup hierarchy with the perf_event controller is mounted "
 		    "(mount cgroup2, or a cgroup v1 hierarchy with -o perf_event)");
+	if (*version == 2)
+		append_own_cgroup(root, size);
 }
 
 static int owner_alive(pid_t pid)
