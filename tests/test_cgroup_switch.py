@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner, RunOptions, plan_run
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
 from perflab.render.progress import NullProgress

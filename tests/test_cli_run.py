@@ -4,7 +4,6 @@ import csv
 import io
 import json
 
-
 from conftest import run_cli
 
 

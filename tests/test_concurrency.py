@@ -13,10 +13,11 @@ import subprocess
 import pytest
 import sqlalchemy as sa
 
-from conftest import PERFLAB
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
 from perflab.store import Store
 from perflab.store.schema import runs
+
+from conftest import PERFLAB
 
 WRITERS = 16
 SAMPLES = 50

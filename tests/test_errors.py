@@ -145,7 +145,8 @@ def test_default_database_location_follows_xdg(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "perflab" / "perflab.db").exists()
     env_db = tmp_path / "env.db"
-    import subprocess, sys
+    import subprocess
+    import sys
     subprocess.run([sys.executable, "-m", "perflab.cli.main", "run", "-n", "1", "-q", "--", "true"],
                    env=dict(os.environ, PERFLAB_DB=str(env_db)), check=True, capture_output=True)
     assert env_db.exists()

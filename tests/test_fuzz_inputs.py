@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import math
 
-import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from perflab.execute.runner import RunOptions, plan_run
 from perflab.model.errors import UsageError
 from perflab.model.params import HARD_MAX_POINTS, check_size, parse_assignment
 from perflab.workloads.command import CommandWorkload
 from perflab.workloads.suite import load_suite
-
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 VARIABLES = {"ncpus": 2, "nnodes": 1}
 NUMBER = st.one_of(st.integers(-10**6, 10**12).map(str), st.floats(allow_nan=True).map(repr),

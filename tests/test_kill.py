@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from conftest import PERFLAB, run_cli
 from perflab.execute.cgroups import DIRECTORY, cgroup2_mount
 from perflab.store.schema import runs
+
+from conftest import PERFLAB, run_cli
 from proc import cmdline, running, wait_for
 
 MOUNT = cgroup2_mount()

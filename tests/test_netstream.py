@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner, RunOptions, plan_run
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
 from perflab.render.progress import NullProgress
@@ -20,6 +20,7 @@ from perflab.store import Store
 from perflab.workloads.base import SampleContext
 from perflab.workloads.netstream import load_report, parse_summary, report_error
 from perflab.workloads.registry import builtin
+
 from proc import cmdline, processes, running, stat, wait_for
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -2,8 +2,14 @@ import pytest
 
 from perflab.model.errors import UsageError
 from perflab.model.params import (
-    cartesian, evaluate, merge, parse_assignment, parse_hyperfine_list, parse_hyperfine_scan,
-    placeholders, substitute,
+    cartesian,
+    evaluate,
+    merge,
+    parse_assignment,
+    parse_hyperfine_list,
+    parse_hyperfine_scan,
+    placeholders,
+    substitute,
 )
 
 

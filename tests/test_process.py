@@ -6,6 +6,7 @@ import time
 import pytest
 
 from perflab.execute.process import open_devnull_streams, spawn_and_wait
+
 from proc import running
 
 
@@ -82,7 +83,7 @@ def test_peak_rss_below_perflabs_own_is_not_claimed(streams):
 
 def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeypatch):
     from perflab.execute import cgroups
-    from perflab.execute.runner import RunOptions, Runner, plan_run
+    from perflab.execute.runner import Runner, RunOptions, plan_run
     from perflab.render.progress import NullProgress
     from perflab.store import Store
     from perflab.workloads.command import CommandWorkload

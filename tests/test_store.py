@@ -113,11 +113,8 @@ def test_unwritable_location_is_an_environment_problem(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
     import os
-    if os.geteuid() == 0:
-        # root writes anywhere; a read-only place for root is /proc.
-        target = "/proc/perflab/perflab.db"
-    else:
-        target = str(locked / "sub" / "perflab.db")
+    # root writes anywhere; a read-only place for root is /proc.
+    target = "/proc/perflab/perflab.db" if os.geteuid() == 0 else str(locked / "sub" / "perflab.db")
     with pytest.raises(EnvironmentProblem, match="cannot create the database"):
         Store(target, create=True)
 

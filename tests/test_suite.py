@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from perflab.model.errors import UsageError
 from perflab.workloads.suite import load_suite
+
+from conftest import run_cli
 
 GOOD = """\
 [suite]

@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner, RunOptions, plan_run
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
 from perflab.workloads.registry import builtin
-from proc import cmdline, group_running, processes, running, stat, wait_for
 from perflab.workloads.servers import listening
 from perflab.workloads.tbench import PORT, parse_tbench, start_failure
+
+from proc import cmdline, group_running, processes, running, stat, wait_for
 
 DATA = Path(__file__).resolve().parent / "data"
 OK = ProcessResult(3.1, 0.5, 1.0, None, 0, None, False)

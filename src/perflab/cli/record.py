@@ -77,7 +77,7 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
       perflab run wis -p test=poll2 --monitor perf-stat,perf-profile,vmstat
     """
     from perflab.execute import identity, monitors
-    from perflab.execute.runner import RunOptions, Runner, plans_from_spec
+    from perflab.execute.runner import Runner, RunOptions, plans_from_spec
     from perflab.execute.targets import CommandChoices, plans_for
     from perflab.model import params as sweeps
     from perflab.render import progress

@@ -10,20 +10,20 @@ from the kernel's rusage of the reaped child (wait4).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import resource
 import select
-import tempfile
 import signal
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.execute.cgroups import RunCgroups
+from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.cgroups import kill as kill_cgroup
-from perflab.execute.cgroups import remove_tree
 from perflab.model.records import ProcessResult
 
 
@@ -45,7 +45,7 @@ class CapturedOutput:
 
     def __init__(self, stdin: int):
         self._stdin = stdin
-        self._files = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]
+        self._files = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]  # noqa: SIM115  (closed by close())
 
     def streams(self) -> Streams:
         for handle in self._files:
@@ -178,14 +178,10 @@ def _kill_all(pid: int, cgroups: RunCgroups | None, group: Path | None) -> None:
 
 
 def kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass

@@ -89,7 +89,7 @@ class RunPlan:
                              self.options.seed)
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> "RunPlan":
+    def from_spec(cls, spec: dict[str, Any]) -> RunPlan:
         run_plan = plan_run(from_spec(spec["workload"]), spec["sweep"], RunOptions(**spec["options"]))
         if spec.get("shell_overhead"):
             run_plan.shell_overhead = tuple(spec["shell_overhead"])  # type: ignore[assignment]

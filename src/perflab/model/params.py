@@ -14,7 +14,8 @@ import math
 import operator
 import re
 import warnings
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from perflab.model.errors import UsageError
 

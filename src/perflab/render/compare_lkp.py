@@ -22,8 +22,8 @@ population stddev over the arithmetic mean, shown only above 2%, as lkp; ``%chan
 100·(new − base)/base of those values, not oriented (a drop of a rate is negative, like a
 drop of a time); profile stats show the absolute change in percentage points with no
 ``%``. Like the robot, only changed stats are listed by default, here those whose
-difference is significant by the report's test (or rule); ``rows`` containing ``all`` lists every stat. The footer states the test and
-counts the stats left out.
+difference is significant by the report's test (or rule); ``rows`` containing ``all``
+lists every stat. The footer states the test and counts the stats left out.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from perflab.model.report.compare import CompareReport, Row
 from perflab.render.compare_common import significance_rule, warning_lines
 from perflab.render.compare_profile import counter_rows, footer, shown_items
 from perflab.render.lkp_lines import header_lines, job_lines, profile_line, row_line
+
 
 def render_lkp(report: CompareReport, *, show_all: bool = False) -> str:
     runs, profile = report.runs, report.profile

@@ -35,8 +35,8 @@ from numpy.typing import ArrayLike
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats.intervals import bootstrap_ratio_ci
-from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.resolution import unjudgeable
+from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
 from perflab.stats.summary import Summary, clean, summarize
 from perflab.stats.variance import RunVariance

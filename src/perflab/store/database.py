@@ -15,9 +15,7 @@ from sqlalchemy.engine import Engine
 
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.store import location
-from perflab.store.schema import (
-    APPLICATION, SCHEMA_VERSION, meta, metadata, profile_symbols, profile_traces,
-)
+from perflab.store.schema import APPLICATION, SCHEMA_VERSION, meta, metadata, profile_symbols, profile_traces
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_WAIT_S = 120.0        # how long a writer keeps retrying a locked database before giving up

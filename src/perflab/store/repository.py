@@ -6,9 +6,9 @@ import hashlib
 import os
 import shutil
 import time
-from pathlib import Path
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,9 +19,7 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
 from perflab.store import location, pending
 from perflab.store.database import insert_or_ignore, open_engine, upsert
-from perflab.store.schema import (
-    artifacts, metrics, points, profile_symbols, profile_traces, runs, samples, series,
-)
+from perflab.store.schema import artifacts, metrics, points, profile_symbols, profile_traces, runs, samples, series
 
 
 @dataclass(frozen=True)
@@ -117,7 +115,7 @@ class Store:
             self._conn = None
         self.engine.dispose()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -28,9 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.model.errors import UsageError
-from perflab.model.records import (
-    Direction, Measurement, MetricInfo, ProcessResult, SampleStatus,
-)
+from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult, SampleStatus
 from perflab.workloads import servers
 from perflab.workloads.base import Invocation, Parameter, SampleContext, Workload
 from perflab.workloads.registry import register

@@ -109,7 +109,7 @@ class _EntryError(Exception):
 
 
 def _entry(raw: dict[str, Any], header: dict[str, Any], variables: dict[str, int],
-           index: int, locate: "_Locator") -> SuiteEntry:
+           index: int, locate: _Locator) -> SuiteEntry:
     for key in raw:
         if key not in ENTRY_KEYS:
             raise _EntryError(f"unknown key {key!r} (known: {', '.join(sorted(ENTRY_KEYS))})", key)

@@ -19,6 +19,7 @@ perf_profile.aggregate, one line at a time: memory is per distinct stack, not pe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
@@ -32,7 +33,13 @@ from pathlib import Path
 
 from perflab.execute import perf_profile, probe
 from perflab.execute.monitors import (
-    Monitor, MonitorConfig, MonitorFailed, MonitorOutput, ProfileRows, SampleInfo, register,
+    Monitor,
+    MonitorConfig,
+    MonitorFailed,
+    MonitorOutput,
+    ProfileRows,
+    SampleInfo,
+    register,
 )
 from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult
 
@@ -52,7 +59,7 @@ class PerfSession:
     def __init__(self, argv: list[str], workdir: Path):
         ctl_read, self._ctl = os.pipe()
         self._ack, ack_write = os.pipe()
-        self._stderr = open(workdir / "perf.stderr", "w+b")
+        self._stderr = open(workdir / "perf.stderr", "w+b")  # noqa: SIM115  (lives as long as perf; closed in stop)
         argv = [*argv, "--control", f"fd:{ctl_read},{ack_write}", "-D", "-1"]
         try:
             self.process = subprocess.Popen(argv, pass_fds=(ctl_read, ack_write),
@@ -109,10 +116,8 @@ class PerfSession:
 
     def _close_fds(self) -> None:
         for fd in (self._ctl, self._ack):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         self._ctl = self._ack = -1
         self._stderr.close()
 
