@@ -69,7 +69,7 @@ def _counts(store: Store) -> dict[str, int]:
 
 
 def _values(store: Store, run_id: int) -> dict[tuple[str, str, str], list[float]]:
-    return {(g.benchmark, g.params, g.metric): g.values.tolist() for g in store.value_groups(run_id)}
+    return {(g.benchmark, g.point, g.metric): g.values.tolist() for g in store.value_groups(run_id)}
 
 
 # -- hyperfine ----------------------------------------------------------------------------
@@ -85,7 +85,7 @@ def test_hyperfine_plain_run_values_equal_the_times(hyperfine_files, sqlite_db):
         listed = store.list_runs()[-1]
         assert listed.samples == 5 and listed.benchmarks == 1
         rows = store.sample_rows(run_id)
-        assert rows.benchmark == ["sleep 0.001"] * 5 and set(rows.params) == {"{}"}
+        assert rows.benchmark == ["sleep 0.001"] * 5 and set(rows.points) == {"{}"}
         assert rows.metric == ["time"] * 5 and rows.unit == ["s"] * 5
         assert rows.repetition.tolist() == [0, 1, 2, 3, 4]
         assert rows.value.tolist() == times  # exactly, not approximately

@@ -209,7 +209,7 @@ def test_real_tcp_and_udp_runs_and_the_server_is_gone_after(tmp_path):
     run_id = Runner(store, [plan], NullProgress(), warn=print).start(label="t")
     rows = store.sample_rows(run_id)
     assert set(rows.status) == {"ok"}, rows.note
-    by = {(json.loads(p)["protocol"], m): (v, u)
+    by = {(p["protocol"], m): (v, u)
           for p, m, v, u in zip(rows.params, rows.metric, rows.value, rows.unit)}
     for protocol in ("tcp", "udp"):
         for metric in ("send_mbps", "recv_mbps"):

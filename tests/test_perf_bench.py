@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -252,7 +251,7 @@ def test_breakpoint_thread_runs(tmp_path):
     per_op = values_of(rows, "usec_per_op")
     assert len(per_op) == 4 and all(0 < v < 10_000 for v in per_op)
     assert all(0 < v < 1 for v in values_of(rows, "time"))
-    assert {json.loads(p)["breakpoints"] for p in rows.params} == {0, 4}
+    assert {p["breakpoints"] for p in rows.params} == {0, 4}
 
 
 def test_breakpoint_enable_runs(tmp_path):

@@ -36,7 +36,7 @@ def test_samples_round_trip_in_long_format(db_target):
         assert rows.value[2] != rows.value[2]  # NaN for the failed sample
         assert rows.status == ["ok", "ok", "failed"]
         assert rows.note[2] == "exit status 1"
-        assert rows.params[0] == '{"size":"small"}'
+        assert rows.points[0] == '{"size":"small"}' and rows.params[0] == {"size": "small"}
         assert store.done_repetitions(run_id) == {("mytool", '{"size":"small"}', 0),
                                                   ("mytool", '{"size":"small"}', 1)}
 

@@ -26,7 +26,7 @@ def test_profile_rows_round_trip_and_a_rerun_replaces_them(db_target):
         symbols = store.profile_symbols(run_id)
         assert [(s.symbol, s.repetition, s.self_pct) for s in symbols] == [
             ("hot_loop", 0, 79.0), ("hot_loop", 1, 81.0), ("main", 0, 0.5)]
-        assert symbols[0].benchmark == "prog" and symbols[0].params == '{"n":1}'
+        assert symbols[0].benchmark == "prog" and symbols[0].point == '{"n":1}' and symbols[0].params == {"n": 1}
         traces = store.profile_traces(run_id, "stack")
         assert [(t.frames, t.value) for t in traces] == [("main;hot_loop", 316.0)]
         assert store.profile_symbols(run_id, {"other"}) == []

@@ -147,7 +147,7 @@ def test_real_run_and_the_server_is_gone_after(tmp_path):
     run_id = Runner(store, [plan], NullProgress(), warn=print).start(label="t")
     rows = store.sample_rows(run_id)
     assert set(rows.status) == {"ok"}, rows.note
-    throughput = [(json.loads(p)["clients"], v) for p, m, v in zip(rows.params, rows.metric, rows.value)
+    throughput = [(p["clients"], v) for p, m, v in zip(rows.params, rows.metric, rows.value)
                   if m == "throughput"]
     assert sorted(c for c, _ in throughput) == [1, 2]
     assert all(1 < v < 100_000 for _, v in throughput)   # MB/s; ~400 here on loopback

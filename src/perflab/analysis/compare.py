@@ -19,7 +19,7 @@ import numpy as np
 
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
-from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric
+from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric, normalise_params
 from perflab.model.report.calibration import Calibration
 from perflab.model.report.compare import (
     Block,
@@ -105,13 +105,12 @@ def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, fil
     run, interleaved round by round, so no run-to-run variance stands between them."""
     tables: dict[str, dict[Key, ValueGroup]] = {}
     found, _ = _groups(store, [run], filters, False, frozenset())
-    for (benchmark, params, metric), group in found.items():
-        point = json.loads(params)
-        if key not in point:
+    for (benchmark, _, metric), group in found.items():
+        if key not in group.params:
             continue
-        value = format_value(point.pop(key))
-        rest = json.dumps(point, sort_keys=True)
-        tables.setdefault(value, {})[(benchmark, rest, metric)] = replace(group, params=rest)
+        value = format_value(group.params[key])
+        rest = normalise_params({k: v for k, v in group.params.items() if k != key})
+        tables.setdefault(value, {})[(benchmark, rest, metric)] = replace(group, point=rest)
     wanted = format_value(coerce(base_value))
     if wanted not in tables:
         have = ", ".join(tables) or "none"
@@ -195,7 +194,8 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                     separate_runs=apart, run_variance=variance)))
         missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
-            warnings.append(f"{key[0]} {point_text(json.loads(key[1]))} {key[2]}: no samples in {', '.join(missing)}")
+            params = next(table[key] for table in tables if key in table).params
+            warnings.append(f"{key[0]} {point_text(params)} {key[2]}: no samples in {', '.join(missing)}")
 
     decided = decide([d for _, _, d in pending], q) if pending else []
     said: dict[str, int] = {}
@@ -214,7 +214,8 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
         unit = next(g for g in groups if g is not None).unit
         cells = tuple(_cell(runs[c + 1].label, sides_[0], side, by_cell.get((r, c)), info)
                       for c, side in enumerate(sides_[1:]))
-        rows.append(Row(benchmark=key[0], params=json.loads(key[1]), metric=key[2], unit=unit,
+        rows.append(Row(benchmark=key[0], params=next(g for g in groups if g is not None).params,
+                        metric=key[2], unit=unit,
                         direction=info.direction, mean_kind=info.mean,
                         noise_floor=info.noise_floor if noise_floor is None else noise_floor,
                         base=sides_[0], cells=cells))
@@ -373,10 +374,10 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
     pooled: dict[Key, list[ValueGroup]] = {}
     for run in runs:
         for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
-            if (not filters.params or filters.keeps(json.loads(g.params))) and (
+            if (not filters.params or filters.keeps(g.params)) and (
                     monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
                     or g.metric in filters.metrics) and g.metric not in exclude:
-                pooled.setdefault((g.benchmark, g.params, g.metric), []).append(g)
+                pooled.setdefault((g.benchmark, g.point, g.metric), []).append(g)
     table = {key: groups[0] if len(groups) == 1 else
              replace(groups[0], values=np.concatenate([g.values for g in groups]),
                      failures=sum(g.failures for g in groups))
@@ -387,15 +388,17 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
 def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
     """Per (benchmark, point, metric) of replicate runs: the spread inside a run and between runs."""
     per_key: dict[Key, list[np.ndarray]] = {}
+    params: dict[str, dict[str, Any]] = {}
     for run_id in run_ids:
         for g in store.value_groups(run_id):
-            per_key.setdefault((g.benchmark, g.params, g.metric), []).append(g.values)
+            per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
+            params[g.point] = g.params
     out = []
-    for (benchmark, params, metric), groups in per_key.items():
+    for (benchmark, point, metric), groups in per_key.items():
         variance = between_runs(groups)
         logs = [np.log(g[g > 0]) for g in groups if np.sum(g > 0) >= 2]
         within = float(np.sqrt(np.mean([x.var(ddof=1) for x in logs]))) if logs else math.nan
-        out.append(Calibration(benchmark, point_text(json.loads(params)), metric, len(groups), 100.0 * within,
+        out.append(Calibration(benchmark, point_text(params[point]), metric, len(groups), 100.0 * within,
                                variance.cov_pct if variance else math.nan, variance.df if variance else 0.0))
     return out
 
@@ -418,7 +421,7 @@ def _run_variances(store: Store, sides: list[list[RunInfo]], parts: list[dict[Ke
         per_key: dict[Key, list[np.ndarray]] = {}
         for run_id in ids:
             for g in store.value_groups(run_id, *wanted):
-                per_key.setdefault((g.benchmark, g.params, g.metric), []).append(g.values)
+                per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
         for key, groups in per_key.items():
             found.setdefault(key, []).append(between_runs(groups))
     for key in keys:

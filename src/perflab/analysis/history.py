@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import math
 import shlex
 from collections.abc import Sequence
@@ -169,15 +168,16 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     # (host, benchmark, params, metric) -> per point lists of value arrays
     found: dict[tuple[str, str, str, str], tuple[str, list[list[np.ndarray]]]] = {}
     seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
+    params_of: dict[str, dict[str, Any]] = {}  # each point's parameters, as the store decoded them
     for point in points:
         i = index_of[point.key]
         for run in point.runs:
             for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
-                params = json.loads(g.params)
-                seen_params = (seen_params or set()) | set(params)
-                if filters.params and not filters.keeps(params):
+                seen_params = (seen_params or set()) | set(g.params)
+                if filters.params and not filters.keeps(g.params):
                     continue
-                key = (run.host, g.benchmark, g.params, g.metric)
+                key = (run.host, g.benchmark, g.point, g.metric)
+                params_of[g.point] = g.params
                 if key not in found:
                     found[key] = (g.unit, [[] for _ in points])
                 found[key][1][i].append(g.values)
@@ -195,7 +195,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
         # keep only the points where this series was measured, with this host's runs
         kept = [(replace(p, runs=tuple(r for r in p.runs if r.host == host)), np.concatenate(v))
                 for p, v in zip(points, per_point) if v]
-        series.append(make_series(host, benchmark, json.loads(params_key), params_key, metric, unit, info,
+        series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     return History(tuple(series), order, repo, tuple(warnings))

@@ -25,6 +25,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from perflab.stats import (
     welch_t,
 )
 from perflab.store import Store
+from perflab.store.repository import ProfileSymbol, ProfileTrace
 
 KINDS = ("self", "children", "calltrace")
 NOISE_FLOOR_POINTS = 0.1   # percentage points below which no change is claimed
@@ -81,11 +83,12 @@ def _rule_text(method: str, method_name: str, q: float, tested: int, noise_floor
             f"(smaller rows are listed, not tested), change beyond {noise_floor:g} points")
 
 
-Key = tuple[str, str, str, str, str]   # benchmark, params JSON, event, kind, symbol
+Key = tuple[str, str, str, str, str]   # benchmark, point (normalised JSON), event, kind, symbol
+Points = dict[str, dict[str, Any]]     # each point's parameters (as the store decoded them) by its JSON
 
 
-def _side(store: Store, runs: Sequence[RunInfo], filters: Filters,
-          kinds: Sequence[str]) -> tuple[dict[Key, np.ndarray], dict[tuple[str, str, str], int]]:
+def _side(store: Store, runs: Sequence[RunInfo], filters: Filters, kinds: Sequence[str],
+          points: Points) -> tuple[dict[Key, np.ndarray], dict[tuple[str, str, str], int]]:
     """Every profile row of one side (the repetitions of its runs pooled): its value per
     repetition (0 where a profiled repetition lacks it), and how many repetitions each
     (benchmark, point, event) has profiled."""
@@ -93,24 +96,25 @@ def _side(store: Store, runs: Sequence[RunInfo], filters: Filters,
     values: dict[Key, dict[tuple[int, int], float]] = {}
     repetitions: dict[tuple[str, str, str], set[tuple[int, int]]] = {}
 
-    def keep(params: str) -> bool:
-        return not filters.params or filters.keeps(json.loads(params))
+    def keep(row: ProfileSymbol | ProfileTrace) -> bool:
+        points.setdefault(row.point, row.params)
+        return not filters.params or filters.keeps(row.params)
 
     for run in runs:
         for s in store.profile_symbols(run.id, benchmarks):
-            if not keep(s.params):
+            if not keep(s):
                 continue
             rep = (run.id, s.repetition)
-            repetitions.setdefault((s.benchmark, s.params, s.event), set()).add(rep)
+            repetitions.setdefault((s.benchmark, s.point, s.event), set()).add(rep)
             for kind, value in (("self", s.self_pct), ("children", s.children_pct)):
                 if kind in kinds:
-                    values.setdefault((s.benchmark, s.params, s.event, kind, s.symbol), {})[rep] = value
+                    values.setdefault((s.benchmark, s.point, s.event, kind, s.symbol), {})[rep] = value
         if "calltrace" in kinds:
             for t in store.profile_traces(run.id, "calltrace", benchmarks):
-                if keep(t.params):
+                if keep(t):
                     rep = (run.id, t.repetition)
-                    repetitions.setdefault((t.benchmark, t.params, t.event), set()).add(rep)
-                    values.setdefault((t.benchmark, t.params, t.event, "calltrace", t.frames), {})[rep] = t.value
+                    repetitions.setdefault((t.benchmark, t.point, t.event), set()).add(rep)
+                    values.setdefault((t.benchmark, t.point, t.event, "calltrace", t.frames), {})[rep] = t.value
     out = {}
     for key, by_rep in values.items():
         reps = sorted(repetitions[key[:3]])
@@ -219,7 +223,8 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
     unknown = set(kinds) - set(KINDS)
     if unknown:
         raise UsageError(f"unknown profile kind {sorted(unknown)[0]!r}; choose from {', '.join(KINDS)}")
-    sides = [_side(store, members, filters, kinds) for members in side_runs]
+    points: Points = {}
+    sides = [_side(store, members, filters, kinds, points) for members in side_runs]
     for run, (side, _) in zip(runs, sides):
         if not side:
             raise no_profile(run)
@@ -254,17 +259,17 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
             decided.append(ProfileDelta(d.change_points, d.ci, d.p_value, q_value,
                                         _verdict(d.change_points, d.ci, noise_floor, hit, d.rule), rule))
         sides_ = tuple(_share_side(v) for v in [base, *others])
-        result.append(ProfileRow(key[0], json.loads(key[1]), key[2], key[3], key[4], sides_, tuple(decided),
+        result.append(ProfileRow(key[0], points[key[1]], key[2], key[3], key[4], sides_, tuple(decided),
                                  any(s is not None and s.mean >= MIN_PCT for s in sides_)))
     result.sort(key=lambda item: (-item.size, item.benchmark, item.params and json.dumps(item.params),
                                   KINDS.index(item.kind), item.symbol))
     warnings = []
     for run, (side, _) in zip(runs, sides):
-        points = {k[:2] for k in side}
+        seen = {k[:2] for k in side}
         for other in keys:
-            if other[:2] not in points:
-                warnings.append(f"{run.label} has no profile of {other[0]} {point_text(json.loads(other[1]))}")
-                points.add(other[:2])
+            if other[:2] not in seen:
+                warnings.append(f"{run.label} has no profile of {other[0]} {point_text(points[other[1]])}")
+                seen.add(other[:2])
     name = PROFILE_METHOD_NAMES[method]
     return ProfileReport(tuple(result), method, name, q, noise_floor, len(pending),
                          _rule_text(method, name, q, len(pending), noise_floor), None, tuple(warnings))
@@ -305,7 +310,8 @@ def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), ord
                 top: int | None = 20, event: str | None = None) -> list[PointProfile]:
     """Per (benchmark, point, event): every symbol's self and children share, largest first;
     only ``event``'s when given."""
-    sides, _ = _side(store, [run], filters, KINDS)
+    points: Points = {}
+    sides, _ = _side(store, [run], filters, KINDS, points)
     if not sides:
         raise no_profile(run)
     if event is not None:
@@ -340,7 +346,7 @@ def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), ord
         traces.sort(key=lambda s: (-s.self_mean, s.name))
         symbols = [s for s in symbols if max(s.self_mean, s.children_mean) >= MIN_PCT]
         traces = [t for t in traces if t.self_mean >= MIN_PCT]
-        out.append(PointProfile(benchmark, json.loads(params), event, reps,
+        out.append(PointProfile(benchmark, points[params], event, reps,
                                 symbols[:top] if top else symbols, traces[:top] if top else traces))
     return out
 
@@ -352,7 +358,7 @@ def folded_stacks(store: Store, run: RunInfo, *, filters: Filters = Filters(),
     first recorded). With several points each gets a root frame ``benchmark point``."""
     benchmarks = set(filters.benchmarks) or None
     rows = [t for t in store.profile_traces(run.id, "stack", benchmarks)
-            if not filters.params or filters.keeps(json.loads(t.params))]
+            if not filters.params or filters.keeps(t.params)]
     if not rows:
         raise no_profile(run)
     events = list(dict.fromkeys(t.event for t in rows))
@@ -360,12 +366,11 @@ def folded_stacks(store: Store, run: RunInfo, *, filters: Filters = Filters(),
     if chosen not in events:
         raise no_event(run, chosen, events)
     rows = [t for t in rows if t.event == chosen]
-    points = list(dict.fromkeys((t.benchmark, t.params) for t in rows))
+    points = list(dict.fromkeys((t.benchmark, t.point) for t in rows))
     stacks: dict[tuple[str, ...], float] = {}
     for t in rows:
         frames = tuple(t.frames.split(";"))
         if len(points) > 1:
-            params = json.loads(t.params)
-            frames = (f"{t.benchmark} {point_text(params)}" if params else t.benchmark, *frames)
+            frames = (f"{t.benchmark} {point_text(t.params)}" if t.params else t.benchmark, *frames)
         stacks[frames] = stacks.get(frames, 0.0) + t.value
     return stacks

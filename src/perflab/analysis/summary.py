@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +28,8 @@ def summarize_run(rows: SampleRows, infos: dict[tuple[str, str], MetricInfo]) ->
     """One summary per (benchmark, point, metric), in the order the points first appear."""
     if not len(rows):
         return []
-    keys = list(zip(rows.benchmark, rows.params, rows.metric))
+    keys = list(zip(rows.benchmark, rows.points, rows.metric))
+    params_of = dict(zip(rows.points, rows.params))
     order = list(dict.fromkeys(keys))
     index = {key: i for i, key in enumerate(order)}
     group = np.fromiter((index[k] for k in keys), dtype=np.int64, count=len(keys))
@@ -43,7 +43,7 @@ def summarize_run(rows: SampleRows, infos: dict[tuple[str, str], MetricInfo]) ->
         kind = info.mean if info else MeanKind.ARITHMETIC
         unit = rows.unit[int(np.flatnonzero(member)[0])]
         result.append(PointSummary(
-            benchmark=benchmark, params=json.loads(params), metric=metric, unit=unit,
+            benchmark=benchmark, params=params_of[params], metric=metric, unit=unit,
             mean_kind=kind, summary=summarize(values, kind), failures=len(failed),
             failure_note=rows.note[int(failed[0])] if len(failed) else ""))
     return result

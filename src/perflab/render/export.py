@@ -23,7 +23,7 @@ def _run_header(run: RunInfo) -> dict[str, Any]:
 
 
 def export_json(run: RunInfo, rows: Any) -> str:
-    samples = [{"benchmark": rows.benchmark[i], "params": json.loads(rows.params[i]),
+    samples = [{"benchmark": rows.benchmark[i], "params": rows.params[i],
                 "repetition": int(rows.repetition[i]), "metric": rows.metric[i],
                 "value": _value(rows.value[i]), "unit": rows.unit[i], "status": rows.status[i],
                 "note": rows.note[i], "measured_at": float(rows.measured_at[i])}
@@ -33,7 +33,7 @@ def export_json(run: RunInfo, rows: Any) -> str:
 
 def export_csv(run: RunInfo, rows: Any) -> str:
     """One column per parameter (``param_NAME``), so spreadsheets and pandas can group."""
-    params = [json.loads(p) for p in rows.params]
+    params = rows.params
     names = list(dict.fromkeys(name for p in params for name in p))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

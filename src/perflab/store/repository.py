@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,12 @@ from perflab.store.schema import artifacts, metrics, points, profile_symbols, pr
 
 @dataclass(frozen=True)
 class SampleRows:
-    """A run's samples as parallel columns (numpy where numeric), one entry per value."""
+    """A run's samples as parallel columns (numpy where numeric), one entry per value;
+    ``points`` the normalised JSON of each sample's point, ``params`` the same decoded
+    (once per distinct point)."""
 
     benchmark: list[str]
-    params: list[str]
+    points: list[str]
     repetition: np.ndarray
     metric: list[str]
     value: np.ndarray        # NaN where the sample failed
@@ -39,17 +43,33 @@ class SampleRows:
     def __len__(self) -> int:
         return len(self.metric)
 
+    @cached_property
+    def params(self) -> list[dict[str, Any]]:
+        decoded = {text: decode_params(text) for text in dict.fromkeys(self.points)}
+        return [decoded[text] for text in self.points]
+
+
+def decode_params(point: str) -> dict[str, Any]:
+    """A point's parameters from their stored, normalised JSON: the one place they are decoded."""
+    value = json.loads(point)
+    return value if isinstance(value, dict) else {}
+
 
 @dataclass(frozen=True)
 class ValueGroup:
-    """The ok values of one (benchmark, point, metric) of a run, in repetition order."""
+    """The ok values of one (benchmark, point, metric) of a run, in repetition order.
+    ``point`` is the point's identity (normalised JSON), ``params`` its parameters."""
 
     benchmark: str
-    params: str           # normalised JSON
+    point: str
     metric: str
     unit: str
     values: np.ndarray
     failures: int         # samples of this point that failed, timed out or were invalid
+
+    @cached_property
+    def params(self) -> dict[str, Any]:
+        return decode_params(self.point)
 
 
 @dataclass(frozen=True)
@@ -57,12 +77,16 @@ class ProfileSymbol:
     """One symbol of one sample's profile: % of the samples of ``event``."""
 
     benchmark: str
-    params: str           # normalised JSON
+    point: str            # normalised JSON
     repetition: int
     event: str
     symbol: str
     self_pct: float
     children_pct: float
+
+    @cached_property
+    def params(self) -> dict[str, Any]:
+        return decode_params(self.point)
 
 
 @dataclass(frozen=True)
@@ -70,12 +94,16 @@ class ProfileTrace:
     """One call chain of one sample's profile; ``frames`` joined by ";" (see schema)."""
 
     benchmark: str
-    params: str
+    point: str            # normalised JSON
     repetition: int
     event: str
     kind: str             # "calltrace" (callee first, value %) or "stack" (root first, weight)
     frames: str
     value: float
+
+    @cached_property
+    def params(self) -> dict[str, Any]:
+        return decode_params(self.point)
 
 
 @dataclass(frozen=True)
@@ -324,7 +352,7 @@ class Store:
         rows = self.conn.execute(query).all()
         columns = list(zip(*rows)) if rows else [()] * 9
         return SampleRows(
-            benchmark=list(columns[0]), params=list(columns[1]),
+            benchmark=list(columns[0]), points=list(columns[1]),
             repetition=np.asarray(columns[2], dtype=np.int64),
             metric=list(columns[3]),
             value=np.asarray([np.nan if v is None else v for v in columns[4]], dtype=float),
@@ -357,7 +385,7 @@ class Store:
         self.conn.execute(series.delete().where(series.c.run_id == run_id))
         ids = {(b, p): i for i, b, p in self.conn.execute(
             sa.select(points.c.id, points.c.benchmark, points.c.params))}
-        rows = [{"run_id": run_id, "point_id": ids[(g.benchmark, g.params)], "metric": g.metric,
+        rows = [{"run_id": run_id, "point_id": ids[(g.benchmark, g.point)], "metric": g.metric,
                  "unit": g.unit, "failures": g.failures,
                  "ok_values": np.ascontiguousarray(g.values, dtype="<f8").tobytes()}
                 for g in self._groups_from_rows(run_id, None, None)]
