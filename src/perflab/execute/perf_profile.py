@@ -178,8 +178,8 @@ def aggregate(
     # Per-sample work is one dict update keyed by the distinct (leaf-first) stack;
     # self / children / call-trace shares are derived from the distinct stacks at
     # the end, so the cost per sample is small and memory is per distinct stack.
-    stack_w = {}  # distinct stack -> summed period
-    stack_n = {}  # distinct stack -> samples
+    stack_w: dict[tuple[str, ...], int] = {}  # distinct stack -> summed period
+    stack_n: dict[tuple[str, ...], int] = {}  # distinct stack -> samples
 
     def end_sample() -> None:
         key = tuple(frames) if frames else (UNKNOWN,)

@@ -92,7 +92,7 @@ class RunPlan:
     def from_spec(cls, spec: dict[str, Any]) -> RunPlan:
         run_plan = plan_run(from_spec(spec["workload"]), spec["sweep"], RunOptions(**spec["options"]))
         if spec.get("shell_overhead"):
-            run_plan.shell_overhead = tuple(spec["shell_overhead"])  # type: ignore[assignment]
+            run_plan.shell_overhead = tuple(spec["shell_overhead"])
         return run_plan
 
 
@@ -353,7 +353,7 @@ class Runner:
     def _start_monitors(self, watched: list[monitoring.Monitor],
                         sample: monitoring.SampleInfo) -> list[monitoring.Monitor]:
         """Every start (slow), then every begin (quick), the last one right before the spawn."""
-        started = []
+        started: list[monitoring.Monitor] = []
         try:
             for step in ("start", "begin"):
                 ready, started = started if step == "begin" else watched, []

@@ -14,7 +14,7 @@ import math
 import operator
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from perflab.model.errors import UsageError
@@ -43,11 +43,12 @@ def coerce(text: str) -> Value:
     return number if number == number else text  # 'nan' stays text
 
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+_OPS: dict[type[ast.operator], Callable[[Any, Any], int | float]] = {
+        ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv}
 
 
-def evaluate(expression: str, variables: dict[str, float] | None = None) -> int | float:
+def evaluate(expression: str, variables: Mapping[str, float] | None = None) -> int | float:
     """Evaluate a range end: numbers, machine variables (ncpus, ...), + - * / //."""
     variables = variables or {}
 
@@ -86,7 +87,8 @@ def evaluate(expression: str, variables: dict[str, float] | None = None) -> int 
 
 def expand_range(lo: Value, hi: Value, step: Value = 1) -> list[Value]:
     """Inclusive range lo..hi by step; integers stay integers."""
-    if not all(isinstance(v, (int, float)) for v in (lo, hi, step)):
+    if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float))
+            and isinstance(step, (int, float))):
         raise UsageError(f"range {lo}..{hi}:{step} needs numbers")
     if not all(math.isfinite(v) for v in (lo, hi, step)):
         raise UsageError(f"range {lo}..{hi}:{step} needs finite numbers")
@@ -104,7 +106,7 @@ def expand_range(lo: Value, hi: Value, step: Value = 1) -> list[Value]:
     return [round(v, 12) for v in values]
 
 
-def parse_values(text: str, variables: dict[str, float] | None = None) -> list[Value]:
+def parse_values(text: str, variables: Mapping[str, float] | None = None) -> list[Value]:
     """The values of one parameter: 'a,b,c' or 'lo..hi[:step]'."""
     text = text.strip()
     if not text:
@@ -121,7 +123,7 @@ def parse_values(text: str, variables: dict[str, float] | None = None) -> list[V
     return values
 
 
-def _value(text: str, variables: dict[str, float] | None) -> Value:
+def _value(text: str, variables: Mapping[str, float] | None) -> Value:
     """One listed value: a number, an expression of machine variables (2*ncpus), or text."""
     value = coerce(text)
     if isinstance(value, str) and variables and any(
@@ -130,7 +132,7 @@ def _value(text: str, variables: dict[str, float] | None) -> Value:
     return value
 
 
-def parse_assignment(spec: str, variables: dict[str, float] | None = None) -> tuple[str, list[Value]]:
+def parse_assignment(spec: str, variables: Mapping[str, float] | None = None) -> tuple[str, list[Value]]:
     """Parse one ``-p name=values``."""
     name, sep, values = spec.partition("=")
     name = name.strip()
@@ -192,7 +194,7 @@ def placeholders(template: str) -> set[str]:
 
 def substitute(template: str, values: dict[str, Value]) -> str:
     """Replace ``{name}`` by its value; unknown names are an error."""
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         name = match[1]
         if name not in values:
             raise UsageError(f"unknown placeholder {{{name}}} in {template!r}",

@@ -2,7 +2,8 @@
 
 Four methods. mosum (the default, chosen by bench/changepoints_accuracy.py) is built for
 real series: robust to outliers and heavy tails, not fooled by slow trends, seasonality or
-autocorrelated noise, calibrated to a stated false-alarm rate per point, and it also reports changes in the noise's spread:
+autocorrelated noise, calibrated to a stated false-alarm rate per point, and it also reports
+changes in the noise's spread:
 
   mosum       perflab.stats.mosum: multiscale moving-sum differences of Hampel-filtered
               values, standardised by the noise's own variogram, thresholds from the

@@ -105,7 +105,7 @@ class PendingFile:
 
 def read_rows(path: Path, run_id: int) -> list[dict[str, Any]]:
     """The sample rows in a pending file; a torn last line (power loss) is ignored."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for line in path.read_bytes().split(b"\n"):
         try:
             point_id, repetition, measured_at, values = json.loads(line)

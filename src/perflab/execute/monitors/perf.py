@@ -209,19 +209,23 @@ class PerfStatMonitor(PerfMonitor):
         return None, notes
 
     def start(self, sample: SampleInfo) -> None:
+        assert self.perf is not None   # prepare() switched the monitor off without perf
         self._output = self.workdir / "stat.csv"
         argv = [self.perf, "stat", "-x,", *self.cpu_args(), "-e", ",".join(self.events),
                 "-o", str(self._output)]
         self._session = PerfSession(argv, self.workdir)
 
     def begin(self, sample: SampleInfo) -> None:
+        assert self._session is not None   # set by start()
         self._session.command("enable")
 
     def end(self, sample: SampleInfo) -> None:
+        assert self._session is not None
         self._session.command("disable")
 
     def stop(self, sample: SampleInfo, result: ProcessResult) -> MonitorOutput:
         session, self._session = self._session, None
+        assert session is not None
         session.finish()
         return MonitorOutput(measurements_from_csv(self._output.read_text(errors="replace")))
 
@@ -260,6 +264,7 @@ class PerfProfileMonitor(PerfMonitor):
                 "perf-profile")
 
     def start(self, sample: SampleInfo) -> None:
+        assert self.perf is not None   # prepare() switched the monitor off without perf
         self._data = self.workdir / f"perf-{os.getpid()}.data"
         graph = ["-g"] if self.config.call_graph == "fp" else ["--call-graph", "dwarf"]
         argv = [self.perf, "record", *self.cpu_args(), *graph, "-F", str(self.config.profile_freq),
@@ -267,6 +272,7 @@ class PerfProfileMonitor(PerfMonitor):
         self._session = PerfSession(argv, self.workdir)
 
     def begin(self, sample: SampleInfo) -> None:
+        assert self._session is not None   # set by start()
         self._window = _Window(self._session, sample.expected_s)
 
     def end(self, sample: SampleInfo) -> None:
@@ -274,6 +280,7 @@ class PerfProfileMonitor(PerfMonitor):
 
     def stop(self, sample: SampleInfo, result: ProcessResult) -> MonitorOutput:
         session, self._session = self._session, None
+        assert session is not None and self.perf is not None
         session.finish()
         root = result.pid if self.config.profile_scope == "process" else None
         # system-wide, perflab's own frames (its wait, the window thread) are not the benchmark's
@@ -339,6 +346,7 @@ def profile_of(perf: str, data: Path, root_pid: int | None,
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr,
                                    stdin=subprocess.DEVNULL, env=_PERF_ENV,
                                    text=True, errors="replace", bufsize=1 << 16)
+        assert process.stdout is not None   # stdout=PIPE
         try:
             lines: Iterable[str] = process.stdout
             if root_pid is not None:
