@@ -49,6 +49,14 @@ class SampleRows:
         return [decoded[text] for text in self.points]
 
 
+def _inserted_id(result: sa.CursorResult[Any]) -> int:
+    """The key of the row an insert made (every table here has an integer key)."""
+    key = result.inserted_primary_key
+    if key is None:
+        raise RuntimeError("the database returned no key for the row it inserted")
+    return int(key[0])
+
+
 def decode_params(point: str) -> dict[str, Any]:
     """A point's parameters from their stored, normalised JSON: the one place they are decoded."""
     value = json.loads(point)
@@ -158,7 +166,7 @@ class Store:
             started_at=time.time(), status=RunStatus.RUNNING.value, pid=os.getpid(),
             spec=spec, environment=environment))
         self.conn.commit()
-        return int(result.inserted_primary_key[0])
+        return _inserted_id(result)
 
     def point_id(self, point: Point) -> int:
         """The id of a benchmark's parameter point, created on first use."""
@@ -170,8 +178,8 @@ class Store:
         found = self.conn.execute(select).scalar()
         if found is None:
             try:
-                found = self.conn.execute(points.insert().values(benchmark=key[0], params=key[1])
-                                          ).inserted_primary_key[0]
+                found = _inserted_id(self.conn.execute(points.insert().values(benchmark=key[0],
+                                                                              params=key[1])))
                 self.conn.commit()
             except sa.exc.IntegrityError:  # another perflab inserted it meanwhile
                 self.conn.rollback()
@@ -550,11 +558,11 @@ class Store:
         now = time.time()
         new_ids: dict[tuple[str, str], int] = {}
         try:
-            run_id = int(conn.execute(runs.insert().values(
+            run_id = _inserted_id(conn.execute(runs.insert().values(
                 label=label, commit=None, commit_describe=None, repo=None, host=host,
                 started_at=now, finished_at=now, status=status.value, pid=None,
-                spec=spec, environment=environment)).inserted_primary_key[0])
-            rows = []
+                spec=spec, environment=environment)))
+            rows: list[dict[str, Any]] = []
             for point, repetition, measurements, measured_at in samples:
                 key = (point.benchmark, point.key)
                 point_id = self._point_ids.get(key) or new_ids.get(key)
@@ -584,8 +592,7 @@ class Store:
         select = sa.select(points.c.id).where(points.c.benchmark == benchmark, points.c.params == params)
         found = self.conn.execute(select).scalar()
         if found is None:  # another dialect: plain insert
-            found = self.conn.execute(points.insert().values(benchmark=benchmark, params=params)
-                                      ).inserted_primary_key[0]
+            found = _inserted_id(self.conn.execute(points.insert().values(benchmark=benchmark, params=params)))
         return int(found)
 
 
