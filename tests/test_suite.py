@@ -113,3 +113,22 @@ def test_missing_suite_file(tmp_path):
 def test_shipped_suites_are_valid(path):
     suite = load_suite(path)
     assert suite.description and suite.entries
+
+
+def test_a_suite_names_the_block_title_and_row_of_its_comparison(tmp_path):
+    """mmtests' names for a sweep's blocks: title over the parameters a block holds constant,
+    and the parameter that labels its rows."""
+    from conftest import run_cli
+    suite = tmp_path / "naps.toml"
+    suite.write_text('[[benchmark]]\nworkload = "command"\nname = "nap"\ncommand = "sleep 0.00{ms}"\n'
+                     'params = { ms = [1, 2], kind = ["short"] }\nrepetitions = 3\n'
+                     'title = "nap-{kind}"\nrow = "ms"\n')
+    db = str(tmp_path / "db")
+    for label in ("a", "b"):
+        run_cli("run", str(suite), "-q", "--label", label, db=db, check=True)
+    text = run_cli("compare", "a", "b", "--metric", "time", db=db, check=True).stdout
+    assert text.startswith("nap-short: time") and "  ms  " in text.splitlines()[1] + "  "
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[benchmark]]\nworkload = "command"\ncommand = "true"\nparams = { n = [1] }\nrow = "m"\n')
+    result = run_cli("run", str(bad), "-q", db=db)
+    assert result.returncode == 2 and "row 'm' is not a parameter of this entry (n)" in result.stderr

@@ -157,7 +157,8 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
     variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
-                          best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances)
+                          best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
+                          layouts=_recorded_layouts(runs))
     return replace(report, warnings=(*report.warnings, *_environment_warnings(runs)))
 
 
@@ -228,6 +229,19 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                     for i, key in enumerate(infos) if key[0] in layouts}
     return CompareReport(tuple(runs), _blocks(rows, len(runs), layouts, metric_order), method, METHOD_NAMES[method],
                          q, confidence, tested, floors, tuple(warnings))
+
+
+def _recorded_layouts(runs: Sequence[RunInfo]) -> dict[str, Layout]:
+    """The layouts the baseline's run recorded with its plans (a suite's title and row),
+    over the workloads' own."""
+    found: dict[str, Layout] = {}
+    for plan in (runs[0].spec or {}).get("plans", []):
+        layout = plan.get("layout") if isinstance(plan, dict) else None
+        if isinstance(layout, dict) and isinstance(layout.get("benchmark"), str):
+            own = _layout(layout["benchmark"])
+            found[layout["benchmark"]] = Layout(layout.get("title") or own.title, layout.get("row") or own.row,
+                                                own.metrics)
+    return found
 
 
 def _layout(benchmark: str) -> Layout:

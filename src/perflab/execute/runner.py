@@ -79,6 +79,9 @@ class RunPlan:
         spec = {"workload": self.workload.spec(), "sweep": self.sweep,
                 "options": asdict(self.options),
                 "shell_overhead": list(self.shell_overhead) if self.shell_overhead else None}
+        # how compare lays out this workload's rows (a suite may name its own); from_spec ignores it
+        spec["layout"] = {"benchmark": self.workload.benchmark, "title": self.workload.report_title,
+                          "row": self.workload.report_row}
         overheads = monitor_overheads(self.options)
         if overheads:
             spec["monitor_overhead"] = overheads   # for `perflab show`; from_spec ignores it

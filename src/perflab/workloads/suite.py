@@ -38,7 +38,7 @@ from perflab.workloads.registry import builtin
 
 SUITE_KEYS = {"description", "repetitions", "warmup"}
 ENTRY_KEYS = {"workload", "params", "repetitions", "warmup", "metrics", "duration", "command",
-              "name", "timeout"}
+              "name", "timeout", "title", "row"}
 
 
 def machine_variables() -> dict[str, int]:
@@ -136,6 +136,16 @@ def _entry(raw: dict[str, Any], header: dict[str, Any], variables: dict[str, int
     except UsageError as error:
         bad = next((k for k in [*sweep, "command"] if k in str(error)), None)
         raise _EntryError(str(error), bad) from None
+    for key in ("title", "row"):  # how compare lays out this entry's rows
+        if key in raw and not (isinstance(raw[key], str) and raw[key].strip()):
+            raise _EntryError(f"{key} must be a non-empty string", key)
+    if "row" in raw and raw["row"] not in sweep:
+        raise _EntryError(f"row {raw['row']!r} is not a parameter of this entry ({', '.join(sweep) or 'none'})",
+                          "row")
+    if "title" in raw:
+        workload.report_title = raw["title"]
+    if "row" in raw:
+        workload.report_row = raw["row"]
     metrics = raw.get("metrics")
     if metrics is not None:
         known = {m.name for m in workload.metrics}
