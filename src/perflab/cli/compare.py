@@ -43,10 +43,13 @@ def percent(text: str, option: str) -> float:
               help="mmtests: narrow the value columns to fit this many columns where they can.")
 @click.option("--profile", "with_profile", is_flag=True,
               help="Add profile deltas (points) and counter deltas, lkp style (mmtests, lkp, json).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Write the report to this file instead of stdout (e.g. --format html -o cmp.html).")
 @click.pass_context
 def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
-            fail_on: str | None, threshold: str, width: int | None, with_profile: bool) -> None:
+            fail_on: str | None, threshold: str, width: int | None, with_profile: bool,
+            output: str | None) -> None:
     """Compare a baseline run with candidates (run ids or labels; the first is the baseline)."""
     from dataclasses import replace
 
@@ -73,7 +76,15 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             from perflab.analysis.profile import profile_report
             report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
                                                             q=fdr, noise_floor=floor))
-    click.echo(render_comparison(report, fmt, rows=row_names, width=width), nl=False)
+    text = render_comparison(report, fmt, rows=row_names, width=width)
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as out:
+                out.write(text)
+        except OSError as e:
+            raise UsageError(f"cannot write {output}: {e.strerror}") from None
+    else:
+        click.echo(text, nl=False)
     if fail_on:
         found = regressions(report, limit)
         if found:
