@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.model.records import RunInfo
-from perflab.model.report.compare import Block, CompareReport, Row, SideSummary
+from perflab.model.report.compare import Block, CompareReport, SideSummary
 from perflab.render.compare_common import block_op, block_title, describe_run, row_warnings, significance_rule
 from perflab.render.compare_data import number
 from perflab.render.compare_markdown import _change, _side, p_text
