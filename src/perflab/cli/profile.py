@@ -87,7 +87,7 @@ def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str
         write_output(output, text)
         click.echo(f"wrote {output}")
         return
-    if other is None:
+    if other is None or after is None:
         svg = render_flamegraph(stacks, title=title or f"Flame Graph: run {run.id} ({run.label})",
                                 subtitle="width = share of samples; x order is by name, not time",
                                 width=width)

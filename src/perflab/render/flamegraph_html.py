@@ -16,7 +16,7 @@ one file, the baseline first.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perflab.render.compare_html import environment, script_json
@@ -81,7 +81,7 @@ def render_flamegraph_html(stacks: Mapping[tuple[str, ...], float], *,
     return page if page.endswith("\n") else page + "\n"
 
 
-def speedscope_json(profiles: list[tuple[str, Mapping[tuple[str, ...], float]]], name: str) -> str:
+def speedscope_json(profiles: Sequence[tuple[str, Mapping[tuple[str, ...], float]]], name: str) -> str:
     """speedscope's file format: ``profiles`` are (name, stacks), sampled, unit none."""
     frames: dict[str, int] = {}
     out_profiles = []
