@@ -113,7 +113,9 @@ def test_run_history_and_changes_pages(server):
     status, page = get(url + "/runs/slow")
     assert status == 200 and "nap" in page
     status, page = get(url + "/history?metric=time")
-    assert status == 200 and "nap" in page and "time" in page
+    assert status == 200 and "nap" in page and "Plotly.newPlot" in page
+    status, page = get(url + "/history?metric=time&format=text")
+    assert status == 200 and "<pre>nap" in page
     status, page = get(url + "/changes")
     assert status == 200 and "<h1>changes</h1>" in page
 

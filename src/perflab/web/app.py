@@ -2,9 +2,10 @@
 
 Pages: the runs (filter by label, host, commit, date; paginated), one run, a comparison
 of any selection (the same page as ``compare --format html``), the history of a metric
-with its change points, and the list of changes. Every page opens the store for the
-request only and never writes. Jinja2 autoescapes every user string; a user's mistake
-(an unknown run, a bad filter) is a 400/404 page saying so in one line.
+with its change points (the page of ``history --format html``; ``?format=text`` the
+text) and the list of changes. Every page opens the store for the request only and never
+writes. Jinja2 autoescapes every user string; a user's mistake (an unknown run, a bad
+filter) is a 400/404 page saying so in one line.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from perflab.model.errors import PerflabError
 from perflab.model.records import RunInfo
 from perflab.render.compare import render_comparison
 from perflab.render.history import render_changes, render_history
+from perflab.render.history_html import render_history_html
 from perflab.render.runs import render_show
 from perflab.store import Store
+from perflab.vcs import commit_subjects
 
 PAGE_SIZE = 50
 TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
@@ -123,7 +126,11 @@ def create_app(db: str | None) -> Starlette:
             return build_history(s, filters=filters, labels=q.getlist("label"))
 
     def history(request: Request) -> HTMLResponse:
-        return _page("text.html.j2", title="history", text=render_history(_history(request)))
+        found = _history(request)
+        if request.query_params.get("format") == "text":
+            return _page("text.html.j2", title="history", text=render_history(found))
+        commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
+        return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits)))
 
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
