@@ -152,3 +152,12 @@ def test_pages_in_chromium(server):
         assert console_errors(driver) == []
     finally:
         driver.quit()
+
+
+def test_serve_mistakes_are_one_line(tmp_path, server):
+    _, port, db = server
+    result = run_cli("serve", "--port", str(port), db=db, timeout=60)  # the fixture's server holds it
+    assert result.returncode == 3 and "cannot listen on 127.0.0.1" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    result = run_cli("serve", db=str(tmp_path / "none.db"), timeout=60)
+    assert result.returncode == 2 and "no perflab database" in result.stderr

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import socket
+
 import click
 
-from perflab.cli.common import open_store
+from perflab.cli.common import open_store, warn
+from perflab.model.errors import EnvironmentProblem
 
 
 @click.command()
@@ -25,6 +30,13 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
     db = ctx.find_root().obj["db"]
     with open_store(ctx, create=False):  # a missing or unreadable store fails here, in one line
         pass
+    try:  # a port in use or an address not ours: one line, before uvicorn logs a traceback
+        with socket.create_server((host, port)):
+            pass
+    except OSError as error:
+        raise EnvironmentProblem(f"cannot listen on {host}:{port}: {os.strerror(error.errno or 0)}") from None
+    if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
+        warn(f"{host} is reachable from other machines: the dashboard has no login, anyone there reads the store")
     click.echo(f"perflab: serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
 

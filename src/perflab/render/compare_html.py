@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Block, CompareReport, SideSummary
@@ -27,11 +27,15 @@ from perflab.render.compare_common import block_op, block_title, describe_run, r
 from perflab.render.compare_data import number
 from perflab.render.compare_markdown import _change, _side, p_text
 
+if TYPE_CHECKING:
+    import jinja2
+
 TEMPLATES = Path(__file__).parent / "templates"
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
-def environment():  # -> jinja2.Environment (imported lazily: only this format needs it)
+def environment() -> jinja2.Environment:
+    """The page templates, autoescaped (imported lazily: only the HTML formats need Jinja2)."""
     import jinja2
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

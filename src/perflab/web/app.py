@@ -41,11 +41,12 @@ TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__)
 
 
 def _day(text: str, name: str) -> float:
+    """A date (or date and time) of a filter, UTC unless it names its zone."""
     try:
-        return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC).timestamp() if "T" not in text else \
-            dt.datetime.fromisoformat(text).timestamp()
+        moment = dt.datetime.fromisoformat(text)
     except ValueError:
         raise _BadRequest(f"bad {name} {text!r}: expected a date YYYY-MM-DD") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp()
 
 
 class _BadRequest(Exception):
