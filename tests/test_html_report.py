@@ -133,3 +133,23 @@ def test_html_is_in_the_format_list():
     from perflab.render.compare import FORMATS
     assert "html" in FORMATS
     assert Path(__file__).parents[1].joinpath("src/perflab/render/templates/compare.html.j2").is_file()
+
+
+def test_environment_differences_name_only_what_differs():
+    from perflab.model.records import RunInfo, RunStatus
+    from perflab.render.compare_html import environment_differences
+
+    def run(i, kernel, governor):
+        return RunInfo(i, f"r{i}", None, None, "box", 0.0, None, RunStatus.COMPLETE, {},
+                       {"kernel": {"release": kernel}, "cpu": {"governor": governor, "model": "x"}})
+
+    diff = environment_differences((run(1, "6.1", "performance"), run(2, "6.2", "performance")))
+    assert diff == [{"key": "kernel.release", "values": ["6.1", "6.2"]}]
+    assert environment_differences((run(1, "6.1", "a"), run(2, "6.1", "a"))) == []
+
+
+def test_report_shows_its_environment_section(report):
+    path, _ = report
+    body = path.read_text()
+    assert "<h2>Environment differences</h2>" in body
+    assert '<table id="environment">' in body or "do not differ" in body
