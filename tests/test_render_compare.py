@@ -317,6 +317,8 @@ def test_marks_only_on_significant_cells(three):
 def test_missing_point_and_undefined_values_render_as_dash(three):
     for fmt in FORMATS:
         text = render_comparison(three, fmt)
+        if fmt == "html":  # past the embedded plotly.js, whose code spells "nan" in words
+            text = text[text.index("</head>"):]
         assert "nan" not in text.lower(), fmt
     mm = render_comparison(three, "mmtests").splitlines()
     line = next(l for l in mm if l.startswith("Amean") and l.split()[1] == "64")

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from perflab.cli.common import open_store
+from perflab.cli.common import check_output, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
 from perflab.stats import METHOD_NAMES
@@ -46,11 +46,13 @@ def percent(text: str, option: str) -> float:
                    "of KEY a candidate.")
 @click.option("--profile", "with_profile", is_flag=True,
               help="Add profile deltas (points) and counter deltas, lkp style (mmtests, lkp, json).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+              help="Write the report to this file instead of stdout (e.g. --format html -o cmp.html).")
 @click.pass_context
 def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
             fail_on: str | None, threshold: str, width: int | None, base_point: str | None,
-            with_profile: bool) -> None:
+            with_profile: bool, output: str | None) -> None:
     """Compare a baseline run with candidates (run ids or labels; the first is the baseline),
     or the points of one run against one of them (--base KEY=VALUE)."""
     from dataclasses import replace
@@ -74,6 +76,8 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
     selection = Filters.parse(list(filters), list(metrics))
     row_names = tuple(r.strip() for r in rows.split(","))
     stats, _ = parse_rows(row_names)  # a bad --rows fails before the database opens
+    if output:
+        check_output(output)  # a path that cannot be written fails before the work
     if with_profile and fmt not in PROFILE_FORMATS:
         raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
     with open_store(ctx, create=False) as store:
@@ -89,7 +93,11 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             from perflab.analysis.profile import profile_report
             report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
                                                             q=fdr, noise_floor=floor))
-    click.echo(render_comparison(report, fmt, rows=row_names, width=width), nl=False)
+    text = render_comparison(report, fmt, rows=row_names, width=width)
+    if output:
+        write_output(output, text)
+    else:
+        click.echo(text, nl=False)
     if fail_on:
         found = regressions(report, limit)
         if found:

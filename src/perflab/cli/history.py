@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from perflab.cli.common import open_store, warn
+from perflab.cli.common import check_output, open_store, warn, write_output
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
 from perflab.model.verdicts import Verdict
 
@@ -39,17 +39,31 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method):
 
 @click.command()
 @_selection
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True,
+              help="html: every sample, segment centres and change points, one self-contained page.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 @click.pass_context
-def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str) -> None:
+def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str, output: str | None) -> None:
     """A metric's series in commit order (first-parent of the runs' --repo), with change points.
 
     \b
       perflab history --metric per_thread_ops --filter test=poll2
     """
     from perflab.render.history import history_json, render_history
+    if output:
+        check_output(output)  # before any work
     found = _build(ctx, metrics, filters, benchmarks, labels, method)
-    click.echo(history_json(found) if fmt == "json" else render_history(found), nl=False)
+    if fmt == "html":
+        from perflab.render.history_html import render_history_html
+        from perflab.vcs import commit_subjects
+        commits = [p.point.commit for s in found.series for p in s.points if p.point.commit]
+        text = render_history_html(found, commit_subjects(found.repo, dict.fromkeys(commits)))
+    else:
+        text = history_json(found) if fmt == "json" else render_history(found)
+    if output:
+        write_output(output, text)
+    else:
+        click.echo(text, nl=False)
 
 
 HOW_DECIDED = """

@@ -43,15 +43,19 @@ def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters:
 @click.argument("run_ref", metavar="RUN")
 @click.option("--vs", "vs_ref", metavar="RUN2",
               help="Differential: widths from RUN2, red/blue = self share grew/shrank from RUN to RUN2.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The SVG file to write.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The file to write.")
+@click.option("--format", "fmt", type=click.Choice(["svg", "html", "speedscope"]), default="svg", show_default=True,
+              help="svg: static; html: interactive (click to zoom, search with % matched, reset); "
+                   "speedscope: speedscope.app's JSON file format (with --vs: both profiles).")
 @_FILTER
 @click.option("--event", help="The event (default: the first recorded).")
 @click.option("--title", help="Title of the graph.")
-@click.option("--width", type=click.IntRange(min=200), default=1200, show_default=True, help="Pixels.")
+@click.option("--width", type=click.IntRange(min=200), default=1200, show_default=True, help="Pixels (svg).")
 @click.pass_context
-def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str, filters: tuple[str, ...],
-               event: str | None, title: str | None, width: int) -> None:
-    """A flame graph of a run's profile as SVG, or a differential one against RUN2."""
+def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str, fmt: str,
+               filters: tuple[str, ...], event: str | None, title: str | None, width: int) -> None:
+    """A flame graph of a run's profile (SVG, interactive HTML or a speedscope file), or a
+    differential one against RUN2."""
     from perflab.analysis.compare import Filters
     from perflab.analysis.profile import folded_stacks
     from perflab.render.flamegraph import render_flamegraph
@@ -61,19 +65,39 @@ def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str
     with open_store(ctx, create=False) as store:
         run = store.resolve_run(run_ref)
         stacks = folded_stacks(store, run, filters=selection, event=event)
-        if vs_ref is None:
-            svg = render_flamegraph(stacks, title=title or f"Flame Graph: run {run.id} ({run.label})",
-                                    subtitle="width = share of samples; x order is by name, not time",
-                                    width=width)
+        other = store.resolve_run(vs_ref) if vs_ref is not None else None
+        after = folded_stacks(store, other, filters=selection, event=event) if other is not None else None
+    if fmt != "svg":
+        from perflab.render.flamegraph_html import render_flamegraph_html, speedscope_json
+        name = f"run {run.id} ({run.label})"
+        if fmt == "speedscope":
+            profiles = [(name, stacks)]
+            if other is not None and after is not None:
+                profiles.append((f"run {other.id} ({other.label})", after))
+            text = speedscope_json(profiles, title or f"perflab profile: {name}")
+        elif other is None or after is None:
+            text = render_flamegraph_html(stacks, title=title or f"Flame Graph: {name}",
+                                          subtitle="width = share of samples; x order is by name, not time")
         else:
-            other = store.resolve_run(vs_ref)
-            after = folded_stacks(store, other, filters=selection, event=event)
-            svg = render_flamegraph(
-                after, base=stacks, width=width,
-                title=title or (f"Differential Flame Graph: run {run.id} ({run.label}) "
-                                f"-> run {other.id} ({other.label})"),
+            text = render_flamegraph_html(
+                after, base=stacks,
+                title=title or f"Differential Flame Graph: {name} -> run {other.id} ({other.label})",
                 subtitle=f"width = run {other.id}; red = self share grew, blue = shrank "
                          f"(percentage points, from run {run.id} to run {other.id})")
+        write_output(output, text)
+        click.echo(f"wrote {output}")
+        return
+    if other is None or after is None:
+        svg = render_flamegraph(stacks, title=title or f"Flame Graph: run {run.id} ({run.label})",
+                                subtitle="width = share of samples; x order is by name, not time",
+                                width=width)
+    else:
+        svg = render_flamegraph(
+            after, base=stacks, width=width,
+            title=title or (f"Differential Flame Graph: run {run.id} ({run.label}) "
+                            f"-> run {other.id} ({other.label})"),
+            subtitle=f"width = run {other.id}; red = self share grew, blue = shrank "
+                     f"(percentage points, from run {run.id} to run {other.id})")
     write_output(output, svg)
     click.echo(f"wrote {output}")
 

@@ -65,6 +65,11 @@ def _csv(report: CompareReport, stats: list[Stat], show_all: bool, width: int | 
     return render_csv(report)
 
 
+def _html(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+    from perflab.render.compare_html import render_html
+    return render_html(report)
+
+
 FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("mmtests", "mmtests compare-kernels blocks with * marks (seed 004), the default", _mmtests, True),
     Format("lkp", "the kernel test robot's table of changed stats (seed 003)", _lkp, True),
@@ -73,6 +78,7 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("markdown", "a GitHub table with intervals, p/q-values and verdicts", _markdown),
     Format("json", "every number, interval, test and warning, stable keys", _json, True),
     Format("csv", "one line per (row, candidate)", _csv),
+    Format("html", "one self-contained page: the table, each side's samples, drift, sweeps (plotly)", _html),
 )}
 PROFILE_FORMATS = tuple(name for name, f in FORMATS.items() if f.profile)
 

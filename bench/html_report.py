@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""How big and how fast are the HTML pictures?
+
+1. compare --format html of 10 benchmarks x 3 sides x 1,000 samples: the file's size,
+   the time to build the report (analysis) and to render it, and the time until every
+   chart is drawn in a headless chromium (Debian's chromium + chromium-driver).
+2. perflab serve over a store of 5,000 commits x 3 metrics (one run per commit, 5
+   samples each, SQLite; --postgres URL for PostgreSQL too): server time per page
+   (runs list, history of one metric, changes) over real HTTP.
+
+Synthetic samples (seeded lognormal noise, a 5% step at commit 3,000) are written
+through the Store API, as a recorder would. Run it as
+
+    PYTHONPATH=src .venv/bin/python bench/html_report.py [--commits 5000] [--postgres URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from perflab.analysis.compare import compare_runs
+from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
+from perflab.render.compare import render_comparison
+from perflab.store import Store
+
+
+def build_compare_store(db: str, benchmarks: int, sides: int, samples: int) -> list[str]:
+    rng = np.random.default_rng(1)
+    labels = [f"side{s}" for s in range(sides)]
+    with Store(db, create=True) as store:
+        for b in range(benchmarks):
+            store.save_metric_info(f"bench{b}", [MetricInfo("time", "s", Direction.LOWER)])
+        for s, label in enumerate(labels):
+            run_id = store.create_run(label=label, host="box", spec={}, environment={"kernel": {"release": f"6.{s}"}})
+            for b in range(benchmarks):
+                point = Point(f"bench{b}", {})
+                values = 0.01 * (1 + 0.02 * s) * rng.lognormal(0, 0.03, samples)
+                for rep, value in enumerate(values):
+                    store.add_sample(run_id, point, rep, [Measurement("time", float(value), "s")])
+            store.seal(run_id)
+            store.set_run_status(run_id, RunStatus.COMPLETE)
+    return labels
+
+
+def build_history_store(db: str, commits: int) -> None:
+    rng = np.random.default_rng(2)
+    point = Point("wis", {"test": "poll2"})
+    metrics = [MetricInfo("ops", "ops/s", Direction.HIGHER), MetricInfo("time", "s", Direction.LOWER),
+               MetricInfo("rss", "B", Direction.LOWER)]
+    with Store(db, create=True) as store:
+        store.save_metric_info("wis", metrics)
+        for i in range(commits):
+            sha = f"{i:040x}"
+            run_id = store.create_run(label="nightly", host="box", spec={}, environment={}, commit=sha,
+                                      commit_describe=f"v1-{i}")
+            step = 1.05 if i >= int(commits * 0.6) else 1.0
+            for rep in range(5):
+                noise = rng.lognormal(0, 0.01, 3)
+                store.add_sample(run_id, point, rep, [Measurement("ops", 1e6 / step * noise[0], "ops/s"),
+                                                      Measurement("time", 0.01 * step * noise[1], "s"),
+                                                      Measurement("rss", 1e8 * noise[2], "B")])
+            store.seal(run_id)
+            store.set_run_status(run_id, RunStatus.COMPLETE)
+
+
+def time_in_chromium(path: Path) -> tuple[float, int]:
+    from browser import start_chromium
+    driver = start_chromium()
+    try:
+        start = time.perf_counter()
+        driver.get(path.as_uri())
+        expected = driver.execute_script("return document.querySelectorAll('div.plot').length;")
+        while driver.execute_script(
+                "return Array.from(document.querySelectorAll('.js-plotly-plot')).filter(p => p.data).length;"
+        ) < expected:
+            time.sleep(0.01)
+        return time.perf_counter() - start, expected
+    finally:
+        driver.quit()
+
+
+def serve_times(db: str, repeat: int) -> dict[str, float]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "perflab.cli.main", "--db", db, "serve", "--port", str(port)],
+                               stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(url + "/", timeout=60).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        out = {}
+        for page in ("/", "/?page=50", "/history?metric=ops", "/history?metric=ops&format=text", "/changes"):
+            best = float("inf")
+            for _ in range(repeat):
+                start = time.perf_counter()
+                body = urllib.request.urlopen(url + page, timeout=600).read()
+                best = min(best, time.perf_counter() - start)
+            out[f"{page} ({len(body) / 1e6:.2f} MB)"] = best
+        return out
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--benchmarks", type=int, default=10)
+    parser.add_argument("--sides", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--commits", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--postgres", metavar="URL", help="also time the dashboard on this (empty) database")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="perflab-html-bench-"))
+
+    db = str(work / "compare.db")
+    labels = build_compare_store(db, args.benchmarks, args.sides, args.samples)
+    with Store(db) as store:
+        start = time.perf_counter()
+        report = compare_runs(store, [store.resolve_run(label) for label in labels])
+        analysis = time.perf_counter() - start
+    start = time.perf_counter()
+    page = render_comparison(report, "html")
+    render = time.perf_counter() - start
+    path = work / "cmp.html"
+    path.write_text(page)
+    drawn, plots = time_in_chromium(path)
+    print(f"compare --format html, {args.benchmarks} benchmarks x {args.sides} sides x {args.samples} samples:")
+    print(f"  file size          {path.stat().st_size / 1e6:.2f} MB (of it the head with plotly.js "
+          f"{page.index('</head>') / 1e6:.2f} MB)")
+    print(f"  analysis           {analysis:.2f} s (compare_runs)")
+    print(f"  render             {render:.2f} s")
+    print(f"  charts drawn       {drawn:.2f} s in headless chromium ({plots} charts, from navigation)")
+
+    for name, target in [("SQLite", str(work / "history.db"))] + ([("PostgreSQL", args.postgres)]
+                                                                   if args.postgres else []):
+        start = time.perf_counter()
+        build_history_store(target, args.commits)
+        print(f"dashboard over {args.commits} commits x 3 metrics ({name}; store built in "
+              f"{time.perf_counter() - start:.0f} s), best of {args.repeat}:")
+        for page_name, seconds in serve_times(target, args.repeat).items():
+            print(f"  {page_name:45s} {seconds:.2f} s")
+    print(f"(files under {work})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

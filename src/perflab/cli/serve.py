@@ -1,0 +1,44 @@
+"""perflab serve: the read-only dashboard (runs, a run, compare, history, changes)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+
+import click
+
+from perflab.cli.common import open_store, warn
+from perflab.model.errors import EnvironmentProblem
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind: loopback by default; the dashboard has no login.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int) -> None:
+    """A read-only dashboard over the store (--db) at http://HOST:PORT/.
+
+    \b
+      perflab serve --port 8080     then open http://127.0.0.1:8080/
+    """
+    import uvicorn
+
+    from perflab.web.app import create_app
+
+    db = ctx.find_root().obj["db"]
+    with open_store(ctx, create=False):  # a missing or unreadable store fails here, in one line
+        pass
+    try:  # a port in use or an address not ours: one line, before uvicorn logs a traceback
+        with socket.create_server((host, port)):
+            pass
+    except OSError as error:
+        raise EnvironmentProblem(f"cannot listen on {host}:{port}: {os.strerror(error.errno or 0)}") from None
+    if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
+        warn(f"{host} is reachable from other machines: the dashboard has no login, anyone there reads the store")
+    click.echo(f"perflab: serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", err=True)
+    uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+
+
+COMMANDS = [serve]

@@ -1,0 +1,191 @@
+"""A comparison as one self-contained HTML file: the table, then pictures of every block.
+
+The table shows what ``--format markdown`` shows (centre ± stddev, change with its
+interval, p / q, verdict) and carries the exact numbers of ``--format json`` in
+``data-*`` attributes, so a program (and the browser test) can check the two agree.
+Per block: each side's distribution (a box with every sample as a point: plotly's box
+trace draws the quartiles from the raw samples in the browser), the samples in
+measurement order (drift shows as a slope), for a sweep the median with its
+distribution-free interval per parameter value, and the block's warnings. Then the
+environment keys whose values differ between the runs.
+
+Plotly's bundle is embedded, so the file needs no network when viewed. Every user string
+is escaped: Jinja2 autoescapes the page, the figures go in as JSON with ``<`` escaped,
+and strings plotly draws are HTML-escaped because plotly reads a few tags in its text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perflab.model.records import RunInfo
+from perflab.model.report.compare import Block, CompareReport, SideSummary
+from perflab.render.compare_common import block_op, block_title, describe_run, row_warnings, significance_rule
+from perflab.render.compare_data import number
+from perflab.render.compare_markdown import _change, _side, p_text
+
+if TYPE_CHECKING:
+    import jinja2
+
+TEMPLATES = Path(__file__).parent / "templates"
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+
+
+def environment() -> jinja2.Environment:
+    """The page templates, autoescaped (imported lazily: only the HTML formats need Jinja2)."""
+    import jinja2
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def plotly_js() -> str:
+    """plotly.js from the plotly package, to embed (no CDN: the file works offline)."""
+    from plotly.offline import get_plotlyjs
+    return get_plotlyjs()
+
+
+def script_json(value: Any) -> str:
+    """JSON safe inside a <script> element: no ``</script>`` or ``<!--`` can close it."""
+    return (json.dumps(value, ensure_ascii=False, allow_nan=False)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def plot_text(text: str) -> str:
+    """A string plotly draws (trace name, axis title): plotly turns <b>, <br> ... into
+    markup and decodes entities, so escaping shows the text as written."""
+    return html.escape(str(text), quote=True)
+
+
+def _values(side: SideSummary | None) -> list[float]:
+    return [v for v in (number(x) for x in side.values) if v is not None] if side is not None else []
+
+
+def _side_data(side: SideSummary | None) -> dict[str, Any]:
+    if side is None:
+        return {"n": 0}
+    return {"n": side.n, "centre": number(side.centre), "median": number(side.median),
+            "stddev": number(side.stddev), "min": number(side.min), "max": number(side.max)}
+
+
+def _table_rows(report: CompareReport) -> list[dict[str, Any]]:
+    rows = []
+    for row in report.rows:
+        reference = next((s.centre for s in row.sides if s is not None and number(s.centre) is not None), 0.0)
+        cells = []
+        for cell in row.cells:
+            d = cell.change
+            cells.append({
+                "side": _side(cell.side, row.unit, reference), "side_data": _side_data(cell.side),
+                "change": _change(d), "pq": "-" if d is None else f"{p_text(d.p_value)} / {p_text(d.q_value)}",
+                "verdict": "-" if d is None else d.verdict.value, "significant": bool(d and d.significant),
+                "change_data": {} if d is None else {
+                    "change_pct": number(d.pct), "ci_low": number(d.ci.low), "ci_high": number(d.ci.high),
+                    "p_value": number(d.p_value), "q_value": number(d.q_value), "verdict": d.verdict.value},
+            })
+        rows.append({"benchmark": row.benchmark, "point": row.point, "metric": row.metric, "unit": row.unit,
+                     "base": _side(row.base, row.unit, reference), "base_data": _side_data(row.base),
+                     "cells": cells})
+    return rows
+
+
+def _layout(title: str, xtitle: str, ytitle: str, **extra: Any) -> dict[str, Any]:
+    return {"title": {"text": plot_text(title)}, "xaxis": {"title": {"text": plot_text(xtitle)}},
+            "yaxis": {"title": {"text": plot_text(ytitle)}}, "margin": {"t": 40, "b": 50, "l": 70, "r": 20},
+            "height": 360, **extra}
+
+
+def _figures(block: Block, labels: list[str]) -> list[dict[str, Any]]:
+    """The block's figures as plotly {data, layout} dicts; the numbers are the model's."""
+    ops = [block_op(block, row) or row.metric for row in block.rows]
+    unit = f"{block.metric} ({block.unit})" if block.unit else block.metric
+    name = block_title(block)
+    boxes, orders = [], []
+    for s, label in enumerate(labels):
+        colour = COLOURS[s % len(COLOURS)]
+        xs: list[str] = []
+        ys: list[float] = []
+        for op, row in zip(ops, block.rows):
+            values = _values(row.sides[s])
+            xs += [plot_text(op)] * len(values)
+            ys += values
+            if values:
+                orders.append({"type": "scattergl" if len(values) > 2000 else "scatter", "mode": "lines+markers",
+                               "name": plot_text(f"{label} {op}".strip()), "legendgroup": plot_text(label),
+                               "x": list(range(1, len(values) + 1)), "y": values,
+                               "line": {"color": colour, "width": 1}, "marker": {"size": 4, "color": colour}})
+        boxes.append({"type": "box", "name": plot_text(label), "x": xs, "y": ys, "boxpoints": "all",
+                      "jitter": 0.4, "pointpos": 0, "marker": {"size": 3, "color": colour},
+                      "line": {"color": colour}})
+    figures = [
+        {"kind": "distribution", "data": boxes,
+         "layout": _layout(f"{name}: distribution per side", block.row_param or "", unit, boxmode="group")},
+        {"kind": "order", "data": orders,
+         "layout": _layout(f"{name}: samples in measurement order", "repetition", unit)},
+    ]
+    if block.row_param and len(block.rows) > 1:
+        sweep = []
+        for s, label in enumerate(labels):
+            xs, ys, plus, minus = [], [], [], []
+            for op, row in zip(ops, block.rows):
+                side = row.sides[s]
+                median = number(side.median) if side is not None else None
+                if side is None or median is None:
+                    continue
+                low, high = number(side.median_ci.low), number(side.median_ci.high)
+                xs.append(plot_text(op))
+                ys.append(median)
+                plus.append(0 if high is None else max(high - median, 0))
+                minus.append(0 if low is None else max(median - low, 0))
+            sweep.append({"type": "scatter", "mode": "lines+markers", "name": plot_text(label), "x": xs, "y": ys,
+                          "error_y": {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
+                          "line": {"color": COLOURS[s % len(COLOURS)]}})
+        figures.append({"kind": "sweep", "data": sweep,
+                        "layout": _layout(f"{name}: median and its interval per {block.row_param}",
+                                          block.row_param, unit)})
+    return figures
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for key, item in value.items():
+            out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, str) else value
+    return {prefix: text if len(text) <= 200 else text[:199] + "…"}
+
+
+def environment_differences(runs: tuple[RunInfo, ...]) -> list[dict[str, Any]]:
+    """The environment keys (flattened, dotted) whose value is not the same in every run."""
+    flat = [_flatten({"host": r.host, **(r.environment or {})}) for r in runs]
+    keys = list(dict.fromkeys(k for f in flat for k in f))
+    return [{"key": k, "values": [f.get(k, "-") for f in flat]} for k in keys
+            if len({f.get(k) for f in flat}) > 1]
+
+
+def render_html(report: CompareReport) -> str:
+    labels = report.labels
+    blocks = []
+    for b, block in enumerate(report.blocks):
+        figures = _figures(block, labels)
+        blocks.append({"title": block_title(block), "metric": block.metric, "unit": block.unit,
+                       "direction": block.direction.value,
+                       "warnings": [f"{row.title}: " + "; ".join(found) for row in block.rows
+                                    if (found := row_warnings(row, labels))],
+                       "figures": [{"id": f"fig-{b}-{i}", "kind": f["kind"],
+                                    "spec": script_json({"data": f["data"], "layout": f["layout"]})}
+                                   for i, f in enumerate(figures)]})
+    intervals = sorted({change.interval for _, _, change in report.changes()})
+    page = environment().get_template("compare.html.j2").render(
+        title="perflab compare: " + " vs ".join(labels),
+        runs=[{"role": "baseline" if i == 0 else "candidate", "text": describe_run(r)}
+              for i, r in enumerate(report.runs)],
+        labels=labels, rows=_table_rows(report), blocks=blocks, report_warnings=list(report.warnings),
+        significance=significance_rule(report), confidence=f"{100 * report.confidence:g}%",
+        intervals="; ".join(intervals), environment=environment_differences(report.runs),
+        env_labels=labels, plotly_js=plotly_js(), script_json=script_json)
+    return page if page.endswith("\n") else page + "\n"

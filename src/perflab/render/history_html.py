@@ -1,0 +1,100 @@
+"""`perflab history --format html`: every series as one interactive chart, self-contained.
+
+Per series: every sample (a dot per sample at its commit's position), each commit's
+median (the value detection runs on), the centre of every segment between change points
+(flat lines, as the detector saw the levels) and each change point as a dashed line.
+Hovering a commit shows its commit, describe, subject, n, median and its segment's
+centre. Numbers come from the History model; subjects are passed in by the caller (the
+CLI asks the repository). A series without change points has no segments to draw: it
+says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from perflab.model.report.history import History, Segment, Series
+from perflab.render.compare_data import number
+from perflab.render.compare_html import environment, plot_text, plotly_js, script_json
+from perflab.render.units import format_number
+
+SAMPLES_WEBGL = 5000   # above this many samples a series draws with WebGL (scattergl)
+
+
+def _segments(series: Series) -> list[Segment]:
+    if not series.changes:
+        return []
+    return [series.changes[0].before, *(c.after for c in series.changes)]
+
+
+def _figure(series: Series, subjects: Mapping[str, str]) -> dict[str, Any]:
+    segments = _segments(series)
+    centre_at: dict[int, float | None] = {}
+    for s in segments:
+        for i in range(s.first, s.end):
+            centre_at[i] = number(s.centre)
+    xs: list[int] = []
+    ys: list[float] = []
+    mx: list[int] = []
+    my: list[float | None] = []
+    hover: list[str] = []
+    for i, p in enumerate(series.points):
+        values = [v for v in (number(x) for x in p.values) if v is not None]
+        xs += [i] * len(values)
+        ys += values
+        mx.append(i)
+        my.append(number(p.summary.median) if p.summary.n else None)
+        hp = p.point
+        lines = [f"<b>{plot_text(hp.short)}</b>" + (f" {plot_text(hp.describe)}" if hp.describe else "")]
+        if hp.commit and subjects.get(hp.commit):
+            lines.append(plot_text(subjects[hp.commit]))
+        lines.append(f"n={p.summary.n}, median {plot_text(format_number(p.summary.median))} {plot_text(series.unit)}")
+        centre = centre_at.get(i)
+        if centre is not None:
+            lines.append(f"segment centre {plot_text(format_number(centre))} {plot_text(series.unit)}")
+        hover.append("<br>".join(lines))
+    kind = "scattergl" if len(ys) > SAMPLES_WEBGL else "scatter"
+    data: list[dict[str, Any]] = [
+        {"type": kind, "mode": "markers", "name": "samples", "x": xs, "y": ys, "hoverinfo": "skip",
+         "marker": {"size": 3, "color": "rgba(31,119,180,0.35)"}},
+        {"type": kind, "mode": "lines+markers", "name": "median per commit", "x": mx, "y": my,
+         "text": hover, "hovertemplate": "%{text}<extra></extra>", "connectgaps": False,
+         "line": {"color": "#1f77b4", "width": 1}, "marker": {"size": 5, "color": "#1f77b4"}},
+    ]
+    if segments:
+        sx: list[float | None] = []
+        sy: list[float | None] = []
+        for s in segments:
+            sx += [s.first - 0.4, s.end - 0.6, None]
+            sy += [number(s.centre), number(s.centre), None]
+        data.append({"type": "scatter", "mode": "lines", "name": "segment centre", "x": sx, "y": sy,
+                     "hoverinfo": "skip", "line": {"color": "#d62728", "width": 3}})
+    shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": c.index - 0.5, "x1": c.index - 0.5,
+               "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in series.changes]
+    annotations = [{"x": c.index - 0.5, "y": 1, "yref": "paper", "showarrow": False, "yanchor": "bottom",
+                    "text": plot_text(f"{c.change_pct:+.1f}% {c.verdict.value}")} for c in series.changes
+                   if number(c.change_pct) is not None]
+    ticks = list(range(0, len(series.points), max(1, len(series.points) // 12)))
+    layout = {"height": 380, "margin": {"t": 30, "b": 60, "l": 70, "r": 20}, "hovermode": "closest",
+              "shapes": shapes, "annotations": annotations, "showlegend": True,
+              "xaxis": {"title": {"text": "commit (history order)"}, "tickvals": ticks,
+                        "ticktext": [plot_text(series.points[i].point.short[:8]) for i in ticks]},
+              "yaxis": {"title": {"text": plot_text(f"{series.metric} ({series.unit})")}}}
+    return {"data": data, "layout": layout}
+
+
+def render_history_html(history: History, subjects: Mapping[str, str] | None = None) -> str:
+    subjects = subjects or {}
+    series = []
+    for i, s in enumerate(history.series):
+        series.append({"id": f"series-{i}", "title": " ".join(filter(None, (s.benchmark, s.point_name, s.metric))),
+                       "host": s.host, "method": s.method, "direction": s.info.direction.value,
+                       "changes": [{"short": c.point.short, "pct": f"{c.change_pct:+.2f}%",
+                                    "verdict": c.verdict.value, "subject": subjects.get(c.point.commit or "", "")}
+                                   for c in s.changes],
+                       "spec": script_json(_figure(s, subjects))})
+    page = environment().get_template("history.html.j2").render(
+        title="perflab history", order=history.order, series=series,
+        warnings=[w.message for w in history.warnings], plotly_js=plotly_js())
+    return page if page.endswith("\n") else page + "\n"

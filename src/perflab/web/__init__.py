@@ -1,0 +1,1 @@
+"""perflab serve: a read-only dashboard over the store (above analysis, below cli)."""

@@ -1,0 +1,62 @@
+"""A real headless chromium (Debian's chromium + chromium-driver) driven by Selenium, for
+the tests of the HTML pictures. Absent: the tests skip with the reason, except under CI,
+where they fail (CI must run them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+
+def require_browser() -> None:
+    missing = [name for name, path in (("chromium", CHROMIUM), ("chromedriver", DRIVER)) if not path]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("selenium (pip)")
+    if missing:
+        reason = f"no {', '.join(missing)}: ./install.sh --test installs Debian's chromium chromium-driver"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def start_chromium():
+    """A headless chromium that keeps the browser console and the network events."""
+    require_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--no-first-run", "--disable-background-networking", "--window-size=1280,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+
+
+def requested_urls(driver) -> list[str]:
+    """Every URL the page asked for (Chrome's performance log: Network.requestWillBeSent)."""
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def console_errors(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def plot_traces(driver) -> list[int]:
+    """For every plotly plot on the page, how many traces it drew."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => (p.data || []).length);")

@@ -1,0 +1,163 @@
+"""`perflab serve`: a real uvicorn on a free loopback port, pages fetched over HTTP and
+in a headless chromium, against SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from browser import console_errors, plot_traces, requested_urls, start_chromium
+from conftest import PERFLAB, _free_port, _new_pg_database, run_cli
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+LABELS = ("base", "slow", HOSTILE)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(request, tmp_path_factory):
+    if request.param == "sqlite":
+        db = str(tmp_path_factory.mktemp("dash") / "perflab.db")
+    else:
+        db = _new_pg_database(request.getfixturevalue("postgres_server"))
+    for label, ms in zip(LABELS, ("1", "3", "1")):
+        run_cli("run", "-n", "5", "--label", label, "--name", "nap", "-q", "--", "sleep", f"0.00{ms}",
+                db=db, check=True)
+    return db
+
+
+@pytest.fixture(scope="module")
+def server(store):
+    """`perflab serve` on a free port of 127.0.0.1 (the default host); stopped at the end."""
+    port = _free_port()
+    env = dict(os.environ)
+    env.pop("PERFLAB_DB", None)
+    process = subprocess.Popen([*PERFLAB, "--db", store, "serve", "--port", str(port)], env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + "/", timeout=5).read()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"perflab serve did not start: {process.stderr.read().decode()}") from None
+                time.sleep(0.2)
+        yield url, port, store
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_binds_loopback_only(server):
+    _, port, _ = server
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                    listening.append(local.rsplit(":", 1)[0])
+    assert listening == ["0100007F"]  # 127.0.0.1 and nothing else
+
+
+def test_runs_list_filters_and_pages(server):
+    url, _, _ = server
+    status, page = get(url + "/")
+    assert status == 200
+    assert "3 run(s)" in page and ">slow<" in page and ">base<" in page
+    assert HOSTILE not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    status, page = get(url + "/?label=slow")
+    assert "1 run(s)" in page and ">slow<" in page and ">base<" not in page
+    status, page = get(url + "/?per_page=2")
+    assert "page 1 of 2" in page and 'rel="next"' in page
+    status, page = get(url + "/?per_page=2&page=2")
+    assert "page 2 of 2" in page and 'rel="prev"' in page
+    status, page = get(url + "/?host=no-such-host")
+    assert "0 run(s)" in page
+    status, page = get(url + "/?since=2000-01-01&until=2000-01-02")
+    assert "0 run(s)" in page
+
+
+def test_mistakes_are_one_line_pages(server):
+    url, _, _ = server
+    status, page = get(url + "/runs/no-such-run")
+    assert status == 404 and "no run with id or label" in page and "Traceback" not in page
+    status, page = get(url + "/?since=yesterday-ish")
+    assert status == 400 and "bad since" in page
+    status, page = get(url + "/compare?run=base")
+    assert status == 400 and "at least one candidate" in page
+
+
+def test_run_history_and_changes_pages(server):
+    url, _, _ = server
+    status, page = get(url + "/runs/slow")
+    assert status == 200 and "nap" in page
+    status, page = get(url + "/history?metric=time")
+    assert status == 200 and "nap" in page and "Plotly.newPlot" in page
+    status, page = get(url + "/history?metric=time&format=text")
+    assert status == 200 and "<pre>nap" in page
+    status, page = get(url + "/changes")
+    assert status == 200 and "<h1>changes</h1>" in page
+
+
+def test_compare_page_is_the_report(server):
+    url, _, db = server
+    status, page = get(url + "/compare?run=base&run=slow")
+    assert status == 200
+    assert page == run_cli("compare", "base", "slow", "--format", "html", db=db, check=True).stdout
+
+
+def test_pages_in_chromium(server):
+    url, _, _ = server
+    driver = start_chromium()
+    try:
+        driver.get(url + "/")
+        assert driver.find_elements("css selector", "#runs tbody tr")
+        assert HOSTILE in [td.text for td in driver.find_elements("css selector", "td.label")]
+        assert driver.execute_script("return document.querySelectorAll('img').length;") == 0
+        # tick two runs and compare: the form leads to the report page
+        boxes = driver.find_elements("css selector", "#runs input[type=checkbox]")
+        boxes[-1].click()
+        boxes[-2].click()
+        driver.get_log("performance")
+        driver.find_element("css selector", "#compare button").click()
+        from selenium.webdriver.support.ui import WebDriverWait
+        WebDriverWait(driver, 60).until(lambda d: "/compare?" in d.current_url and d.execute_script(
+            "return document.readyState;") == "complete")
+        traces = plot_traces(driver)
+        assert traces and all(n >= 1 for n in traces)
+        assert "compare" in driver.title
+        off = [u for u in requested_urls(driver) if not u.startswith((url, "data:", "blob:", "about:"))]
+        assert off == []
+        assert console_errors(driver) == []
+    finally:
+        driver.quit()
+
+
+def test_serve_mistakes_are_one_line(tmp_path, server):
+    _, port, db = server
+    result = run_cli("serve", "--port", str(port), db=db, timeout=60)  # the fixture's server holds it
+    assert result.returncode == 3 and "cannot listen on 127.0.0.1" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    result = run_cli("serve", db=str(tmp_path / "none.db"), timeout=60)
+    assert result.returncode == 2 and "no perflab database" in result.stderr
