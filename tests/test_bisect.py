@@ -301,7 +301,7 @@ def test_verdict_drives_git_bisect_run(repo, tmp_path, sqlite_db):
     script.write_text(f"""#!/bin/sh
 make -s || exit 125
 {perflab} --db {sqlite_db} run -q -n 12 --label cand -- ./prog || exit 125
-exec {perflab} --db {sqlite_db} verdict good cand --threshold 50%
+exec {perflab} --db {sqlite_db} verdict good cand --threshold 100%
 """)
     script.chmod(0o755)
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", good], check=True)
