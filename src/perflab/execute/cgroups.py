@@ -35,6 +35,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from perflab.store.pending import process_alive
+
 DIRECTORY = "perflab"
 KILL_WAIT_S = 5.0     # killed tasks take a moment to leave their cgroup
 
@@ -116,21 +118,11 @@ def remove_tree(group: Path, wait_s: float = KILL_WAIT_S) -> bool:
         time.sleep(0.002)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_dead(parent: Path) -> None:
     """Remove the cgroups of dead perflabs (both they and their janitor were killed)."""
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
-            if entry.is_dir() and entry.name.isdigit() and not _alive(int(entry.name)):
+            if entry.is_dir() and entry.name.isdigit() and not process_alive(int(entry.name)):
                 remove_tree(entry)
 
 

@@ -640,10 +640,4 @@ def _alive(pid: int | None, host: str) -> bool:
     """Whether the perflab that owns a running run still lives (only knowable on its host)."""
     if pid is None or host != os.uname().nodename:
         return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pending.process_alive(pid)
