@@ -28,7 +28,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from perflab.execute import perf_profile, probe
@@ -371,10 +371,11 @@ _PID_TID = re.compile(r"^(\d+)/\d+$")
 _FORK = re.compile(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)")
 
 
-def only_process_tree(lines: Iterable[str], root_pid: int) -> Iterator[str]:
-    """The samples (header + frame lines) of ``root_pid`` and the processes it forked,
-    from ``perf script -F +pid --show-task-events``; task-event lines are consumed here."""
-    tree = {root_pid}
+def _samples_of(lines: Iterable[str], keeps: Callable[[int | None], bool],
+                tree: set[int] | None = None) -> Iterator[str]:
+    """The samples (header + frame lines) whose process ``keeps`` accepts, from
+    ``perf script -F +pid``; with ``tree``, fork task events add the children of its
+    processes to it (and, like every task event, are consumed here)."""
     keep = False
     for line in lines:
         if line.startswith("\t"):
@@ -387,35 +388,27 @@ def only_process_tree(lines: Iterable[str], root_pid: int) -> Iterator[str]:
             keep = False
             continue
         if "PERF_RECORD_" in line:
-            fork = _FORK.search(line)
-            if fork and int(fork.group(2)) in tree:
+            fork = _FORK.search(line) if tree is not None else None
+            if fork and tree is not None and int(fork.group(2)) in tree:
                 tree.add(int(fork.group(1)))
             keep = False
             continue
-        pid = next((int(m.group(1)) for m in map(_PID_TID.match, line.split()[:4]) if m), None)
-        keep = pid in tree
+        owner = next((int(m.group(1)) for m in map(_PID_TID.match, line.split()[:4]) if m), None)
+        keep = keeps(owner)
         if keep:
             yield line
+
+
+def only_process_tree(lines: Iterable[str], root_pid: int) -> Iterator[str]:
+    """The samples of ``root_pid`` and the processes it forked, from
+    ``perf script -F +pid --show-task-events``."""
+    tree = {root_pid}
+    return _samples_of(lines, lambda owner: owner in tree, tree)
 
 
 def without_process(lines: Iterable[str], pid: int) -> Iterator[str]:
-    """The samples (header + frame lines) of every process but ``pid`` (all its threads),
-    from ``perf script -F +pid``."""
-    keep = True
-    for line in lines:
-        if line.startswith("\t"):
-            if keep:
-                yield line
-            continue
-        if not line.strip():
-            if keep:
-                yield line
-            keep = True
-            continue
-        owner = next((int(m.group(1)) for m in map(_PID_TID.match, line.split()[:4]) if m), None)
-        keep = owner != pid
-        if keep:
-            yield line
+    """The samples of every process but ``pid`` (all its threads), from ``perf script -F +pid``."""
+    return _samples_of(lines, lambda owner: owner != pid)
 
 
 def rows_of(profile: perf_profile.Profile) -> ProfileRows:
