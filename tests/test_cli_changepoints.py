@@ -151,7 +151,7 @@ MALFORMED = {
     "ragged row": ("s.csv", csv_text().replace("c030,", "c030,1,"), "line 32: 3 fields, the header has 2"),
     "no numeric column": ("s.csv", "time,host\n1,a\n2,b\n", "no numeric column"),
     "duplicate column": ("s.csv", "time,v,v\n1,2,3\n", "column 'v' appears twice"),
-    "bad json": ("s.json", "[1, 2,, 3]", "not valid JSON: Expecting value (line 1, column 7)"),
+    "bad json": ("s.json", "[1, 2,, 3]", "not JSON (Expecting value at line 1 column 7)"),
     "json not a list": ("s.json", '{"value": [1, 2]}', "expected a JSON list"),
     "json empty list": ("s.json", "[]", "the list is empty"),
     "json non-number": ("s.json", json.dumps([1.0, 2.0, "fast", 3.0]), "item 2: 'fast' is not a number"),

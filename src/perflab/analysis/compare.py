@@ -499,9 +499,6 @@ def _get(env: dict[str, Any], path: tuple[str, ...]) -> Any:
     return env
 
 
-Comparison = CompareReport  # the name analysis.history still uses
-
-
 def regressions(report: CompareReport, threshold_pct: float = 0.0) -> list[tuple[Row, int, Change]]:
     """(row, candidate index, change) of every significant regression at least ``threshold_pct`` large."""
     return [(row, index, change) for row, index, change in report.changes()

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from pydantic import Field, ValidationError
 from pydantic_core import ErrorDetails
 
+from perflab.formats.jsontext import parse_json
 from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point
 
@@ -73,6 +74,17 @@ class Malformed(Exception):
         self.hint = hint
 
 
+def require_top_level(data: Any, key: str, expected: str, other_key: str, other_tool: str) -> None:
+    """The file is an object with ``key`` (the tool's results); a file of the other tool
+    (it has ``other_key``) is named as such."""
+    if not isinstance(data, dict):
+        raise Malformed(f"the top level is {type(data).__name__}, not an object with \"{key}\"", hint=expected)
+    if key not in data:
+        hint = f"this looks like a {other_tool} file: use 'perflab import {other_tool}'" if other_key in data \
+            else expected
+        raise Malformed(f'no "{key}" key', hint=hint)
+
+
 def fail(path: str | os.PathLike[str], kind: str, error: Malformed) -> UsageError:
     return UsageError(f"cannot import {os.fspath(path)} as {kind} JSON: {error}", hint=error.hint)
 
@@ -105,19 +117,6 @@ def load_json(path: str | os.PathLike[str], kind: str) -> tuple[Any, str, str]:
     if not text.strip():
         raise UsageError(f"cannot import {shown}: the file is empty")
     return parse_json(text, f"cannot import {shown}"), str(Path(path).resolve()), digest
-
-
-def parse_json(text: str, prefix: str) -> Any:
-    """json.loads, with every way it can fail as one UsageError line starting with ``prefix``."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{prefix}: not JSON ({error.msg} at line {error.lineno} "
-                         f"column {error.colno})") from None
-    except RecursionError:
-        raise UsageError(f"{prefix}: JSON nested too deeply") from None
-    except ValueError as error:  # an integer of more than sys.get_int_max_str_digits() digits
-        raise UsageError(f"{prefix}: a number in the file is too long ({str(error).split(';')[0]})") from None
 
 
 def show(value: Any) -> str:

@@ -47,6 +47,7 @@ from perflab.formats.common import (
     fail,
     load_json,
     location,
+    require_top_level,
     show,
 )
 from perflab.model.params import coerce
@@ -99,13 +100,7 @@ def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False) -> Impo
 
 
 def _hyperfine(data: Any, path: str, digest: str, ignore_failure: bool) -> ImportedFile:
-    if not isinstance(data, dict):
-        raise Malformed(f"the top level is {type(data).__name__}, not an object with \"results\"",
-                        hint="expected the output of hyperfine --export-json")
-    if "results" not in data:
-        hint = ("this looks like a pyperf file: use 'perflab import pyperf'"
-                if "benchmarks" in data else "expected the output of hyperfine --export-json")
-        raise Malformed('no "results" key', hint=hint)
+    require_top_level(data, "results", "expected the output of hyperfine --export-json", "benchmarks", "pyperf")
     try:
         file = _File.model_validate(data)
     except ValidationError as error:

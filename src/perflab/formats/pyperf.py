@@ -36,6 +36,7 @@ from perflab.formats.common import (
     fail,
     load_json,
     location,
+    require_top_level,
     show,
 )
 from perflab.model.records import Direction, Measurement, MetricInfo, Point
@@ -119,13 +120,7 @@ def _metadata(value: _Metadata | None) -> dict[str, Any]:
 
 
 def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
-    if not isinstance(data, dict):
-        raise Malformed(f"the top level is {type(data).__name__}, not an object with \"benchmarks\"",
-                        hint="expected a file written by pyperf -o")
-    if "benchmarks" not in data:
-        hint = ("this looks like a hyperfine file: use 'perflab import hyperfine'"
-                if "results" in data else "expected a file written by pyperf -o")
-        raise Malformed('no "benchmarks" key', hint=hint)
+    require_top_level(data, "benchmarks", "expected a file written by pyperf -o", "results", "hyperfine")
     version = data.get("version")
     try:
         version = _VERSION.validate_python(version)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perflab.formats.jsontext import parse_json
 from perflab.model.errors import UsageError
 
 #: Column names that label points rather than measure them (compared lower-case).
@@ -181,15 +182,7 @@ def _json_samples(name: str, where: str, value: Any) -> tuple[float, ...]:
 
 
 def _read_json(name: str, text: str) -> SeriesFile:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{name}: not valid JSON: {error.msg} (line {error.lineno}, "
-                         f"column {error.colno})") from None
-    except RecursionError:
-        raise UsageError(f"{name}: not readable: JSON nested too deeply") from None
-    except ValueError as error:  # an integer of more than sys.get_int_max_str_digits() digits
-        raise UsageError(f"{name}: a number is too long ({str(error).split(';')[0]})") from None
+    data = parse_json(text, name)
     if not isinstance(data, list):
         raise UsageError(f"{name}: expected a JSON list of numbers or of objects, "
                          f"found {type(data).__name__}")
