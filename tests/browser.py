@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -25,6 +28,16 @@ def require_browser() -> None:
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless chromium for the length of a with-block, quit however the block ends."""
+    driver = start_chromium()
+    try:
+        yield driver
+    finally:
+        driver.quit()
 
 
 def start_chromium():

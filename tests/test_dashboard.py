@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from browser import console_errors, plot_traces, requested_urls, start_chromium
+from browser import chromium, console_errors, plot_traces, requested_urls
 from conftest import PERFLAB, _free_port, _new_pg_database, run_cli
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -129,8 +129,7 @@ def test_compare_page_is_the_report(server):
 
 def test_pages_in_chromium(server):
     url, _, _ = server
-    driver = start_chromium()
-    try:
+    with chromium() as driver:
         driver.get(url + "/")
         assert driver.find_elements("css selector", "#runs tbody tr")
         assert HOSTILE in [td.text for td in driver.find_elements("css selector", "td.label")]
@@ -150,8 +149,6 @@ def test_pages_in_chromium(server):
         off = [u for u in requested_urls(driver) if not u.startswith((url, "data:", "blob:", "about:"))]
         assert off == []
         assert console_errors(driver) == []
-    finally:
-        driver.quit()
 
 
 def test_serve_mistakes_are_one_line(tmp_path, server):

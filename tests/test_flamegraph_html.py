@@ -12,7 +12,7 @@ from perflab.analysis.profile import folded_stacks
 from perflab.render.flamegraph_html import SPEEDSCOPE_SCHEMA, render_flamegraph_html, speedscope_json
 from perflab.store import Store
 
-from browser import console_errors, start_chromium
+from browser import chromium, console_errors
 from conftest import run_cli
 from profile_store import build_store
 
@@ -24,11 +24,8 @@ def db(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    driver = start_chromium()
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _stacks(db, label):

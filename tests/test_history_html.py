@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from browser import console_errors, plot_traces, requested_urls, start_chromium
+from browser import chromium, console_errors, plot_traces, requested_urls
 from conftest import run_cli
 from test_history import long_history
 
@@ -26,8 +26,7 @@ def test_history_page_draws_samples_segments_and_change_points(page):
     out, data, shas = page
     series = data["series"]
     assert len(series) == 1 and series[0]["changes"]
-    driver = start_chromium()
-    try:
+    with chromium() as driver:
         driver.get(out.as_uri())
         assert plot_traces(driver) == [3]  # samples, medians, segment centres
         plot = driver.execute_script("""var p = document.querySelector('.js-plotly-plot');
@@ -45,5 +44,3 @@ def test_history_page_draws_samples_segments_and_change_points(page):
         assert "n=" in hover and "segment centre" in hover
         assert all(u.startswith(("file:", "data:", "blob:", "about:")) for u in requested_urls(driver))
         assert console_errors(driver) == []
-    finally:
-        driver.quit()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import console_errors, plot_traces, requested_urls, start_chromium
+from browser import chromium, console_errors, plot_traces, requested_urls
 from conftest import run_cli
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -39,11 +39,8 @@ def report(sweep_db, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    driver = start_chromium()
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def test_file_is_self_contained_and_escapes(report):

@@ -25,7 +25,7 @@ from perflab.model.records import RunInfo
 from perflab.model.report.compare import Block, CompareReport, SideSummary
 from perflab.render.compare_common import block_op, block_title, describe_run, row_warnings, significance_rule
 from perflab.render.compare_data import number
-from perflab.render.compare_markdown import _change, _side, p_text
+from perflab.render.compare_markdown import change_text, p_text, side_text
 
 if TYPE_CHECKING:
     import jinja2
@@ -79,15 +79,15 @@ def _table_rows(report: CompareReport) -> list[dict[str, Any]]:
         for cell in row.cells:
             d = cell.change
             cells.append({
-                "side": _side(cell.side, row.unit, reference), "side_data": _side_data(cell.side),
-                "change": _change(d), "pq": "-" if d is None else f"{p_text(d.p_value)} / {p_text(d.q_value)}",
+                "side": side_text(cell.side, row.unit, reference), "side_data": _side_data(cell.side),
+                "change": change_text(d), "pq": "-" if d is None else f"{p_text(d.p_value)} / {p_text(d.q_value)}",
                 "verdict": "-" if d is None else d.verdict.value, "significant": bool(d and d.significant),
                 "change_data": {} if d is None else {
                     "change_pct": number(d.pct), "ci_low": number(d.ci.low), "ci_high": number(d.ci.high),
                     "p_value": number(d.p_value), "q_value": number(d.q_value), "verdict": d.verdict.value},
             })
         rows.append({"benchmark": row.benchmark, "point": row.point, "metric": row.metric, "unit": row.unit,
-                     "base": _side(row.base, row.unit, reference), "base_data": _side_data(row.base),
+                     "base": side_text(row.base, row.unit, reference), "base_data": _side_data(row.base),
                      "cells": cells})
     return rows
 

@@ -24,7 +24,7 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _side(summary: SideSummary | None, unit: str, reference: float) -> str:
+def side_text(summary: SideSummary | None, unit: str, reference: float) -> str:
     """``centre ± stddev unit``, the stddev to the centre's decimals; ``-`` where undefined."""
     if summary is None or not finite(summary.centre):
         return "-"
@@ -39,7 +39,7 @@ def _side(summary: SideSummary | None, unit: str, reference: float) -> str:
     return f"{centre} ± {sd} {name}"
 
 
-def _change(d: Change | None) -> str:
+def change_text(d: Change | None) -> str:
     if d is None or not finite(d.pct):
         return "-"
     text = f"{d.pct:+.2f}%"
@@ -64,10 +64,10 @@ def render_markdown(report: CompareReport) -> str:
     lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "|".join(align) + "|"]
     for row in report.rows:
         reference = next((s.centre for s in row.sides if s is not None and finite(s.centre)), 0.0)
-        cells = [row.benchmark, row.point, row.metric, _side(row.base, row.unit, reference)]
+        cells = [row.benchmark, row.point, row.metric, side_text(row.base, row.unit, reference)]
         for cell in row.cells:
             d = cell.change
-            cells += [_side(cell.side, row.unit, reference), _change(d),
+            cells += [side_text(cell.side, row.unit, reference), change_text(d),
                       "-" if d is None else f"{p_text(d.p_value)} / {p_text(d.q_value)}", _verdict(d)]
         lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
 

@@ -34,13 +34,13 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 @dataclass
-class _Node:
+class Node:
     name: str
     after: float = 0.0          # inclusive share (or weight), candidate / single profile
     after_self: float = 0.0
     before: float = 0.0         # baseline (differential only)
     before_self: float = 0.0
-    children: dict[str, _Node] = field(default_factory=dict)
+    children: dict[str, Node] = field(default_factory=dict)
 
 
 def _text(value: str) -> str:
@@ -51,7 +51,7 @@ def _attr(value: str) -> str:
     return quoteattr(_NOT_XML.sub("?", value))
 
 
-def _add(root: _Node, stacks: Mapping[tuple[str, ...], float], scale: float, side: str) -> None:
+def add_stack(root: Node, stacks: Mapping[tuple[str, ...], float], scale: float, side: str) -> None:
     for stack, weight in stacks.items():
         w = weight * scale
         node = root
@@ -59,20 +59,20 @@ def _add(root: _Node, stacks: Mapping[tuple[str, ...], float], scale: float, sid
         for frame in stack:
             child = node.children.get(frame)
             if child is None:
-                child = node.children[frame] = _Node(frame)
+                child = node.children[frame] = Node(frame)
             setattr(child, side, getattr(child, side) + w)
             node = child
         setattr(node, side + "_self", getattr(node, side + "_self") + w)
 
 
-def _hot_colour(name: str) -> str:
+def hot_colour(name: str) -> str:
     """flamegraph.pl's "hot" palette, hashed from the name instead of random."""
     digest = hashlib.blake2b(name.encode("utf-8", "replace"), digest_size=3).digest()
     v1, v2, v3 = (b / 255 for b in digest)
     return f"rgb({205 + int(50 * v3)},{int(230 * v1)},{int(55 * v2)})"
 
 
-def _diff_colour(delta: float, max_delta: float) -> str:
+def diff_colour(delta: float, max_delta: float) -> str:
     if max_delta <= 0 or delta == 0:
         return "rgb(255,255,255)"
     fade = int(210 * (max_delta - abs(delta)) / max_delta)
@@ -84,12 +84,12 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
     """The SVG text of a flame graph of ``stacks`` (a differential one against ``base``)."""
     differential = base is not None
     total_after = float(sum(stacks.values()))
-    root = _Node("all")
+    root = Node("all")
     # shares in % of each profile's samples, so two profiles of different sizes compare
-    _add(root, stacks, 100.0 / total_after if total_after > 0 else 0.0, "after")
+    add_stack(root, stacks, 100.0 / total_after if total_after > 0 else 0.0, "after")
     if base is not None:
         total_before = float(sum(base.values()))
-        _add(root, base, 100.0 / total_before if total_before > 0 else 0.0, "before")
+        add_stack(root, base, 100.0 / total_before if total_before > 0 else 0.0, "before")
 
     # walk the tree without recursion: a recursive program's stacks can be thousands deep
     max_delta, levels, todo = 0.0, 1, [(root, 1)]
@@ -119,7 +119,7 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
     if root.after <= 0:
         out.append(f'<text x="{X_PAD}" y="{top + FONT_SIZE}">no samples</text>')
 
-    def tooltip(node: _Node) -> str:
+    def tooltip(node: Node) -> str:
         if not differential:
             text = f"{node.name} ({node.after:.2f}% of samples"
             return text + (f", self {node.after_self:.2f}%)" if node.children else ")")
@@ -134,8 +134,8 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
         if w < MIN_WIDTH:
             continue
         y = height - FONT_SIZE * 2 - (level + 1) * FRAME_HEIGHT
-        fill = (_diff_colour(node.after_self - node.before_self, max_delta) if differential
-                else _hot_colour(node.name))
+        fill = (diff_colour(node.after_self - node.before_self, max_delta) if differential
+                else hot_colour(node.name))
         out.append(f"<g><title>{_text(tooltip(node))}</title>")
         out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{FRAME_HEIGHT - 1}" '
                    f'fill="{fill}" rx="2" ry="2"/>')

@@ -20,19 +20,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perflab.render.compare_html import environment, script_json
-from perflab.render.flamegraph import _add, _diff_colour, _hot_colour, _Node  # the SVG's tree and palettes
+from perflab.render.flamegraph import Node, add_stack, diff_colour, hot_colour  # the SVG's tree and palettes
 
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def _tree(stacks: Mapping[tuple[str, ...], float], base: Mapping[tuple[str, ...], float] | None) -> _Node:
-    root = _Node("all")
+def _tree(stacks: Mapping[tuple[str, ...], float], base: Mapping[tuple[str, ...], float] | None) -> Node:
+    root = Node("all")
     total = float(sum(stacks.values()))
-    _add(root, stacks, 100.0 / total if total > 0 else 0.0, "after")
+    add_stack(root, stacks, 100.0 / total if total > 0 else 0.0, "after")
     if base is not None:
         total_before = float(sum(base.values()))
-        _add(root, base, 100.0 / total_before if total_before > 0 else 0.0, "before")
+        add_stack(root, base, 100.0 / total_before if total_before > 0 else 0.0, "before")
     return root
 
 
@@ -59,11 +59,11 @@ def frame_table(stacks: Mapping[tuple[str, ...], float],
                 continue
             if differential:
                 delta = node.after_self - node.before_self
-                fill = _diff_colour(delta, max_delta)
+                fill = diff_colour(delta, max_delta)
                 tip = (f"{node.name} ({node.after:.2f}% of samples, was {node.before:.2f}%; "
                        f"self {node.before_self:.2f}% -> {node.after_self:.2f}%, {delta:+.2f} points)")
             else:
-                fill = _hot_colour(node.name)
+                fill = hot_colour(node.name)
                 tip = f"{node.name} ({node.after:.2f}% of samples" + (
                     f", self {node.after_self:.2f}%)" if node.children else ")")
             rows.append([node.name, parent, round(node.after, 6), round(node.after_self, 6), fill, tip])
