@@ -38,7 +38,10 @@ def test_threshold_above_the_change_passes(ab_db):
 
 
 def test_identical_runs_do_not_gate(ab_db):
-    result = run_cli("compare", "base", "same", "--metric", "time", "--fail-on", "regression", db=ab_db)
+    # a gate names the change it cares about: two separate runs of one sleep can differ by a
+    # few per cent on a loaded machine (bench/aa_calibration.py measures how often)
+    result = run_cli("compare", "base", "same", "--metric", "time", "--fail-on", "regression",
+                     "--threshold", "10%", db=ab_db)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -28,7 +28,9 @@ def test_true_records_every_sample(db_target):
 def test_sleep_time_is_close_to_its_duration(db_target):
     run_cli("run", "-n", "5", "--", "sleep", "0.01", db=db_target, check=True)
     times = [s["value"] for s in _export(db_target)["samples"] if s["metric"] == "time"]
-    assert all(0.0095 < t < 0.1 for t in times)
+    # a sleep never ends early; a loaded machine may wake it late now and then, so the
+    # upper bound (seconds, not ms or ns) is on the median
+    assert all(t > 0.0095 for t in times) and sorted(times)[len(times) // 2] < 0.1
 
 
 def test_label_defaults_to_kernel_release(sqlite_db):

@@ -65,7 +65,9 @@ def _check_prog_profile(p: Profile, *, expect_main: bool = True) -> None:
         [(trace, share)] = [
             (t, v) for t, v in p.calltrace_percent.items() if t[:2] == ("hot_loop", "main")
         ]
-        assert len(trace) == p.max_frames and share == pytest.approx(hot, abs=1.0)
+        # all but a few of hot_loop's samples come through main; a live machine interrupts
+        # a handful elsewhere (5 of 325 once), so allow 3% of the samples, not 1 point
+        assert len(trace) == p.max_frames and share == pytest.approx(hot, abs=3.0)
     assert all(v >= p.min_percent for v in p.self_percent.values())
 
 

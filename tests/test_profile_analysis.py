@@ -49,7 +49,10 @@ def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
     assert all(np.isnan(i.deltas[0].q_value) and not i.deltas[0].significant
                for i in profile.rows if i not in big)
     flagged = [i for i in profile.rows if i.deltas[0].significant]
-    assert len(flagged) <= 6, [i.name for i in flagged]  # kernel noise mostly stays unflagged
+    # kernel noise mostly stays unflagged; a load change between the two runs is a real
+    # shift of kernel shares, so allow a quarter of the other tested rows, not a count
+    others = profile.tested - len(top)
+    assert len(flagged) - len(top) <= max(2, others // 4), [i.name for i in flagged]
 
 
 def test_rule_methods_flag_the_change_without_fdr(real_db):
