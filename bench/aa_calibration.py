@@ -24,7 +24,9 @@ for these designs:
 and the power at a real 5% slowdown (the second side multiplied by 1.05) for each.
 Everything is seeded; run it as
 
-    .venv/bin/python bench/aa_calibration.py [--trials 200] [--n 25] [--k 5]
+    .venv/bin/python bench/aa_calibration.py [--trials 200] [--n 25] [--k 5] [--data DIR ...]
+
+Each rate comes with Wilson's 95% interval: 200 trials cannot tell 5% from 8%.
 """
 
 from __future__ import annotations
@@ -99,10 +101,36 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--n", type=int, default=25, help="samples a run")
     parser.add_argument("--k", type=int, default=5, help="calibration runs")
-    parser.add_argument("--data", default=str(ROOT / "data" / "noise"))
+    parser.add_argument("--data", action="append",
+                        help="a folder of recordings; repeatable [default: bench/data/noise-quiet "
+                             "(a quiet machine) and bench/data/noise (a loaded one)]")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    series = recordings(Path(args.data))
+    folders = args.data or [str(d) for d in (ROOT / "data" / "noise-quiet", ROOT / "data" / "noise") if d.is_dir()]
+    everything = {folder: evaluate(recordings(Path(folder)), args) for folder in folders}
+    if args.json:
+        print(json.dumps(everything, indent=1))
+        return
+    for folder, results in everything.items():
+        print(f"{len(recordings(Path(folder)))} recordings from {folder}; {args.trials} reports of one row "
+              f"per recording; runs of {args.n} samples; calibration from {args.k} other runs")
+        print(f"{'design':<26} {'A/A marked: per report (95% CI)':>32} {'per row':>8}   "
+              f"{'power at 5%: per row':>21}")
+        for r in results:
+            low, high = wilson(r["aa_per_report"], args.trials)
+            print(f"{r['design']:<26} {100 * r['aa_per_report']:>14.1f}% ({100 * low:4.1f}..{100 * high:4.1f}%)"
+                  f" {100 * r['aa_per_row']:>7.1f}%   {100 * r['power_5pct_per_row']:>20.1f}%")
+        print()
+
+
+def wilson(rate: float, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95% interval of a binomial rate: how far the measured rate can be trusted."""
+    centre = (rate + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * np.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def evaluate(series: dict[str, np.ndarray], args: argparse.Namespace) -> list[dict]:
     results = []
     for design in DESIGNS:
         row = {"design": design}
@@ -112,15 +140,7 @@ def main() -> None:
             row[f"{label}_per_report"] = sum(o[0] for o in outcomes) / len(outcomes)
             row[f"{label}_per_row"] = sum(o[1] for o in outcomes) / sum(o[2] for o in outcomes)
         results.append(row)
-    if args.json:
-        print(json.dumps(results, indent=1))
-        return
-    print(f"{len(series)} recordings from {args.data}; {args.trials} reports of one row per recording; "
-          f"runs of {args.n} samples; calibration from {args.k} other runs")
-    print(f"{'design':<26} {'A/A marked: per report':>23} {'per row':>8}   {'power at 5%: per row':>21}")
-    for r in results:
-        print(f"{r['design']:<26} {100 * r['aa_per_report']:>22.1f}% {100 * r['aa_per_row']:>7.1f}%"
-              f"   {100 * r['power_5pct_per_row']:>20.1f}%")
+    return results
 
 
 if __name__ == "__main__":

@@ -32,12 +32,26 @@ def test_pooled_weights_by_degrees_of_freedom():
     assert pooled([a, b, None]).sigma2 == pytest.approx(7 / 4) and pooled([None]) is None
 
 
-def test_welch_adds_the_extra_variance_and_its_degrees_of_freedom():
+def test_welch_adds_the_run_variance_and_its_degrees_of_freedom():
     base, new = [1.0, 1.01, 0.99, 1.0], [1.05, 1.06, 1.04, 1.05]
     plain = welch_t(base, new, log=True)
-    wider = welch_t(base, new, log=True, extra_variance=2 * 0.03**2, extra_df=4)
+    wider = welch_t(base, new, log=True, run_variance=RunVariance(0.03**2, 4, 5, "x"))
     assert wider.p_value > plain.p_value and wider.ci_high - wider.ci_low > plain.ci_high - plain.ci_low
     assert wider.df < plain.df
+
+
+@pytest.mark.parametrize("sigma_b", [0.0, 0.005, 0.01, 0.03])
+def test_the_run_as_unit_keeps_the_level_with_few_calibration_runs(sigma_b):
+    """5 calibration runs of 25 samples, then A/A pairs of separate runs: the test's false
+    rate is its nominal 5% whatever the run effect, also where the truncated sigma_b^2 is
+    often 0 (sigma_b^2 near sigma_w^2 / n) and adding it to the pair's variance is liberal."""
+    rng = np.random.default_rng(5)
+    trials, marked = 3000, 0
+    for _ in range(trials):
+        calibration = between_runs(_runs(rng, 5, 25, sigma_b, 0.05))
+        a, b = _runs(rng, 2, 25, sigma_b, 0.05)
+        marked += welch_t(a, b, log=True, run_variance=calibration).p_value < 0.05
+    assert marked / trials <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)  # 3 binomial sd
 
 
 def test_separate_runs_aa_false_marks_hold_with_a_known_run_variance():

@@ -130,7 +130,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
 
     Separate runs (``separate_runs``: base and new were recorded by different runs) differ
     by their run-to-run variance too (``stats.variance``). With an estimate of it
-    (``run_variance``) Welch's test adds twice it to the variance of the difference;
+    (``run_variance``) Welch's test takes the run as its unit (`RunVariance.difference_variance`);
     the other methods cannot, so their noise floor widens to the run-to-run spread of a
     difference (z·sqrt(2·sigma_b^2)). Without an estimate, changes below
     ``UNKNOWN_RUN_FLOOR`` are not judged. Either way a warning says so.
@@ -158,14 +158,13 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         if base_summary.n and new_summary.n and not (math.isnan(base_summary.centre) or math.isnan(new_summary.centre)):
             pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
     p_value, rule = math.nan, None
-    extra = 0.0
     if separate_runs:
-        noise_floor, extra, note = _run_floor(run_variance, method, noise_floor, confidence)
+        noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
         pair.append(StatWarning(RUN_VARIANCE, note))
     if method == "welch-log":
         interval = "t interval of the ratio of geometric means"
-        welch = welch_t(a, b, log=True, confidence=confidence, extra_variance=extra,
-                        extra_df=run_variance.df if run_variance is not None else math.inf)
+        welch = welch_t(a, b, log=True, confidence=confidence,
+                        run_variance=run_variance if separate_runs else None)
         p_value = welch.p_value
         ci_low, ci_high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
         if np.any(a <= 0) or np.any(b <= 0):
@@ -204,10 +203,10 @@ UNKNOWN_RUN_FLOOR = 0.02   # stated, not measured: changes below this are not ju
 
 
 def _run_floor(variance: RunVariance | None, method: str, floor: float,
-               confidence: float) -> tuple[float, float, str]:
-    """(noise floor, extra variance of the log difference, warning) for separate runs."""
+               confidence: float) -> tuple[float, str]:
+    """(noise floor, warning) for separate runs."""
     if variance is None:
-        return (max(floor, UNKNOWN_RUN_FLOOR), 0.0,
+        return (max(floor, UNKNOWN_RUN_FLOOR),
                 f"separate runs: run-to-run variance unknown, changes below {100 * max(floor, UNKNOWN_RUN_FLOOR):g}% "
                 "are not judged ('perflab calibrate' measures it)")
     from scipy.stats import norm
@@ -215,9 +214,9 @@ def _run_floor(variance: RunVariance | None, method: str, floor: float,
     what = (f"separate runs: run-to-run spread {variance.cov_pct:.2g}% (from {variance.source}, "
             f"{variance.runs} of them)")
     if method == "welch-log":
-        return floor, 2 * variance.sigma2, what + " is part of the test"
+        return floor, what + " is part of the test (the run is its unit)"
     wider = max(floor, spread / 100.0)
-    return wider, 0.0, what + f": changes below {100 * wider:.2g}% are not judged"
+    return wider, what + f": changes below {100 * wider:.2g}% are not judged"
 
 
 def decide(differences: Sequence[Difference], q: float = 0.05) -> list[Difference]:

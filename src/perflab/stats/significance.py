@@ -8,10 +8,13 @@ significance mark.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from perflab.stats.variance import RunVariance
 
 
 class WelchResult(NamedTuple):
@@ -26,7 +29,7 @@ class WelchResult(NamedTuple):
 
 
 def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: float = 0.95,
-            bounded_df: bool = True, extra_variance: float = 0.0, extra_df: float = math.inf) -> WelchResult:
+            bounded_df: bool = True, run_variance: RunVariance | None = None) -> WelchResult:
     """Welch's unequal-variance t-test, two-sided, and the t interval of the difference.
 
     Assumes independent samples whose means are near normal (normal data, or n large).
@@ -42,9 +45,9 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
     function of n alone: identical to Welch for equal n, at or below nominal for unequal
     n with equal variances. ``bounded_df=False`` is textbook Welch (scipy's ttest_ind).
 
-    ``extra_variance`` is added to the variance of the difference, an estimate with
-    ``extra_df`` degrees of freedom that joins the Satterthwaite sum: twice the run-to-run
-    variance when the sides are separate runs (see ``stats.variance``).
+    ``run_variance`` (the sides are separate runs): the variance of the difference and its
+    df come from `RunVariance.difference_variance`, the run as the experimental unit (see
+    ``stats.variance``); never narrower than the samples' own.
 
     Needs 2 or more values per side (else all NaN) and, with ``log=True``, positive values
     (else all NaN). When both sides have zero variance the difference is exact: p = 0 if
@@ -61,17 +64,17 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
     na, nb = a.size, b.size
     va, vb = a.var(ddof=1) / na, b.var(ddof=1) / nb
     difference = float(b.mean() - a.mean())
-    se = math.sqrt(va + vb + extra_variance)
+    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1)) if va + vb > 0 else math.inf
+    if bounded_df:
+        df = min(df, (1 / na + 1 / nb) ** 2 / (1 / (na * na * (na - 1)) + 1 / (nb * nb * (nb - 1))))
+    variance = va + vb
+    if run_variance is not None:
+        variance, df = run_variance.difference_variance(na, nb, variance, df)
+    se = math.sqrt(variance)
     if se == 0.0:
         p = 0.0 if difference != 0.0 else nan
         statistic = math.copysign(math.inf, difference) if difference != 0.0 else nan
         return WelchResult(statistic, p, nan, difference, difference, difference)
-    df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1)) if va + vb > 0 else math.inf
-    if bounded_df:
-        df = min(df, (1 / na + 1 / nb) ** 2 / (1 / (na * na * (na - 1)) + 1 / (nb * nb * (nb - 1))))
-    if extra_variance > 0:  # Satterthwaite over the samples' part (df as above) and the extra
-        within = va + vb
-        df = (within + extra_variance) ** 2 / (within**2 / df + extra_variance**2 / extra_df)
     statistic = difference / se
     p = float(2 * special.stdtr(df, -abs(statistic)))
     half = float(special.stdtrit(df, 0.5 + confidence / 2)) * se

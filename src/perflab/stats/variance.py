@@ -12,7 +12,16 @@ sigma_w^2 (1/n_a + 1/n_b) + 2 sigma_b^2: the second term does not shrink with mo
 samples per run, only with more runs.
 
 `between_runs` estimates sigma_b^2 from replicate runs (the one-way random-effects ANOVA
-estimator, truncated at 0, with its degrees of freedom). Nothing inside one run can stand
+estimator, truncated at 0, with its degrees of freedom) and keeps the ANOVA's mean squares:
+`difference_variance` tests with those, the run as the experimental unit. With k
+calibration runs of n0 samples, MS_between / n0 estimates the variance of one run's mean
+log (sigma_b^2 + sigma_w^2 / n0) as a scaled chi-square with k - 1 df, so two separate runs
+of n0 samples differ with variance 2 MS_between / n0 and their t statistic is exactly
+Student's t with k - 1 df under the normal model. Adding a truncated sigma_b^2 to the
+pair's own variance instead is liberal: the estimate is 0 whenever MS_between happens to
+fall below MS_within (often, with 4 df), and the test then forgets the runs differ at
+all (A/A of separate runs, bench/aa_calibration.py on quiet recordings: 10% of 24-row
+reports marked that way). Nothing inside one run can stand
 in for it: the drift between blocks of one run measured 0 on a machine whose separate
 runs of `sleep 0.010` differed by 14% (load phases shorter than a block, constant per run
 placement), so without replicates the variance is unknown and said to be.
@@ -36,11 +45,38 @@ class RunVariance:
     df: float
     runs: int            # how many runs (or blocks) it was estimated from
     source: str          # "replicate runs", "drift inside the runs", ...
+    ms_between: float = math.nan   # the ANOVA's mean squares of the logs (df, and
+    ms_within: float = math.nan    # within_df), and its mean run size n0; NaN when the
+    within_df: float = math.nan    # estimate came from elsewhere
+    n0: float = math.nan
 
     @property
     def cov_pct(self) -> float:
         """The run-to-run spread as a CoV in % (sqrt(sigma_b^2) on the log scale)."""
         return 100.0 * math.sqrt(self.sigma2) if self.sigma2 >= 0 else math.nan
+
+    def difference_variance(self, n_a: int, n_b: int, own: float, own_df: float) -> tuple[float, float]:
+        """(variance, df) of the difference of two separate runs' mean logs of n_a and n_b values.
+
+        sigma_w^2 (1/n_a + 1/n_b) + 2 sigma_b^2 from the mean squares, untruncated:
+        (2/n0) MS_between + (1/n_a + 1/n_b - 2/n0) MS_within, Satterthwaite's df over the two
+        (exactly MS_between's chi-square, k - 1 df, when n_a = n_b = n0). Never below `own`,
+        the pair's own variance of the difference (df `own_df`): two runs are not known
+        better than their samples say. Without mean squares: own + 2 sigma_b^2, combined
+        the same way.
+        """
+        if not math.isfinite(self.ms_between):
+            if self.sigma2 <= 0:
+                return own, own_df
+            extra = 2 * self.sigma2
+            return own + extra, (own + extra) ** 2 / (own**2 / own_df + extra**2 / self.df)
+        c_between, c_within = 2 / self.n0, 1 / n_a + 1 / n_b - 2 / self.n0
+        variance = c_between * self.ms_between + c_within * self.ms_within
+        if variance <= own:
+            return own, own_df
+        df = variance**2 / ((c_between * self.ms_between) ** 2 / self.df
+                            + (c_within * self.ms_within) ** 2 / self.within_df)
+        return variance, df
 
 
 def _logs(values: ArrayLike) -> np.ndarray:
@@ -68,7 +104,8 @@ def between_runs(groups: Sequence[ArrayLike], source: str = "replicate runs") ->
     ms_between = ss_between / (k - 1)
     ms_within = ss_within / (total - k)
     n0 = (total - (sizes**2).sum() / total) / (k - 1)
-    return RunVariance(max(0.0, (ms_between - ms_within) / n0), float(k - 1), k, source)
+    return RunVariance(max(0.0, (ms_between - ms_within) / n0), float(k - 1), k, source,
+                       ms_between, ms_within, float(total - k), n0)
 
 
 def pooled(estimates: Sequence[RunVariance | None]) -> RunVariance | None:
@@ -77,5 +114,10 @@ def pooled(estimates: Sequence[RunVariance | None]) -> RunVariance | None:
     if not known:
         return None
     df = sum(e.df for e in known)
-    return RunVariance(sum(e.sigma2 * e.df for e in known) / df, df, sum(e.runs for e in known),
-                       known[0].source)
+    within_df = sum(e.within_df for e in known)
+
+    def by_df(field: str, weight: str = "df") -> float:  # NaN if any estimate lacks it
+        return sum(getattr(e, field) * getattr(e, weight) for e in known) / sum(getattr(e, weight) for e in known)
+
+    return RunVariance(by_df("sigma2"), df, sum(e.runs for e in known), known[0].source,
+                       by_df("ms_between"), by_df("ms_within", "within_df"), within_df, by_df("n0"))
