@@ -117,7 +117,8 @@ def pooled(estimates: Sequence[RunVariance | None]) -> RunVariance | None:
     within_df = sum(e.within_df for e in known)
 
     def by_df(field: str, weight: str = "df") -> float:  # NaN if any estimate lacks it
-        return sum(getattr(e, field) * getattr(e, weight) for e in known) / sum(getattr(e, weight) for e in known)
+        return float(sum(getattr(e, field) * getattr(e, weight) for e in known)
+                     / sum(getattr(e, weight) for e in known))
 
     return RunVariance(by_df("sigma2"), df, sum(e.runs for e in known), known[0].source,
                        by_df("ms_between"), by_df("ms_within", "within_df"), within_df, by_df("n0"))
