@@ -150,6 +150,13 @@ def make(rng, family: str, n: int, pool: list[np.ndarray]) -> tuple[np.ndarray, 
     raise ValueError(family)
 
 
+def describe_points(x: np.ndarray, cuts: list[int]) -> list[str]:
+    """Each point as 'index (before -> after, lengths)': what a reader checks by eye."""
+    bounds, med = [0, *cuts, x.size], float(np.median(x))
+    return [f"{c} ({np.median(x[a:c]) / med:.3f} -> {np.median(x[c:b]) / med:.3f}, {c - a}|{b - c})"
+            for a, c, b in zip(bounds, bounds[1:], bounds[2:])]
+
+
 def covering(truth: list[int], found: list[int], n: int) -> float:
     """TCPDBench's covering of the true partition by the found one."""
     def segments(cuts):
@@ -288,9 +295,11 @@ def main() -> int:
             print(f"{m:<18}{sum(map(len, runs)):>7}{1000 * sum(map(len, runs)) / points:>18.2f}"
                   f"{sum(1 for r in runs if r):>12}/{len(runs)}")
         if args.verbose:
-            for series, runs in zip(recordings[name], found[PERFLAB[0]][name]):
+            print(f"  {PERFLAB[0]}'s points: index (segment medians before -> after, as multiples "
+                  "of the series' median; segment lengths)")
+            for (series, x), runs in zip(recordings[name].items(), found[PERFLAB[0]][name]):
                 if runs:
-                    print(f"  {PERFLAB[0]} on {series}: {runs}")
+                    print(f"  {series}: " + ", ".join(describe_points(x, runs)))
 
     kinds = ("gaussian", "student-t2", "ar1-0.6", "trend", "season", "spike")
     print(f"\nSimulated change-free noise, {args.sim_series} series x 1,000 points each "

@@ -292,7 +292,9 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
     per_test = alpha / len(scales)
     # Local noise: where the noise is wider than its median over the series (a change in
     # spread), the sd is widened in proportion, never narrowed, so a noisy stretch is not
-    # taken for steps in the mean and quiet noise keeps the calibrated thresholds.
+    # taken for steps in the mean and quiet noise keeps the calibrated thresholds. Not for
+    # the spread statistic: log|r|'s spread does not depend on the scale (the point of the
+    # log), and widening it where the regimes meet hid the very change it looks for.
     cache = {} if cache is None else cache
     if "spread" not in cache:
         cache["spread"] = np.abs(z - _running_median(z, HAMPEL_HALF))
@@ -315,7 +317,7 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
             continue
         baseline = np.full(d.size, _level(d[away], sd * u))
         wider: float | NDArray[np.float64] = 1.0
-        if overall > 0.0:
+        if overall > 0.0 and kind == "mean":
             if h not in cache:
                 cache[h] = np.maximum(_local_median(spread, h)[tau] / overall, 1.0)
             wider = cache[h]
