@@ -272,13 +272,14 @@ def _locate(s: NDArray[np.float64], peak: int, h: int, n: int) -> int:
 
 
 def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
-          noise: NDArray[np.float64] | None = None, cache: dict[str | int, NDArray[np.float64]] | None = None,
+          v: NDArray[np.float64] | None = None, cache: dict[str | int, NDArray[np.float64]] | None = None,
           liberal: bool = False) -> list[Detection]:
     """Detections of one statistic (z already robustified), smallest window first.
 
     `alpha` is this statistic's share of the false-alarm budget; `tests` the number of
-    statistics searched (the p-values' Bonferroni factor with the window sizes); `noise`
-    the series whose variogram scales the test (default z itself); `cache` keeps what
+    statistics searched (the p-values' Bonferroni factor with the window sizes); `v` the
+    variogram that scales the test, to lag 2h of the largest window (default z's own);
+    `cache` keeps what
     depends on z alone between the searches of one series; `liberal` scales by the MAD
     variogram (a first look: its detections are only candidates, re-tested by search).
     """
@@ -287,7 +288,8 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
     scales = windows(n)
     if not scales or np.ptp(z) == 0.0:
         return []
-    v = variogram(z if noise is None else noise, 2 * scales[-1], mad=liberal)
+    if v is None:
+        v = variogram(z, 2 * scales[-1], mad=liberal)
     s = np.concatenate([[0.0], np.cumsum(z - np.median(z))])
     per_test = alpha / len(scales)
     # Local noise: where the noise is wider than its median over the series (a change in
@@ -467,13 +469,12 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     # α is split: half to the MOSUM scans, half to the segment pass (`_segment_steps`)
     share, parts = alpha / tests / 2, tests * 2
     found = _scan(z, "mean", share, parts, cache=cache, liberal=True)
-    candidates = {f.index for f in found}
     if found:
-        found = _scan(z, "mean", share, parts, noise=_without_steps(z, candidates), cache=cache)
+        top = 2 * max(windows(n))
+        v = variogram(_without_steps(z, {f.index for f in found}), top)
+        found = _scan(z, "mean", share, parts, v=v, cache=cache)
     if found:
         # one step more per segment between the points found, tested over the segment
-        candidates |= {f.index for f in found}
-        v = variogram(_without_steps(z, candidates), MEMORY)
         more = _segment_steps(z, found, share, parts, v)
         found += [f for f in more if all(abs(f.index - o.index) >= MIN_SEGMENT for o in found)]
     if spread:
