@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Change-point accuracy on real noise: perflab's methods, ruptures, Otava and "no change".
 
-1. False alarms: every method on the change-free recordings of bench/data/noise/ (see its
-   README: the same command repeated, nothing changed), as change points per 1,000 points.
-2. Synthetic families on real noise. The noise is the recordings' own: each recording's
+1. False alarms: every method on the change-free recordings (the same command repeated,
+   nothing changed), as change points per 1,000 points, for two sets separately:
+     quiet   bench/data/noise-quiet/: the machine otherwise idle -- the false alarms of
+             the code under test on change-free real noise (the target's figure);
+     loaded  bench/data/noise/: recorded while others' test suites loaded the machine;
+             several series hold real load regimes (see its README), so points there
+             are partly real changes of the machine, not of the command.
+2. Synthetic families on real noise. The noise is the loaded recordings' own: each one's
    relative residuals about its running median (9 points, so its load regimes do not
    become unmarked changes), resampled in blocks of 20 (keeping the short-range
    correlation, heavy tails and outliers) and rescaled to a robust CoV of 1-5% (the
@@ -29,7 +34,7 @@ in its own venv as bench/changepoints_vs_otava sets it up; "no change points".
    linear trend, a season, one spike): false change points per 1,000 points.
 
 Usage: bench/changepoints_accuracy.py [--series 30] [--length 300] [--seed 2026] [--no-otava]
-       [--sim-series 50]
+       [--sim-series 50] [--verbose]
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "stats"))  # the accuracy test's scoring
-NOISE = ROOT / "bench" / "data" / "noise"
+#: The change-free recording sets, each scored separately (see their README.md files).
+NOISE_SETS = {"quiet": ROOT / "bench" / "data" / "noise-quiet",
+              "loaded": ROOT / "bench" / "data" / "noise"}
 PERFLAB = ("mosum", "e-divisive", "pelt", "binseg")
 FAMILIES = ("steps", "trend", "seasonality", "variance", "outliers", "several")
 
@@ -67,14 +74,14 @@ print(json.dumps(out))
 """
 
 
-def load_noise() -> dict[str, np.ndarray]:
+def load_noise(folder: Path) -> dict[str, np.ndarray]:
     out = {}
-    for path in sorted(NOISE.glob("*.csv")):
+    for path in sorted(folder.glob("*.csv")):
         lines = [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
         column = lines[0].split(",").index("value")
         out[path.stem] = np.array([float(ln.split(",")[column]) for ln in lines[1:]])
     if not out:
-        raise SystemExit(f"no recordings in {NOISE}: run bench/record_noise.py first")
+        raise SystemExit(f"no recordings in {folder}: run bench/record_noise.py --out {folder}")
     return out
 
 
@@ -141,6 +148,13 @@ def make(rng, family: str, n: int, pool: list[np.ndarray]) -> tuple[np.ndarray, 
         c = place(rng, n, int(rng.integers(4, 9)), 30)
         return steps(rng, n, c, 0.05, 0.20) * (1 + e), c
     raise ValueError(family)
+
+
+def describe_points(x: np.ndarray, cuts: list[int]) -> list[str]:
+    """Each point as 'index (before -> after, lengths)': what a reader checks by eye."""
+    bounds, med = [0, *cuts, x.size], float(np.median(x))
+    return [f"{c} ({np.median(x[a:c]) / med:.3f} -> {np.median(x[c:b]) / med:.3f}, {c - a}|{b - c})"
+            for a, c, b in zip(bounds, bounds[1:], bounds[2:])]
 
 
 def covering(truth: list[int], found: list[int], n: int) -> float:
@@ -233,43 +247,59 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-otava", action="store_true")
     parser.add_argument("--sim-series", type=int, default=50, help="simulated noise series per kind")
+    parser.add_argument("--verbose", action="store_true",
+                        help="list the default method's points on each real recording")
     args = parser.parse_args()
 
-    noise = load_noise()
+    recordings = {name: load_noise(folder) for name, folder in NOISE_SETS.items()}
     methods = {m: (lambda x, m=m: [c.index for c in detect(x, method=m)]) for m in PERFLAB}
     methods |= ruptures_methods()
     names = [*methods, "otava", "no change"]
 
     rng = np.random.default_rng(args.seed)
-    pool = [residuals(x) for x in noise.values()]
+    # the synthetic noise comes from the loaded set: its residuals about the running
+    # median, so the load regimes themselves do not enter (see `residuals`)
+    pool = [residuals(x) for x in recordings["loaded"].values()]
     suite = {f: [make(rng, f, args.length, pool) for _ in range(args.series)] for f in FAMILIES}
-    flat = list(noise.values())
+    real = {name: list(series.values()) for name, series in recordings.items()}
 
     found: dict[str, dict[str, list[list[int]]]] = {m: {} for m in names}
     for m, fn in methods.items():
-        found[m]["real"] = [fn(x) for x in flat]
+        for name, flat in real.items():
+            found[m][name] = [fn(x) for x in flat]
         for f in FAMILIES:
             found[m][f] = [fn(x) for x, _ in suite[f]]
-    everything = flat + [x for f in FAMILIES for x, _ in suite[f]]
+    everything = [x for flat in real.values() for x in flat] + [x for f in FAMILIES for x, _ in suite[f]]
     ot = None if args.no_otava else otava(everything)
     if ot is None:
         names.remove("otava")
         print("Otava: not run; e-divisive is perflab's implementation of its method")
     else:
-        found["otava"]["real"], rest = ot[:len(flat)], ot[len(flat):]
-        for i, f in enumerate(FAMILIES):
-            found["otava"][f] = rest[i * args.series:(i + 1) * args.series]
-    for f in ("real", *FAMILIES):
-        found["no change"][f] = [[] for _ in (flat if f == "real" else suite[f])]
+        for name, flat in real.items():
+            found["otava"][name], ot = ot[:len(flat)], ot[len(flat):]
+        for f in FAMILIES:
+            found["otava"][f], ot = ot[:args.series], ot[args.series:]
+    for name, flat in real.items():
+        found["no change"][name] = [[] for _ in flat]
+    for f in FAMILIES:
+        found["no change"][f] = [[] for _ in suite[f]]
 
-    points = sum(x.size for x in flat)
-    print(f"\nReal change-free recordings: {len(flat)} series, {points:,} points "
-          f"({', '.join(sorted({p.split('-')[0] for p in noise}))}); false change points:")
-    print(f"{'method':<18}{'found':>7}{'per 1,000 points':>18}{'series with any':>17}")
-    for m in names:
-        runs = found[m]["real"]
-        print(f"{m:<18}{sum(map(len, runs)):>7}{1000 * sum(map(len, runs)) / points:>18.2f}"
-              f"{sum(1 for r in runs if r):>12}/{len(runs)}")
+    for name, flat in real.items():
+        points = sum(x.size for x in flat)
+        print(f"\nReal change-free recordings, {name} ({NOISE_SETS[name].relative_to(ROOT)}): "
+              f"{len(flat)} series, {points:,} points "
+              f"({', '.join(sorted({p.split('-')[0] for p in recordings[name]}))}); false change points:")
+        print(f"{'method':<18}{'found':>7}{'per 1,000 points':>18}{'series with any':>17}")
+        for m in names:
+            runs = found[m][name]
+            print(f"{m:<18}{sum(map(len, runs)):>7}{1000 * sum(map(len, runs)) / points:>18.2f}"
+                  f"{sum(1 for r in runs if r):>12}/{len(runs)}")
+        if args.verbose:
+            print(f"  {PERFLAB[0]}'s points: index (segment medians before -> after, as multiples "
+                  "of the series' median; segment lengths)")
+            for (series, x), runs in zip(recordings[name].items(), found[PERFLAB[0]][name]):
+                if runs:
+                    print(f"  {series}: " + ", ".join(describe_points(x, runs)))
 
     kinds = ("gaussian", "student-t2", "ar1-0.6", "trend", "season", "spike")
     print(f"\nSimulated change-free noise, {args.sim_series} series x 1,000 points each "

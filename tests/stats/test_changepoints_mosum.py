@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from perflab.stats.changepoints import detect
-from perflab.stats.mosum import MIN_SEGMENT, mosum_sd, search, tail, threshold, variogram
+from perflab.stats.mosum import MIN_SEGMENT, TRANSIENT, mosum_sd, search, tail, threshold, variogram
 
 
 def test_a_single_spike_is_no_change_point():
@@ -29,6 +29,30 @@ def test_a_short_burst_shorter_than_a_segment_is_no_change_point():
     x = 100 + np.random.default_rng(2).normal(0, 1, 300)
     x[150:150 + MIN_SEGMENT - 1] += 40
     assert detect(x, method="mosum") == []
+
+
+def test_a_burst_that_returns_to_its_level_is_a_transient_not_two_changes():
+    """A +30% stretch of TRANSIENT - 1 values (a load burst) is found by the windows, then
+    dropped as a whole: the level after it is the level before it."""
+    x = 100 + np.random.default_rng(7).normal(0, 1, 300)
+    x[150:150 + TRANSIENT - 1] += 30
+    assert detect(x, method="mosum") == []
+
+
+def test_a_step_with_a_short_overshoot_keeps_both_points():
+    """Up 30 for a few values, then settles 15 above the old level: not a transient (the
+    levels around the excursion differ by more than half its height)."""
+    x = 100 + np.random.default_rng(8).normal(0, 1, 300)
+    x[150:] += 15
+    x[150:150 + TRANSIENT - 4] += 15
+    found = [c.index for c in detect(x, method="mosum")]
+    assert len(found) == 2 and abs(found[0] - 150) <= 2 and abs(found[1] - (150 + TRANSIENT - 4)) <= 2
+
+
+def test_a_burst_longer_than_a_transient_is_two_changes():
+    x = 100 + np.random.default_rng(7).normal(0, 1, 300)
+    x[150:150 + 3 * TRANSIENT] += 30
+    assert [c.index for c in detect(x, method="mosum")] == [150, 150 + 3 * TRANSIENT]
 
 
 def test_heavy_tailed_flat_noise_gives_few_false_points():
