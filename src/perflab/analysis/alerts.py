@@ -10,9 +10,11 @@ neighbouring commit as data arrives makes a new id, so a new alert.
 Its commit range is last good (the last measured point before the change) .. first bad
 (the change's point); alerts of one range, across metrics, points and hosts, share one
 summary. An alert is ``recovered`` when a later change point of its series brings the
-level back: the level after that later change lies in the 95% t-interval of the
-alert's old level (the mean of its segment's per-commit medians), or within the
-metric's noise floor of it (a difference detection would not report either).
+level back to the old one: the 95% Welch interval of (level after that later change -
+level before the alert's change), over the two segments' per-commit medians, contains 0,
+or the two levels differ by less than the metric's noise floor (a difference detection
+would not report either). "Not shown different" is what the interval can say; a
+recovery to a level near but not at the old one is not flagged.
 """
 
 from __future__ import annotations
@@ -111,18 +113,17 @@ def _mark_recoveries(store: Store, series: Sequence[Series]) -> None:
 def recovery_of(series: Series, change: Change) -> Change | None:
     """The first later change of ``series`` after which the level is back to the one
     before ``change`` (see the module's description), or None."""
-    from perflab.stats.intervals import mean_ci
-    medians = np.array(series.medians()[change.before.first:change.before.end])
-    interval = mean_ci(medians[np.isfinite(medians)], RECOVERY_CONFIDENCE)
-    old = change.before.centre
-    floor = series.info.noise_floor * abs(old)
+    from perflab.stats import welch_t
+    medians = np.array(series.medians())
+    old = medians[change.before.first:change.before.end]
+    old = old[np.isfinite(old)]
+    floor = series.info.noise_floor * abs(change.before.centre)
     for later in series.changes:
-        if later.index <= change.index:
+        if later.index <= change.index or not math.isfinite(later.after.centre):
             continue
-        level = later.after.centre
-        if not math.isfinite(level):
-            continue
-        if abs(level - old) <= floor or interval.low <= level <= interval.high:
+        new = medians[later.after.first:later.after.end]
+        test = welch_t(old, new[np.isfinite(new)], confidence=RECOVERY_CONFIDENCE)
+        if abs(later.after.centre - change.before.centre) <= floor or test.ci_low <= 0 <= test.ci_high:
             return later
     return None
 
@@ -148,7 +149,7 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     summary = table.get_summary(store, alert.summary_id)
     events = tuple(table.events(store, alert_id))
     try:
-        report = change_report(store, alert.change_id)
+        report = change_report(store, alert.change_id, method=alert.method)  # the detector that raised it
     except UsageError as error:
         return AlertDetail(alert, summary, events, None, f"no report: {error}")
     return AlertDetail(alert, summary, events, report)
@@ -217,7 +218,7 @@ def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
     runs with ``--run``)."""
     alert = table.get_alert(store, alert_id)
     try:
-        _, _, c = find_change(store, alert.change_id)
+        _, _, c = find_change(store, alert.change_id, method=alert.method)
     except UsageError:
         raise UsageError(f"alert {alert_id}'s change {alert.change_id} is no longer detected: "
                          "attach runs with --run RUN") from None
