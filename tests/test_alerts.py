@@ -227,10 +227,12 @@ def test_alert_page_changes_and_report_show_the_state(lab):
     assert text.startswith(f"alert {alert.id}: regression of loop.user")
     assert f"{line[5]} (last good) .. {line[6]} (first bad)" in text
     assert "perflab noticed a" in text and "double the loop" in text and "history:" in text
-    changes = json.loads(run_cli("changes", "--format", "json", "--metric", "user", "--method", METHOD, db=db, check=True).stdout)
+    listed = run_cli("changes", "--format", "json", "--metric", "user", "--method", METHOD, db=db, check=True)
+    changes = json.loads(listed.stdout)
     mine = next(c for c in changes["changes"] if c["id"] == alert.change_id)
     assert mine["alert"] == {"id": alert.id, "state": alert.state, "recovered": True, "summary": alert.summary_id}
-    assert f"alert {alert.id} {alert.state} recovered" in run_cli("changes", "--method", METHOD, db=db, check=True).stdout
+    text = run_cli("changes", "--method", METHOD, db=db, check=True).stdout
+    assert f"alert {alert.id} {alert.state} recovered" in text
     report = run_cli("report", "change", alert.change_id, "--method", METHOD, db=db, check=True).stdout
     assert f"alert: {alert.id} ({alert.state}, recovered; summary {alert.summary_id})" in report
 
@@ -308,7 +310,8 @@ def test_alert_pages_list_filter_and_page(lab, servers):
     status, page = request(url + "/alerts?state=untriaged&per_page=1")
     untriaged = [a for a in alerts if a.state == UNTRIAGED]
     assert f"{len(untriaged)} alert(s); page 1 of {len(untriaged)}" in page and 'rel="next"' in page
-    status, page = request(url + f"/alerts/{alerts[0].id}")
+    step = alerts_at(alerts, lab["line"][6])[1]
+    status, page = request(url + f"/alerts/{step.id}")
     assert status == 200 and "perflab noticed a" in page and 'id="triage"' not in page
     assert request(url + "/alerts/99999")[0] == 404
     assert request(url + "/alerts/abc")[0] == 400
@@ -339,8 +342,9 @@ def test_triage_by_post_needs_the_token(lab, servers):
 
 
 def test_triage_form_in_chromium_escapes_the_note(lab, servers):
-    from browser import chromium
     from selenium.webdriver.support.ui import Select
+
+    from browser import chromium
     _, url, token = servers
     with Store(lab["db"]) as store:
         alert = alerts_at(list_alerts(store), lab["line"][6])[1]

@@ -50,12 +50,12 @@ def create_alert(store: Store, values: dict[str, Any], *, last_good: str, first_
         now = time.time()
         row = dict(values, params=json.dumps(values["params"], sort_keys=True, separators=(",", ":")),
                    summary_id=summary, created_at=now, updated_at=now, recovered=False)
-        result = store.conn.execute(_insert(store, alerts, ["change_id"]), row)
-        if result.rowcount != 1:
+        # RETURNING yields the new row's id, and nothing when the change id exists (both dialects)
+        inserted = store.conn.execute(_insert(store, alerts, ["change_id"]).returning(alerts.c.id), row).scalar()
+        if inserted is None:
             store.conn.rollback()
             return None
-        alert_id = int(store.conn.execute(sa.select(alerts.c.id)
-                                          .where(alerts.c.change_id == values["change_id"])).scalar_one())
+        alert_id = int(inserted)
         _event(store, alert_id, who=who, action=CREATED, from_state=None, to_state=values["state"], note="")
         store.conn.commit()
         return alert_id
