@@ -385,3 +385,29 @@ def test_rerun_attaches_a_fresh_run_of_each_side(lab):
     assert given.returncode == 0, given.stderr
     bad = run_cli("alert", str(alert.id), "rerun", "--run", "no-such-run", db=db)
     assert bad.returncode == 2 and "no run with id or label" in bad.stderr
+
+
+def test_a_schema_2_database_gains_the_alert_tables(tmp_path):
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    from perflab.store.schema import SCHEMA_VERSION, meta
+    db = tmp_path / "old.db"
+    run_cli("run", "-q", "-n", "2", "--label", "old", "--", "true", db=str(db), check=True)
+    with sqlite3.connect(db) as conn:  # make it look like a schema-2 file
+        for name in ("alert_events", "alerts", "alert_summaries"):
+            conn.execute(f"DROP TABLE {name}")
+        conn.execute("UPDATE perflab_meta SET value='2' WHERE key='schema_version'")
+    listed = run_cli("alerts", db=str(db))  # a reader upgrades it
+    assert listed.returncode == 0 and listed.stdout == "no alerts\n", listed.stderr
+    with Store(str(db)) as store:
+        version = store.conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+        assert int(version) == SCHEMA_VERSION
+        assert {"alerts", "alert_summaries", "alert_events"} <= set(sa.inspect(store.engine).get_table_names())
+        assert store.resolve_run("old").label == "old"
+
+
+def test_a_short_serve_token_is_refused(tmp_path):
+    result = run_cli("serve", "--token", "short", db=str(tmp_path / "none.db"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "at least 8 characters" in result.stderr
