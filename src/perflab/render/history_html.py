@@ -88,12 +88,13 @@ def render_history_html(history: History, subjects: Mapping[str, str] | None = N
     subjects = subjects or {}
     series = []
     for i, s in enumerate(history.series):
+        figure = _figure(s, subjects)
         series.append({"id": f"series-{i}", "title": " ".join(filter(None, (s.benchmark, s.point_name, s.metric))),
                        "host": s.host, "method": s.method, "direction": s.info.direction.value,
                        "changes": [{"short": c.point.short, "pct": f"{c.change_pct:+.2f}%",
                                     "verdict": c.verdict.value, "subject": subjects.get(c.point.commit or "", "")}
                                    for c in s.changes],
-                       "spec": script_json(_figure(s, subjects))})
+                       "height": figure["layout"]["height"], "spec": script_json(figure)})
     page = environment().get_template("history.html.j2").render(
         title="perflab history", order=history.order, series=series,
         warnings=[w.message for w in history.warnings], plotly_js=plotly_js())
