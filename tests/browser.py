@@ -94,3 +94,21 @@ def plot_traces(driver) -> list[int]:
     draw_every_plot(driver)
     return driver.execute_script(
         "return Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => (p.data || []).length);")
+
+
+def click_change_point(driver, change_id: str) -> None:
+    """Click, with the mouse, the diamond of change ``change_id`` on a history page (the
+    chart scrolled into view and drawn first), as a reader would."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    draw_every_plot(driver)
+    marker = driver.execute_script("""
+        for (const trace of document.querySelectorAll('.scatterlayer .trace')) {
+            const t = trace.__data__ && trace.__data__[0] && trace.__data__[0].trace;
+            if (!t || t.name !== 'change point') continue;
+            const at = t.text.findIndex(s => s.startsWith('change ' + arguments[0]));
+            if (at >= 0) return trace.querySelectorAll('path.point')[at];
+        }
+        return null;""", change_id)
+    assert marker is not None, f"no marker of change {change_id} on the page"
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", marker)
+    ActionChains(driver).move_to_element(marker).pause(0.3).click().perform()

@@ -175,8 +175,10 @@ def test_errors_are_one_line(nap, tmp_path):
 
 # ---------------------------------------------------------------- long series via the Store
 
-def long_history(base: Path, *, commits: int = 48, step_at: int = 30) -> tuple[str, Path, list[str]]:
-    """A higher-is-better 'ops' that drops 10% at ``step_at``; gaps, doubles and a failure."""
+def long_history(base: Path, *, commits: int = 48, step_at: int = 30,
+                 db: str | None = None) -> tuple[str, Path, list[str]]:
+    """A higher-is-better 'ops' that drops 10% at ``step_at``; gaps, doubles and a failure
+    (in ``db``, a new SQLite file under ``base`` unless given)."""
     from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
     from perflab.store import Store
 
@@ -184,7 +186,7 @@ def long_history(base: Path, *, commits: int = 48, step_at: int = 30) -> tuple[s
     shas = [commit(repo, f"change {i}") for i in range(commits)]
     rng = np.random.default_rng(7)
     point = Point("wis", {"test": "poll2", "mode": "thread"})
-    db = str(base / "perflab.db")
+    db = db or str(base / "perflab.db")
     with Store(db, create=True) as store:
         store.save_metric_info("wis", [MetricInfo("ops", "ops/s", Direction.HIGHER)])
         for i, sha in enumerate(shas):

@@ -79,7 +79,7 @@ REPOSITORY_UNRELATED = "repository-unrelated"
 NO_METRIC_INFO = "no-metric-info"
 
 __all__ = ["METHODS", "build_history", "change_report", "commit_subjects", "find_change",
-           "list_changes", "order_points", "parse_since", "select_changes"]
+           "list_changes", "order_points", "parse_since", "report_of_change", "select_changes"]
 
 
 def _warning(kind: str, message: str) -> StatWarning:
@@ -399,6 +399,13 @@ def change_report(store: Store, change: str, *, labels: Sequence[str] = (), meth
     if points is not None and points < 1:
         raise UsageError(f"--points must be at least 1, got {points}")
     history, series, c = find_change(store, change, labels=labels, method=method)
+    return report_of_change(store, history, series, c, points=points, q=q)
+
+
+def report_of_change(store: Store, history: History, series: Series, c: Change, *,
+                     points: int | None = None, q: float = 0.05) -> ChangeReport:
+    """The report of change ``c`` of ``series`` in ``history`` (found already: the history
+    page embeds the report of each of its changes)."""
     before, base_runs = _side(series, c.before, points, nearest_last=True)
     after, new_runs = _side(series, c.after, points, nearest_last=False)
     comparison = compare_pooled(store, base_runs, new_runs, q=q)

@@ -3,9 +3,10 @@
 Pages: the runs (filter by label, host, commit, date; paginated), one run, a comparison
 of any selection (the same page as ``compare --format html``), the history of a metric
 with its change points (the page of ``history --format html``; ``?format=text`` the
-text) and the list of changes. Every page opens the store for the request only and never
-writes. Jinja2 autoescapes every user string; a user's mistake (an unknown run, a bad
-filter) is a 400/404 page saying so in one line.
+text), the list of changes and one change's report (the text of ``perflab report change
+ID``, which a click on a change point of the history page opens). Every page opens the
+store for the request only and never writes. Jinja2 autoescapes every user string; a
+user's mistake (an unknown run, a bad filter) is a 400/404 page saying so in one line.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from perflab.analysis.compare import Filters, compare_runs
-from perflab.analysis.history import build_history, list_changes, parse_since
+from perflab.analysis.history import build_history, change_report, list_changes, parse_since
 from perflab.analysis.summary import summarize_run
 from perflab.model.errors import PerflabError
 from perflab.model.records import RunInfo
 from perflab.render.compare import render_comparison
 from perflab.render.history import render_changes, render_history
 from perflab.render.history_html import render_history_html
+from perflab.render.report import render_change_report
 from perflab.render.runs import render_show
 from perflab.store import Store
 from perflab.vcs import commit_subjects
@@ -76,7 +78,7 @@ def create_app(db: str | None) -> Starlette:
             except _BadRequest as error:
                 return _page("error.html.j2", 400, message=str(error))
             except PerflabError as error:
-                status = 404 if "no run" in str(error) or "not found" in str(error) else 400
+                status = 404 if any(w in str(error) for w in ("no run", "no change with", "not found")) else 400
                 return _page("error.html.j2", status, message=str(error))
         return endpoint
 
@@ -131,14 +133,22 @@ def create_app(db: str | None) -> Starlette:
         if request.query_params.get("format") == "text":
             return _page("text.html.j2", title="history", text=render_history(found))
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
-        return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits)))
+        return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits),
+                                                change_url="/changes/{id}"))
 
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
         listing = list_changes(_history(request), since=parse_since(since) if since else None)
         return _page("text.html.j2", title="changes", text=render_changes(listing))
 
+    def change(request: Request) -> HTMLResponse:  # the text of `perflab report change ID`
+        change_id = request.path_params["id"]
+        with store() as s:
+            found = change_report(s, change_id, labels=request.query_params.getlist("label"))
+        return _page("text.html.j2", title=f"change {found.change.id}", text=render_change_report(found))
+
     return Starlette(routes=[
         Route("/", guarded(runs)), Route("/runs/{ref}", guarded(run)), Route("/compare", guarded(compare)),
         Route("/history", guarded(history)), Route("/changes", guarded(changes)),
+        Route("/changes/{id}", guarded(change)),
     ])
