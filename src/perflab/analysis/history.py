@@ -199,12 +199,18 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        kept = [(replace(p, runs=tuple(r for r in p.runs if r.host == host)), np.concatenate(v))
-                for p, v in zip(points, per_point) if v]
+        kept = [(_on_host(p, host), np.concatenate(v)) for p, v in zip(points, per_point) if v]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     return History(tuple(series), order, repo, tuple(warnings))
+
+
+def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:
+    """The point with only ``host``'s runs (itself, unchanged, when they all are)."""
+    if all(r.host == host for r in point.runs):
+        return point
+    return replace(point, runs=tuple(r for r in point.runs if r.host == host))
 
 
 def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool, any_runs: bool) -> None:

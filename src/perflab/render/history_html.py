@@ -13,6 +13,7 @@ repository). A series without change points has no segments to draw: it says so.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import isfinite
 from typing import Any
 
 from perflab.model.report.history import History, Segment, Series
@@ -41,7 +42,7 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
     my: list[float | None] = []
     hover: list[str] = []
     for i, p in enumerate(series.points):
-        values = [v for v in (number(x) for x in p.values) if v is not None]
+        values = [v for v in p.values if isfinite(v)]  # the samples as measured (25,000 on a page)
         xs += [i] * len(values)
         ys += values
         mx.append(i)

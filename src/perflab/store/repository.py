@@ -389,14 +389,19 @@ class Store:
         runs' series of the chosen benchmarks and metrics in one query, the few unsealed
         runs (killed, resumed) from their sample rows."""
         wanted = set(run_ids)
-        sealed = {run_id for (run_id,) in self.conn.execute(sa.select(series.c.run_id).distinct())}
+        if not wanted:
+            return {}
+        query, sealed_query = _series_query(benchmarks, metrics), sa.select(series.c.run_id).distinct()
+        if len(wanted) <= _RUNS_BY_ID:
+            query = query.where(series.c.run_id.in_(sorted(wanted)))
+            sealed_query = sealed_query.where(series.c.run_id.in_(sorted(wanted)))
+        sealed = {run_id for (run_id,) in self.conn.execute(sealed_query)}
         found: dict[int, list[ValueGroup]] = {}
-        for run_id, bench, params, metric, unit, failures, blob in self.conn.execute(
-                _series_query(benchmarks, metrics)):
+        for run_id, bench, params, metric, unit, failures, blob in self.conn.execute(query):
             if run_id in wanted:
                 found.setdefault(run_id, []).append(
                     ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures))
-        for run_id in sorted(wanted - sealed):  # sealed since the first query: read from rows too
+        for run_id in sorted(wanted - sealed):  # not sealed (yet): from their rows
             found[run_id] = self._groups_from_rows(run_id, benchmarks, metrics)
         return found
 
@@ -486,6 +491,18 @@ class Store:
         if trace_rows:
             self.conn.execute(profile_traces.insert(), trace_rows)
         self.conn.commit()
+
+    def profiled_runs(self, run_ids: Iterable[int]) -> set[int]:
+        """Those of ``run_ids`` with profile rows: two queries, where a side of a change
+        pooling thousands of unprofiled runs would otherwise ask each run."""
+        wanted = set(run_ids)
+        found: set[int] = set()
+        for table in (profile_symbols, profile_traces):
+            query = sa.select(table.c.run_id).distinct()
+            if len(wanted) <= _RUNS_BY_ID:
+                query = query.where(table.c.run_id.in_(sorted(wanted)))
+            found |= {run_id for (run_id,) in self.conn.execute(query) if run_id in wanted}
+        return found
 
     def profile_symbols(self, run_id: int, benchmarks: set[str] | None = None) -> list[ProfileSymbol]:
         table = profile_symbols
@@ -606,6 +623,11 @@ class Store:
         if found is None:  # another dialect: plain insert
             found = _inserted_id(self.conn.execute(points.insert().values(benchmark=benchmark, params=params)))
         return int(found)
+
+
+# value_groups_of_runs names up to this many runs in its query (an IN list); more, and it
+# reads the chosen metrics' series of every run and keeps the wanted ones (no huge IN list)
+_RUNS_BY_ID = 500
 
 
 def _series_query(benchmarks: set[str] | None, metrics: set[str] | None) -> sa.Select[Any]:
