@@ -18,6 +18,7 @@ the viewport (templates/plots.html.j2), so 10 blocks of 3,000 samples open in a 
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from pathlib import Path
@@ -49,8 +50,10 @@ def environment() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
+@functools.cache
 def plotly_js() -> str:
-    """plotly.js from the plotly package, to embed (no CDN: the file works offline)."""
+    """plotly.js from the plotly package, to embed (no CDN: the file works offline); read
+    once per process (the dashboard embeds it in every chart page)."""
     from plotly.offline import get_plotlyjs
     return get_plotlyjs()
 

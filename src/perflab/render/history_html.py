@@ -41,6 +41,7 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
     mx: list[int] = []
     my: list[float | None] = []
     hover: list[str] = []
+    unit = plot_text(series.unit)  # escaped once; format_number's digits need no escaping
     for i, p in enumerate(series.points):
         values = [v for v in p.values if isfinite(v)]  # the samples as measured (25,000 on a page)
         xs += [i] * len(values)
@@ -51,10 +52,10 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
         lines = [f"<b>{plot_text(hp.short)}</b>" + (f" {plot_text(hp.describe)}" if hp.describe else "")]
         if hp.commit and subjects.get(hp.commit):
             lines.append(plot_text(subjects[hp.commit]))
-        lines.append(f"n={p.summary.n}, median {plot_text(format_number(p.summary.median))} {plot_text(series.unit)}")
+        lines.append(f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}")
         centre = centre_at.get(i)
         if centre is not None:
-            lines.append(f"segment centre {plot_text(format_number(centre))} {plot_text(series.unit)}")
+            lines.append(f"segment centre {format_number(centre)} {unit}")
         hover.append("<br>".join(lines))
     kind = "scattergl" if len(ys) > SAMPLES_WEBGL else "scatter"
     data: list[dict[str, Any]] = [
