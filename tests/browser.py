@@ -48,7 +48,10 @@ def start_chromium():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    # --enable-unsafe-swiftshader: WebGL (plotly's scattergl) in software, which chromium no
+    # longer falls back to unasked; the pages under test are our own
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--enable-unsafe-swiftshader",
                 "--no-first-run", "--disable-background-networking", "--window-size=1280,1000"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
@@ -69,7 +72,43 @@ def console_errors(driver) -> list[dict]:
     return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 
+def draw_every_plot(driver, timeout: float = 60.0) -> None:
+    """Scroll every chart (div.plot) into view, as a reader would, and wait until it is drawn:
+    the pages draw a chart when it comes near the viewport. Fails on a chart never drawn."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    for plot in driver.find_elements("css selector", "div.plot"):
+        driver.execute_script("arguments[0].scrollIntoView();", plot)
+        WebDriverWait(driver, timeout).until(lambda d, p=plot: d.execute_script("return !!arguments[0].data;", p),
+                                             f"chart {plot.get_attribute('id')} not drawn when scrolled to")
+    driver.execute_script("window.scrollTo(0, 0);")
+
+
+def drawn_plots(driver) -> list[str]:
+    """The ids of the charts drawn so far."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('div.plot')).filter(p => p.data).map(p => p.id);")
+
+
 def plot_traces(driver) -> list[int]:
-    """For every plotly plot on the page, how many traces it drew."""
+    """For every plotly plot on the page, how many traces it drew (every chart scrolled to first)."""
+    draw_every_plot(driver)
     return driver.execute_script(
         "return Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => (p.data || []).length);")
+
+
+def click_change_point(driver, change_id: str) -> None:
+    """Click, with the mouse, the diamond of change ``change_id`` on a history page (the
+    chart scrolled into view and drawn first), as a reader would."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    draw_every_plot(driver)
+    marker = driver.execute_script("""
+        for (const trace of document.querySelectorAll('.scatterlayer .trace')) {
+            const t = trace.__data__ && trace.__data__[0] && trace.__data__[0].trace;
+            if (!t || t.name !== 'change point') continue;
+            const at = t.text.findIndex(s => s.startsWith('change ' + arguments[0]));
+            if (at >= 0) return trace.querySelectorAll('path.point')[at];
+        }
+        return null;""", change_id)
+    assert marker is not None, f"no marker of change {change_id} on the page"
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", marker)
+    ActionChains(driver).move_to_element(marker).pause(0.3).click().perform()

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,11 +35,21 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def postgres_server():
     """A throwaway PostgreSQL server on 127.0.0.1, stopped and removed at the end."""
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if not (initdb and pg_ctl):
+    if not (_pg_bin("initdb") and _pg_bin("pg_ctl")):
         if os.environ.get("CI"):
             pytest.fail("PostgreSQL is not installed; install.sh --test installs it")
         pytest.skip("PostgreSQL server binaries not installed")
+    with pg_server() as url:
+        yield url
+
+
+@contextmanager
+def pg_server() -> Iterator[str]:
+    """A throwaway PostgreSQL server on 127.0.0.1 for a with-block (tests and bench/ scripts):
+    its URL; stopped and removed however the block ends."""
+    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+    if not (initdb and pg_ctl):
+        raise RuntimeError("PostgreSQL server binaries not installed (install.sh --test installs them)")
     directory = Path(tempfile.mkdtemp(prefix="perflab-pg-", dir="/tmp"))
     as_user: list[str] = []
     if os.geteuid() == 0:  # postgres refuses to run as root

@@ -3,17 +3,21 @@ in a headless chromium, against SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import signal
 import subprocess
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 
 import pytest
 
-from browser import chromium, console_errors, plot_traces, requested_urls
+from browser import chromium, click_change_point, console_errors, plot_traces, requested_urls
 from conftest import PERFLAB, _free_port, _new_pg_database, run_cli
+from test_history import long_history
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 LABELS = ("base", "slow", HOSTILE)
@@ -34,6 +38,12 @@ def store(request, tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(store):
     """`perflab serve` on a free port of 127.0.0.1 (the default host); stopped at the end."""
+    with serving(store) as started:
+        yield started
+
+
+@contextmanager
+def serving(store: str):
     port = _free_port()
     env = dict(os.environ)
     env.pop("PERFLAB_DB", None)
@@ -158,3 +168,42 @@ def test_serve_mistakes_are_one_line(tmp_path, server):
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
     result = run_cli("serve", db=str(tmp_path / "none.db"), timeout=60)
     assert result.returncode == 2 and "no perflab database" in result.stderr
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def history_server(request, tmp_path_factory):
+    """The dashboard over a history of 48 commits whose 'ops' drops 10% at commit 30."""
+    base = tmp_path_factory.mktemp("dash-history")
+    db = None if request.param == "sqlite" else _new_pg_database(request.getfixturevalue("postgres_server"))
+    db, _, _ = long_history(base, db=db)
+    change = json.loads(run_cli("changes", "--format", "json", db=db, check=True).stdout)["changes"][0]
+    with serving(db) as (url, _, _):
+        yield url, db, change["id"]
+
+
+def test_change_page_is_the_report(history_server):
+    url, db, change_id = history_server
+    status, page = get(f"{url}/changes/{change_id}")
+    assert status == 200 and f"<h1>change {change_id}</h1>" in page
+    report = run_cli("report", "change", change_id, db=db, check=True).stdout
+    shown = html.unescape(page.split("<pre>", 1)[1].split("</pre>", 1)[0])
+    assert shown.strip() == report.strip()
+    status, page = get(f"{url}/changes/ffff")
+    assert status == 404 and "no change with id" in page and "Traceback" not in page
+    status, page = get(f"{url}/changes/not-hex")
+    assert status == 400 and "bad change id" in page
+
+
+def test_a_click_on_a_change_point_opens_its_report(history_server):
+    url, db, change_id = history_server
+    from selenium.webdriver.support.ui import WebDriverWait
+    report = run_cli("report", "change", change_id, db=db, check=True).stdout
+    with chromium() as driver:
+        driver.get(url + "/history?metric=ops")
+        click_change_point(driver, change_id)
+        WebDriverWait(driver, 60).until(lambda d: d.current_url == f"{url}/changes/{change_id}"
+                                        and d.execute_script("return document.readyState;") == "complete")
+        assert driver.find_element("css selector", "h1").text == f"change {change_id}"
+        shown = driver.execute_script("return document.querySelector('pre').textContent;")
+        assert shown.strip() == report.strip()
+        assert console_errors(driver) == []

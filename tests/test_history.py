@@ -175,8 +175,10 @@ def test_errors_are_one_line(nap, tmp_path):
 
 # ---------------------------------------------------------------- long series via the Store
 
-def long_history(base: Path, *, commits: int = 48, step_at: int = 30) -> tuple[str, Path, list[str]]:
-    """A higher-is-better 'ops' that drops 10% at ``step_at``; gaps, doubles and a failure."""
+def long_history(base: Path, *, commits: int = 48, step_at: int = 30,
+                 db: str | None = None) -> tuple[str, Path, list[str]]:
+    """A higher-is-better 'ops' that drops 10% at ``step_at``; gaps, doubles and a failure
+    (in ``db``, a new SQLite file under ``base`` unless given)."""
     from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
     from perflab.store import Store
 
@@ -184,7 +186,7 @@ def long_history(base: Path, *, commits: int = 48, step_at: int = 30) -> tuple[s
     shas = [commit(repo, f"change {i}") for i in range(commits)]
     rng = np.random.default_rng(7)
     point = Point("wis", {"test": "poll2", "mode": "thread"})
-    db = str(base / "perflab.db")
+    db = db or str(base / "perflab.db")
     with Store(db, create=True) as store:
         store.save_metric_info("wis", [MetricInfo("ops", "ops/s", Direction.HIGHER)])
         for i, sha in enumerate(shas):
@@ -347,3 +349,32 @@ def test_the_history_renderers_only_lay_out_the_model():
                                                   "perflab.execute", "numpy", "statistics")), (name, module)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 assert node.func.attr not in ("mean", "std", "median", "var"), (name, node.lineno)
+
+
+def test_detection_cache_follows_the_stored_values(tmp_path):
+    """Change points are cached by the series' own values: the same store gives the same
+    changes again, and runs that land give a fresh detection, never a stale one."""
+    from perflab.analysis.compare import Filters
+    from perflab.analysis.history import build_history
+    from perflab.model.records import Measurement, Point, RunStatus
+    from perflab.store import Store
+
+    db, repo, _ = long_history(tmp_path)
+    ops = Filters.parse([], ["ops"])
+    with Store(db) as store:
+        (first,) = build_history(store, filters=ops).series
+        (again,) = build_history(store, filters=ops).series
+        assert [c.id for c in again.changes] == [c.id for c in first.changes] and len(first.changes) == 1
+        point = Point("wis", {"test": "poll2", "mode": "thread"})
+        for i in range(24):  # a second step, down to 70
+            sha = commit(repo, f"later {i}")
+            run_id = store.create_run(label="nightly", host="box", spec={}, environment={}, commit=sha,
+                                      commit_describe=sha[:7], repo=str(repo))
+            for rep in range(3):
+                store.add_sample(run_id, point, rep, [Measurement("ops", 70.0 * (1 + 0.001 * (rep - 1)), "ops/s")])
+            store.seal(run_id)
+            store.set_run_status(run_id, RunStatus.COMPLETE)
+        (later,) = build_history(store, filters=ops).series
+    assert len(later.points) == len(first.points) + 24
+    assert len(later.changes) == 2 and later.changes[0].id == first.changes[0].id
+    assert later.changes[1].change_pct == pytest.approx(-100 * 20 / 90, abs=2)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import chromium, console_errors, plot_traces, requested_urls
+from browser import chromium, console_errors, draw_every_plot, drawn_plots, plot_traces, requested_urls
 from conftest import run_cli
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -104,6 +104,7 @@ def test_hostile_label_is_text_and_runs_nothing(report, browser):
     assert browser.execute_script("return document.querySelectorAll('img').length;") == 0
     headers = [th.text for th in browser.find_elements("css selector", "#compare-table th")]
     assert HOSTILE in headers
+    draw_every_plot(browser)
     legend = browser.execute_script(
         "return Array.from(document.querySelectorAll('.legendtext')).map(t => t.textContent);")
     assert HOSTILE in legend
@@ -150,3 +151,42 @@ def test_report_shows_its_environment_section(report):
     body = path.read_text()
     assert "<h2>Environment differences</h2>" in body
     assert '<table id="environment">' in body or "do not differ" in body
+
+
+def test_charts_are_drawn_as_they_come_into_view(tmp_path, browser):
+    """A long report draws the charts of its first screen at load and the others when the
+    reader scrolls to them, each with every side's samples."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from perflab.analysis.compare import compare_runs
+    from perflab.model.records import Measurement, Point, RunStatus
+    from perflab.render.compare import render_comparison
+    from perflab.store import Store
+
+    db, labels, benchmarks, samples = str(tmp_path / "many.db"), ("a", "b"), 8, 40
+    with Store(db, create=True) as store:
+        for s, label in enumerate(labels):
+            run_id = store.create_run(label=label, host="box", spec={}, environment={})
+            for b in range(benchmarks):
+                for rep in range(samples):
+                    value = 1.0 + 0.01 * s + 0.001 * ((rep * 7 + b) % 11)
+                    store.add_sample(run_id, Point(f"bench{b}", {}), rep, [Measurement("time", value, "s")])
+            store.seal(run_id)
+            store.set_run_status(run_id, RunStatus.COMPLETE)
+        report = compare_runs(store, [store.resolve_run(label) for label in labels])
+    path = tmp_path / "many.html"
+    path.write_text(render_comparison(report, "html"))
+    browser.get(path.as_uri())
+    ids = browser.execute_script("return Array.from(document.querySelectorAll('div.plot')).map(p => p.id);")
+    assert len(ids) == 2 * benchmarks  # distribution and measurement order per benchmark
+    WebDriverWait(browser, 60).until(lambda d: ids[0] in drawn_plots(d), "the first chart was not drawn at load")
+    assert ids[-1] not in drawn_plots(browser)  # 15 charts of 360 px below: not drawn yet
+    draw_every_plot(browser)
+    assert drawn_plots(browser) == ids
+    per_chart = browser.execute_script("""
+        return Array.from(document.querySelectorAll('div.plot')).map(p =>
+            [p.dataset.kind, p.data.map(t => t.y.length)]);""")
+    for kind, lengths in per_chart:
+        # a box per side holding all its samples, a line per side through them in order
+        assert lengths == [samples, samples], (kind, lengths)
+    assert console_errors(browser) == []

@@ -153,3 +153,31 @@ def test_pending_samples_of_a_live_run_are_left_to_it(db_target):
         assert store.sample_rows(run_id).value.tolist() == [1.0]
         assert pending.path.stat().st_size == 0
         pending.close()
+
+
+def test_value_groups_of_many_runs_are_each_runs_own(db_target):
+    """One query for many runs gives each run what value_groups gives it: sealed runs from
+    their series, an unsealed one from its rows, a failed sample left out."""
+    with Store(db_target, create=True) as store:
+        ids = []
+        for r in range(3):
+            run_id = store.create_run(label=f"r{r}", host="box", spec={}, environment={})
+            for rep in range(4):
+                for name in ("fast", "slow"):
+                    status = SampleStatus.FAILED if (r, rep, name) == (1, 2, "slow") else SampleStatus.OK
+                    store.add_sample(run_id, Point(name, {"n": rep % 2}), rep,
+                                     [Measurement("time", 1.0 + r + rep / 10, "s", status),
+                                      Measurement("rss", 100.0 * (r + 1), "B")])
+            if r != 2:
+                store.seal(run_id)  # the last run stays unsealed
+            ids.append(run_id)
+        for benchmarks, metrics in ((None, None), ({"slow"}, None), (None, {"time"})):
+            many = store.value_groups_of_runs(ids[1:], benchmarks, metrics)
+            assert set(many) == set(ids[1:])
+            for run_id in ids[1:]:
+                one = store.value_groups(run_id, benchmarks, metrics)
+                key = lambda g: (g.benchmark, g.point, g.metric)  # noqa: E731
+                assert sorted(map(key, many[run_id])) == sorted(map(key, one))
+                for a, b in zip(sorted(many[run_id], key=key), sorted(one, key=key)):
+                    assert a.values.tolist() == b.values.tolist() and a.failures == b.failures
+        assert store.value_groups_of_runs([]) == {}

@@ -117,3 +117,19 @@ def test_summarize_reports_sample_checks():
     assert "high-cov" in codes(summarize([100, 80, 120, 95, 110]).warnings)
     assert "outliers" in codes(summarize([10.0, 10.1, 9.9, 10.05, 9.95, 10.02, 25.0]).warnings)
     assert "trend" in codes(summarize(np.linspace(100, 110, 20)).warnings)
+
+
+def test_group_stats_are_numpys_per_group():
+    from perflab.stats.summary import group_stats
+    rng = np.random.default_rng(3)
+    groups = [rng.lognormal(0, 1, size) for size in (5, 0, 1, 2, 5, 7, 2, 0, 5)]
+    found = group_stats(groups)
+    assert found.n.tolist() == [5, 0, 1, 2, 5, 7, 2, 0, 5]
+    for i, x in enumerate(groups):
+        if x.size == 0:
+            assert math.isnan(found.median[i]) and math.isnan(found.mean[i]) and math.isnan(found.sd[i])
+            continue
+        assert found.median[i] == np.median(x) and found.mean[i] == np.mean(x)  # exactly, not approximately
+        assert found.sd[i] == np.std(x, ddof=1) if x.size > 1 else math.isnan(found.sd[i])
+    assert group_stats([np.array([1.0, 2.0, 10.0, 11.0])]).median.tolist() == [6.0]
+    assert group_stats([]).n.size == 0

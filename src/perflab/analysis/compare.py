@@ -386,8 +386,11 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
     """One side's value groups by (benchmark, point, metric), several runs' values pooled,
     and each run's own values (for the run-to-run variance of a pooled side)."""
     pooled: dict[Key, list[ValueGroup]] = {}
+    # one query for all the runs (a change's side pools thousands of commits' runs)
+    groups_of = store.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
+                                           set(filters.metrics) or None)
     for run in runs:
-        for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
+        for g in groups_of.get(run.id, ()):
             if (not filters.params or filters.keeps(g.params)) and (
                     monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
                     or g.metric in filters.metrics) and g.metric not in exclude:

@@ -34,7 +34,9 @@ import datetime as dt
 import hashlib
 import math
 import shlex
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -78,7 +80,7 @@ REPOSITORY_UNRELATED = "repository-unrelated"
 NO_METRIC_INFO = "no-metric-info"
 
 __all__ = ["METHODS", "build_history", "change_report", "commit_subjects", "find_change",
-           "list_changes", "order_points", "parse_since", "select_changes"]
+           "list_changes", "order_points", "parse_since", "report_of_change", "select_changes"]
 
 
 def _warning(kind: str, message: str) -> StatWarning:
@@ -148,7 +150,7 @@ def order_points(runs: Sequence[RunInfo],
 # --------------------------------------------------------------------------- series
 
 def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
-    runs = [r for r in store.list_runs() if r.status is not RunStatus.RUNNING]
+    runs = [r for r in store.list_runs(counted=False) if r.status is not RunStatus.RUNNING]
     if labels:
         wanted = set(labels)
         runs = [r for r in runs if r.label in wanted]
@@ -170,15 +172,19 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     found: dict[tuple[str, str, str, str], tuple[str, list[list[np.ndarray]]]] = {}
     seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
     params_of: dict[str, dict[str, Any]] = {}  # each point's parameters, as the store decoded them
+    groups_of = store.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
+                                           set(filters.metrics) or None)
     for point in points:
         i = index_of[point.key]
         for run in point.runs:
-            for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
-                seen_params = (seen_params or set()) | set(g.params)
-                if filters.params and not filters.keeps(g.params):
+            for g in groups_of.get(run.id, ()):
+                if g.point not in params_of:  # decoded once per point, not per run
+                    params_of[g.point] = g.params
+                    seen_params = (seen_params or set()) | set(g.params)
+                params = params_of[g.point]
+                if filters.params and not filters.keeps(params):
                     continue
                 key = (run.host, g.benchmark, g.point, g.metric)
-                params_of[g.point] = g.params
                 if key not in found:
                     found[key] = (g.unit, [[] for _ in points])
                 found[key][1][i].append(g.values)
@@ -194,12 +200,18 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        kept = [(replace(p, runs=tuple(r for r in p.runs if r.host == host)), np.concatenate(v))
-                for p, v in zip(points, per_point) if v]
+        kept = [(_on_host(p, host), np.concatenate(v)) for p, v in zip(points, per_point) if v]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     return History(tuple(series), order, repo, tuple(warnings))
+
+
+def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:
+    """The point with only ``host``'s runs (itself, unchanged, when they all are)."""
+    if all(r.host == host for r in point.runs):
+        return point
+    return replace(point, runs=tuple(r for r in point.runs if r.host == host))
 
 
 def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool, any_runs: bool) -> None:
@@ -224,11 +236,14 @@ def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool
 
 # --------------------------------------------------------------------------- detection
 
-def _summary(x: np.ndarray) -> PointSummary:
-    mean = float(x.mean()) if x.size else math.nan
-    sd = float(x.std(ddof=1)) if x.size > 1 else math.nan
-    return PointSummary(int(x.size), float(np.median(x)) if x.size else math.nan, mean, sd,
-                        100.0 * sd / mean if math.isfinite(sd) and mean else math.nan)
+def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
+    from perflab.stats.summary import group_stats
+    found = group_stats(samples)
+    out = []
+    for n, median, mean, sd in zip(found.n.tolist(), found.median.tolist(), found.mean.tolist(),
+                                   found.sd.tolist()):
+        out.append(PointSummary(n, median, mean, sd, 100.0 * sd / mean if math.isfinite(sd) and mean else math.nan))
+    return out
 
 
 def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: str, metric: str, unit: str,
@@ -236,12 +251,13 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
                 method: str = AUTO_METHOD) -> Series:
     """One series with its summaries and change points (see the module's description)."""
     from perflab.stats.changepoints import detect as find_points
-    summaries = [_summary(x) for x in samples]
+    summaries = _summaries(samples)
     centres = np.array([s.median for s in summaries])
     finite = int(np.isfinite(centres).sum())
     chosen = resolve_method(method, finite)
     # one group of samples per point: detection on their medians
-    found = find_points(list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median")
+    found = _DETECTED.get(samples, chosen, info.noise_floor, lambda: find_points(
+        list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median"))
     bounds = [0, *(c.index for c in found), len(points)]
     changes = []
     for k, cp in enumerate(found, start=1):
@@ -265,6 +281,38 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
                   tuple(SeriesPoint(p, tuple(float(v) for v in x), s)
                         for p, x, s in zip(points, samples, summaries)),
                   tuple(changes), chosen, typical)
+
+
+class _DetectionCache:
+    """Change points already found, keyed by the series' own values (every point's samples,
+    with the method and noise floor): a dashboard drawing the same history again skips the
+    detector, and a run that lands changes the values, so nothing stale is ever returned.
+    Hashing the values costs far less than reading them, which the page needs anyway."""
+
+    def __init__(self, size: int = 64):
+        self._size = size
+        self._found: OrderedDict[tuple[str, float, bytes], list[Any]] = OrderedDict()
+        self._lock = threading.Lock()  # the dashboard serves pages from several threads
+
+    def get(self, samples: Sequence[np.ndarray], method: str, floor: float,
+            detect: Callable[[], list[Any]]) -> list[Any]:
+        digest = hashlib.sha256(np.array([x.size for x in samples], dtype="<i8").tobytes())
+        for x in samples:
+            digest.update(np.ascontiguousarray(x, dtype="<f8").tobytes())
+        key = (method, floor, digest.digest())
+        with self._lock:
+            if key in self._found:
+                self._found.move_to_end(key)
+                return self._found[key]
+        found = detect()
+        with self._lock:
+            self._found[key] = found
+            while len(self._found) > self._size:
+                self._found.popitem(last=False)
+        return found
+
+
+_DETECTED = _DetectionCache()
 
 
 def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -327,7 +375,7 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
     tries: list[tuple[str, ...]] = [tuple(labels)]
     if not labels:
-        tries += [(label,) for label in sorted({r.label for r in store.list_runs()})]
+        tries += [(label,) for label in sorted({r.label for r in store.list_runs(counted=False)})]
     for selection in tries:
         try:
             history = build_history(store, labels=selection, method=method)
@@ -358,6 +406,13 @@ def change_report(store: Store, change: str, *, labels: Sequence[str] = (), meth
     if points is not None and points < 1:
         raise UsageError(f"--points must be at least 1, got {points}")
     history, series, c = find_change(store, change, labels=labels, method=method)
+    return report_of_change(store, history, series, c, points=points, q=q)
+
+
+def report_of_change(store: Store, history: History, series: Series, c: Change, *,
+                     points: int | None = None, q: float = 0.05) -> ChangeReport:
+    """The report of change ``c`` of ``series`` in ``history`` (found already: the history
+    page embeds the report of each of its changes)."""
     before, base_runs = _side(series, c.before, points, nearest_last=True)
     after, new_runs = _side(series, c.after, points, nearest_last=False)
     comparison = compare_pooled(store, base_runs, new_runs, q=q)

@@ -100,7 +100,8 @@ def _side(store: Store, runs: Sequence[RunInfo], filters: Filters, kinds: Sequen
         points.setdefault(row.point, row.params)
         return not filters.params or filters.keeps(row.params)
 
-    for run in runs:
+    profiled = store.profiled_runs(r.id for r in runs)
+    for run in (r for r in runs if r.id in profiled):
         for s in store.profile_symbols(run.id, benchmarks):
             if not keep(s):
                 continue

@@ -26,21 +26,26 @@ def _selection(function):
     return function
 
 
-def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method):
+def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, reports: bool = False):
+    """The history; with ``reports`` also each change's report text, by change id."""
     from perflab.analysis.compare import Filters
-    from perflab.analysis.history import build_history
+    from perflab.analysis.history import build_history, report_of_change
+    from perflab.render.report import render_change_report
     selection = Filters.parse([*filters, *(f"benchmark={b}" for b in benchmarks)], list(metrics))
     with open_store(ctx, create=False) as store:
         history = build_history(store, filters=selection, labels=labels, method=method)
+        texts = {c.id: render_change_report(report_of_change(store, history, s, c))
+                 for s in history.series for c in s.changes} if reports else {}
     for warning in history.warnings:
         warn(warning.message)
-    return history
+    return history, texts
 
 
 @click.command()
 @_selection
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True,
-              help="html: every sample, segment centres and change points, one self-contained page.")
+              help="html: every sample, segment centres and change points (a click on one shows its "
+                   "report), one self-contained page.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 @click.pass_context
 def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str, output: str | None) -> None:
@@ -52,12 +57,12 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
     from perflab.render.history import history_json, render_history
     if output:
         check_output(output)  # before any work
-    found = _build(ctx, metrics, filters, benchmarks, labels, method)
+    found, reports = _build(ctx, metrics, filters, benchmarks, labels, method, reports=fmt == "html")
     if fmt == "html":
         from perflab.render.history_html import render_history_html
         from perflab.vcs import commit_subjects
         commits = [p.point.commit for s in found.series for p in s.points if p.point.commit]
-        text = render_history_html(found, commit_subjects(found.repo, dict.fromkeys(commits)))
+        text = render_history_html(found, commit_subjects(found.repo, dict.fromkeys(commits)), reports=reports)
     else:
         text = history_json(found) if fmt == "json" else render_history(found)
     if output:
@@ -98,7 +103,7 @@ def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, si
     from perflab.analysis.history import list_changes, parse_since
     from perflab.render.history import changes_json, render_changes
     moment = parse_since(since) if since else None
-    found = _build(ctx, metrics, filters, benchmarks, labels, method)
+    found, _ = _build(ctx, metrics, filters, benchmarks, labels, method)
     listing = list_changes(found, since=moment, direction=direction)
     with open_store(ctx, create=False) as store:
         listing = mark_alerts(store, listing)

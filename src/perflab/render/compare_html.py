@@ -12,10 +12,13 @@ environment keys whose values differ between the runs.
 Plotly's bundle is embedded, so the file needs no network when viewed. Every user string
 is escaped: Jinja2 autoescapes the page, the figures go in as JSON with ``<`` escaped,
 and strings plotly draws are HTML-escaped because plotly reads a few tags in its text.
+Each chart's figure is a JSON script element; the page draws a chart when it comes near
+the viewport (templates/plots.html.j2), so 10 blocks of 3,000 samples open in a moment.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from pathlib import Path
@@ -31,6 +34,12 @@ if TYPE_CHECKING:
     import jinja2
 
 TEMPLATES = Path(__file__).parent / "templates"
+# The samples-in-order chart draws a marker per sample up to this many per trace; beyond,
+# markers (4 px on a ~1,000 px plot) would merge into the line anyway, and each is an SVG
+# node: the line alone is one path, and hovering it still gives every sample.
+# (scattergl was measured too: under headless chromium's software WebGL each chart's
+# context costs more than the SVG path, and chromium keeps at most 16 contexts a page.)
+MARKERS_UP_TO = 250
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
@@ -41,8 +50,10 @@ def environment() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
+@functools.cache
 def plotly_js() -> str:
-    """plotly.js from the plotly package, to embed (no CDN: the file works offline)."""
+    """plotly.js from the plotly package, to embed (no CDN: the file works offline); read
+    once per process (the dashboard embeds it in every chart page)."""
     from plotly.offline import get_plotlyjs
     return get_plotlyjs()
 
@@ -113,7 +124,7 @@ def _figures(block: Block, labels: list[str]) -> list[dict[str, Any]]:
             xs += [plot_text(op)] * len(values)
             ys += values
             if values:
-                orders.append({"type": "scattergl" if len(values) > 2000 else "scatter", "mode": "lines+markers",
+                orders.append({"type": "scatter", "mode": "lines+markers" if len(values) <= MARKERS_UP_TO else "lines",
                                "name": plot_text(f"{label} {op}".strip()), "legendgroup": plot_text(label),
                                "x": list(range(1, len(values) + 1)), "y": values,
                                "line": {"color": colour, "width": 1}, "marker": {"size": 4, "color": colour}})
@@ -176,7 +187,7 @@ def render_html(report: CompareReport) -> str:
                        "direction": block.direction.value,
                        "warnings": [f"{row.title}: " + "; ".join(found) for row in block.rows
                                     if (found := row_warnings(row, labels))],
-                       "figures": [{"id": f"fig-{b}-{i}", "kind": f["kind"],
+                       "figures": [{"id": f"fig-{b}-{i}", "kind": f["kind"], "height": f["layout"]["height"],
                                     "spec": script_json({"data": f["data"], "layout": f["layout"]})}
                                    for i, f in enumerate(figures)]})
     intervals = sorted({change.interval for _, _, change in report.changes()})

@@ -4,14 +4,16 @@ Per series: every sample (a dot per sample at its commit's position), each commi
 median (the value detection runs on), the centre of every segment between change points
 (flat lines, as the detector saw the levels) and each change point as a dashed line.
 Hovering a commit shows its commit, describe, subject, n, median and its segment's
-centre. Numbers come from the History model; subjects are passed in by the caller (the
-CLI asks the repository). A series without change points has no segments to draw: it
-says so.
+centre. A diamond at the top of each change point's line opens the change's report when
+clicked (the dashboard's page of it, or the report text embedded in the file). Numbers
+come from the History model; subjects are passed in by the caller (the CLI asks the
+repository). A series without change points has no segments to draw: it says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import isfinite
 from typing import Any
 
 from perflab.model.report.history import History, Segment, Series
@@ -28,7 +30,7 @@ def _segments(series: Series) -> list[Segment]:
     return [series.changes[0].before, *(c.after for c in series.changes)]
 
 
-def _figure(series: Series, subjects: Mapping[str, str]) -> dict[str, Any]:
+def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str]) -> dict[str, Any]:
     segments = _segments(series)
     centre_at: dict[int, float | None] = {}
     for s in segments:
@@ -39,8 +41,9 @@ def _figure(series: Series, subjects: Mapping[str, str]) -> dict[str, Any]:
     mx: list[int] = []
     my: list[float | None] = []
     hover: list[str] = []
+    unit = plot_text(series.unit)  # escaped once; format_number's digits need no escaping
     for i, p in enumerate(series.points):
-        values = [v for v in (number(x) for x in p.values) if v is not None]
+        values = [v for v in p.values if isfinite(v)]  # the samples as measured (25,000 on a page)
         xs += [i] * len(values)
         ys += values
         mx.append(i)
@@ -49,10 +52,10 @@ def _figure(series: Series, subjects: Mapping[str, str]) -> dict[str, Any]:
         lines = [f"<b>{plot_text(hp.short)}</b>" + (f" {plot_text(hp.describe)}" if hp.describe else "")]
         if hp.commit and subjects.get(hp.commit):
             lines.append(plot_text(subjects[hp.commit]))
-        lines.append(f"n={p.summary.n}, median {plot_text(format_number(p.summary.median))} {plot_text(series.unit)}")
+        lines.append(f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}")
         centre = centre_at.get(i)
         if centre is not None:
-            lines.append(f"segment centre {plot_text(format_number(centre))} {plot_text(series.unit)}")
+            lines.append(f"segment centre {format_number(centre)} {unit}")
         hover.append("<br>".join(lines))
     kind = "scattergl" if len(ys) > SAMPLES_WEBGL else "scatter"
     data: list[dict[str, Any]] = [
@@ -70,6 +73,17 @@ def _figure(series: Series, subjects: Mapping[str, str]) -> dict[str, Any]:
             sy += [number(s.centre), number(s.centre), None]
         data.append({"type": "scatter", "mode": "lines", "name": "segment centre", "x": sx, "y": sy,
                      "hoverinfo": "skip", "line": {"color": "#d62728", "width": 3}})
+    if series.changes:
+        # a marker per change point at the top of its dashed line (an overlaid 0..1 axis keeps
+        # it clear of the samples): hover names the change, a click opens its report
+        data.append({"type": "scatter", "mode": "markers", "name": "change point", "yaxis": "y2",
+                     "x": [c.index - 0.5 for c in series.changes], "y": [0.97] * len(series.changes),
+                     "customdata": [links[c.id] for c in series.changes],
+                     "text": [plot_text(f"change {c.id}: {c.change_pct:+.1f}% {c.verdict.value} at "
+                                        f"{c.point.short[:12]}") + "<br>click for its report"
+                              for c in series.changes],
+                     "hovertemplate": "%{text}<extra></extra>",
+                     "marker": {"symbol": "diamond", "size": 13, "color": "#d62728"}})
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": c.index - 0.5, "x1": c.index - 0.5,
                "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in series.changes]
     annotations = [{"x": c.index - 0.5, "y": 1, "yref": "paper", "showarrow": False, "yanchor": "bottom",
@@ -80,21 +94,37 @@ def _figure(series: Series, subjects: Mapping[str, str]) -> dict[str, Any]:
               "shapes": shapes, "annotations": annotations, "showlegend": True,
               "xaxis": {"title": {"text": "commit (history order)"}, "tickvals": ticks,
                         "ticktext": [plot_text(series.points[i].point.short[:8]) for i in ticks]},
-              "yaxis": {"title": {"text": plot_text(f"{series.metric} ({series.unit})")}}}
+              "yaxis": {"title": {"text": plot_text(f"{series.metric} ({series.unit})")}},
+              "yaxis2": {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}}
     return {"data": data, "layout": layout}
 
 
-def render_history_html(history: History, subjects: Mapping[str, str] | None = None) -> str:
+def render_history_html(history: History, subjects: Mapping[str, str] | None = None, *,
+                        reports: Mapping[str, str] | None = None, change_url: str | None = None) -> str:
+    """The page; a click on a change point opens its report: ``change_url`` with ``{id}``
+    (the dashboard's /changes/{id}), else the report text of ``reports`` (change id -> the
+    text of 'perflab report change ID') embedded at the end of the page."""
     subjects = subjects or {}
+    reports = {} if change_url else dict(reports or {})
+
+    def link(change_id: str) -> str:
+        if change_url:
+            return change_url.format(id=change_id)
+        return f"#report-{change_id}" if change_id in reports else f"#change-{change_id}"
+
     series = []
     for i, s in enumerate(history.series):
+        links = {c.id: link(c.id) for c in s.changes}
+        figure = _figure(s, subjects, links)
         series.append({"id": f"series-{i}", "title": " ".join(filter(None, (s.benchmark, s.point_name, s.metric))),
                        "host": s.host, "method": s.method, "direction": s.info.direction.value,
-                       "changes": [{"short": c.point.short, "pct": f"{c.change_pct:+.2f}%",
-                                    "verdict": c.verdict.value, "subject": subjects.get(c.point.commit or "", "")}
+                       "changes": [{"id": c.id, "href": links[c.id], "short": c.point.short,
+                                    "pct": f"{c.change_pct:+.2f}%", "verdict": c.verdict.value,
+                                    "subject": subjects.get(c.point.commit or "", "")}
                                    for c in s.changes],
-                       "spec": script_json(_figure(s, subjects))})
+                       "height": figure["layout"]["height"], "spec": script_json(figure)})
     page = environment().get_template("history.html.j2").render(
         title="perflab history", order=history.order, series=series,
-        warnings=[w.message for w in history.warnings], plotly_js=plotly_js())
+        warnings=[w.message for w in history.warnings], plotly_js=plotly_js(),
+        reports=[{"id": k, "text": v} for k, v in reports.items()])
     return page if page.endswith("\n") else page + "\n"

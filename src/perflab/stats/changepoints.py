@@ -532,8 +532,9 @@ def binseg(values: ArrayLike, *, penalty: str | float = "mbic", min_size: int = 
 
 def group_centres(groups: Sequence[NDArray[np.float64]], centre: str = "mean") -> NDArray[np.float64]:
     """One value per group (NaN for an empty one): its mean or its median."""
-    reduce = np.median if centre == "median" else np.mean
-    return np.array([float(reduce(g)) if g.size else math.nan for g in groups])
+    from perflab.stats.summary import group_stats
+    found = group_stats(groups)
+    return found.median if centre == "median" else found.mean
 
 
 def _is_grouped(values: Any) -> TypeGuard[Iterable[ArrayLike]]:

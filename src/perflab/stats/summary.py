@@ -8,7 +8,7 @@ warnings.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,3 +158,31 @@ def summarize(values: ArrayLike, mean_kind: MeanKind = MeanKind.ARITHMETIC) -> S
         n=n, centre=centre(x, mean_kind), mean_kind=mean_kind, median=mid, stddev=sd, cov=cv,
         min=float(x.min()) if n else math.nan, max=float(x.max()) if n else math.nan,
         warnings=tuple(w for w in found if w is not None))
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    """Per group (a commit's samples, say): its size, median, mean and sample stddev (NaN
+    where undefined: no value, or one for the stddev)."""
+
+    n: NDArray[np.int64]
+    median: NDArray[np.float64]
+    mean: NDArray[np.float64]
+    sd: NDArray[np.float64]
+
+
+def group_stats(groups: Sequence[NDArray[np.float64]]) -> GroupStats:
+    """n, median, mean and stddev of every group, as np.median/np.mean/np.std(ddof=1) give
+    them one group at a time: groups of one size are stacked and reduced along their rows
+    (the same reductions per row), so 5,000 commits cost a few array operations."""
+    count = len(groups)
+    n = np.fromiter((g.size for g in groups), dtype=np.int64, count=count)
+    median, mean, sd = (np.full(count, math.nan) for _ in range(3))
+    for size in np.unique(n[n > 0]).tolist():
+        rows = np.flatnonzero(n == size)
+        block = np.stack([np.asarray(groups[i], dtype=float) for i in rows.tolist()])
+        median[rows] = np.median(block, axis=1)
+        mean[rows] = np.mean(block, axis=1)
+        if size > 1:
+            sd[rows] = np.std(block, axis=1, ddof=1)
+    return GroupStats(n, median, mean, sd)

@@ -288,13 +288,17 @@ class Store:
         self.conn.commit()
 
     # -- reading ---------------------------------------------------------------
-    def list_runs(self) -> list[RunInfo]:
-        """Every run, oldest first, with its count of benchmarks and samples.
+    def list_runs(self, *, counted: bool = True) -> list[RunInfo]:
+        """Every run, oldest first, with its count of benchmarks and samples (zero when not
+        ``counted``: a history needs the runs, not their counts).
 
         Sealed runs are counted from their series (a repetition of a point is counted
         once: the metric with the most values and failures has them all); only unsealed
         runs are counted from their sample rows.
         """
+        query = sa.select(runs).order_by(runs.c.started_at, runs.c.id)
+        if not counted:
+            return [_run_info(row) for row in self.conn.execute(query).mappings()]
         per_point = (sa.select(series.c.run_id, points.c.benchmark,
                                sa.func.max(sa.func.length(series.c.ok_values) / 8
                                            + series.c.failures).label("n"))
@@ -312,7 +316,6 @@ class Store:
                     .group_by(per_sample.c.run_id))
         counts = {run_id: (int(n), int(b)) for run_id, n, b in self.conn.execute(sealed)}
         counts.update({run_id: (int(n), int(b)) for run_id, n, b in self.conn.execute(unsealed)})
-        query = sa.select(runs).order_by(runs.c.started_at, runs.c.id)
         result = []
         for row in self.conn.execute(query).mappings():
             info = _run_info(row)
@@ -374,19 +377,33 @@ class Store:
         A sealed (finished) run is read from its series blobs; an unsealed one from its
         sample rows (the database sorts via the index, numpy splits).
         """
-        query = (sa.select(points.c.benchmark, points.c.params, series.c.metric, series.c.unit,
-                           series.c.failures, series.c.ok_values)
-                 .select_from(series.join(points, points.c.id == series.c.point_id))
-                 .where(series.c.run_id == run_id)
-                 .order_by(series.c.point_id, series.c.metric))
-        if benchmarks:
-            query = query.where(points.c.benchmark.in_(sorted(benchmarks)))
-        if metrics:
-            query = query.where(series.c.metric.in_(sorted(metrics)))
         if self._sealed(run_id):
+            query = _series_query(benchmarks, metrics).where(series.c.run_id == run_id)
             return [ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures)
-                    for bench, params, metric, unit, failures, blob in self.conn.execute(query)]
+                    for _, bench, params, metric, unit, failures, blob in self.conn.execute(query)]
         return self._groups_from_rows(run_id, benchmarks, metrics)
+
+    def value_groups_of_runs(self, run_ids: Iterable[int], benchmarks: set[str] | None = None,
+                             metrics: set[str] | None = None) -> dict[int, list[ValueGroup]]:
+        """``value_groups`` of many runs at once (a history of 5,000 commits): the sealed
+        runs' series of the chosen benchmarks and metrics in one query, the few unsealed
+        runs (killed, resumed) from their sample rows."""
+        wanted = set(run_ids)
+        if not wanted:
+            return {}
+        query, sealed_query = _series_query(benchmarks, metrics), sa.select(series.c.run_id).distinct()
+        if len(wanted) <= _RUNS_BY_ID:
+            query = query.where(series.c.run_id.in_(sorted(wanted)))
+            sealed_query = sealed_query.where(series.c.run_id.in_(sorted(wanted)))
+        sealed = {run_id for (run_id,) in self.conn.execute(sealed_query)}
+        found: dict[int, list[ValueGroup]] = {}
+        for run_id, bench, params, metric, unit, failures, blob in self.conn.execute(query):
+            if run_id in wanted:
+                found.setdefault(run_id, []).append(
+                    ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures))
+        for run_id in sorted(wanted - sealed):  # not sealed (yet): from their rows
+            found[run_id] = self._groups_from_rows(run_id, benchmarks, metrics)
+        return found
 
     def seal(self, run_id: int) -> None:
         """Write the run's series blobs (after its last sample)."""
@@ -474,6 +491,18 @@ class Store:
         if trace_rows:
             self.conn.execute(profile_traces.insert(), trace_rows)
         self.conn.commit()
+
+    def profiled_runs(self, run_ids: Iterable[int]) -> set[int]:
+        """Those of ``run_ids`` with profile rows: two queries, where a side of a change
+        pooling thousands of unprofiled runs would otherwise ask each run."""
+        wanted = set(run_ids)
+        found: set[int] = set()
+        for table in (profile_symbols, profile_traces):
+            query = sa.select(table.c.run_id).distinct()
+            if len(wanted) <= _RUNS_BY_ID:
+                query = query.where(table.c.run_id.in_(sorted(wanted)))
+            found |= {run_id for (run_id,) in self.conn.execute(query) if run_id in wanted}
+        return found
 
     def profile_symbols(self, run_id: int, benchmarks: set[str] | None = None) -> list[ProfileSymbol]:
         table = profile_symbols
@@ -594,6 +623,25 @@ class Store:
         if found is None:  # another dialect: plain insert
             found = _inserted_id(self.conn.execute(points.insert().values(benchmark=benchmark, params=params)))
         return int(found)
+
+
+# value_groups_of_runs names up to this many runs in its query (an IN list); more, and it
+# reads the chosen metrics' series of every run and keeps the wanted ones (no huge IN list)
+_RUNS_BY_ID = 500
+
+
+def _series_query(benchmarks: set[str] | None, metrics: set[str] | None) -> sa.Select[Any]:
+    """(run id, benchmark, params, metric, unit, failures, blob) of the sealed series of the
+    chosen benchmarks and metrics (all when None), by point and metric."""
+    query = (sa.select(series.c.run_id, points.c.benchmark, points.c.params, series.c.metric, series.c.unit,
+                       series.c.failures, series.c.ok_values)
+             .select_from(series.join(points, points.c.id == series.c.point_id))
+             .order_by(series.c.point_id, series.c.metric))
+    if benchmarks:
+        query = query.where(points.c.benchmark.in_(sorted(benchmarks)))
+    if metrics:
+        query = query.where(series.c.metric.in_(sorted(metrics)))
+    return query
 
 
 def _insert_ignoring_duplicates(dialect: str) -> Any:

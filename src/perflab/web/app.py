@@ -3,13 +3,14 @@
 Pages: the runs (filter by label, host, commit, date; paginated), one run, a comparison
 of any selection (the same page as ``compare --format html``), the history of a metric
 with its change points (the page of ``history --format html``; ``?format=text`` the
-text), the list of changes, the alerts (filter by state; paginated) and one alert with its
-events and its report. Every page opens the store for the request only. The one write is
-an alert's triage (POST /alerts/ID: action, target, note, who), and only when ``serve``
-was given a token and the request carries it (X-Perflab-Token header, a bearer token, or
-the form's ``token`` field): without one the dashboard is read-only. Jinja2 autoescapes
-every user string; a user's mistake (an unknown run, a bad filter, an illegal triage
-move) is a 400/404 page saying so in one line.
+text), the list of changes, one change's report (the text of ``perflab report change ID``,
+which a click on a change point of the history page opens), the alerts (filter by state;
+paginated) and one alert with its events and its report. Every page opens the store for
+the request only. The one write is an alert's triage (POST /alerts/ID: action, target,
+note, who), and only when ``serve`` was given a token and the request carries it
+(X-Perflab-Token header, a bearer token, or the form's ``token`` field): without one the
+dashboard is read-only. Jinja2 autoescapes every user string; a user's mistake (an
+unknown run, a bad filter, an illegal triage move) is a 400/404 page saying so in one line.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.routing import Route
 
 from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage
 from perflab.analysis.compare import Filters, compare_runs
-from perflab.analysis.history import build_history, list_changes, parse_since
+from perflab.analysis.history import build_history, change_report, list_changes, parse_since
 from perflab.analysis.summary import summarize_run
 from perflab.model.alerts import ACTIONS, STATES, TRANSITIONS
 from perflab.model.errors import PerflabError
@@ -101,26 +102,26 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
     def store() -> Store:
         return Store(db, create=False)
 
-    def guarded(handler):  # one-line pages for a user's mistake, never a traceback
+    def failure(error: Exception) -> HTMLResponse:  # a one-line page for a user's mistake
+        if isinstance(error, _BadRequest):
+            return _page("error.html.j2", 400, message=str(error))
+        missing = ("no run", "no change with", "not found", "no alert")
+        return _page("error.html.j2", 404 if any(w in str(error) for w in missing) else 400, message=str(error))
+
+    def guarded(handler):  # never a traceback
         def endpoint(request: Request) -> HTMLResponse:
             try:
                 return handler(request)
-            except _BadRequest as error:
-                return _page("error.html.j2", 400, message=str(error))
-            except PerflabError as error:
-                status = 404 if any(w in str(error) for w in ("no run", "not found", "no alert")) else 400
-                return _page("error.html.j2", status, message=str(error))
+            except (_BadRequest, PerflabError) as error:
+                return failure(error)
         return endpoint
 
     def guarded_async(handler):
         async def endpoint(request: Request) -> Response:
             try:
                 return await handler(request)
-            except _BadRequest as error:
-                return _page("error.html.j2", 400, message=str(error))
-            except PerflabError as error:
-                status = 404 if "no alert" in str(error) else 400
-                return _page("error.html.j2", status, message=str(error))
+            except (_BadRequest, PerflabError) as error:
+                return failure(error)
         return endpoint
 
     def runs(request: Request) -> HTMLResponse:
@@ -165,7 +166,8 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
         if request.query_params.get("format") == "text":
             return _page("text.html.j2", title="history", text=render_history(found))
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
-        return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits)))
+        return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits),
+                                                change_url="/changes/{id}"))
 
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
@@ -215,9 +217,16 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
                    note=form.get("note", ""), duplicate_of=int(target) if target else None)
         return RedirectResponse(f"/alerts/{alert_id}", status_code=303)
 
+    def change(request: Request) -> HTMLResponse:  # the text of `perflab report change ID`
+        change_id = request.path_params["id"]
+        with store() as s:
+            found = change_report(s, change_id, labels=request.query_params.getlist("label"))
+        return _page("text.html.j2", title=f"change {found.change.id}", text=render_change_report(found))
+
     return Starlette(routes=[
         Route("/", guarded(runs)), Route("/runs/{ref}", guarded(run)), Route("/compare", guarded(compare)),
         Route("/history", guarded(history)), Route("/changes", guarded(changes)),
         Route("/alerts", guarded(alert_list)), Route("/alerts/{id}", guarded(alert_page), methods=["GET"]),
         Route("/alerts/{id}", guarded_async(alert_triage), methods=["POST"]),
+        Route("/changes/{id}", guarded(change)),
     ])
