@@ -66,10 +66,11 @@ from perflab.stats.sequential import MAD_TO_SD
 
 CLIP = 2.0                 # |X_i| <= CLIP: a round's d_i counts at most 2 scales from the centre
 SCALE_ROUNDS = 2           # the first rounds only seed the scale
-# bets λ·CLIP from 0.8 down by factors of sqrt(2): optimal for standardised changes
-# from ~0.4 to ~0.02 (a few rounds to a few thousand)
-BETS = 0.8 * 2.0 ** (-np.arange(12) / 2.0) / CLIP
+# bets λ·CLIP from 0.8 down by factors of 2: log-optimal for changes of ~0.4 to ~0.013
+# scales (a decision in ~10 to ~10,000 rounds); equal weights
+BETS = 0.8 * 2.0 ** -np.arange(6.0) / CLIP
 _BISECT_STEPS = 60
+_RESOLUTION = 1e-7          # of a log ratio: 0.00001%
 
 
 @dataclass(frozen=True)
@@ -95,13 +96,17 @@ def _log_ratios(base: NDArray[np.float64], cand: NDArray[np.float64]) -> NDArray
 def predictable_scales(d: NDArray[np.float64]) -> NDArray[np.float64]:
     """s_{i-1} for every round i >= SCALE_ROUNDS (last axis): the MAD scale of the rounds
     before it, made consistent for normal noise; a tiny positive floor when those are all
-    equal (quantised timings), so a round then counts by its sign alone."""
+    equal (quantised timings), so a round then counts by its sign alone. Recomputed after
+    every round up to 20, then after every ~5% more rounds (a running median costs O(n²))."""
     n = d.shape[-1]
     scales = np.empty(d.shape[:-1] + (max(n - SCALE_ROUNDS, 0),))
+    current = np.zeros(d.shape[:-1])
     for i in range(SCALE_ROUNDS, n):
-        past = d[..., :i]
-        centre = np.median(past, axis=-1, keepdims=True)
-        scales[..., i - SCALE_ROUNDS] = MAD_TO_SD * np.median(np.abs(past - centre), axis=-1)
+        if i < 20 or i % (i // 20) == 0:
+            past = d[..., :i]
+            centre = np.median(past, axis=-1, keepdims=True)
+            current = MAD_TO_SD * np.median(np.abs(past - centre), axis=-1)
+        scales[..., i - SCALE_ROUNDS] = current
     return np.maximum(scales, 1e-12)
 
 
@@ -195,14 +200,17 @@ def confidence_interval(d: NDArray[np.float64], alpha: float) -> tuple[float, fl
     scales = predictable_scales(d)
     bound = math.log(2.0 / alpha)
 
+    def x_of(m: float) -> NDArray[np.float64]:
+        return _clipped(d, scales, m)
+
     def total(m: float) -> float:
-        return float(_clipped(d, scales, m).sum())
+        return float(x_of(m).sum())
 
     def log_up(m: float) -> float:
-        return float(_log_capitals(_clipped(d, scales, m))[0][-1])
+        return _log_mean_exp(np.log1p(BETS[:, None] * x_of(m)).sum(axis=-1))
 
     def log_down(m: float) -> float:
-        return float(_log_capitals(_clipped(d, scales, m))[1][-1])
+        return _log_mean_exp(np.log1p(-BETS[:, None] * x_of(m)).sum(axis=-1))
 
     # beyond [far_lo, far_hi] every X is clipped: the capitals no longer change with m
     reach = CLIP * float(scales.max())
@@ -213,6 +221,11 @@ def confidence_interval(d: NDArray[np.float64], alpha: float) -> tuple[float, fl
     return lo, estimate, hi
 
 
+def _log_mean_exp(a: NDArray[np.float64]) -> float:
+    top = float(a.max())
+    return top + math.log(float(np.mean(np.exp(a - top))))
+
+
 def _bisect(left_of_root: Callable[[float], bool], a: float, b: float) -> float:
     """The point where the monotone predicate turns from True (left) to False (right)."""
     for _ in range(_BISECT_STEPS):
@@ -221,7 +234,7 @@ def _bisect(left_of_root: Callable[[float], bool], a: float, b: float) -> float:
             a = mid
         else:
             b = mid
-        if b - a <= 1e-12 * (1 + abs(a)):
+        if b - a <= _RESOLUTION:
             break
     return 0.5 * (a + b)
 
