@@ -141,6 +141,12 @@ def test_too_few_pairs_keep_sampling_and_the_limit_is_undecided():
     assert math.isfinite(open_.ci_pct[0]) and math.isfinite(open_.ci_pct[1])
 
 
+def test_no_pairs_yet():
+    got = decide([], [], threshold_pct=1.0)
+    assert got.verdict is None and got.n == 0 and math.isnan(got.estimate_pct)
+    assert decide([], [], threshold_pct=1.0, final=True).verdict is Verdict.UNDECIDED
+
+
 def test_a_decided_test_stays_decided_at_the_limit():
     base, cand = _one(math.log(1.05), 80)
     assert decide(base, cand, threshold_pct=1.0, final=True).verdict is Verdict.REGRESSION

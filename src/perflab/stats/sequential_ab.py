@@ -240,6 +240,9 @@ def _bisect(left_of_root: Callable[[float], bool], a: float, b: float) -> float:
 
 
 def _pct(log_ratio: float) -> float:
+    """A log ratio as a change in % (nan stays nan; beyond exp's range +inf)."""
+    if math.isnan(log_ratio):
+        return math.nan
     return 100.0 * math.expm1(log_ratio) if log_ratio < 700 else math.inf
 
 
