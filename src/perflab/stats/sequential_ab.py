@@ -71,8 +71,8 @@ SCALE_ROUNDS = 2           # the first rounds only seed the scale
 # bets λ·CLIP from 0.8 down by factors of 2: log-optimal for changes of ~0.4 to ~0.013
 # scales (a decision in ~10 to ~10,000 rounds); equal weights
 BETS = 0.8 * 2.0 ** -np.arange(6.0) / CLIP
-_BISECT_STEPS = 60
-_RESOLUTION = 1e-7          # of a log ratio: 0.00001%
+_SEARCH_POINTS = 9
+_RESOLUTION = 1e-6          # of a log ratio: 0.0001%
 
 
 @dataclass(frozen=True)
@@ -95,21 +95,44 @@ def _log_ratios(base: NDArray[np.float64], cand: NDArray[np.float64]) -> NDArray
     return np.asarray(np.log(cand) - np.log(base), dtype=float)
 
 
+def _rescale_rounds(n: int) -> NDArray[np.int64]:
+    """The rounds after which the scale is recomputed: every one up to 20, then every ~5%
+    more rounds (a prefix median of every round would cost O(n²))."""
+    return np.array([i for i in range(SCALE_ROUNDS, n) if i < 20 or i % (i // 20) == 0], dtype=np.int64)
+
+
+def _prefix_medians(rows: NDArray[np.float64], lengths: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Row r of ``rows`` (..., R or 1, n): the median of its first lengths[r] values, each
+    row sorted with the values after that prefix set to +inf, then its middle taken."""
+    n = rows.shape[-1]
+    masked = np.where(np.arange(n) < lengths[:, None], rows, np.inf)
+    masked.sort(axis=-1)
+    shape = masked.shape[:-1] + (1,)
+    low = np.take_along_axis(masked, np.broadcast_to(((lengths - 1) // 2)[:, None], shape), -1)
+    high = np.take_along_axis(masked, np.broadcast_to((lengths // 2)[:, None], shape), -1)
+    return np.asarray(0.5 * (low + high), dtype=float)
+
+
 def predictable_scales(d: NDArray[np.float64]) -> NDArray[np.float64]:
     """s_{i-1} for every round i >= SCALE_ROUNDS (last axis): the MAD scale of the rounds
     before it, made consistent for normal noise; a tiny positive floor when those are all
     equal (quantised timings), so a round then counts by its sign alone. Recomputed after
-    every round up to 20, then after every ~5% more rounds (a running median costs O(n²))."""
+    the rounds of `_rescale_rounds`, carried forward in between."""
     n = d.shape[-1]
-    scales = np.empty(d.shape[:-1] + (max(n - SCALE_ROUNDS, 0),))
-    current = np.zeros(d.shape[:-1])
-    for i in range(SCALE_ROUNDS, n):
-        if i < 20 or i % (i // 20) == 0:
-            past = d[..., :i]
-            centre = np.median(past, axis=-1, keepdims=True)
-            current = MAD_TO_SD * np.median(np.abs(past - centre), axis=-1)
-        scales[..., i - SCALE_ROUNDS] = current
-    return np.maximum(scales, 1e-12)
+    if n <= SCALE_ROUNDS:
+        return np.empty(d.shape[:-1] + (0,))
+    lengths = _rescale_rounds(n)
+    flat = d.reshape(-1, n)
+    mads = np.empty((flat.shape[0], lengths.size))
+    for start in range(0, flat.shape[0], 64):   # bounded memory: 64 streams x rounds² at a time
+        chunk = flat[start:start + 64]
+        centres = _prefix_medians(chunk[:, None, :], lengths)     # (streams, R, 1)
+        deviations = np.abs(chunk[:, None, :] - centres)          # (streams, R, n)
+        mads[start:start + 64] = _prefix_medians(deviations, lengths)[..., 0]
+    # round i uses the latest recompute after a round <= i, i.e. of the first r <= i rounds
+    which = np.searchsorted(lengths, np.arange(SCALE_ROUNDS, n), side="right") - 1
+    scales = MAD_TO_SD * mads[:, which]
+    return np.maximum(scales, 1e-12).reshape(d.shape[:-1] + (n - SCALE_ROUNDS,))
 
 
 def _clipped(d: NDArray[np.float64], scales: NDArray[np.float64], m: NDArray[np.float64] | float
@@ -118,14 +141,19 @@ def _clipped(d: NDArray[np.float64], scales: NDArray[np.float64], m: NDArray[np.
     return np.clip((d[..., SCALE_ROUNDS:] - m) / scales, -CLIP, CLIP)
 
 
-def _log_capitals(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """log K⁺ and log K⁻ after every round (last axis), averaged over the bet grid."""
-    from scipy.special import logsumexp  # lazily: importing scipy costs start-up time
+def _log_capitals(x: NDArray[np.float64], cumulative: bool = True
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """log K⁺ and log K⁻ after every round (last axis), or after the last one only,
+    averaged over the bet grid."""
     bets = BETS.reshape((-1,) + (1,) * x.ndim)
-    up = np.cumsum(np.log1p(bets * x), axis=-1)
-    down = np.cumsum(np.log1p(-bets * x), axis=-1)
-    k = math.log(BETS.size)
-    return logsumexp(up, axis=0) - k, logsumexp(down, axis=0) - k
+    add = np.cumsum if cumulative else np.sum
+    return _log_mean_exp(add(np.log1p(bets * x), axis=-1)), _log_mean_exp(add(np.log1p(-bets * x), axis=-1))
+
+
+def _log_mean_exp(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """log of the mean of exp(a) over the first axis, without overflow."""
+    top = a.max(axis=0)
+    return np.asarray(top + np.log(np.mean(np.exp(a - top), axis=0)), dtype=float)
 
 
 def _thresholds(threshold_pct: float) -> tuple[float, float]:
@@ -146,8 +174,10 @@ class RoundEvidence:
     inside: NDArray[np.bool_]          # the CS lies inside (-threshold, +threshold)
 
 
-def round_evidence(d: NDArray[np.float64], *, threshold_pct: float, alpha: float) -> RoundEvidence:
-    """The rule's inputs after every round of the log ratios ``d`` (last axis; any batch shape)."""
+def round_evidence(d: NDArray[np.float64], *, threshold_pct: float, alpha: float,
+                   scales: NDArray[np.float64] | None = None) -> RoundEvidence:
+    """The rule's inputs after every round of the log ratios ``d`` (last axis; any batch
+    shape); ``scales``: `predictable_scales(d)` when the caller has them."""
     d = np.asarray(d, dtype=float)
     n = d.shape[-1]
     lower, upper = _thresholds(threshold_pct)
@@ -156,7 +186,7 @@ def round_evidence(d: NDArray[np.float64], *, threshold_pct: float, alpha: float
     none = np.zeros(shape, dtype=bool)
     if n <= SCALE_ROUNDS:
         return RoundEvidence(np.arange(1, n + 1), none, none.copy(), none.copy(), none.copy(), none.copy())
-    scales = predictable_scales(d)
+    scales = predictable_scales(d) if scales is None else scales
     pad = np.zeros(d.shape[:-1] + (SCALE_ROUNDS,), dtype=bool)
 
     def padded(a: NDArray[np.bool_]) -> NDArray[np.bool_]:
@@ -194,49 +224,39 @@ def verdicts(evidence: RoundEvidence, *, lower_is_better: bool = True, min_n: in
     return out
 
 
-def confidence_interval(d: NDArray[np.float64], alpha: float) -> tuple[float, float, float]:
+def confidence_interval(d: NDArray[np.float64], alpha: float,
+                        scales: NDArray[np.float64] | None = None) -> tuple[float, float, float]:
     """(lo, estimate, hi) of the log ratio after all rounds of one stream ``d``."""
     d = np.asarray(d, dtype=float).reshape(-1)
     if d.size <= SCALE_ROUNDS:
         return -math.inf, float(np.median(d)) if d.size else math.nan, math.inf
-    scales = predictable_scales(d)
+    scales = predictable_scales(d) if scales is None else scales
     bound = math.log(2.0 / alpha)
 
-    def x_of(m: float) -> NDArray[np.float64]:
-        return _clipped(d, scales, m)
-
-    def total(m: float) -> float:
-        return float(x_of(m).sum())
-
-    def log_up(m: float) -> float:
-        return _log_mean_exp(np.log1p(BETS[:, None] * x_of(m)).sum(axis=-1))
-
-    def log_down(m: float) -> float:
-        return _log_mean_exp(np.log1p(-BETS[:, None] * x_of(m)).sum(axis=-1))
+    def x_of(m: NDArray[np.float64]) -> NDArray[np.float64]:
+        return _clipped(d, scales, m[:, None])
 
     # beyond [far_lo, far_hi] every X is clipped: the capitals no longer change with m
     reach = CLIP * float(scales.max())
-    far_lo, far_hi = float(d.min()) - reach, float(d.max()) + reach
-    estimate = _bisect(lambda m: total(m) > 0, far_lo, far_hi)
-    lo = -math.inf if log_up(far_lo) < bound else _bisect(lambda m: log_up(m) >= bound, far_lo, estimate)
-    hi = math.inf if log_down(far_hi) < bound else _bisect(lambda m: log_down(m) < bound, estimate, far_hi)
+    far = np.array([float(d.min()) - reach, float(d.max()) + reach])
+    estimate = _search(lambda m: x_of(m).sum(axis=-1) > 0, far[0], far[1])
+    up_far, down_far = _log_capitals(x_of(far), cumulative=False)
+    lo, hi = -math.inf, math.inf
+    if up_far[0] >= bound:
+        lo = _search(lambda m: _log_capitals(x_of(m), cumulative=False)[0] >= bound, far[0], estimate)
+    if down_far[1] >= bound:
+        hi = _search(lambda m: _log_capitals(x_of(m), cumulative=False)[1] < bound, estimate, far[1])
     return lo, estimate, hi
 
 
-def _log_mean_exp(a: NDArray[np.float64]) -> float:
-    top = float(a.max())
-    return top + math.log(float(np.mean(np.exp(a - top))))
-
-
-def _bisect(left_of_root: Callable[[float], bool], a: float, b: float) -> float:
-    """The point where the monotone predicate turns from True (left) to False (right)."""
-    for _ in range(_BISECT_STEPS):
-        mid = 0.5 * (a + b)
-        if left_of_root(mid):
-            a = mid
-        else:
-            b = mid
-        if b - a <= _RESOLUTION:
+def _search(left_of_root: Callable[[NDArray[np.float64]], NDArray[np.bool_]], a: float, b: float) -> float:
+    """Where a predicate monotone in m turns from True (left) to False (right), in [a, b]:
+    a grid of points at a time, narrowed to the cell of the turn."""
+    while b - a > _RESOLUTION:
+        grid = np.linspace(a, b, _SEARCH_POINTS)
+        turn = int(np.count_nonzero(left_of_root(grid)))   # monotone: the Trues come first
+        a, b = float(grid[max(turn - 1, 0)]), float(grid[min(turn, _SEARCH_POINTS - 1)])
+        if turn in (0, _SEARCH_POINTS):
             break
     return 0.5 * (a + b)
 
@@ -262,14 +282,15 @@ def decide(base: Sequence[float], cand: Sequence[float], *, threshold_pct: float
         raise ValueError(f"the threshold must be a positive percentage, not {threshold_pct}")
     d = _log_ratios(np.asarray(base, dtype=float).reshape(-1), np.asarray(cand, dtype=float).reshape(-1))
     n = int(d.size)
-    lo, estimate, hi = confidence_interval(d, alpha)
+    scales = predictable_scales(d)
+    lo, estimate, hi = confidence_interval(d, alpha, scales)
     ci = (_pct(lo), _pct(hi))
     est = _pct(estimate)
     shown = f"{est:+.2f}% (CI {ci[0]:+.2f}%..{ci[1]:+.2f}%, {100 * (1 - alpha):g}% always valid) after {n} pairs"
     t = f"{threshold_pct:g}%"
     code = 0
     if n >= max(min_n, 1) and n > SCALE_ROUNDS:
-        code = int(verdicts(round_evidence(d, threshold_pct=threshold_pct, alpha=alpha),
+        code = int(verdicts(round_evidence(d, threshold_pct=threshold_pct, alpha=alpha, scales=scales),
                             lower_is_better=lower_is_better, min_n=min_n)[-1])
     verdict: Verdict | None
     if code in (1, -1):
