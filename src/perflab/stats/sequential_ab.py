@@ -54,8 +54,8 @@ decision needs at least 12 pairs at α = 0.05 (2 seeding the scale, then 1.8^10 
 needs 6 pairs; a t-test on 3 pairs may do, if the noise is normal.
 
 What it costs (simulated, median pairs to a significant call over the n of a fixed paired
-t-test with 90% power at the true change): on normal noise 0.9 for changes of 0.15-0.4 sd
-of d, 1.2-1.6 for 0.6-1 sd (the least n above); on t_3 noise 0.5-0.7 and 0.8-1.2 (the
+t-test with 90% power at the true change): on normal noise 0.9-1.0 for changes of 0.15-0.4 sd
+of d, 1.2-1.6 for 0.6-1 sd (the least n above); on t_3 noise 0.5-0.65 and 0.8-1.2 (the
 t-test pays for the tails, the clipped rounds do not). No always-valid test does much
 better on normal noise: Wald's SPRT told the true change needs 0.55.
 """
