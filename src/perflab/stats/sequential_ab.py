@@ -23,16 +23,15 @@ m rises and the downward K⁻(m) rises, so the m not rejected by either,
 at every round at once with probability >= 1 - α (a union bound over the two sides).
 
 What it assumes, and why that holds for A/A. Under an A/A comparison (same command, or
-two commands with the same distribution) the two measurements of a round are
-exchangeable when the order inside the round alternates or is shuffled, so d_i is
-symmetric about 0 given the past, whatever the noise: heavy tails, outliers, and drift
-from round to round (no independence, no normality, no variance model). So the rate of
-false decisions on A/A is at most α by construction; it does not rest on the scale
-estimate, which only sets how the evidence of a round is weighed. For a real change, the
-CS covers m when d_i - m is symmetric (a shift of a symmetric noise), the centre then
-being the median of the log ratio, shown as a change in %. An order effect (the first
-command of every round always slower) breaks the exchangeability: the runner alternates
-or shuffles the order.
+two commands with the same distribution) whose order inside each round is shuffled by a
+fair coin (`perflab ab`'s default), d_i given the past is an even mixture of D and -D, so
+symmetric about 0 whatever the noise: heavy tails, outliers, drift from round to round,
+even an order effect (the first run of a round always slower); no independence, no
+normality, no variance model. So the rate of false decisions on A/A is at most α by
+construction; it does not rest on the scale estimate, which only sets how the evidence of
+a round is weighed. With a fixed order it holds when the order has no effect. For a
+real change, the CS covers m when d_i - m is symmetric (a shift of a symmetric noise), the
+centre then being the median of the log ratio, shown as a change in %.
 
 The decision rule (`decide`, after each round, error rates as above):
 
