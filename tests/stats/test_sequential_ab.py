@@ -33,6 +33,12 @@ def _pair_stream(rng: np.random.Generator, kind: str, shape: tuple[int, int], sh
         # a random walk of the machine's level shared by both arms of a round, plus t3 noise
         level = np.cumsum(rng.normal(0.0, 0.02, shape), axis=-1)
         noise = 0.02 * rng.standard_t(3, (2, *shape))
+    elif kind == "order effect":
+        # the first run of a round 5% slower (a cold cache), the order a fair coin per round
+        noise = rng.normal(0.0, 0.03, (2, *shape))
+        cand_first = rng.random(shape) < 0.5
+        noise[0] += np.where(cand_first, 0.0, math.log(1.05))
+        noise[1] += np.where(cand_first, math.log(1.05), 0.0)
     else:
         raise AssertionError(kind)
     base = np.exp(level + noise[0])
@@ -52,7 +58,7 @@ def _first_call(calls: np.ndarray) -> np.ndarray:
     return np.where(stopped.any(axis=-1), calls[np.arange(calls.shape[0]), first], 0)
 
 
-@pytest.mark.parametrize("kind", ["normal", "t3", "lognormal+outliers", "drift"])
+@pytest.mark.parametrize("kind", ["normal", "t3", "lognormal+outliers", "drift", "order effect"])
 def test_aa_false_decisions_stay_below_alpha_however_often_one_looks(kind):
     rng = np.random.default_rng(sum(map(ord, kind)))
     base, cand = _pair_stream(rng, kind, (STREAMS, ROUNDS))
