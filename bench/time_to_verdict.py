@@ -23,10 +23,11 @@ each round, each timed here with subprocess and time.perf_counter_ns (the bench 
 depend on `perflab ab`), decide() called after every round until it returns a verdict or
 the limit (--max-n, or 3x the fixed n when that is smaller) is reached (then UNDECIDED).
 
-Printed: case, real change, sd of d, fixed n, the fixed n at the threshold (what a fixed
-design planned without knowing the change needs: 90% power at a change of the threshold),
-adaptive median n (p10..p90), power (the right direction called), false-decision rate
-(the wrong direction; for A/A any regression/improvement), no change, undecided, the
+Printed: case, real change, sd of d, its MAD-based sd (how heavy the tails are), fixed n,
+the fixed n at the threshold (what a fixed design planned without knowing the change
+needs: 90% power at a change of the threshold), adaptive median n (p10..p90), power (the
+right direction called), false-decision rate (the wrong direction; for A/A any
+regression/improvement), no change, undecided, the
 limit of pairs and the case's time. Run it as
 
     PYTHONPATH=src .venv/bin/python bench/time_to_verdict.py [--reps 100] [--threshold 1]
@@ -158,6 +159,7 @@ def run_case(case: Case, args: argparse.Namespace, rng: random.Random) -> str:
     pilot = [one_round(case, rng) for _ in range(args.pilot)]
     d = np.log([c for _, c in pilot]) - np.log([b for b, _ in pilot])
     delta, sd = float(np.mean(d)), float(np.std(d, ddof=1))
+    robust_sd = 1.4826 * float(np.median(np.abs(d - np.median(d))))  # the MAD: the tails left out
     if case.nominal_pct:
         fixed = fixed_n_paired_t(delta, sd)
         fixed_shown = f"{fixed}"
@@ -178,7 +180,8 @@ def run_case(case: Case, args: argparse.Namespace, rng: random.Random) -> str:
     false = np.mean([v.significant and v is not right for v in verdicts])
     p10, p50, p90 = np.percentile(ns, [10, 50, 90])
     share = {v: np.mean([x is v for x in verdicts]) for v in (Verdict.NO_CHANGE, Verdict.UNDECIDED)}
-    return (f"| {case.name} | {100 * math.expm1(delta):+.2f}% | {100 * sd:.2f}% | {fixed_shown} | {planned} | "
+    return (f"| {case.name} | {100 * math.expm1(delta):+.2f}% | {100 * sd:.2f}% | {100 * robust_sd:.2f}% | "
+            f"{fixed_shown} | {planned} | "
             f"{p50:.0f} ({p10:.0f}..{p90:.0f}) | {'-' if math.isnan(power) else f'{power:.0%}'} | "
             f"{false:.1%} | {share[Verdict.NO_CHANGE]:.0%} | {share[Verdict.UNDECIDED]:.0%} | "
             f"{max_n} | {time.monotonic() - started:.0f} s |")
@@ -214,9 +217,9 @@ def main() -> int:
         print(f"time to verdict: threshold {args.threshold:g}%, alpha {ALPHA}, {args.reps} adaptive runs per case, "
               f"loop of {n} iterations ({args.loop_metric} time), "
               f"fixed n for {POWER:.0%} power from a {args.pilot}-pair pilot")
-        print("| case | real change | sd of d | fixed n | fixed n at threshold | adaptive median n (p10..p90) | power "
-              "| false decisions | no change | undecided | limit | time |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| case | real change | sd of d | MAD sd of d | fixed n | fixed n at threshold "
+              "| adaptive median n (p10..p90) | power | false decisions | no change | undecided | limit | time |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for case in cases:
             if not chosen or case.name in chosen:
                 print(run_case(case, args, rng), flush=True)
