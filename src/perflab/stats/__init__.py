@@ -9,6 +9,8 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   significance  Welch's t, Mann-Whitney U, Mann-Kendall, Benjamini-Hochberg
   rules         the mmtests band rule and the lkp-tests range rule
   difference    compare one row, decide the verdicts of a report under FDR control
+  sequential    bisect's paired SPRT: is a commit like the good end or the bad end?
+  sequential_ab the always-valid A/B stop rule of an interleaved run (a confidence sequence)
 """
 
 from perflab.stats.changepoints import ChangePoint, binseg, detect, e_divisive, oriented, pelt
