@@ -55,9 +55,9 @@ def _register(modules: list) -> None:
             cli.add_command(command)
 
 
-from perflab.cli import bisect, calibrate, changepoints, compare, history, machine, profile, record, serve  # noqa: E402
+from perflab.cli import ab, bisect, calibrate, changepoints, compare, history, machine, profile, record, serve  # noqa: E402
 
-_register([record, calibrate, compare, machine, profile, history, changepoints, bisect, serve])
+_register([record, ab, calibrate, compare, machine, profile, history, changepoints, bisect, serve])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -67,7 +67,7 @@ COMMAND_METRICS = (
 # Metrics that monitors record beside a benchmark's own are named "<monitor>.<name>",
 # e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
-                           "rusage.")
+                           "rusage.", "psi.")
 
 
 def is_monitor_metric(name: str) -> bool:
