@@ -473,7 +473,9 @@ class Runner:
                       and m.status is SampleStatus.OK and m.value is not None), math.nan)
         self.samples.setdefault((workload.benchmark, Point(workload.benchmark, params).key), []).append(value)
         measurements += self._monitor_measurements(workload.benchmark, outputs)
-        measurements += self._pressure_measurements(workload.benchmark, stalls)
+        if math.isfinite(value):   # a failed sample says why it failed, nothing more
+            measurements += [m for m in self._pressure_measurements(workload.benchmark, stalls)
+                             if not options.metrics or m.metric in options.metrics]
         point_id = state.point_ids[task.point]
         self._pending.append(point_id, task.repetition, time.time(), measurements)
         self._store_monitor_files(run_id, point_id, task.repetition, outputs)
