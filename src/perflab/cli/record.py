@@ -309,13 +309,14 @@ def runs(ctx: click.Context) -> None:
 @click.pass_context
 def show(ctx: click.Context, run_ref: str) -> None:
     """A run's environment and, per point, n, mean, median, stddev, min, max, failures."""
+    from perflab.analysis.contention import contention_warnings
     from perflab.analysis.summary import summarize_run
     from perflab.render.runs import render_show
     with open_store(ctx, create=False) as store:
         info = store.resolve_run(run_ref)
         rows = store.sample_rows(info.id)
         infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
-        click.echo(render_show(info, summarize_run(rows, infos)))
+        click.echo(render_show(info, summarize_run(rows, infos), contention_warnings(store, info)))
 
 
 @click.command()
