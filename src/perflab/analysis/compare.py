@@ -145,8 +145,8 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
     round of the same run, so no run-to-run variance stands between them."""
     names = run_benchmarks(run)
     if not names:
-        raise UsageError(f"run {run.id} is not a run of several commands: compare it with another run",
-                         hint="or compare its points with --base KEY=VALUE")
+        raise UsageError(f"compare needs a baseline and at least one candidate: run {run.id} is not a run "
+                         "of several commands", hint="name another run, or compare its points with --base KEY=VALUE")
     reference = reference if reference is not None else names[0]
     if reference not in names:
         raise UsageError(f"run {run.id} has no command {reference!r} (its commands: {', '.join(map(repr, names))})")
