@@ -1,0 +1,58 @@
+"""perflab ab: two commands interleaved until the sequential test decides."""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+
+def _spec(db, run="1"):
+    return json.loads(run_cli("export", run, db=db, check=True).stdout)["run"]["spec"]
+
+
+def test_a_clear_regression_is_decided_quickly_and_exits_1(sqlite_db):
+    result = run_cli("ab", "--base", "sleep 0.01", "--cand", "sleep 0.03", "-q", db=sqlite_db)
+    assert result.returncode == 1, result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("regression: cand 'sleep 0.03' vs base 'sleep 0.01'") and "95% CI" in first
+    assert "error rate: at most 0.05" in result.stdout
+    spec = _spec(sqlite_db)
+    decision = spec["ab"]["decision"]
+    assert decision["verdict"] == "regression" and decision["ci_pct"][0] > 1.0
+    assert spec["stopped"]["rounds"] == decision["n"] < 200   # stopped early, at the decision
+    assert spec["ab"]["settings"]["threshold_pct"] == 1.0
+    # the run is an ordinary run of two commands: compare works inside it
+    report = run_cli("compare", "1", "--metric", "time", db=sqlite_db, check=True).stdout
+    assert "sleep 0.03" in report
+
+
+def test_at_the_limit_an_a_a_pair_is_never_a_regression(sqlite_db):
+    result = run_cli("ab", "--base", "true", "--cand", "true", "-m", "3", "-M", "4", "-q", db=sqlite_db)
+    assert result.returncode in (0, 125), result.stdout + result.stderr
+    decision = _spec(sqlite_db)["ab"]["decision"]
+    assert decision["verdict"] in ("undecided", "no change") and decision["n"] == 4
+    if result.returncode == 125:
+        assert result.stdout.startswith("undecided:")
+
+
+def test_ab_accepts_a_percentage_with_or_without_the_sign(sqlite_db):
+    for text in ("50%", "50"):
+        result = run_cli("ab", "--base", "sleep 0.01", "--cand", "sleep 0.03", "--threshold", text, "-q",
+                         db=sqlite_db)
+        assert result.returncode == 1 and "beyond the 50% threshold" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--base", "sleep 0.01"], "ab needs two commands"),
+    (["--cand", "sleep 0.01"], "ab needs two commands"),
+    (["--base", "true", "--cand", "true", "-m", "10", "-M", "5"], "-M/--max-runs 5 is below -m/--min-runs 10"),
+    (["--base", "true", "--cand", "true", "--threshold", "abc"], "bad --threshold 'abc'"),
+    (["--base", "true", "--cand", "true", "--threshold", "0"], "--threshold must be a percentage above 0"),
+    (["--base", "true", "--cand", "true", "--max-time", "x"], "bad --max-time 'x'"),
+])
+def test_bad_ab_input_is_one_line_exit_2(sqlite_db, args, message):
+    result = run_cli("ab", *args, db=sqlite_db)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
