@@ -130,3 +130,14 @@ def test_history_examples_run_as_written(tmp_path):
             assert json.loads(result.stdout)["columns"][0]["indices"] == [20]
         if command == "bisect":
             assert f"first bad commit: {commits[6][:12]}" in result.stdout
+
+
+def test_several_command_examples_run_as_written(tmp_path):
+    db = tmp_path / "perflab.db"
+    for line in _commands(BLOCKS[7]):
+        result = _shell(line, tmp_path, db)
+        expected = 1 if line.startswith("perflab ab") else 0   # ab: the candidate is slower
+        assert result.returncode == expected, f"{line}: {result.stderr}"
+        assert result.stdout.strip(), line
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["parameters"] == {"size": "1"}
+    assert (tmp_path / "r.md").read_text().startswith("| Command |")
