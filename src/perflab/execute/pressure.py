@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 
-from perflab.model.records import Direction, MetricInfo
+from perflab.model.records import PRESSURE_METRIC_PREFIX, Direction, MetricInfo
 
 RESOURCES = ("cpu", "memory", "io")
-METRICS = [MetricInfo(f"psi.{name}_some_us", "us", Direction.LOWER,
+METRICS = [MetricInfo(f"{PRESSURE_METRIC_PREFIX}{name}_some_us", "us", Direction.LOWER,
                       description=f"µs some task stalled on {name} during the sample (/proc/pressure/{name})")
            for name in RESOURCES]
 _PREFIX = b"some "
