@@ -56,3 +56,27 @@ def test_bad_ab_input_is_one_line_exit_2(sqlite_db, args, message):
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_an_interrupted_ab_resumes_with_its_rule_and_stores_the_decision(sqlite_db):
+    import os
+    import signal
+    import subprocess
+
+    from conftest import PERFLAB
+    from test_durability import _wait_for_samples
+    env = dict(os.environ)
+    env.pop("PERFLAB_DB", None)
+    proc = subprocess.Popen([*PERFLAB, "--db", sqlite_db, "ab", "-q", "--base", "sleep 0.02", "--cand",
+                             "sleep 0.021", "-M", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, stdin=subprocess.DEVNULL)
+    _wait_for_samples(sqlite_db, 4)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "decision" not in _spec(sqlite_db)["ab"]
+    run_cli("run", "-q", "--resume", "1", db=sqlite_db, check=True)
+    spec = _spec(sqlite_db)
+    assert spec["ab"]["decision"]["n"] <= 30 and spec["ab"]["decision"]["verdict"] in (
+        "undecided", "no change", "regression", "improvement")
+    assert spec["ab"]["settings"]["max_runs"] == 30

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from perflab.execute.runner import Samples, StopLimits
 from perflab.model.report.verdict import Outcome
 from perflab.model.verdicts import Verdict
+from perflab.store import Store
 
 if TYPE_CHECKING:
     from perflab.stats.sequential_ab import SequentialDecision
@@ -75,6 +76,16 @@ def ab_limits(spec: dict[str, Any]) -> tuple[StopLimits, AbRule]:
     rule = AbRule(settings)
     return StopLimits(rule=rule, max_time_s=settings.max_time_s, min_rounds=settings.min_runs,
                       describe=rule.describe), rule
+
+
+def conclude(store: Store, run_id: int, rule: AbRule, samples: Samples) -> SequentialDecision:
+    """The run's decision (the rule's, or at the limit the final one: decided or undecided),
+    stored in its spec beside the settings. ``samples`` in plan order, the base first."""
+    decision = rule.decision
+    if decision is None or decision.verdict is None:
+        decision = rule.decide(samples, final=True)
+    store.update_spec(run_id, {"ab": {"settings": rule.settings.to_spec(), "decision": decision_record(decision)}})
+    return decision
 
 
 def decision_record(decision: SequentialDecision) -> dict[str, Any]:

@@ -58,10 +58,9 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
       perflab ab --base './tool-old in.dat' --cand './tool-new in.dat' --threshold 1%
       perflab ab --base 'sleep 0.01' --cand 'sleep 0.03' -q
     """
-    from perflab.analysis.ab import AbSettings, ab_limits, decision_record, outcome
+    from perflab.analysis.ab import AbSettings, ab_limits, conclude, outcome
     from perflab.execute.runner import Runner, RunOptions
     from perflab.execute.targets import CommandChoices, plans_for
-    from perflab.model.records import Point
     from perflab.render import progress
 
     if not base or not cand:
@@ -94,12 +93,7 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
         runner = Runner(store, plans, live, warn, stop=limits)
         run_id = runner.start(label=label or "ab", command_line=["perflab", *COMMAND_LINE],
                               extra_spec={"ab": {"settings": settings.to_spec()}})
-        keys = [(p.workload.benchmark, Point(p.workload.benchmark, p.points[0]).key) for p in plans]
-        samples = {key: runner.samples.get(key, []) for key in keys}
-        decision = rule.decision
-        if decision is None or decision.verdict is None:
-            decision = rule.decide(samples, final=True)
-        store.update_spec(run_id, {"ab": {"settings": settings.to_spec(), "decision": decision_record(decision)}})
+        decision = conclude(store, run_id, rule, ordered_samples(runner))
         write_exports(store, run_id, exports)
     answer = outcome(decision)
     verdict = decision.verdict.value if decision.verdict is not None else "undecided"
@@ -112,6 +106,13 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
                f"looked); threshold {threshold_pct:g}%; run {run_id}"
                + (f", stopped after {runner.stopped['rounds']} rounds" if runner.stopped else ""))
     sys.exit(answer.exit_code)
+
+
+def ordered_samples(runner) -> dict:
+    """The runner's primary values of each plan's (only) point, in plan order: base first."""
+    from perflab.model.records import Point
+    keys = [(p.workload.benchmark, Point(p.workload.benchmark, p.points[0]).key) for p in runner.plans]
+    return {key: runner.samples.get(key, []) for key in keys}
 
 
 COMMANDS: list[click.Command] = [ab]

@@ -177,8 +177,14 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, commands: tupl
         with open_store(ctx, create=True) as store:
             info = store.resolve_run(resume)
             plans = plans_from_spec(info.spec)
-            run_id = Runner(store, plans, progress.choose(quiet), warn,
-                            stop=stop_limits_of(info.spec)).resume(info)
+            limits = stop_limits_of(info.spec)
+            runner = Runner(store, plans, progress.choose(quiet), warn, stop=limits)
+            run_id = runner.resume(info)
+            if "ab" in info.spec:   # an A/B's decision, as `perflab ab` would have stored it
+                from perflab.analysis.ab import AbRule, conclude
+                from perflab.cli.ab import ordered_samples
+                assert isinstance(limits.rule, AbRule)
+                conclude(store, run_id, limits.rule, ordered_samples(runner))
             _print_run_summary(store, run_id, plans, quiet)
             write_exports(store, run_id, exports)
         return
