@@ -147,6 +147,7 @@ class _PlanState:
 
     run_plan: RunPlan
     point_ids: list[int]
+    keys: list[tuple[str, str]]   # (benchmark, point key) of each point: where its samples go
     labels: list[str]
     monitors: list[monitoring.Monitor]
     cpus: set[int] | None
@@ -268,8 +269,9 @@ class Runner:
             options = group[0].options
             block = _Block(group, units, plan.schedule(len(units), options.repetitions, options.warmup,
                                                        options.seed))
-            done = {(unit, rep) for unit in range(len(units)) for rep in range(options.repetitions)
-                    if (*block.key(unit), rep) in recorded}
+            keys = [block.key(unit) for unit in range(len(units))]
+            done = {(unit, rep) for unit, key in enumerate(keys) for rep in range(options.repetitions)
+                    if (*key, rep) in recorded}
             block.tasks = plan.remaining(block.tasks, done)
             blocks.append(block)
         return blocks
@@ -336,9 +338,11 @@ class Runner:
     def _execute_block(self, run_id: int, block: _Block, streams: Streams,
                        capture: CapturedOutput) -> bool:
         """Run one block's tasks; False when the stop limits ended the run."""
-        active = sorted({t.point for t in block.tasks})
-        active_points = {i: sorted({point for u, (j, point) in enumerate(block.units) if j == i and u in active})
-                         for i in range(len(block.plans))}
+        active = {t.point for t in block.tasks}
+        active_points: dict[int, list[int]] = {i: [] for i in range(len(block.plans))}
+        for unit in sorted(active):
+            i, point = block.units[unit]
+            active_points[i].append(point)
         states = [self._plan_state(run_plan) for run_plan in block.plans]
         keys = [block.key(unit) for unit in range(len(block.units))]
         try:
@@ -406,6 +410,7 @@ class Runner:
             workload.shell_overhead = run_plan.shell_overhead
         points = [Point(workload.benchmark, params) for params in run_plan.points]
         return _PlanState(run_plan, [self.store.point_id(point) for point in points],
+                          [(point.benchmark, point.key) for point in points],
                           [point.describe() for point in points],
                           self._monitors_for(options.monitor_config()),
                           set(options.cpus) if options.cpus else None)
@@ -471,7 +476,7 @@ class Runner:
         primary = workload.metrics[0].name
         value = next((m.value for m in measurements if m.metric == primary
                       and m.status is SampleStatus.OK and m.value is not None), math.nan)
-        self.samples.setdefault((workload.benchmark, Point(workload.benchmark, params).key), []).append(value)
+        self.samples.setdefault(state.keys[task.point], []).append(value)
         measurements += self._monitor_measurements(workload.benchmark, outputs)
         if math.isfinite(value):   # a failed sample says why it failed, nothing more
             measurements += [m for m in self._pressure_measurements(workload.benchmark, stalls)
