@@ -156,6 +156,7 @@ def test_compare_inside_one_run_against_the_first_or_a_reference(sqlite_db):
     (["--command-name", "a", "sleep 0.01", "sleep 0.02"], "1 --command-name for 2 commands"),
     (["sleep 0.01", "sleep 0.01"], "two commands are named 'sleep 0.01'"),
     (["-c", "true", "--", "false"], "not both"),
+    (["--", "sleep 0.01 &>/dev/null"], "did you mean --shell -- 'sleep 0.01 &>/dev/null'?"),
 ])
 def test_bad_several_command_input_is_one_line_exit_2(sqlite_db, args, message):
     result = run_cli("run", *args, db=sqlite_db)

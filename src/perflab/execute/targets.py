@@ -78,8 +78,13 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
         raise UsageError("empty command: the shell line is blank",
                          hint="put the command after --, e.g. perflab run --shell -- 'make -j4'")
     argv = [shlex.join(words)] if command.shell and len(words) > 1 else words
-    workload = CommandWorkload(argv, shell=command.shell, benchmark=command.name,
-                               ignore_failure=command.ignore_failure)
+    try:
+        workload = CommandWorkload(argv, shell=command.shell, benchmark=command.name,
+                                   ignore_failure=command.ignore_failure)
+    except UsageError as error:
+        if not command.shell and len(words) == 1 and any(c.isspace() for c in words[0].strip()):
+            raise UsageError(error.args[0], hint=f"did you mean --shell -- {shlex.quote(words[0])}?") from None
+        raise
     return [plan_run(workload, sweep, _with(options, repetitions))]
 
 
