@@ -164,3 +164,10 @@ def test_bad_several_command_input_is_one_line_exit_2(sqlite_db, args, message):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert not os.path.exists(sqlite_db)   # refused before the database is touched
+
+
+def test_without_pressure_files_the_reader_says_why_once(tmp_path):
+    from perflab.execute.pressure import Reader
+    reader = Reader(root=str(tmp_path / "no-pressure"))
+    assert reader.read() is None and reader.since(None) is None
+    assert "no-pressure" in reader.missing and "CONFIG_PSI" in reader.missing
