@@ -36,6 +36,13 @@ def test_at_the_limit_an_a_a_pair_is_never_a_regression(sqlite_db):
         assert result.stdout.startswith("undecided:")
 
 
+def test_ab_takes_a_shell_as_run_does(sqlite_db):
+    result = run_cli("ab", "--shell=bash", "--base", "sleep 0.01 &>/dev/null", "--cand", "sleep 0.03 &>/dev/null",
+                     "-q", db=sqlite_db)
+    assert result.returncode == 1 and "bash syntax" not in result.stderr, result.stderr
+    assert _spec(sqlite_db)["plans"][0]["workload"]["shell"].endswith("/bash")
+
+
 def test_ab_accepts_a_percentage_with_or_without_the_sign(sqlite_db):
     for text in ("50%", "50"):
         result = run_cli("ab", "--base", "sleep 0.01", "--cand", "sleep 0.03", "--threshold", text, "-q",

@@ -7,7 +7,7 @@ import sys
 import click
 
 from perflab.cli.common import COMMAND_LINE, open_store, warn
-from perflab.cli.record import check_exports, export_options, parse_duration, write_exports
+from perflab.cli.record import ShellSpelling, check_exports, export_options, parse_duration, write_exports
 from perflab.model.errors import UsageError
 
 
@@ -22,7 +22,7 @@ def threshold_percent(text: str) -> float:
     return value
 
 
-@click.command()
+@click.command(cls=ShellSpelling)
 @click.option("--base", metavar="CMD", help="The baseline command line.")
 @click.option("--cand", metavar="CMD", help="The candidate command line.")
 @click.option("--threshold", default="1%", show_default=True, metavar="PCT",
@@ -34,7 +34,9 @@ def threshold_percent(text: str) -> float:
               help="Error rate of a decision (always valid: it holds however often the test looks).")
 @click.option("-w", "--warmup", type=int, default=1, show_default=True, help="Unrecorded rounds first.")
 @click.option("--label", help="Label of the run (default: ab).")
-@click.option("--shell", is_flag=True, help="Run both lines through /bin/sh -c (its start-up subtracted).")
+@click.option("--shell", is_flag=True,
+              help="Run both lines through /bin/sh -c, or --shell=bash through bash (start-up subtracted).")
+@click.option("--shell-program", hidden=True)
 @click.option("--prepare", metavar="CMD", help="Shell line before every sample (not timed).")
 @click.option("--no-shuffle", is_flag=True, help="Base then cand in every round (default: random order).")
 @click.option("--seed", type=int, help="Seed of the order inside each round.")
@@ -43,7 +45,8 @@ def threshold_percent(text: str) -> float:
 @export_options
 @click.pass_context
 def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, min_runs: int, max_runs: int,
-       max_time: str | None, alpha: float, warmup: int, label: str | None, shell: bool, prepare: str | None,
+       max_time: str | None, alpha: float, warmup: int, label: str | None, shell: bool,
+       shell_program: str | None, prepare: str | None,
        no_shuffle: bool, seed: int | None, timeout: float | None, quiet: bool, export_json: str | None,
        export_csv: str | None, export_markdown: str | None) -> None:
     """Is CAND slower or faster than BASE by more than --threshold? The two alternate inside
@@ -79,7 +82,7 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
     options = RunOptions(repetitions=max_runs, warmup=warmup, shuffle=not no_shuffle, seed=seed,
                          timeout=timeout, prepare=prepare)
     plans = plans_for([], after_dashdash=False, sweep={}, options=options,
-                      command=CommandChoices(shell or None, None, False, (base, cand), names),
+                      command=CommandChoices(shell_program or shell or None, None, False, (base, cand), names),
                       repetitions=None, duration=None)
     for run_plan in plans:
         said = run_plan.workload.syntax_warning()  # type: ignore[attr-defined]

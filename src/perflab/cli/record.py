@@ -11,7 +11,7 @@ from perflab.model.errors import UsageError
 
 
 # -- run ---------------------------------------------------------------------------
-class _RunCommand(click.Command):
+class ShellSpelling(click.Command):
     """Remembers whether ``--`` was given: words after it are a command, never a workload.
     ``--shell=SHELL`` (hyperfine's spelling) names the shell; ``--shell`` alone stays a flag,
     so ``--shell 'make -j4'`` keeps its command."""
@@ -83,7 +83,7 @@ def check_exports(exports: dict[str, str | None]) -> None:
             check_output(path)
 
 
-@click.command(cls=_RunCommand)
+@click.command(cls=ShellSpelling)
 @click.option("-n", "-r", "--runs", "repetitions", type=int,
               help="Measured repetitions per point [default: 10, or the suite's].")
 @click.option("-w", "--warmup", type=int, default=0, show_default=True, help="Unrecorded runs per point first.")
