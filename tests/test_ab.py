@@ -1,10 +1,15 @@
 """perflab ab: two commands interleaved until the sequential test decides."""
 
 import json
+import os
+import signal
+import subprocess
 
 import pytest
 
-from conftest import run_cli
+from test_durability import _wait_for_samples
+
+from conftest import PERFLAB, run_cli
 
 
 def _spec(db, run="1"):
@@ -66,12 +71,6 @@ def test_bad_ab_input_is_one_line_exit_2(sqlite_db, args, message):
 
 
 def test_an_interrupted_ab_resumes_with_its_rule_and_stores_the_decision(sqlite_db):
-    import os
-    import signal
-    import subprocess
-
-    from conftest import PERFLAB
-    from test_durability import _wait_for_samples
     env = dict(os.environ)
     env.pop("PERFLAB_DB", None)
     proc = subprocess.Popen([*PERFLAB, "--db", sqlite_db, "ab", "-q", "--base", "sleep 0.02", "--cand",
