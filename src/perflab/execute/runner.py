@@ -89,10 +89,6 @@ class RunPlan:
             spec["monitor_overhead"] = overheads   # for `perflab show`; from_spec ignores it
         return spec
 
-    def tasks(self) -> list[plan.Task]:
-        return plan.schedule(len(self.points), self.options.repetitions, self.options.warmup,
-                             self.options.seed)
-
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> RunPlan:
         run_plan = plan_run(from_spec(spec["workload"]), spec["sweep"], RunOptions(**spec["options"]))
