@@ -13,10 +13,8 @@ from perflab.model.errors import UsageError
 
 def threshold_percent(text: str) -> float:
     """``1%`` or ``1`` -> 1.0 (a percentage, always); anything else is refused."""
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        raise UsageError(f"bad --threshold {text!r}: expected a percentage like 1% (or 1)") from None
+    from perflab.cli.compare import percent
+    value = percent(text, "--threshold")
     if not 0 < value < 100:
         raise UsageError(f"--threshold must be a percentage above 0 and below 100, got {text}")
     return value
