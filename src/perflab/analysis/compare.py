@@ -20,7 +20,14 @@ import numpy as np
 from perflab.analysis.contention import contention_warnings
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
-from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric, normalise_params
+from perflab.model.records import (
+    PRESSURE_METRIC_PREFIX,
+    Direction,
+    MetricInfo,
+    RunInfo,
+    is_monitor_metric,
+    normalise_params,
+)
 from perflab.model.report.calibration import Calibration
 from perflab.model.report.compare import (
     Block,
@@ -123,7 +130,7 @@ def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, fil
     keys = [k for value in order for k in tables[value]]
     infos = _metric_infos(store, {k[0] for k in keys}, [], [tables[v] for v in order])
     return build_report([tables[v] for v in order], sides, infos, method=method, q=q, confidence=confidence,
-                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, run))
+                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
 
 
 def run_benchmarks(run: RunInfo) -> list[str]:
@@ -159,7 +166,7 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
     infos = _metric_infos(store, {reference}, [], tables)
     sides = [replace(run, label=name) for name in order]
     return build_report(tables, sides, infos, method=method, q=q, confidence=confidence,
-                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, run))
+                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
 
 
 def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
@@ -196,8 +203,9 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
                           layouts=_recorded_layouts(runs))
-    loaded = [w for side in sides for run in side for w in contention_warnings(store, run)]
-    return replace(report, warnings=(*report.warnings, *_environment_warnings(runs), *dict.fromkeys(loaded)))
+    every = list({run.id: run for side in sides for run in side}.values())
+    return replace(report, warnings=(*report.warnings, *_environment_warnings(runs),
+                                     *contention_warnings(store, every)))
 
 
 Tables = list[dict[Key, ValueGroup]]   # per side: (benchmark, params, metric) -> values
@@ -428,7 +436,9 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
         for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
             if (not filters.params or filters.keeps(g.params)) and (
                     monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
-                    or g.metric in filters.metrics) and g.metric not in exclude:
+                    or g.metric in filters.metrics) and g.metric not in exclude and (
+                    # the machine's stalls judge the run (contention.py), not the benchmark
+                    not g.metric.startswith(PRESSURE_METRIC_PREFIX) or g.metric in filters.metrics):
                 pooled.setdefault((g.benchmark, g.point, g.metric), []).append(g)
     table = {key: groups[0] if len(groups) == 1 else
              replace(groups[0], values=np.concatenate([g.values for g in groups]),

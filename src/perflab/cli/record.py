@@ -322,7 +322,7 @@ def show(ctx: click.Context, run_ref: str) -> None:
         info = store.resolve_run(run_ref)
         rows = store.sample_rows(info.id)
         infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
-        click.echo(render_show(info, summarize_run(rows, infos), contention_warnings(store, info)))
+        click.echo(render_show(info, summarize_run(rows, infos), contention_warnings(store, [info])))
 
 
 @click.command()
