@@ -134,7 +134,7 @@ def test_pressure_stalls_are_recorded_per_sample(sqlite_db):
     assert "2 commands interleaved" in text
     for line in text.splitlines():
         if line.startswith("warning:") and "waited for" in line:
-            assert "flagged above 10%" in line
+            assert "during more than 10% of the sampled time" in line and "run 1 (" in line
 
 
 def test_compare_inside_one_run_against_the_first_or_a_reference(sqlite_db):
