@@ -55,19 +55,7 @@ def _register(modules: list) -> None:
             cli.add_command(command)
 
 
-from perflab.cli import (  # noqa: E402
-    ab,
-    alerts,
-    bisect,
-    calibrate,
-    changepoints,
-    compare,
-    history,
-    machine,
-    profile,
-    record,
-    serve,
-)
+from perflab.cli import ab, alerts, bisect, calibrate, changepoints, compare, history, machine, profile, record, serve  # noqa: E402
 
 _register([record, ab, calibrate, compare, machine, profile, history, changepoints, bisect, alerts, serve])
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from perflab.model.report.history import History, Segment, Series
 from perflab.render.compare_data import number
-from perflab.render.compare_html import environment, plot_text, plotly_js, script_json
+from perflab.render.compare_html import environment, plot_text, plotly_script, script_json
 from perflab.render.units import format_number
 
 SAMPLES_WEBGL = 5000   # above this many samples a series draws with WebGL (scattergl)
@@ -100,10 +100,12 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
 
 
 def render_history_html(history: History, subjects: Mapping[str, str] | None = None, *,
-                        reports: Mapping[str, str] | None = None, change_url: str | None = None) -> str:
+                        reports: Mapping[str, str] | None = None, change_url: str | None = None,
+                        plotly_src: str | None = None) -> str:
     """The page; a click on a change point opens its report: ``change_url`` with ``{id}``
     (the dashboard's /changes/{id}), else the report text of ``reports`` (change id -> the
-    text of 'perflab report change ID') embedded at the end of the page."""
+    text of 'perflab report change ID') embedded at the end of the page. plotly.js is
+    embedded, or from ``plotly_src`` (see `plotly_script`)."""
     subjects = subjects or {}
     reports = {} if change_url else dict(reports or {})
 
@@ -125,6 +127,6 @@ def render_history_html(history: History, subjects: Mapping[str, str] | None = N
                        "height": figure["layout"]["height"], "spec": script_json(figure)})
     page = environment().get_template("history.html.j2").render(
         title="perflab history", order=history.order, series=series,
-        warnings=[w.message for w in history.warnings], plotly_js=plotly_js(),
+        warnings=[w.message for w in history.warnings], plotly=plotly_script(plotly_src),
         reports=[{"id": k, "text": v} for k, v in reports.items()])
     return page if page.endswith("\n") else page + "\n"

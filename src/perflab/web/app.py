@@ -16,6 +16,7 @@ unknown run, a bad filter, an illegal triage move) is a 400/404 page saying so i
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import hmac
 import math
 from pathlib import Path
@@ -36,7 +37,7 @@ from perflab.model.alerts import ACTIONS, STATES, TRANSITIONS
 from perflab.model.errors import PerflabError
 from perflab.model.records import RunInfo
 from perflab.render.alerts import ALERT_HEADERS, alert_cells, commits_text, event_cells
-from perflab.render.compare import render_comparison
+from perflab.render.compare_html import plotly_js, render_html
 from perflab.render.history import render_changes, render_history, state_text
 from perflab.render.history_html import render_history_html
 from perflab.render.report import render_change_report
@@ -102,6 +103,15 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
     def store() -> Store:
         return Store(db, create=False)
 
+    # plotly.js once per browser, not 4.8 MB in every chart page: named by its content, so
+    # it can be cached for good (the CLI's html files embed it to open offline)
+    bundle = plotly_js().encode()
+    plotly_url = f"/static/plotly-{hashlib.sha256(bundle).hexdigest()[:16]}.js"
+
+    def plotly(request: Request) -> Response:
+        return Response(bundle, media_type="text/javascript",
+                        headers={"Cache-Control": "public, max-age=31536000, immutable"})
+
     def failure(error: Exception) -> HTMLResponse:  # a one-line page for a user's mistake
         if isinstance(error, _BadRequest):
             return _page("error.html.j2", 400, message=str(error))
@@ -152,7 +162,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
         with store() as s:
             chosen = [s.resolve_run(ref) for ref in refs]
             report = compare_runs(s, chosen, filters=Filters.parse([], metrics))
-        return HTMLResponse(render_comparison(report, "html"))
+        return HTMLResponse(render_html(report, plotly_src=plotly_url))
 
     def _history(request: Request):
         q = request.query_params
@@ -167,7 +177,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
             return _page("text.html.j2", title="history", text=render_history(found))
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
         return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits),
-                                                change_url="/changes/{id}"))
+                                                change_url="/changes/{id}", plotly_src=plotly_url))
 
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
@@ -229,4 +239,5 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
         Route("/alerts", guarded(alert_list)), Route("/alerts/{id}", guarded(alert_page), methods=["GET"]),
         Route("/alerts/{id}", guarded_async(alert_triage), methods=["POST"]),
         Route("/changes/{id}", guarded(change)),
+        Route(plotly_url, plotly),
     ])
