@@ -46,7 +46,8 @@ class AbRule:
     def pairs(self, samples: Samples) -> tuple[list[float], list[float]]:
         """Round i's (base, cand); ``samples`` holds the base first (the runner keeps plan order)."""
         base, cand = list(samples.values())[:2]
-        kept = [(b, c) for b, c in zip(base, cand) if math.isfinite(b) and math.isfinite(c)]
+        # the test is on log ratios: a failed sample (NaN) or a value <= 0 makes no pair
+        kept = [(b, c) for b, c in zip(base, cand) if math.isfinite(b) and math.isfinite(c) and b > 0 and c > 0]
         return [b for b, _ in kept], [c for _, c in kept]
 
     def decide(self, samples: Samples, *, final: bool = False) -> SequentialDecision:
