@@ -92,3 +92,75 @@ def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout:
     if check and result.returncode != 0:
         raise AssertionError(f"perflab {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
     return result
+
+
+# -- Redis (the fleet's broker) -------------------------------------------------------------
+def _die_with_parent() -> None:
+    """In a child before exec: the kernel kills it when pytest dies, even by SIGKILL."""
+    import ctypes
+    import signal
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+
+
+class RedisServer:
+    """A real redis-server on 127.0.0.1; ``restart()`` keeps its port (and, with
+    ``persistent``, its data: append-only file in a temporary directory)."""
+
+    def __init__(self, persistent: bool = False):
+        binary = shutil.which("redis-server")
+        if not binary:
+            if os.environ.get("CI"):
+                pytest.fail("redis-server is not installed; install.sh --test installs it")
+            pytest.skip("redis-server not installed")
+        self.binary = binary
+        self.port = _free_port()
+        self.directory = Path(tempfile.mkdtemp(prefix="perflab-redis-", dir="/tmp"))
+        self.persistent = persistent
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.persistent
+                       else ["--appendonly", "no"])
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port),
+             "--bind", "127.0.0.1", "--save", "", *persistence, "--dir", str(self.directory),
+             "--daemonize", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        import time
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(64).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()   # abrupt on purpose: what a crash of the broker does
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_server():
+    """A throwaway Redis server on a free 127.0.0.1 port, killed at the end of the test."""
+    server = RedisServer()
+    try:
+        yield server
+    finally:
+        server.close()

@@ -58,6 +58,7 @@ class _RunCommand(click.Command):
               help="perf-profile unwinding: frame pointers (cheap) or dwarf (callers of -O2 code).")
 @click.option("--profile-scope", type=click.Choice(["system", "process"]), default="system",
               show_default=True, help="perf-profile: every CPU, or only the benchmark's processes.")
+@click.option("--job", "job_id", type=int, hidden=True, help="The fleet job this run is for (set by a worker).")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | None, commit: str | None,
@@ -66,7 +67,8 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
         prepare: str | None, setup: str | None, cleanup: str | None, shuffle: bool,
         seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool, force: bool,
         duration: float | None, resume: str | None, monitor_list: str | None, events: str | None,
-        profile_freq: int, call_graph: str, profile_scope: str, target: tuple[str, ...]) -> None:
+        profile_freq: int, call_graph: str, profile_scope: str, job_id: int | None,
+        target: tuple[str, ...]) -> None:
     """Run a command, a built-in workload or a suite many times; record every sample.
 
     \b
@@ -123,7 +125,7 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, label: str | N
         runner = Runner(store, plans, progress.choose(quiet), warn)
         run_id = runner.start(label=label or identity.default_label(), commit=sha,
                               describe=describe, repo=os.path.abspath(repo) if repo else None,
-                              command_line=["perflab", *COMMAND_LINE])
+                              command_line=["perflab", *COMMAND_LINE], job_id=job_id)
         _print_run_summary(store, run_id, plans, quiet)
 
 

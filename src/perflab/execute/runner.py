@@ -30,7 +30,7 @@ from perflab.execute.process import CapturedOutput, Streams, open_devnull_stream
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
 from perflab.model.params import cartesian, check_size, placeholders
 from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
-from perflab.store import Store
+from perflab.store import Store, this_host
 from perflab.workloads.base import SampleContext, Workload
 from perflab.workloads.command import SHELL, CommandWorkload
 from perflab.workloads.registry import from_spec
@@ -167,15 +167,16 @@ class Runner:
         self._point_warned: set[tuple[str, int]] = set()   # a workload's warning, once per point
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
-              repo: str | None = None, command_line: list[str] | None = None) -> int:
+              repo: str | None = None, command_line: list[str] | None = None,
+              job_id: int | None = None) -> int:
         snapshot = environment.capture()
         with _streams(self._show_output) as streams:
             for run_plan in self.plans:
                 if isinstance(run_plan.workload, CommandWorkload) and run_plan.workload.shell:
                     run_plan.shell_overhead = measure_shell_overhead(streams)
             run_id = self.store.create_run(
-                label=label, host=os.uname().nodename, spec=runs_spec(self.plans, command_line),
-                environment=snapshot, commit=commit, commit_describe=describe, repo=repo)
+                label=label, host=this_host(), spec=runs_spec(self.plans, command_line),
+                environment=snapshot, commit=commit, commit_describe=describe, repo=repo, job_id=job_id)
             for run_plan in self.plans:
                 self.store.save_metric_info(run_plan.workload.benchmark, run_plan.workload.metrics)
             self._execute(run_id, [(p, p.tasks()) for p in self.plans], streams, snapshot)

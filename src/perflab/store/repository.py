@@ -21,7 +21,8 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
 from perflab.store import location, pending
 from perflab.store.database import insert_or_ignore, open_engine, upsert
-from perflab.store.schema import artifacts, metrics, points, profile_symbols, profile_traces, runs, samples, series
+from perflab.store.schema import (artifacts, job_runs, metrics, points, profile_symbols, profile_traces, runs,
+                                  samples, series)
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,15 @@ class Store:
             self._conn = self.engine.connect()
         return self._conn
 
+    def reconnect(self) -> None:
+        """Drop the connection (after the server went away): the next use opens a new one."""
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sa.exc.SQLAlchemyError:
+                pass  # already broken: the pool discards it
+            self._conn = None
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -160,13 +170,19 @@ class Store:
     # -- writing ---------------------------------------------------------------
     def create_run(self, *, label: str, host: str, spec: dict[str, Any],
                    environment: dict[str, Any], commit: str | None = None,
-                   commit_describe: str | None = None, repo: str | None = None) -> int:
+                   commit_describe: str | None = None, repo: str | None = None,
+                   job_id: int | None = None) -> int:
+        """A new running run; ``job_id`` links it to the fleet job that asked for it, in
+        the same transaction (a job's run is never half recorded)."""
         result = self.conn.execute(runs.insert().values(
             label=label, commit=commit, commit_describe=commit_describe, repo=repo, host=host,
             started_at=time.time(), status=RunStatus.RUNNING.value, pid=os.getpid(),
             spec=spec, environment=environment))
+        run_id = _inserted_id(result)
+        if job_id is not None:
+            self.conn.execute(job_runs.insert().values(job_id=job_id, run_id=run_id))
         self.conn.commit()
-        return _inserted_id(result)
+        return run_id
 
     def point_id(self, point: Point) -> int:
         """The id of a benchmark's parameter point, created on first use."""
@@ -238,9 +254,9 @@ class Store:
         """Write 'interrupted' for this host's runs whose perflab died (SIGKILL, power loss),
         finished at their last sample; the run is sealed as an interrupted run is."""
         query = sa.select(runs.c.id, runs.c.pid, runs.c.started_at).where(
-            runs.c.status == RunStatus.RUNNING.value, runs.c.host == os.uname().nodename)
+            runs.c.status == RunStatus.RUNNING.value, runs.c.host == this_host())
         dead = [(run_id, pid, started) for run_id, pid, started in self.conn.execute(query)
-                if not _alive(pid, os.uname().nodename)]
+                if not _alive(pid, this_host())]
         if self.conn.in_transaction():
             self.conn.commit()
         for run_id, pid, started in dead:
@@ -636,8 +652,14 @@ def _run_info(row: Any) -> RunInfo:
         repo=row["repo"])
 
 
+def this_host() -> str:
+    """The name runs made here are recorded under: $PERFLAB_HOST (a fleet worker's --host,
+    so one machine may serve as several lab hosts), else the machine's node name."""
+    return os.environ.get("PERFLAB_HOST") or os.uname().nodename
+
+
 def _alive(pid: int | None, host: str) -> bool:
     """Whether the perflab that owns a running run still lives (only knowable on its host)."""
-    if pid is None or host != os.uname().nodename:
+    if pid is None or host != this_host():
         return True
     return pending.process_alive(pid)
