@@ -99,8 +99,8 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
       perflab submit --host bm1 --ab --base './old in.dat' --cand './new in.dat' -n 20
     """
     from perflab.fleet.app import DEFAULT_JOB_TIMEOUT_S, class_queue, host_queue, make_app, resolve_broker
-    from perflab.fleet.submit import suite_request
     from perflab.fleet.submit import submit as queue_job
+    from perflab.fleet.submit import suite_request
     from perflab.model.jobs import JobKind
 
     if bool(host) == bool(machine_class):
@@ -137,7 +137,8 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 
 # -- jobs -------------------------------------------------------------------------------
 @click.group(invoke_without_command=True)
-@click.option("--state", "states", metavar="LIST", help="Only jobs in these states: queued,running,done,failed,cancelled.")
+@click.option("--state", "states", metavar="LIST",
+              help="Only jobs in these states: queued,running,done,failed,cancelled.")
 @click.option("--last", type=int, metavar="N", help="Only the N latest jobs.")
 @click.pass_context
 def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:

@@ -55,8 +55,7 @@ def _register(modules: list) -> None:
             cli.add_command(command)
 
 
-from perflab.cli import (  # noqa: E402
-    bisect, calibrate, changepoints, compare, fleet, history, machine, profile, record, serve)
+from perflab.cli import bisect, calibrate, changepoints, compare, fleet, history, machine, profile, record, serve  # noqa: E402
 
 _register([record, calibrate, compare, machine, profile, history, changepoints, bisect, serve, fleet])
 

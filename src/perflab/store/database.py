@@ -15,8 +15,18 @@ from sqlalchemy.engine import Engine
 
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.store import location
-from perflab.store.schema import (APPLICATION, SCHEMA_VERSION, job_runs, jobs, meta, metadata, profile_symbols,
-                                  profile_traces, watched_branches, workers)
+from perflab.store.schema import (
+    APPLICATION,
+    SCHEMA_VERSION,
+    job_runs,
+    jobs,
+    meta,
+    metadata,
+    profile_symbols,
+    profile_traces,
+    watched_branches,
+    workers,
+)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_WAIT_S = 120.0        # how long a writer keeps retrying a locked database before giving up

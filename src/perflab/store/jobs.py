@@ -137,7 +137,8 @@ def list_workers(store: Store) -> list[WorkerInfo]:
     rows = store.conn.execute(sa.select(workers).order_by(workers.c.host, workers.c.started_at)).mappings()
     found = [WorkerInfo(name=r["name"], host=r["host"], machine_class=r["machine_class"], pid=r["pid"],
                         nodename=r["nodename"], started_at=r["started_at"], heartbeat_at=r["heartbeat_at"],
-                        heartbeat_s=r["heartbeat_s"], stopped_at=r["stopped_at"], environment=r["environment"] or {}) for r in rows]
+                        heartbeat_s=r["heartbeat_s"], stopped_at=r["stopped_at"],
+                        environment=r["environment"] or {}) for r in rows]
     store.conn.rollback()
     return found
 

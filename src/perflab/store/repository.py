@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -21,8 +22,17 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
 from perflab.store import location, pending
 from perflab.store.database import insert_or_ignore, open_engine, upsert
-from perflab.store.schema import (artifacts, job_runs, metrics, points, profile_symbols, profile_traces, runs,
-                                  samples, series)
+from perflab.store.schema import (
+    artifacts,
+    job_runs,
+    metrics,
+    points,
+    profile_symbols,
+    profile_traces,
+    runs,
+    samples,
+    series,
+)
 
 
 @dataclass(frozen=True)
@@ -149,10 +159,8 @@ class Store:
     def reconnect(self) -> None:
         """Drop the connection (after the server went away): the next use opens a new one."""
         if self._conn is not None:
-            try:
+            with contextlib.suppress(sa.exc.SQLAlchemyError):  # already broken: the pool discards it
                 self._conn.close()
-            except sa.exc.SQLAlchemyError:
-                pass  # already broken: the pool discards it
             self._conn = None
 
     def close(self) -> None:
