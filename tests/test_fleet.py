@@ -286,3 +286,52 @@ def test_queued_jobs_survive_a_restart_of_redis(postgres_server, tmp_path):
     finally:
         lab.stop()
         redis.close()
+
+
+# -- the robot ------------------------------------------------------------------------------------
+def _commit(repo: Path, delay: float, subject: str) -> str:
+    (repo / "prog.in").write_text(f"#!/bin/sh\n# {subject}\nexec sleep {delay}\n")
+    subprocess.run(["git", "-C", str(repo), "add", "prog.in"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com",
+                    "commit", "-q", "-m", subject], check=True)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet, tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    suite = tmp_path / "prog.toml"
+    suite.write_text('[suite]\nrepetitions = 5\n\n[[benchmark]]\nworkload = "command"\nname = "prog"\n'
+                     'command = "./prog"\n')
+    commits = [_commit(repo, 0.01, f"Change {i}") for i in range(4)]
+    fleet.start_worker("bm1")
+    fleet.start_worker("bm2")
+    watch = ["watch", "--repo", str(repo), "--branch", "main", "--build", "cp prog.in prog && chmod +x prog",
+             "--suite", str(suite), "--hosts", "bm1,bm2", "--bisect-run", "./prog", "--once", "--job-timeout", "600"]
+    first = fleet.cli(*watch, "--since", commits[0], timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "queued 8 build jobs for 4 commits" in first.stdout
+    commits.append(_commit(repo, 0.01, "Change 4"))
+    commits.append(_commit(repo, 0.04, "Sleep four times as long"))      # the step: commits[5]
+    commits += [_commit(repo, 0.04, f"Change {i}") for i in (6, 7)]
+    skipped = fleet.cli(*watch, "--tip-only", timeout=600)                 # measures commits[7] only
+    assert skipped.returncode == 0, skipped.stderr
+    assert "queued 2 build jobs for 1 commits" in skipped.stdout
+    commits += [_commit(repo, 0.04, f"Change {i}") for i in (8, 9)]
+    last = fleet.cli(*watch, timeout=900)
+    assert last.returncode == 0, last.stderr
+    assert "queued 4 build jobs for 2 commits" in last.stdout
+    bisects = [int(line.split()[2]) for line in last.stdout.splitlines() if line.startswith("bisect job")]
+    assert len(bisects) == 2                                               # one per host that saw it
+    hosts = set()
+    for job_id in bisects:
+        assert fleet.cli("jobs", "wait", str(job_id), timeout=900).returncode == 0
+        job = fleet.job(job_id)
+        hosts.add(job.host)
+        assert (job.request["good"], job.request["bad"]) == (commits[3], commits[7])
+        assert f"first bad commit: {commits[5][:12]}" in (job.output or ""), job.output
+    assert hosts == {"bm1", "bm2"}
+    # the robot remembers: nothing new, nothing queued
+    again = fleet.cli(*watch, timeout=300)
+    assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout

@@ -193,4 +193,59 @@ def jobs_wait(ctx: click.Context, job_id: int, timeout: float | None) -> None:
         sys.exit(EXIT_VERDICT)
 
 
-COMMANDS: list[click.Command] = [worker, submit, jobs]
+# -- watch ------------------------------------------------------------------------------
+@click.command()
+@_BROKER
+@click.option("--repo", required=True, type=click.Path(file_okay=False), help="The git repository to follow.")
+@click.option("--branch", default="main", show_default=True, help="The branch to follow.")
+@click.option("--build", required=True, metavar="CMD", help="Shell line that builds a commit (cwd: the worktree).")
+@click.option("--suite", required=True, type=click.Path(dir_okay=False), help="The suite run on each commit.")
+@click.option("--hosts", required=True, metavar="LIST", help="Hosts that run every commit: bm1,bm2.")
+@click.option("--label", help="Label of the robot's runs (default: robot-BRANCH).")
+@click.option("--bisect-run", metavar="CMD",
+              help="Shell line a bisect measures; without it, multi-commit changes are only reported.")
+@click.option("--tip-only", is_flag=True, help="Queue only the newest of the new commits (bisect fills the gaps).")
+@click.option("--since", metavar="COMMIT", help="On the first pass, start at this commit (default: the tip only).")
+@click.option("--job-timeout", type=float, default=3600.0, show_default=True, metavar="S", help="Each job's limit.")
+@click.option("--once", is_flag=True, help="One pass: queue, wait for the jobs, detect, exit.")
+@click.option("--interval", type=float, default=60.0, show_default=True, metavar="S", help="Seconds between polls.")
+@click.pass_context
+def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build: str, suite: str, hosts: str,
+          label: str | None, bisect_run: str | None, tip_only: bool, since: str | None, job_timeout: float,
+          once: bool, interval: float) -> None:
+    """The regression robot: build and benchmark each new commit of a branch on the fleet.
+
+    \b
+      perflab watch --repo ~/src/tool --branch main --build 'make -j8' --suite suites/fget.toml --hosts bm1,bm2
+    """
+    from perflab.fleet.app import make_app, resolve_broker
+    from perflab.fleet.submit import check_timeout
+    from perflab.fleet.watch import Round, WatchOptions, absolute, check_options, loop, run_round
+
+    if interval <= 0:
+        raise UsageError(f"bad --interval {interval:g}: must be more than 0 seconds")
+    check_timeout(job_timeout)
+    options = WatchOptions(repo=absolute(repo), branch=branch, build=build, suite=suite,
+                           hosts=tuple(h.strip() for h in hosts.split(",") if h.strip()),
+                           label=label or f"robot-{branch}", timeout_s=job_timeout, bisect_run=bisect_run,
+                           tip_only=tip_only, since=since)
+    check_options(options)
+    app = make_app(resolve_broker(broker))
+
+    def report(done: Round) -> None:
+        if done.commits:
+            click.echo(f"queued {len(done.build_jobs)} build jobs for {len(done.commits)} commits: "
+                       + " ".join(map(str, done.build_jobs)))
+        if done.alerts is not None:
+            click.echo(f"alerts raised: {done.alerts}")
+        for job_id in done.bisect_jobs:
+            click.echo(f"bisect job {job_id} queued")
+
+    with open_store(ctx, create=True) as store:
+        if once:
+            report(run_round(store, app, options, warn, wait_s=2 * job_timeout))
+        else:
+            loop(store, app, options, interval, warn, report)
+
+
+COMMANDS: list[click.Command] = [worker, submit, jobs, watch]
