@@ -145,7 +145,7 @@ def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
     """The fleet's jobs: one line each (or 'jobs cancel ID', 'jobs wait ID')."""
     if ctx.invoked_subcommand is not None:
         return
-    from perflab.fleet.submit import parse_states
+    from perflab.model.jobs import parse_states
     from perflab.render.jobs import render_jobs
     from perflab.store import jobs as book
     wanted = parse_states(states)

@@ -10,7 +10,7 @@ from celery import Celery
 
 from perflab.fleet.app import MAX_JOB_TIMEOUT_S, check_broker, publish
 from perflab.model.errors import EnvironmentProblem, UsageError
-from perflab.model.jobs import Job, JobKind, JobState
+from perflab.model.jobs import Job, JobKind
 from perflab.store import Store
 from perflab.store import jobs as book
 
@@ -61,15 +61,3 @@ def wait_for(store: Store, job_id: int, timeout_s: float | None) -> Job:
             return job
         time.sleep(WAIT_POLL_S)
 
-
-def parse_states(text: str | None) -> set[JobState] | None:
-    if not text:
-        return None
-    states = set()
-    for word in text.split(","):
-        try:
-            states.add(JobState(word.strip()))
-        except ValueError:
-            known = ", ".join(s.value for s in JobState)
-            raise UsageError(f"unknown job state {word.strip()!r}: expected one of {known}") from None
-    return states

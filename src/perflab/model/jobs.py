@@ -7,6 +7,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.model.errors import UsageError
+
 
 class JobState(str, enum.Enum):
     QUEUED = "queued"
@@ -18,6 +20,20 @@ class JobState(str, enum.Enum):
     @property
     def finished(self) -> bool:
         return self in (JobState.DONE, JobState.FAILED, JobState.CANCELLED)
+
+
+def parse_states(text: str | None) -> set[JobState] | None:
+    """``queued,running`` -> those states; None (every state) for an empty selection."""
+    if not text:
+        return None
+    states = set()
+    for word in text.split(","):
+        try:
+            states.add(JobState(word.strip()))
+        except ValueError:
+            known = ", ".join(s.value for s in JobState)
+            raise UsageError(f"unknown job state {word.strip()!r}: expected one of {known}") from None
+    return states
 
 
 class JobKind(str, enum.Enum):

@@ -3,9 +3,9 @@
 Pages: the runs (filter by label, host, commit, date; paginated), one run, a comparison
 of any selection (the same page as ``compare --format html``), the history of a metric
 with its change points (the page of ``history --format html``; ``?format=text`` the
-text) and the list of changes. Every page opens the store for the request only and never
-writes. Jinja2 autoescapes every user string; a user's mistake (an unknown run, a bad
-filter) is a 400/404 page saying so in one line.
+text), the list of changes and the fleet's jobs (``?state=running``). Every page opens
+the store for the request only and never writes. Jinja2 autoescapes every user string;
+a user's mistake (an unknown run, a bad filter) is a 400/404 page saying so in one line.
 """
 
 from __future__ import annotations
@@ -26,12 +26,15 @@ from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.history import build_history, list_changes, parse_since
 from perflab.analysis.summary import summarize_run
 from perflab.model.errors import PerflabError
+from perflab.model.jobs import parse_states
 from perflab.model.records import RunInfo
 from perflab.render.compare import render_comparison
 from perflab.render.history import render_changes, render_history
 from perflab.render.history_html import render_history_html
+from perflab.render.jobs import render_jobs
 from perflab.render.runs import render_show
 from perflab.store import Store
+from perflab.store import jobs as job_book
 from perflab.vcs import commit_subjects
 
 PAGE_SIZE = 50
@@ -138,7 +141,13 @@ def create_app(db: str | None) -> Starlette:
         listing = list_changes(_history(request), since=parse_since(since) if since else None)
         return _page("text.html.j2", title="changes", text=render_changes(listing))
 
+    def jobs(request: Request) -> HTMLResponse:
+        states = parse_states(request.query_params.get("state"))
+        with store() as s:
+            text = render_jobs(job_book.list_jobs(s, states, limit=PAGE_SIZE))
+        return _page("text.html.j2", title="jobs", text=text)
+
     return Starlette(routes=[
         Route("/", guarded(runs)), Route("/runs/{ref}", guarded(run)), Route("/compare", guarded(compare)),
-        Route("/history", guarded(history)), Route("/changes", guarded(changes)),
+        Route("/history", guarded(history)), Route("/changes", guarded(changes)), Route("/jobs", guarded(jobs)),
     ])
