@@ -30,31 +30,50 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+class PostgresServer:
+    """A throwaway PostgreSQL server on 127.0.0.1; ``stop()`` and ``start()`` keep its data
+    and port (an outage), ``close()`` removes it."""
+
+    def __init__(self):
+        initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+        if not (initdb and pg_ctl):
+            if os.environ.get("CI"):
+                pytest.fail("PostgreSQL is not installed; install.sh --test installs it")
+            pytest.skip("PostgreSQL server binaries not installed")
+        self.directory = Path(tempfile.mkdtemp(prefix="perflab-pg-", dir="/tmp"))
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:  # postgres refuses to run as root
+            shutil.chown(self.directory, "postgres")
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        self.pg_ctl, self.data, self.port = pg_ctl, self.directory / "data", _free_port()
+        subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
+                       check=True, capture_output=True)
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
+        self.start()
+
+    def start(self) -> None:
+        subprocess.run([*self.as_user, self.pg_ctl, "-D", str(self.data), "-w", "-t", "60",
+                        "-l", str(self.directory / "log"),
+                        "-o", f"-h 127.0.0.1 -p {self.port} -k {self.directory} -F", "start"],
+                       check=True, capture_output=True)
+
+    def stop(self) -> None:
+        subprocess.run([*self.as_user, self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"],
+                       capture_output=True)
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """A throwaway PostgreSQL server on 127.0.0.1, stopped and removed at the end."""
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if not (initdb and pg_ctl):
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL is not installed; install.sh --test installs it")
-        pytest.skip("PostgreSQL server binaries not installed")
-    directory = Path(tempfile.mkdtemp(prefix="perflab-pg-", dir="/tmp"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # postgres refuses to run as root
-        shutil.chown(directory, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = directory / "data", _free_port()
-    subprocess.run([*as_user, initdb, "-D", str(data), "-A", "trust", "-U", "postgres"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_user, pg_ctl, "-D", str(data), "-w", "-t", "60", "-l", str(directory / "log"),
-                    "-o", f"-h 127.0.0.1 -p {port} -k {directory} -F", "start"],
-                   check=True, capture_output=True)
+    server = PostgresServer()
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
+        yield server.url
     finally:
-        subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
-        shutil.rmtree(directory, ignore_errors=True)
+        server.close()
 
 
 def _new_pg_database(server: str) -> str:

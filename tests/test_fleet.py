@@ -32,10 +32,10 @@ class Fleet:
         self.broker, self.db, self.directory = broker, db, directory
         self.workers: dict[str, subprocess.Popen] = {}
 
-    def start_worker(self, host: str, machine_class: str | None = None) -> subprocess.Popen:
+    def start_worker(self, host: str, machine_class: str | None = None, heartbeat: float = 0.5) -> subprocess.Popen:
         err = open(self.directory / f"worker-{host}.err", "w+")  # noqa: SIM115 (read while the worker lives)
         command = [*PERFLAB, "--db", self.db, "worker", "--broker", self.broker, "--host", host,
-                   "--force-unfit", "--heartbeat", "0.5", "--workdir", str(self.directory / f"work-{host}")]
+                   "--force-unfit", "--heartbeat", str(heartbeat), "--workdir", str(self.directory / f"work-{host}")]
         if machine_class:
             command += ["--class", machine_class]
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
@@ -286,6 +286,26 @@ def test_queued_jobs_survive_a_restart_of_redis(postgres_server, tmp_path):
     finally:
         lab.stop()
         redis.close()
+
+
+def test_a_job_outlives_an_outage_of_postgresql_and_keeps_every_sample(redis_server, tmp_path):
+    from conftest import PostgresServer
+    server = PostgresServer()                       # its own server: this test stops it
+    lab = Fleet(redis_server.url, _new_pg_database(server.url), tmp_path)
+    try:
+        lab.start_worker("bm1", heartbeat=2.0)       # dead only after 20 s of silence
+        job_id = lab.submit("--host", "bm1", "-n", "12", "--", "sleep", "0.52")
+        _wait_for_process("sleep 0.52")
+        server.stop()                               # down for a while, mid-run
+        time.sleep(4)
+        server.start()
+        assert lab.cli("jobs", "wait", str(job_id)).returncode == 0
+        (run_id,) = lab.job(job_id).run_ids
+        shown = lab.cli("show", str(run_id)).stdout
+        assert "status complete" in shown and " 12 " in shown, shown
+    finally:
+        lab.stop()
+        server.close()
 
 
 # -- the robot ------------------------------------------------------------------------------------

@@ -235,14 +235,27 @@ class Runner:
             if self._cgroups is not None:
                 self._cgroups.close()
             self.progress.stop()
-            self.store.flush_pending(run_id, self._pending)
+            # a PostgreSQL store that went away: wait for it (bounded) rather than lose the end
+            self.store.when_reachable(lambda: self.store.flush_pending(run_id, self._pending),
+                                      on_wait=self._warn_unreachable)
             self._pending.close()
             self._pending.path.unlink(missing_ok=True)
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
-            self.store.set_run_status(run_id, status, environment=snapshot)
-            self.store.seal(run_id)
+            final = status
+            self.store.when_reachable(lambda: self.store.set_run_status(run_id, final, environment=snapshot))
+            self.store.when_reachable(lambda: self.store.seal(run_id))
+
+    def _flush(self, run_id: int) -> None:
+        """Move the pending samples in; while a PostgreSQL store is away they stay in the
+        pending file (written already) and move in at a later flush."""
+        if not self.store.flush_pending_if_reachable(run_id, self._pending):
+            self._warn_unreachable()
+
+    def _warn_unreachable(self) -> None:
+        self._warn_once("the database does not answer: samples wait in the run's pending file "
+                        "and move in when it is back")
 
     def _execute_plan(self, run_id: int, run_plan: RunPlan, tasks: list[plan.Task],
                       streams: Streams, capture: CapturedOutput) -> None:
@@ -325,7 +338,7 @@ class Runner:
         self._pending.append(self._point_ids[task.point], task.repetition, time.time(), measurements)
         self._store_monitor_files(run_id, self._point_ids[task.point], task.repetition, outputs)
         if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL_S:
-            self.store.flush_pending(run_id, self._pending)
+            self._flush(run_id)
             self._flushed_at = time.monotonic()
         self.measured += 1
         bad = next((m for m in measurements if m.status is not SampleStatus.OK), None)

@@ -164,10 +164,9 @@ def _watch(process: subprocess.Popen[bytes], cancelled: Callable[[], bool], pare
             return "orphaned"
         if time.monotonic() - asked_at >= CANCEL_POLL_S:
             asked_at = time.monotonic()
-            with contextlib.suppress(Exception):   # the store away for a while: keep running
-                if cancelled():
-                    _end(process)
-                    return "cancelled"
+            if cancelled():
+                _end(process)
+                return "cancelled"
     return None
 
 

@@ -47,13 +47,17 @@ def _store() -> Store:
     return store
 
 
+# what a store that went away raises: the failed call, then the connection it left behind
+_UNREACHABLE = (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.PendingRollbackError)
+
+
 def _retrying(action: Any, give_up_after_s: float = 600.0) -> Any:
     """``action()`` again while the store is unreachable (PostgreSQL restarting), bounded."""
     deadline = time.monotonic() + give_up_after_s
     while True:
         try:
             return action()
-        except (sa.exc.OperationalError, sa.exc.InterfaceError):
+        except _UNREACHABLE:
             if time.monotonic() > deadline:
                 raise
             for store in _STORES.values():
@@ -72,12 +76,25 @@ def run_job(job_id: int) -> None:
         return
     job = _retrying(lambda: book.get_job(store, job_id))
     try:
-        outcome = execute(job, ctx, lambda: book.cancel_requested(store, job_id))
+        outcome = execute(job, ctx, lambda: _cancel_requested(store, job_id))
     except SoftTimeLimitExceeded:
         outcome = Outcome("failed", f"timed out after {job.timeout:g} s (the job's --timeout)", "")
+    except Exception as error:   # a bug here must not leave the job 'running' for ever
+        line = f"worker error: {type(error).__name__}: {error}"
+        _retrying(lambda: book.finish_job(store, job_id, JobState.FAILED, worker=ctx.name, error=line))
+        raise
     state = {"done": JobState.DONE, "cancelled": JobState.CANCELLED}.get(outcome.kind, JobState.FAILED)
     _retrying(lambda: book.finish_job(store, job_id, state, error=outcome.error, worker=ctx.name,
                                       output=outcome.output))
+
+
+def _cancel_requested(store: Store, job_id: int) -> bool:
+    """The job's cancel flag; False while the store does not answer (asked again later)."""
+    try:
+        return book.cancel_requested(store, job_id)
+    except _UNREACHABLE:
+        store.reconnect()
+        return False
 
 
 def _not_claimed(store: Store, job_id: int, ctx: WorkerContext) -> None:
@@ -117,7 +134,7 @@ class Heartbeat(threading.Thread):
                 book.heartbeat(store, self.worker)
                 for job_id in book.fail_orphaned_jobs(store):
                     log.warning("perflab worker: job %s failed: its worker died", job_id)
-            except (sa.exc.OperationalError, sa.exc.InterfaceError):
+            except _UNREACHABLE:
                 if store is not None:
                     store.reconnect()   # the store is away: beat again later
             except Exception:   # a heart that stops on a bug would fail this worker's jobs

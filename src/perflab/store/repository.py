@@ -8,11 +8,11 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import sqlalchemy as sa
@@ -33,6 +33,10 @@ from perflab.store.schema import (
     samples,
     series,
 )
+
+UNREACHABLE_WAIT_S = 600.0   # how long a writer waits for a PostgreSQL server to come back
+RECONNECT_PAUSE_S = 1.0
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,27 @@ class Store:
             self._conn = self.engine.connect()
         return self._conn
 
+    def when_reachable(self, action: Callable[[], _T], wait_s: float = UNREACHABLE_WAIT_S,
+                       on_wait: Callable[[], None] | None = None) -> _T:
+        """``action()``, again while a PostgreSQL server does not answer (a restart, a network
+        cut), for at most ``wait_s``; an SQLite error is raised at once (a local file that
+        fails will not heal by waiting)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                return action()
+            except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.PendingRollbackError):
+                if not self.is_server or time.monotonic() > deadline:
+                    raise
+                if on_wait is not None:
+                    on_wait()
+                self.reconnect()
+                time.sleep(RECONNECT_PAUSE_S)
+
+    @property
+    def is_server(self) -> bool:
+        return self.engine.dialect.name == "postgresql"
+
     def reconnect(self) -> None:
         """Drop the connection (after the server went away): the next use opens a new one."""
         if self._conn is not None:
@@ -231,6 +256,18 @@ class Store:
         """Move a running run's pending samples into the database in one transaction."""
         self._ingest(run_id, file.path)
         file.truncate()
+
+    def flush_pending_if_reachable(self, run_id: int, file: pending.PendingFile) -> bool:
+        """``flush_pending``; False (the samples stay in the file) while a PostgreSQL server
+        does not answer."""
+        try:
+            self.flush_pending(run_id, file)
+            return True
+        except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.PendingRollbackError):
+            if not self.is_server:
+                raise
+            self.reconnect()
+            return False
 
     def recover_pending(self) -> None:
         """Finish what dead perflabs left: their pending samples are ingested (each file
