@@ -250,6 +250,13 @@ def test_a_malformed_suite_is_refused_before_it_is_queued(redis_server, sqlite_d
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def test_a_bad_sweep_is_refused_before_it_is_queued(redis_server, sqlite_db):
+    result = run_cli("submit", "--broker", redis_server.url, "--host", "bm1", "-p", "n=5..1", "--", "true",
+                     db=sqlite_db)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not Path(sqlite_db).exists()    # refused before the store was even opened
+
+
 def test_an_unknown_host_is_queued_with_a_warning(redis_server, sqlite_db):
     result = run_cli("submit", "--broker", redis_server.url, "--host", "nowhere", "--", "true", db=sqlite_db)
     assert result.returncode == 0
@@ -355,3 +362,17 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     # the robot remembers: nothing new, nothing queued
     again = fleet.cli(*watch, timeout=300)
     assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
+
+
+def test_a_schema_2_database_gains_the_fleet_tables(tmp_path):
+    import sqlite3
+    db = tmp_path / "old.db"
+    Store(str(db), create=True).close()
+    with sqlite3.connect(db) as conn:  # make it look like a schema-2 file
+        for table in ("job_runs", "jobs", "workers", "watched_branches"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("UPDATE perflab_meta SET value='2' WHERE key='schema_version'")
+    listed = run_cli("jobs", db=str(db))
+    assert listed.returncode == 0 and "no jobs" in listed.stdout
+    with Store(str(db)) as store:
+        assert {"jobs", "job_runs", "workers", "watched_branches"} <= set(sa.inspect(store.engine).get_table_names())

@@ -101,12 +101,17 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
     from perflab.fleet.app import DEFAULT_JOB_TIMEOUT_S, class_queue, host_queue, make_app, resolve_broker
     from perflab.fleet.submit import submit as queue_job
     from perflab.fleet.submit import suite_request
+    from perflab.model import params as sweeps
     from perflab.model.jobs import JobKind
+    from perflab.workloads.suite import machine_variables
 
     if bool(host) == bool(machine_class):
         raise UsageError("say where the job runs: --host NAME or --class NAME (one of them)")
     url = resolve_broker(broker)
     queue = host_queue(host) if host else class_queue(machine_class or "")
+    variables = machine_variables()   # this machine's: the sweeps are only checked here
+    for param in params:
+        sweeps.parse_assignment(param, variables)
     request: dict = {"runs": repetitions, "label": label, "commit": commit, "params": list(params),
                      "monitor": monitor, "shuffle": shuffle, "timeout": job_timeout or DEFAULT_JOB_TIMEOUT_S}
     if ab:
