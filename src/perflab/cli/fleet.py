@@ -21,8 +21,11 @@ class _DashDashCommand(click.Command):
 
 
 def _db(ctx: click.Context) -> str:
-    from perflab.store.location import resolve
-    return resolve(ctx.find_root().obj["db"])
+    """The store as the worker's job processes name it: a file by its absolute path (a
+    build job runs in the worker's worktree)."""
+    from perflab.store.location import is_url, resolve
+    target = resolve(ctx.find_root().obj["db"])
+    return target if is_url(target) else str(Path(target).expanduser().resolve())
 
 
 # -- worker -----------------------------------------------------------------------------
