@@ -171,6 +171,17 @@ def test_a_queued_job_cancelled_never_runs(fleet):
     assert job.state is JobState.CANCELLED and job.run_ids == ()
 
 
+def test_a_job_past_its_timeout_is_stopped_and_failed(fleet):
+    fleet.start_worker("bm1")
+    job_id = fleet.submit("--host", "bm1", "--job-timeout", "3", "-n", "1", "--", "sleep", "33.75")
+    assert fleet.cli("jobs", "wait", str(job_id)).returncode == 1
+    job = fleet.job(job_id)
+    assert job.state is JobState.FAILED and job.error == "timed out after 3 s (the job's --job-timeout)"
+    assert _processes_with("sleep 33.75") == []
+    after = fleet.submit("--host", "bm1", "-n", "1", "--", "true")     # the worker took the next job
+    assert fleet.cli("jobs", "wait", str(after)).returncode == 0
+
+
 def test_a_killed_worker_fails_its_job_and_a_redelivery_never_makes_a_second_run(fleet):
     fleet.start_worker("bm1")
     victim = fleet.start_worker("bm2")

@@ -120,8 +120,6 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
     if ab:
         if not (base and cand) or target:
             raise UsageError("--ab takes --base CMD and --cand CMD, and no other command")
-        if host is None:
-            raise UsageError("--ab runs both arms on one machine: give --host NAME")
         kind, request = JobKind.AB, dict(request, base=base, cand=cand)
     else:
         if base or cand:

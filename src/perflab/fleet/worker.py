@@ -78,7 +78,7 @@ def run_job(job_id: int) -> None:
     try:
         outcome = execute(job, ctx, lambda: _cancel_requested(store, job_id))
     except SoftTimeLimitExceeded:
-        outcome = Outcome("failed", f"timed out after {job.timeout:g} s (the job's --timeout)", "")
+        outcome = Outcome("failed", f"timed out after {job.timeout:g} s (the job's --job-timeout)", "")
     except Exception as error:   # a bug here must not leave the job 'running' for ever
         line = f"worker error: {type(error).__name__}: {error}"
         _retrying(lambda: book.finish_job(store, job_id, JobState.FAILED, worker=ctx.name, error=line))
