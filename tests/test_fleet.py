@@ -248,6 +248,9 @@ def test_no_broker_says_what_to_start(sqlite_db):
     assert result.returncode == 3
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"perflab: error: cannot reach the broker redis://127.0.0.1:{port}/0")
+    worker = run_cli("worker", "--broker", f"redis://127.0.0.1:{port}/0", "--force-unfit", db=sqlite_db, timeout=60)
+    assert worker.returncode == 3
+    assert worker.stderr.strip().splitlines()[-1].startswith("perflab: error: cannot reach the broker")
     missing = run_cli("submit", "--host", "bm1", "--", "true", db=sqlite_db)
     assert missing.returncode == 2 and "PERFLAB_BROKER" in missing.stderr
     # nothing was left queued
