@@ -148,7 +148,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 @click.option("--last", type=int, metavar="N", help="Only the N latest jobs.")
 @click.pass_context
 def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
-    """The fleet's jobs: one line each (or 'jobs cancel ID', 'jobs wait ID')."""
+    """The fleet's jobs: one line each (or 'jobs show ID', 'jobs cancel ID', 'jobs wait ID')."""
     if ctx.invoked_subcommand is not None:
         return
     from perflab.model.jobs import parse_states
@@ -177,6 +177,18 @@ def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
         if not no_wait and not job.state.finished:
             job = wait_for(store, job_id, timeout_s=60)
     click.echo(render_job_end(job) if job.state.finished else f"job {job_id}: cancel asked; its worker stops it")
+
+
+@jobs.command("show")
+@click.argument("job_id", type=int, metavar="ID")
+@click.pass_context
+def jobs_show(ctx: click.Context, job_id: int) -> None:
+    """One job: its request, state, times, runs, error and the tail of its output
+    (a bisect job's result)."""
+    from perflab.render.jobs import render_job
+    from perflab.store import jobs as book
+    with open_store(ctx, create=False) as store:
+        click.echo(render_job(book.get_job(store, job_id)))
 
 
 @jobs.command("wait")

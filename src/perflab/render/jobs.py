@@ -39,3 +39,17 @@ def render_job_end(job: Job) -> str:
     runs = ", ".join(map(str, job.run_ids)) or "none"
     text = f"job {job.id} {job.state.value} on {job.host or '-'}; runs: {runs}"
     return text + (f"; {job.error}" if job.error else "")
+
+
+def render_job(job: Job) -> str:
+    """`perflab jobs show ID`: the request, what became of it, and its output's tail."""
+    lines = [f"job {job.id} ({job.kind.value}) {job.state.value}" + (" (cancel asked)" if job.cancel_requested else ""),
+             f"  queue {job.queue}, host {job.host or '-'}, worker {job.worker or '-'}",
+             f"  submitted {when(job.submitted_at)}, started {when(job.started_at)}, finished {when(job.finished_at)}",
+             f"  request: {describe_request(job)} (timeout {job.timeout:g} s)",
+             f"  runs: {', '.join(map(str, job.run_ids)) or 'none'}"]
+    if job.error:
+        lines.append(f"  error: {job.error}")
+    if job.output and job.output.strip():
+        lines += ["", job.output.rstrip()]
+    return "\n".join(lines)
