@@ -363,6 +363,10 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     last = fleet.cli(*watch, timeout=900)
     assert last.returncode == 0, last.stderr
     assert "queued 4 build jobs for 2 commits" in last.stdout
+    assert "alerts raised: " in last.stdout and "alerts raised: 0" not in last.stdout, last.stdout
+    alerts = [line for line in fleet.cli("alerts").stdout.splitlines()
+              if f"{commits[3][:12]}..{commits[7][:12]}" in line and "regression" in line]
+    assert sorted(line.split("@")[1].split()[0] for line in alerts) == ["bm1", "bm2"]   # one alert per host
     bisects = [int(line.split()[2]) for line in last.stdout.splitlines() if line.startswith("bisect job")]
     assert len(bisects) == 2                                               # one per host that saw it
     hosts = set()
@@ -380,14 +384,14 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
 
 
-def test_a_schema_2_database_gains_the_fleet_tables(tmp_path):
+def test_a_schema_3_database_gains_the_fleet_tables(tmp_path):
     import sqlite3
     db = tmp_path / "old.db"
     Store(str(db), create=True).close()
-    with sqlite3.connect(db) as conn:  # make it look like a schema-2 file
+    with sqlite3.connect(db) as conn:  # make it look like a schema-3 file
         for table in ("job_runs", "jobs", "workers", "watched_branches"):
             conn.execute(f"DROP TABLE {table}")
-        conn.execute("UPDATE perflab_meta SET value='2' WHERE key='schema_version'")
+        conn.execute("UPDATE perflab_meta SET value='3' WHERE key='schema_version'")
     listed = run_cli("jobs", db=str(db))
     assert listed.returncode == 0 and "no jobs" in listed.stdout
     with Store(str(db)) as store:

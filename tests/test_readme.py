@@ -130,3 +130,15 @@ def test_history_examples_run_as_written(tmp_path):
             assert json.loads(result.stdout)["columns"][0]["indices"] == [20]
         if command == "bisect":
             assert f"first bad commit: {commits[6][:12]}" in result.stdout
+    # the alerts block, on the same store: the step raises an alert that is triaged and rerun
+    for line in _commands(BLOCKS[7]):
+        result = _shell(line, tmp_path, db)
+        assert result.returncode == 0, f"{line}: {result.stderr}"
+        if "rerun" not in line:  # rerun reports on stderr; its runs are quiet
+            assert result.stdout.strip(), line
+        if line.startswith("perflab alerts --update"):
+            assert commits[6][:12] in result.stdout, result.stdout
+        if line == "perflab alert 1":
+            assert "perflab noticed a" in result.stdout and "created" in result.stdout
+        if "rerun" in line:
+            assert "attached the runs alert1-good-" in result.stderr

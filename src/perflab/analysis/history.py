@@ -65,6 +65,7 @@ from perflab.model.report.history import (
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
+from perflab.store.alerts import alert_of_changes
 from perflab.vcs import commit_subjects, first_parent_line, is_repository
 
 METHODS = (AUTO_METHOD, *CHANGEPOINT_METHODS)
@@ -368,7 +369,8 @@ def change_report(store: Store, change: str, *, labels: Sequence[str] = (), meth
         previous_subject=subjects.get(c.previous.commit or ""), repo=repo, recorded_repo=recorded,
         machine=c.point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
-        reproduce=tuple(reproduce_lines(c.point, repo, recorded)), warnings=history.warnings)
+        reproduce=tuple(reproduce_lines(c.point, repo, recorded)), warnings=history.warnings,
+        alert=alert_of_changes(store, [c.id]).get(c.id))
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
@@ -399,25 +401,26 @@ def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None 
     if not argv:
         lines.append(f"# run {run.id} did not keep its command line; 'perflab show {run.id}' has its plan")
         return lines
-    lines.append(shlex.join(_with_commit(argv, point.commit)))
+    lines.append(shlex.join(with_option(argv, "--commit", point.commit)))
     return lines
 
 
-def _with_commit(argv: list[str], commit: str | None) -> list[str]:
-    """The perflab argv with ``--commit`` set to ``commit`` (any old --commit replaced)."""
+def with_option(argv: list[str], option: str, value: str | None) -> list[str]:
+    """The perflab ``run`` argv with ``option`` set to ``value`` (any old one replaced;
+    None: removed); only options before ``--`` are looked at."""
     out, skip = [], False
     stop = argv.index("--") if "--" in argv else len(argv)
     for i, word in enumerate(argv):
         if skip:
             skip = False
             continue
-        if i < stop and word == "--commit":
+        if i < stop and word == option:
             skip = True
             continue
-        if i < stop and word.startswith("--commit="):
+        if i < stop and word.startswith(option + "="):
             continue
         out.append(word)
-    if commit and "run" in out:
+    if value and "run" in out:
         at = out.index("run") + 1
-        out[at:at] = ["--commit", commit]
+        out[at:at] = [option, value]
     return out

@@ -1,4 +1,5 @@
-"""perflab serve: the read-only dashboard (runs, a run, compare, history, changes)."""
+"""perflab serve: the dashboard (runs, a run, compare, history, changes, alerts); read-only
+unless --token allows alert triage."""
 
 from __future__ import annotations
 
@@ -9,16 +10,20 @@ import socket
 import click
 
 from perflab.cli.common import open_store, warn
-from perflab.model.errors import EnvironmentProblem
+from perflab.model.errors import EnvironmentProblem, UsageError
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind: loopback by default; the dashboard has no login.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--token", envvar="PERFLAB_SERVE_TOKEN", metavar="T",
+              help="Allow alert triage (POST) to requests carrying this token (header X-Perflab-Token, "
+                   "or the form's token field); without it the dashboard is read-only. "
+                   "[env: PERFLAB_SERVE_TOKEN, which 'ps' does not show]")
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int) -> None:
-    """A read-only dashboard over the store (--db) at http://HOST:PORT/.
+def serve(ctx: click.Context, host: str, port: int, token: str | None) -> None:
+    """A dashboard over the store (--db) at http://HOST:PORT/: read-only unless --token.
 
     \b
       perflab serve --port 8080     then open http://127.0.0.1:8080/
@@ -27,6 +32,8 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
 
     from perflab.web.app import create_app
 
+    if token is not None and len(token) < 8:
+        raise UsageError("--token must be at least 8 characters: it is the only guard of alert triage")
     db = ctx.find_root().obj["db"]
     with open_store(ctx, create=False):  # a missing or unreadable store fails here, in one line
         pass
@@ -38,7 +45,7 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
     if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
         warn(f"{host} is reachable from other machines: the dashboard has no login, anyone there reads the store")
     click.echo(f"perflab: serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(db, token=token), host=host, port=port, log_level="warning")
 
 
 COMMANDS = [serve]

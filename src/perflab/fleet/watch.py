@@ -3,14 +3,13 @@
 For each new commit of a branch (the last one seen is kept in the store), a build job per
 host: the worker checks the commit out in its own worktree, builds it and runs the suite
 with --commit. When a batch of jobs has landed, change detection runs on the series of the
-robot's label (analysis/history.py); each new change is raised as an alert by the alerts
-module when it exists, and a change whose range spans several commits (the robot skipped
+robot's label (analysis/history.py); each new change is raised as an alert
+(analysis/alerts.py), and a change whose range spans several commits (the robot skipped
 some: --tip-only, or a busy fleet) queues one bisect job on the host that saw it.
 """
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ class Round:
 
     commits: tuple[str, ...]
     build_jobs: tuple[int, ...]
-    alerts: int | None           # None: no alerts module in this perflab
+    alerts: int | None           # None: no detection ran this round
     bisect_jobs: tuple[int, ...]
 
 
@@ -89,22 +88,15 @@ def queue_builds(store: Store, app: Celery, options: WatchOptions, commits: list
 
 
 def detect(store: Store, app: Celery, options: WatchOptions,
-           warn: Callable[[str], None]) -> tuple[int | None, list[int]]:
+           warn: Callable[[str], None]) -> tuple[int, list[int]]:
     """Change detection on the robot's runs: alerts, and bisect jobs for multi-commit ranges."""
+    from perflab.analysis.alerts import update_alerts
     from perflab.analysis.history import build_history, select_changes
-    alerts: int | None = None
     try:
-        alerting = importlib.import_module("perflab.analysis.alerts")
-    except ImportError:
-        # TODO(alerts): perflab.analysis.alerts.update_alerts(store) comes with the alerts
-        # branch; until it is merged, watch only queues bisects.
-        alerting = None
-    if alerting is not None:
-        alerts = len(alerting.update_alerts(store))
-    try:
+        alerts = len(update_alerts(store, labels=[options.label]))
         history = build_history(store, labels=[options.label])
     except UsageError:
-        return alerts, []   # no complete runs yet
+        return 0, []   # no complete runs yet
     bisected = {job.request.get("change") for job in book.list_jobs(store) if job.kind is JobKind.BISECT}
     queued = []
     for change in select_changes(history):

@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from perflab.model.alerts import Alert
 from perflab.model.report.history import ORDER_FIRST_PARENT, Change, ChangeList, History, HistoryPoint, Segment, Series
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number
@@ -174,6 +175,7 @@ def render_changes(listing: ChangeList) -> str:
     if not listing.changes:
         return "no change point found\n"
     hosts = {item.change.host for item in listing.changes}
+    alerted = any(item.alert is not None for item in listing.changes)
     rows = []
     for item in listing.changes:
         c = item.change
@@ -183,16 +185,35 @@ def render_changes(listing: ChangeList) -> str:
         rows.append([c.id, when(c.point.started_at).split()[0], c.point.short[:8], named[:40],
                      c.benchmark + (f" @{c.host}" if len(hosts) > 1 else ""), c.point_name, c.metric,
                      _scaled(c.before.centre, factor, unit), _scaled(c.after.centre, factor, unit),
-                     pct(c.oriented_pct), c.verdict.value, p_value(c.detection_p), p_value(c.p_value)])
+                     pct(c.oriented_pct), c.verdict.value, p_value(c.detection_p), p_value(c.p_value)]
+                    + ([alert_mark(item.alert)] if alerted else []))
     table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
-                          "before", "after", "change", "verdict", "p", "samples p"], rows,
-                         align="llllllllrrlrr")
+                          "before", "after", "change", "verdict", "p", "samples p"] + (["alert"] if alerted else []),
+                         rows, align="llllllllrrlrrl")
     return (table + f"\n\nbefore/after: the centres of the segments ({CENTRE_NOTE}); change % oriented: "
             "positive = better; p: Welch t-test of the per-commit medians, samples p: of the raw samples; "
             "'perflab report change ID' explains one\n")
 
 
+def state_text(alert: Alert) -> str:
+    return f"duplicate of {alert.duplicate_of}" if alert.duplicate_of is not None else alert.state
+
+
+def alert_mark(alert: Alert | None) -> str:
+    """An alert as `changes` names it."""
+    if alert is None:
+        return ""
+    return f"alert {alert.id} {state_text(alert)}" + (" recovered" if alert.recovered else "")
+
+
+def _alert_json(alert: Alert | None) -> dict[str, Any] | None:
+    if alert is None:
+        return None
+    return {"id": alert.id, "state": alert.state, "recovered": alert.recovered, "summary": alert.summary_id}
+
+
 def changes_json(listing: ChangeList) -> str:
     return json.dumps({"warnings": [w.message for w in listing.warnings],
-                       "changes": [change_json(item.change, item.subject) for item in listing.changes]},
+                       "changes": [dict(change_json(item.change, item.subject), alert=_alert_json(item.alert))
+                                   for item in listing.changes]},
                       indent=2) + "\n"

@@ -100,6 +100,9 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     elif report.recorded_repo:
         out.append(f"repository: {report.recorded_repo} (gone)")
     out.append(f"change: {c.id}")
+    if report.alert is not None:
+        out.append(f"alert: {report.alert.id} ({report.alert.state}{', recovered' if report.alert.recovered else ''}"
+                   f"; summary {report.alert.summary_id}): 'perflab alert {report.alert.id}' triages it")
     run = report.machine
     out += ["", f"in testcase: {c.benchmark}", f"on test machine: {_machine(run.environment or {}, run.host)}"]
     if c.params:

@@ -39,14 +39,21 @@ def _add_profile_tables(conn: sa.Connection) -> None:
     profile_traces.create(conn, checkfirst=True)
 
 
+def _add_alert_tables(conn: sa.Connection) -> None:
+    """Schema 3: the alert tables (regression alerts and their triage)."""
+    from perflab.store.schema import alert_events, alert_summaries, alerts  # this step's block of the schema
+    for table in (alert_summaries, alerts, alert_events):
+        table.create(conn, checkfirst=True)
+
+
 def _add_fleet_tables(conn: sa.Connection) -> None:
-    """Schema 3: the fleet's jobs, job_runs, workers and watched_branches."""
+    """Schema 4: the fleet's jobs, job_runs, workers and watched_branches."""
     for table in (jobs, job_runs, workers, watched_branches):
         table.create(conn, checkfirst=True)
 
 
 # version -> function(connection) upgrading from version-1
-MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_fleet_tables}
+MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables}
 
 
 def open_engine(target: str | None, *, create: bool) -> Engine:

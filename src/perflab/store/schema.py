@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -125,7 +125,61 @@ profile_traces = sa.Table(
 )
 
 
-# -- the fleet (schema 3): jobs, the runs they made, workers, the robot's last seen commits --
+# Regression alerts (schema 3): one alert per detected change (unique change id), grouped
+# in summaries by commit range, with every triage move in alert_events.
+alert_summaries = sa.Table(
+    "alert_summaries", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("last_good", sa.Text, nullable=False),     # history point key: commit sha or run-<id>
+    sa.Column("first_bad", sa.Text, nullable=False),
+    sa.Column("repo", sa.Text),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.UniqueConstraint("last_good", "first_bad", name="uq_alert_summaries_range"),
+)
+
+alerts = sa.Table(
+    "alerts", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("summary_id", sa.Integer, sa.ForeignKey("alert_summaries.id"), nullable=False),
+    sa.Column("change_id", sa.String(40), nullable=False, unique=True),
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("benchmark", sa.Text, nullable=False),
+    sa.Column("params", sa.Text, nullable=False),        # normalised JSON, as points.params
+    sa.Column("metric", sa.Text, nullable=False),
+    sa.Column("unit", sa.Text, nullable=False),
+    sa.Column("direction", sa.String(8), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),    # regression / improvement
+    sa.Column("before", sa.Float),
+    sa.Column("after", sa.Float),
+    sa.Column("change_pct", sa.Float),
+    sa.Column("oriented_pct", sa.Float),
+    sa.Column("p_value", sa.Float),
+    sa.Column("method", sa.Text, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("duplicate_of", sa.Integer, sa.ForeignKey("alerts.id")),
+    sa.Column("recovered", sa.Boolean, nullable=False, default=False),
+    sa.Column("recovered_by", sa.String(40)),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Index("ix_alerts_state", "state"),
+)
+
+alert_events = sa.Table(
+    "alert_events", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("alert_id", sa.Integer, sa.ForeignKey("alerts.id"), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Column("who", sa.Text, nullable=False),
+    sa.Column("action", sa.String(16), nullable=False),  # created / a triage action / recovered / evidence
+    sa.Column("from_state", sa.String(16)),
+    sa.Column("to_state", sa.String(16)),
+    sa.Column("note", sa.Text, nullable=False, default=""),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="SET NULL")),
+    sa.Index("ix_alert_events_alert", "alert_id", "at"),
+)
+
+
+# -- the fleet (schema 4): jobs, the runs they made, workers, the robot's last seen commits --
 # A job's request is JSON (see model/jobs.py); its state changes by conditional UPDATEs, so
 # of two deliveries of one job only the one that moves it from queued to running runs it.
 jobs = sa.Table(

@@ -3,35 +3,45 @@
 Pages: the runs (filter by label, host, commit, date; paginated), one run, a comparison
 of any selection (the same page as ``compare --format html``), the history of a metric
 with its change points (the page of ``history --format html``; ``?format=text`` the
-text), the list of changes and the fleet's jobs (``?state=running``). Every page opens
-the store for the request only and never writes. Jinja2 autoescapes every user string;
-a user's mistake (an unknown run, a bad filter) is a 400/404 page saying so in one line.
+text), the list of changes, the fleet's jobs (``?state=running``), the alerts (filter by
+state; paginated) and one alert with its events and its report. Every page opens the
+store for the request only. The one write is an alert's triage (POST /alerts/ID: action,
+target, note, who), and only when ``serve`` was given a token and the request carries it
+(X-Perflab-Token header, a bearer token, or the form's ``token`` field): without one the
+dashboard is read-only. Jinja2 autoescapes
+every user string; a user's mistake (an unknown run, a bad filter, an illegal triage
+move) is a 400/404 page saying so in one line.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hmac
 import math
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage
 from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.history import build_history, list_changes, parse_since
 from perflab.analysis.summary import summarize_run
+from perflab.model.alerts import ACTIONS, STATES, TRANSITIONS
 from perflab.model.errors import PerflabError
 from perflab.model.jobs import parse_states
 from perflab.model.records import RunInfo
+from perflab.render.alerts import ALERT_HEADERS, alert_cells, commits_text, event_cells
 from perflab.render.compare import render_comparison
-from perflab.render.history import render_changes, render_history
+from perflab.render.history import render_changes, render_history, state_text
 from perflab.render.history_html import render_history_html
 from perflab.render.jobs import render_jobs
+from perflab.render.report import render_change_report
 from perflab.render.runs import render_show
 from perflab.store import Store
 from perflab.store import jobs as job_book
@@ -66,8 +76,31 @@ def _matches(run: RunInfo, label: str, host: str, commit: str, since: float | No
             and (since is None or run.started_at >= since) and (until is None or run.started_at < until + 86400))
 
 
-def create_app(db: str | None) -> Starlette:
-    """The dashboard over the store ``db`` (a path or a PostgreSQL URL)."""
+def _paged(request: Request, items: list[Any], name: str) -> dict[str, Any]:
+    """One page of ``items`` (?page=N&per_page=M) as the template's context."""
+    q = request.query_params
+    try:
+        page = max(1, int(q.get("page", "1")))
+        size = min(500, max(1, int(q.get("per_page", str(PAGE_SIZE)))))
+    except ValueError:
+        raise _BadRequest("bad page or per_page: expected a whole number") from None
+    keep = {k: v for k, v in q.items() if k != "page" and v}
+    return {name: items[(page - 1) * size: page * size], "total": len(items), "page": page,
+            "pages": max(1, math.ceil(len(items) / size)),
+            "page_url": lambda n: "?" + urlencode({**keep, "page": n})}
+
+
+def _token_of(request: Request, form: dict[str, str]) -> str:
+    """The token a request carries: the X-Perflab-Token header, a bearer token, or the form's."""
+    bearer = request.headers.get("authorization", "")
+    return (request.headers.get("x-perflab-token")
+            or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
+            or form.get("token", ""))
+
+
+def create_app(db: str | None, *, token: str | None = None) -> Starlette:
+    """The dashboard over the store ``db`` (a path or a PostgreSQL URL); with ``token``,
+    alert triage by POST for requests that carry it (else read-only)."""
 
     def store() -> Store:
         return Store(db, create=False)
@@ -79,7 +112,18 @@ def create_app(db: str | None) -> Starlette:
             except _BadRequest as error:
                 return _page("error.html.j2", 400, message=str(error))
             except PerflabError as error:
-                status = 404 if "no run" in str(error) or "not found" in str(error) else 400
+                status = 404 if any(w in str(error) for w in ("no run", "not found", "no alert")) else 400
+                return _page("error.html.j2", status, message=str(error))
+        return endpoint
+
+    def guarded_async(handler):
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except _BadRequest as error:
+                return _page("error.html.j2", 400, message=str(error))
+            except PerflabError as error:
+                status = 404 if "no alert" in str(error) else 400
                 return _page("error.html.j2", status, message=str(error))
         return endpoint
 
@@ -88,20 +132,11 @@ def create_app(db: str | None) -> Starlette:
         label, host, commit = q.get("label", ""), q.get("host", ""), q.get("commit", "")
         since = _day(q["since"], "since") if q.get("since") else None
         until = _day(q["until"], "until") if q.get("until") else None
-        try:
-            page = max(1, int(q.get("page", "1")))
-            size = min(500, max(1, int(q.get("per_page", str(PAGE_SIZE)))))
-        except ValueError:
-            raise _BadRequest("bad page or per_page: expected a whole number") from None
         with store() as s:
             found = [r for r in reversed(s.list_runs()) if _matches(r, label, host, commit, since, until)]
-        pages = max(1, math.ceil(len(found) / size))
-        shown = found[(page - 1) * size: page * size]
-        keep = {k: v for k, v in q.items() if k != "page" and v}
-        return _page("runs.html.j2", runs=shown, total=len(found), page=page, pages=pages,
+        return _page("runs.html.j2", **_paged(request, found, "runs"),
                      filters={"label": label, "host": host, "commit": commit,
                               "since": q.get("since", ""), "until": q.get("until", "")},
-                     page_url=lambda n: "?" + urlencode({**keep, "page": n}),
                      started=lambda r: dt.datetime.fromtimestamp(r.started_at, dt.UTC).strftime("%Y-%m-%d %H:%M"))
 
     def run(request: Request) -> HTMLResponse:
@@ -139,6 +174,8 @@ def create_app(db: str | None) -> Starlette:
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
         listing = list_changes(_history(request), since=parse_since(since) if since else None)
+        with store() as s:
+            listing = mark_alerts(s, listing)
         return _page("text.html.j2", title="changes", text=render_changes(listing))
 
     def jobs(request: Request) -> HTMLResponse:
@@ -147,7 +184,50 @@ def create_app(db: str | None) -> Starlette:
             text = render_jobs(job_book.list_jobs(s, states, limit=PAGE_SIZE))
         return _page("text.html.j2", title="jobs", text=text)
 
+    def alert_list(request: Request) -> HTMLResponse:
+        state = request.query_params.get("state") or None
+        with store() as s:
+            found = list_alerts(s, state=state)
+        return _page("alerts.html.j2", **_paged(request, found, "alerts"), states=STATES, state=state or "",
+                     headers=ALERT_HEADERS, cells=alert_cells)
+
+    def _alert_id(request: Request) -> int:
+        text = request.path_params["id"]
+        if not text.isdigit():
+            raise _BadRequest(f"bad alert id {text!r}: ids are numbers, as /alerts lists them")
+        return int(text)
+
+    def alert_page(request: Request) -> HTMLResponse:
+        with store() as s:
+            detail = alert_detail(s, _alert_id(request))
+        return _page("alert.html.j2", detail=detail, alert=detail.alert, state=state_text(detail.alert),
+                     series=detail.alert.series_name, commits=commits_text(detail.alert),
+                     events=[event_cells(e) for e in detail.events],
+                     report=render_change_report(detail.report) if detail.report else detail.report_missing,
+                     actions=[a for a, to in ACTIONS.items() if to in TRANSITIONS[detail.alert.state]],
+                     writable=token is not None)
+
+    async def alert_triage(request: Request) -> Response:
+        alert_id = _alert_id(request)
+        body = (await request.body()).decode("utf-8", "replace")
+        form = {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
+        if token is None:
+            return _page("error.html.j2", 403, message="the dashboard is read-only: "
+                         "start it with 'perflab serve --token T' to triage alerts")
+        if not hmac.compare_digest(_token_of(request, form).encode(), token.encode()):
+            return _page("error.html.j2", 403, message="a wrong or missing token: triage needs the token "
+                         "given to 'perflab serve --token'")
+        action, target = form.get("action", ""), form.get("target", "").strip()
+        if target and not target.isdigit():
+            raise _BadRequest(f"bad alert id {target!r} for duplicate-of")
+        with store() as s:
+            triage(s, alert_id, action, who=form.get("who", "").strip() or "dashboard",
+                   note=form.get("note", ""), duplicate_of=int(target) if target else None)
+        return RedirectResponse(f"/alerts/{alert_id}", status_code=303)
+
     return Starlette(routes=[
         Route("/", guarded(runs)), Route("/runs/{ref}", guarded(run)), Route("/compare", guarded(compare)),
         Route("/history", guarded(history)), Route("/changes", guarded(changes)), Route("/jobs", guarded(jobs)),
+        Route("/alerts", guarded(alert_list)), Route("/alerts/{id}", guarded(alert_page), methods=["GET"]),
+        Route("/alerts/{id}", guarded_async(alert_triage), methods=["POST"]),
     ])

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.model.alerts import Alert
 from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.verdicts import StatWarning, Verdict
@@ -142,6 +143,7 @@ class ListedChange:
 
     change: Change
     subject: str | None
+    alert: Alert | None = None      # the change's alert, when one was raised (analysis.alerts)
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ class ChangeReport:
     profile: Any
     reproduce: tuple[str, ...]    # shell lines
     warnings: tuple[StatWarning, ...] = ()
+    alert: Alert | None = None    # the change's alert, when one was raised
 
 
 # --------------------------------------------------------------------------- changepoints FILE

@@ -1,0 +1,230 @@
+"""Regression alerts from change points, and their triage (Perfherder's model, model/alerts.py).
+
+``update_alerts`` runs change detection over the store's series (analysis.history) and
+creates one alert per change not alerted yet. An alert is keyed by the change's id, a
+hash of (host, benchmark, point, metric, first commit of the new level): appending
+commits after a change keeps its id as long as the detector places the change at the
+same commit (tests/test_alerts.py checks it); a detector that moves a change to a
+neighbouring commit as data arrives makes a new id, so a new alert.
+
+Its commit range is last good (the last measured point before the change) .. first bad
+(the change's point); alerts of one range, across metrics, points and hosts, share one
+summary. An alert is ``recovered`` when a later change point of its series brings the
+level back nearer the old level than the alerted one (the later change undoes more than
+half of the step; levels are the segments' centres). The later change is itself a
+detected change, so significant by the detector's test; the rule then only decides which
+of the two known levels the series went back to. A stricter "back within the old
+level's 95% interval" was tried: on a loaded machine a level drifts by a few percent
+within minutes, and a step of 4x that plainly came back was not flagged.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from perflab.analysis.history import build_history, change_report, find_change, parse_since, with_option
+from perflab.model.alerts import (
+    ACTIONS,
+    DUPLICATE,
+    STATES,
+    TRANSITIONS,
+    UNTRIAGED,
+    Alert,
+    AlertDetail,
+    AlertSummary,
+    can_move,
+)
+from perflab.model.errors import UsageError
+from perflab.model.report.history import AUTO_METHOD, Change, ChangeList, Series
+from perflab.model.verdicts import Verdict
+from perflab.store import Store
+from perflab.store import alerts as table
+
+ROBOT = "perflab"   # who creates alerts and marks them recovered
+
+__all__ = ["ROBOT", "RerunSide", "alert_detail", "attach_evidence", "list_alerts", "mark_alerts",
+           "rerun_plan", "triage", "update_alerts", "who_default"]
+
+
+def who_default() -> str:
+    """Who triages: $USER (or $LOGNAME), else the uid."""
+    return os.environ.get("USER") or os.environ.get("LOGNAME") or f"uid {os.getuid()}"
+
+
+# --------------------------------------------------------------------------- creating
+
+def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | str | None = None,
+                  method: str = AUTO_METHOD) -> list[Alert]:
+    """Detect changes over the store's series; an alert for each change not alerted yet.
+
+    ``since``: only changes whose first bad commit was measured on or after this time (a
+    timestamp or an ISO date). Returns the new alerts; a second call with no new data
+    returns none. Marks existing alerts recovered where a later change undoes them.
+    """
+    moment = parse_since(since) if isinstance(since, str) else since
+    history = build_history(store, labels=labels, method=method)
+    known = table.known_change_ids(store)
+    created = []
+    for series in history.series:
+        for c in series.changes:
+            if c.id in known or c.verdict is Verdict.UNDECIDED:  # no sign: nothing to alert on
+                continue
+            if moment is not None and c.point.started_at < moment:
+                continue
+            alert_id = table.create_alert(store, _alert_values(c), last_good=c.previous.key,
+                                          first_bad=c.point.key, repo=history.repo, who=ROBOT)
+            if alert_id is not None:
+                created.append(table.get_alert(store, alert_id))
+    _mark_recoveries(store, history.series)
+    return created
+
+
+def _alert_values(c: Change) -> dict[str, object]:
+    return {"change_id": c.id, "host": c.host, "benchmark": c.benchmark, "params": c.params,
+            "metric": c.metric, "unit": c.unit, "direction": c.direction.value, "kind": c.verdict.value,
+            "before": _finite(c.before.centre), "after": _finite(c.after.centre),
+            "change_pct": _finite(c.change_pct), "oriented_pct": _finite(c.oriented_pct),
+            "p_value": _finite(c.detection_p), "method": c.method, "state": UNTRIAGED, "duplicate_of": None}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _mark_recoveries(store: Store, series: Sequence[Series]) -> None:
+    by_change = {c.id: (s, c) for s in series for c in s.changes}
+    for alert in table.list_alerts(store):
+        if alert.recovered or alert.change_id not in by_change:
+            continue
+        s, c = by_change[alert.change_id]
+        undoing = recovery_of(s, c)
+        if undoing is not None:
+            table.mark_recovered(store, alert, undoing.id, who=ROBOT,
+                                 note=f"change {undoing.id} at {undoing.point.short} brought "
+                                      f"{alert.metric} back to its old level")
+
+
+def recovery_of(series: Series, change: Change) -> Change | None:
+    """The first later change of ``series`` after which the level is nearer the one before
+    ``change`` than the one it moved to (see the module's description), or None."""
+    old, alerted = change.before.centre, change.after.centre
+    for later in series.changes:
+        if later.index <= change.index or not math.isfinite(later.after.centre):
+            continue
+        if abs(later.after.centre - old) < abs(later.after.centre - alerted):
+            return later
+    return None
+
+
+# --------------------------------------------------------------------------- reading
+
+def list_alerts(store: Store, *, state: str | None = None) -> list[Alert]:
+    if state is not None and state not in STATES:
+        raise UsageError(f"unknown state {state!r}; choose from {', '.join(STATES)}")
+    return table.list_alerts(store, state=state)
+
+
+def list_summaries(store: Store, *, state: str | None = None) -> list[AlertSummary]:
+    """Summaries with their alerts; ``state`` filters by the summary's derived state."""
+    if state is not None and state not in STATES:
+        raise UsageError(f"unknown state {state!r}; choose from {', '.join(STATES)}")
+    return [s for s in table.list_summaries(store) if state is None or s.state == state]
+
+
+def alert_detail(store: Store, alert_id: int) -> AlertDetail:
+    """One alert with its summary, its events and the `report change` of its change."""
+    alert = table.get_alert(store, alert_id)
+    summary = table.get_summary(store, alert.summary_id)
+    events = tuple(table.events(store, alert_id))
+    try:
+        report = change_report(store, alert.change_id, method=alert.method)  # the detector that raised it
+    except UsageError as error:
+        return AlertDetail(alert, summary, events, None, f"no report: {error}")
+    return AlertDetail(alert, summary, events, report)
+
+
+def mark_alerts(store: Store, listing: ChangeList) -> ChangeList:
+    """The listing with each change's alert (those that have one)."""
+    found = table.alert_of_changes(store, [item.change.id for item in listing.changes])
+    return replace(listing, changes=tuple(replace(item, alert=found.get(item.change.id))
+                                          for item in listing.changes))
+
+
+# --------------------------------------------------------------------------- triage
+
+def triage(store: Store, alert_id: int, action: str, *, who: str, note: str = "",
+           duplicate_of: int | None = None) -> Alert:
+    """Move an alert by a triage action (model/alerts.py ACTIONS), recorded as an event.
+    An illegal move is a UsageError naming the moves that are allowed."""
+    if action not in ACTIONS:
+        raise UsageError(f"unknown action {action!r}; choose from {', '.join(ACTIONS)}")
+    alert = table.get_alert(store, alert_id)
+    to = ACTIONS[action]
+    if not can_move(alert.state, to):
+        allowed = ", ".join(a for a, s in ACTIONS.items() if s in TRANSITIONS[alert.state]) or "none"
+        raise UsageError(f"alert {alert_id} is {alert.state}: it cannot become {to} (allowed: {allowed})")
+    if to == DUPLICATE:
+        if duplicate_of is None:
+            raise UsageError("duplicate-of needs the id of the alert it duplicates: 'duplicate-of N'")
+        if duplicate_of == alert_id:
+            raise UsageError(f"alert {alert_id} cannot duplicate itself")
+        original = table.get_alert(store, duplicate_of)
+        if original.state == DUPLICATE:
+            raise UsageError(f"alert {duplicate_of} is itself a duplicate of {original.duplicate_of}: "
+                             f"mark it duplicate-of {original.duplicate_of}")
+    elif duplicate_of is not None:
+        raise UsageError(f"{action} takes no alert id (only duplicate-of N does)")
+    table.move(store, alert, to, action=action, who=who, note=note, duplicate_of=duplicate_of)
+    return table.get_alert(store, alert_id)
+
+
+def attach_evidence(store: Store, alert_id: int, run_ref: str, *, who: str, note: str = "") -> Alert:
+    """Record a run (id, label or commit) as evidence on the alert."""
+    alert = table.get_alert(store, alert_id)
+    run = store.resolve_run(run_ref)
+    table.add_evidence(store, alert, run.id, who=who, note=note or f"run {run.id} ({run.label})")
+    return alert
+
+
+@dataclass(frozen=True)
+class RerunSide:
+    """One side of an alert's A/B rerun: the recorded command of a commit, to run again."""
+
+    side: str            # "good" (last good) or "bad" (first bad)
+    commit: str | None
+    label: str           # the label the rerun records, to find it and attach it
+    argv: list[str]      # a perflab command line, on the same store
+    cwd: str | None      # the repository the runs recorded, when it is there
+
+
+def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
+    """The two commands of an A/B rerun: each side's first recorded `perflab run` command
+    line, with its commit, a new label ``alert<ID>-<side>-<stamp>`` and this store.
+
+    It reruns the commands as recorded: it neither checks out nor builds the commits
+    (a program built per commit needs its build; then measure each side and attach the
+    runs with ``--run``)."""
+    alert = table.get_alert(store, alert_id)
+    try:
+        _, _, c = find_change(store, alert.change_id, method=alert.method)
+    except UsageError:
+        raise UsageError(f"alert {alert_id}'s change {alert.change_id} is no longer detected: "
+                         "attach runs with --run RUN") from None
+    sides = []
+    for side, point in (("good", c.previous), ("bad", c.point)):
+        run = point.runs[0]
+        recorded = list(run.spec.get("command_line") or [])
+        if "run" not in recorded:
+            raise UsageError(f"run {run.id} did not record a 'perflab run' command line: "
+                             "measure the commit yourself and attach it with --run RUN")
+        label = f"alert{alert_id}-{side}-{stamp}"
+        argv = with_option(with_option(recorded[recorded.index("run"):], "--commit", point.commit),
+                           "--label", label)
+        command = [sys.executable, "-m", "perflab.cli.main", "--db", store.target, *argv]
+        cwd = run.repo if run.repo and os.path.isdir(run.repo) else None
+        sides.append(RerunSide(side, point.commit, label, command, cwd))
+    return sides

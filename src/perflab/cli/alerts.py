@@ -1,0 +1,122 @@
+"""Regression alerts: perflab alerts (list, --update) and perflab alert ID [ACTION]."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import click
+
+from perflab.cli.common import open_store
+from perflab.model.alerts import ACTIONS, STATES
+from perflab.model.errors import UsageError
+from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
+
+RERUN = "rerun"
+
+
+@click.command()
+@click.option("--state", type=click.Choice(STATES), help="Only alerts (with --summary: summaries) in this state.")
+@click.option("--summary", "summaries", is_flag=True,
+              help="Group by summary: the alerts of one commit range, with the state that follows from them.")
+@click.option("--update", is_flag=True, help="First detect changes and raise an alert for each new one.")
+@click.option("--label", "labels", multiple=True, help="With --update: only runs with this label; repeatable.")
+@click.option("--since", metavar="DATE", help="With --update: only changes measured on or after DATE (ISO).")
+@click.option("--method", type=click.Choice(method_choices(auto=True)), default=AUTO_METHOD, show_default=True,
+              help="With --update: " + method_help(auto=True))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool, labels, since: str | None,
+           method: str, fmt: str) -> None:
+    """Regression alerts raised from change points, with their triage state.
+
+    \b
+      perflab alerts --update               detect changes; one alert per new change
+      perflab alerts --state untriaged      what needs a look
+      perflab alerts --summary              grouped by commit range
+    """
+    from perflab.analysis.alerts import list_alerts, list_summaries, update_alerts
+    from perflab.render.alerts import alerts_json, render_alerts, render_summaries, summaries_json
+    if (labels or since or method != AUTO_METHOD) and not update:
+        raise UsageError("--label, --since and --method go with --update")
+    with open_store(ctx, create=update) as store:
+        if update:
+            created = update_alerts(store, labels=labels, since=since, method=method)
+            click.echo(f"perflab: {len(created)} new alert(s)", err=True)
+        if summaries:
+            found = list_summaries(store, state=state)
+            text = summaries_json(found) if fmt == "json" else render_summaries(found)
+        else:
+            listed = list_alerts(store, state=state)
+            text = alerts_json(listed) if fmt == "json" else render_alerts(listed)
+    click.echo(text, nl=False)
+
+
+@click.command()
+@click.argument("alert_id", metavar="ID", type=int)
+@click.argument("action", required=False, type=click.Choice([*ACTIONS, RERUN]))
+@click.argument("target", metavar="[N]", required=False, type=int)
+@click.option("--note", default="", help="Why: kept with the transition.")
+@click.option("--who", help="Who triages [default: $USER].")
+@click.option("--run", "runs", multiple=True, metavar="RUN",
+              help="With rerun: attach this recorded run (id, label or commit) instead of running; repeatable.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Of the alert shown (without ACTION).")
+@click.pass_context
+def alert(ctx: click.Context, alert_id: int, action: str | None, target: int | None, note: str, who: str | None,
+          runs, fmt: str) -> None:
+    """Show an alert (its history and its 'report change'), or triage it.
+
+    \b
+      perflab alert 3                                  the alert, its events, the report
+      perflab alert 3 ack --note 'bisecting'           untriaged -> acknowledged
+      perflab alert 3 fixed|wontfix                    acknowledged -> fixed / wontfix
+      perflab alert 3 invalid|improvement              untriaged -> invalid (noise) / improvement
+      perflab alert 4 duplicate-of 3                   untriaged -> duplicate of alert 3
+      perflab alert 3 reopen                           any -> untriaged
+      perflab alert 3 rerun                            run both commits' recorded commands again, attach the runs
+      perflab alert 3 rerun --run 41 --run 42          attach runs measured otherwise
+    """
+    from perflab.analysis.alerts import alert_detail, triage, who_default
+    from perflab.render.alerts import detail_json, render_alert_detail, render_alerts
+    if target is not None and action != "duplicate-of":
+        raise UsageError(f"unexpected argument {target}: only 'duplicate-of N' takes an alert id")
+    if runs and action != RERUN:
+        raise UsageError("--run goes with 'rerun'")
+    who = who or who_default()
+    with open_store(ctx, create=action is not None) as store:
+        if action is None:
+            detail = alert_detail(store, alert_id)
+            click.echo(detail_json(detail) if fmt == "json" else render_alert_detail(detail), nl=False)
+            return
+        if action == RERUN:
+            _rerun(store, alert_id, list(runs), who=who, note=note)
+            return
+        moved = triage(store, alert_id, action, who=who, note=note, duplicate_of=target)
+    click.echo(render_alerts([moved]), nl=False)
+
+
+def _rerun(store, alert_id: int, runs: list[str], *, who: str, note: str) -> None:
+    """Attach runs as evidence: those given, or a fresh run of each side's recorded command."""
+    from perflab.analysis.alerts import attach_evidence, rerun_plan
+    if runs:
+        for ref in runs:
+            attach_evidence(store, alert_id, ref, who=who, note=note)
+        click.echo(f"perflab: attached {len(runs)} run(s) to alert {alert_id}", err=True)
+        return
+    plan = rerun_plan(store, alert_id, time.strftime("%Y%m%d%H%M%S"))
+    for side in plan:  # good first, then bad: each a complete `perflab run` on this store
+        click.echo(f"perflab: rerun of the {side.side} side ({(side.commit or '')[:12]}): "
+                   f"{' '.join(side.argv[3:])}", err=True)
+        done = subprocess.run(side.argv, cwd=side.cwd, stdin=subprocess.DEVNULL, check=False)
+        if done.returncode != 0:
+            raise UsageError(f"the rerun of the {side.side} side exited {done.returncode}; nothing attached")
+    for side in plan:
+        attach_evidence(store, alert_id, side.label, who=who,
+                        note=" ".join(x for x in (f"rerun of the {side.side} side", note) if x))
+    labels = " ".join(side.label for side in plan)
+    click.echo(f"perflab: attached the runs {labels} to alert {alert_id}; 'perflab compare {labels}' "
+               "compares them", err=True)
+
+
+COMMANDS: list[click.Command] = [alerts, alert]

@@ -1,0 +1,170 @@
+"""Reading and writing alerts, their summaries and their events (see model/alerts.py).
+
+Each write is one transaction. An alert is created at most once per change id and a
+summary once per commit range, even by two perflabs at once (insert-or-ignore on the
+unique keys); a triage move only applies to the state it was decided from.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import sqlalchemy as sa
+
+from perflab.model.alerts import CREATED, Alert, AlertEvent, AlertSummary
+from perflab.model.errors import UsageError
+from perflab.store.database import insert_or_ignore
+from perflab.store.repository import Store, decode_params
+from perflab.store.schema import alert_events, alert_summaries, alerts
+
+
+def _insert(store: Store, table: sa.Table, keys: list[str]) -> Any:
+    statement = insert_or_ignore(store.conn.dialect.name, table, keys)
+    return table.insert() if statement is None else statement
+
+
+def summary_for(store: Store, last_good: str, first_bad: str, repo: str | None) -> int:
+    """The id of the summary of this commit range, created on first use (not committed)."""
+    where = (alert_summaries.c.last_good == last_good) & (alert_summaries.c.first_bad == first_bad)
+    found = store.conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar()
+    if found is None:
+        store.conn.execute(_insert(store, alert_summaries, ["last_good", "first_bad"]),
+                           {"last_good": last_good, "first_bad": first_bad, "repo": repo,
+                            "created_at": time.time()})
+        found = store.conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar_one()
+    return int(found)
+
+
+def known_change_ids(store: Store) -> set[str]:
+    return {row[0] for row in store.conn.execute(sa.select(alerts.c.change_id))}
+
+
+def create_alert(store: Store, values: dict[str, Any], *, last_good: str, first_bad: str,
+                 repo: str | None, who: str) -> int | None:
+    """A new alert with its summary and its 'created' event in one transaction; None when
+    an alert of this change id exists already."""
+    try:
+        summary = summary_for(store, last_good, first_bad, repo)
+        now = time.time()
+        row = dict(values, params=json.dumps(values["params"], sort_keys=True, separators=(",", ":")),
+                   summary_id=summary, created_at=now, updated_at=now, recovered=False)
+        # RETURNING yields the new row's id, and nothing when the change id exists (both dialects)
+        inserted = store.conn.execute(_insert(store, alerts, ["change_id"]).returning(alerts.c.id), row).scalar()
+        if inserted is None:
+            store.conn.rollback()
+            return None
+        alert_id = int(inserted)
+        _event(store, alert_id, who=who, action=CREATED, from_state=None, to_state=values["state"], note="")
+        store.conn.commit()
+        return alert_id
+    except BaseException:
+        store.conn.rollback()
+        raise
+
+
+def _event(store: Store, alert_id: int, *, who: str, action: str, from_state: str | None,
+           to_state: str | None, note: str, run_id: int | None = None) -> None:
+    store.conn.execute(alert_events.insert().values(
+        alert_id=alert_id, at=time.time(), who=who, action=action, from_state=from_state,
+        to_state=to_state, note=note, run_id=run_id))
+
+
+def move(store: Store, alert: Alert, to_state: str, *, action: str, who: str, note: str,
+         duplicate_of: int | None = None) -> None:
+    """Set ``alert``'s state, only if nobody moved it since it was read; recorded as an event."""
+    result = store.conn.execute(
+        alerts.update().where(alerts.c.id == alert.id, alerts.c.state == alert.state)
+        .values(state=to_state, duplicate_of=duplicate_of, updated_at=time.time()))
+    if result.rowcount != 1:
+        store.conn.rollback()
+        raise UsageError(f"alert {alert.id} changed meanwhile", hint=f"'perflab alert {alert.id}' shows it now")
+    _event(store, alert.id, who=who, action=action, from_state=alert.state, to_state=to_state, note=note)
+    store.conn.commit()
+
+
+def mark_recovered(store: Store, alert: Alert, by_change: str, *, who: str, note: str) -> None:
+    result = store.conn.execute(
+        alerts.update().where(alerts.c.id == alert.id, alerts.c.recovered.is_(False))
+        .values(recovered=True, recovered_by=by_change, updated_at=time.time()))
+    if result.rowcount == 1:
+        _event(store, alert.id, who=who, action="recovered", from_state=alert.state, to_state=alert.state,
+               note=note)
+    store.conn.commit()
+
+
+def add_evidence(store: Store, alert: Alert, run_id: int, *, who: str, note: str) -> None:
+    _event(store, alert.id, who=who, action="evidence", from_state=alert.state, to_state=alert.state,
+           note=note, run_id=run_id)
+    store.conn.commit()
+
+
+def _alert(row: Any) -> Alert:
+    return Alert(
+        id=row["id"], summary_id=row["summary_id"], change_id=row["change_id"], host=row["host"],
+        benchmark=row["benchmark"], params=decode_params(row["params"]), metric=row["metric"],
+        unit=row["unit"], direction=row["direction"], kind=row["kind"], last_good=row["last_good"],
+        first_bad=row["first_bad"], before=_number(row["before"]), after=_number(row["after"]),
+        change_pct=_number(row["change_pct"]), oriented_pct=_number(row["oriented_pct"]),
+        p_value=_number(row["p_value"]), method=row["method"], state=row["state"],
+        duplicate_of=row["duplicate_of"], recovered=bool(row["recovered"]), recovered_by=row["recovered_by"],
+        created_at=row["created_at"], updated_at=row["updated_at"])
+
+
+def _number(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _alert_query() -> sa.Select[Any]:
+    return (sa.select(alerts, alert_summaries.c.last_good, alert_summaries.c.first_bad)
+            .select_from(alerts.join(alert_summaries, alert_summaries.c.id == alerts.c.summary_id))
+            .order_by(alerts.c.id))
+
+
+def list_alerts(store: Store, *, state: str | None = None, summary_id: int | None = None) -> list[Alert]:
+    query = _alert_query()
+    if state is not None:
+        query = query.where(alerts.c.state == state)
+    if summary_id is not None:
+        query = query.where(alerts.c.summary_id == summary_id)
+    return [_alert(row) for row in store.conn.execute(query).mappings()]
+
+
+def get_alert(store: Store, alert_id: int) -> Alert:
+    row = store.conn.execute(_alert_query().where(alerts.c.id == alert_id)).mappings().first()
+    if row is None:
+        raise UsageError(f"no alert {alert_id}", hint="'perflab alerts' lists them")
+    return _alert(row)
+
+
+def alert_of_changes(store: Store, change_ids: list[str]) -> dict[str, Alert]:
+    """The alerts of these change ids (those that have one)."""
+    if not change_ids:
+        return {}
+    query = _alert_query().where(alerts.c.change_id.in_(sorted(set(change_ids))))
+    return {a.change_id: a for a in (_alert(row) for row in store.conn.execute(query).mappings())}
+
+
+def list_summaries(store: Store) -> list[AlertSummary]:
+    """Every summary with its alerts, oldest first."""
+    grouped: dict[int, list[Alert]] = {}
+    for a in list_alerts(store):
+        grouped.setdefault(a.summary_id, []).append(a)
+    rows = store.conn.execute(sa.select(alert_summaries).order_by(alert_summaries.c.id)).mappings()
+    return [AlertSummary(r["id"], r["last_good"], r["first_bad"], r["repo"], r["created_at"],
+                         tuple(grouped.get(r["id"], ()))) for r in rows]
+
+
+def get_summary(store: Store, summary_id: int) -> AlertSummary:
+    row = store.conn.execute(sa.select(alert_summaries).where(alert_summaries.c.id == summary_id)).mappings().first()
+    if row is None:
+        raise UsageError(f"no alert summary {summary_id}")
+    return AlertSummary(row["id"], row["last_good"], row["first_bad"], row["repo"], row["created_at"],
+                        tuple(list_alerts(store, summary_id=summary_id)))
+
+
+def events(store: Store, alert_id: int) -> list[AlertEvent]:
+    query = alert_events.select().where(alert_events.c.alert_id == alert_id).order_by(alert_events.c.id)
+    return [AlertEvent(r["id"], r["alert_id"], r["at"], r["who"], r["action"], r["from_state"], r["to_state"],
+                       r["note"], r["run_id"]) for r in store.conn.execute(query).mappings()]

@@ -1,0 +1,413 @@
+"""Regression alerts and their triage, on real stores (SQLite and PostgreSQL) filled by real
+``perflab run``s of a shell loop whose length doubles at one commit of a real git repository.
+
+Stages of the module's store (the ``lab`` fixture): 12 commits, the loop doubled from the
+7th (c6) on; 3 more commits at the slow level; 6 commits back at the fast level. Alerts are
+updated after each stage, so the tests see what each update created and what it kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from perflab.analysis.alerts import list_alerts, triage, update_alerts
+from perflab.model.alerts import ACTIONS, DUPLICATE, STATES, TRANSITIONS, UNTRIAGED, can_move, summary_state
+from perflab.model.errors import UsageError
+from perflab.store import Store
+from perflab.store.alerts import events, get_summary
+
+from conftest import PERFLAB, _free_port, _new_pg_database, run_cli
+from test_history import commit, git, new_repo
+
+FAST, SLOW = "15000", "60000"  # shell loop iterations (times k = 1, 2): from ~20 ms of user time here
+# a 4x step: a loaded machine's stray commit (its median of 3 at 1.5x) must not hide it
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def record(db: str, repo: Path, sha: str) -> None:
+    loops = git(repo, "show", f"{sha}:delay")
+    run_cli("run", "-q", "-n", "3", "--repo", str(repo), "--commit", sha, "--label", "nightly", "--name", "loop",
+            "-p", "k=1,2", "--", "sh", "-c", f"i=0; while [ $i -lt $(({loops}*{{k}})) ]; do i=$((i+1)); done",
+            db=db, check=True)
+
+
+def stage(db: str, repo: Path, subjects: list[str], loops: str | None) -> list[str]:
+    shas = []
+    for i, subject in enumerate(subjects):
+        sha = commit(repo, subject, loops if i == 0 else None)
+        record(db, repo, sha)
+        shas.append(sha)
+    return shas
+
+
+# binseg, not auto's e-divisive: on 21 commits low-high-low e-divisive's first split (a
+# t-test of 6 low commits against 9 high and 6 low) is not significant, so it finds neither
+# change of the user time (seen on this data); binseg and pelt find both.
+METHOD = "binseg"
+
+
+def update(db: str) -> list:
+    with Store(db) as store:
+        return update_alerts(store, method=METHOD)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def lab(request, tmp_path_factory):
+    base = tmp_path_factory.mktemp("alerts")
+    db = (str(base / "perflab.db") if request.param == "sqlite"
+          else _new_pg_database(request.getfixturevalue("postgres_server")))
+    repo = new_repo(base / "app")
+    line = stage(db, repo, [f"fast {i}" for i in range(6)], FAST)
+    line += stage(db, repo, ["double the loop"] + [f"slow {i}" for i in range(5)], SLOW)
+    first, again = update(db), update(db)
+    line += stage(db, repo, [f"slow more {i}" for i in range(3)], None)
+    appended = update(db)
+    line += stage(db, repo, ["halve the loop"] + [f"fast again {i}" for i in range(5)], FAST)
+    recovered = update(db)
+    return {"db": db, "repo": repo, "line": line, "first": first, "again": again, "appended": appended,
+            "recovered": recovered}
+
+
+def alerts_at(alerts, sha: str) -> dict[int, object]:
+    """The user-time alerts of the two points (k = 1, 2) whose first bad commit is ``sha``.
+    User CPU time: the wall time of this loaded machine may or may not show the step."""
+    return {a.params["k"]: a for a in alerts if a.first_bad == sha and a.metric == "user"}
+
+
+def test_one_alert_per_change_grouped_by_commit_range(lab):
+    line = lab["line"]
+    step = alerts_at(lab["first"], line[6])
+    assert set(step) == {1, 2}, lab["first"]
+    for a in step.values():
+        assert (a.last_good, a.benchmark, a.kind, a.state) == (line[5], "loop", "regression", UNTRIAGED)
+        assert a.oriented_pct < -100 and a.p_value < 0.05 and not a.recovered
+    # one summary for the commit range, whatever the point or metric
+    assert step[1].summary_id == step[2].summary_id
+    with Store(lab["db"]) as store:
+        summary = get_summary(store, step[1].summary_id)
+        assert {(a.last_good, a.first_bad) for a in summary.alerts} == {(line[5], line[6])}
+        assert summary.state == UNTRIAGED
+        assert {a.id for a in lab["first"] if a.first_bad == line[6]} == {a.id for a in summary.alerts}
+        created = events(store, step[1].id)
+    assert [(e.who, e.action, e.to_state) for e in created][0] == ("perflab", "created", UNTRIAGED)
+
+
+def test_update_is_idempotent(lab):
+    assert lab["first"] and lab["again"] == []
+
+
+def test_change_id_is_stable_when_commits_are_appended(lab):
+    line = lab["line"]
+    assert alerts_at(lab["appended"], line[6]) == {}  # no new alert for the same step
+    with Store(lab["db"]) as store:
+        current = alerts_at(list_alerts(store), line[6])
+    assert {m: a.change_id for m, a in current.items()} == {m: a.change_id
+                                                            for m, a in alerts_at(lab["first"], line[6]).items()}
+
+
+def test_a_later_change_back_to_the_old_level_marks_it_recovered(lab):
+    line = lab["line"]
+    back = alerts_at(lab["recovered"], line[15])
+    assert set(back) == {1, 2} and all(a.kind == "improvement" for a in back.values())
+    with Store(lab["db"]) as store:
+        step = alerts_at(list_alerts(store), line[6])
+        for k, a in step.items():
+            assert a.recovered and a.recovered_by == back[k].change_id
+            assert [e.action for e in events(store, a.id)][-1] == "recovered"
+    listed = json.loads(run_cli("alerts", "--format", "json", db=lab["db"], check=True).stdout)["alerts"]
+    assert {a["id"] for a in listed if a["recovered"]} >= {a.id for a in step.values()}
+
+
+def test_summary_state_follows_from_its_alerts():
+    assert summary_state([UNTRIAGED, "invalid"]) == UNTRIAGED
+    assert summary_state(["invalid", "invalid"]) == "invalid"
+    assert summary_state(["invalid", "fixed"]) == "fixed"
+    assert summary_state(["acknowledged", "fixed", "improvement"]) == "acknowledged"
+    assert summary_state(["wontfix", "fixed"]) == "wontfix"
+    assert summary_state([DUPLICATE, "invalid"]) == "invalid"
+    assert summary_state([DUPLICATE]) == DUPLICATE
+
+
+def _path_to(state: str) -> list[str]:
+    """Actions that take an untriaged alert to ``state``."""
+    return {UNTRIAGED: [], "acknowledged": ["ack"], "fixed": ["ack", "fixed"], "wontfix": ["ack", "wontfix"],
+            "invalid": ["invalid"], "improvement": ["improvement"], DUPLICATE: ["duplicate-of"]}[state]
+
+
+def test_every_transition_legal_or_refused(lab):
+    line = lab["line"]
+    with Store(lab["db"]) as store:
+        alert, other = alerts_at(list_alerts(store), line[15]).values()
+
+        def act(action: str) -> None:
+            triage(store, alert.id, action, who="tester", note=f"to {action}",
+                   duplicate_of=other.id if action == "duplicate-of" else None)
+
+        tried = moved = 0
+        for state in STATES:
+            for action, to in ACTIONS.items():
+                for step in _path_to(state):
+                    act(step)
+                assert list_alerts(store, state=state)[-1].id == alert.id or state == UNTRIAGED
+                before = len(events(store, alert.id))
+                if can_move(state, to):
+                    act(action)
+                    now = [a for a in list_alerts(store) if a.id == alert.id][0]
+                    assert now.state == to and (now.duplicate_of == other.id) == (to == DUPLICATE)
+                    moved += 1
+                    last = events(store, alert.id)[-1]
+                    assert (last.who, last.action, last.from_state, last.to_state, last.note) == (
+                        "tester", action, state, to, f"to {action}")
+                else:
+                    with pytest.raises(UsageError, match=f"is {state}: it cannot become {to}"):
+                        act(action)
+                    assert len(events(store, alert.id)) == before  # nothing recorded
+                tried += 1
+                if [a for a in list_alerts(store) if a.id == alert.id][0].state != UNTRIAGED:
+                    act("reopen")
+        assert tried == len(STATES) * len(ACTIONS)
+        assert moved == sum(len(t) for t in TRANSITIONS.values()) == 12
+
+
+def test_triage_from_the_cli(lab):
+    db, line = lab["db"], lab["line"]
+    with Store(db) as store:
+        alert, user = alerts_at(list_alerts(store), line[6]).values()
+    ok = run_cli("alert", str(alert.id), "ack", "--note", "bisecting it", "--who", "ann", db=db)
+    assert ok.returncode == 0 and "acknowledged" in ok.stdout, ok.stderr
+    default = run_cli("alert", str(alert.id), "fixed", db=db, env={"USER": "carol"})
+    assert default.returncode == 0, default.stderr
+    for args, message in [
+        ([str(alert.id), "invalid"], f"alert {alert.id} is fixed: it cannot become invalid (allowed: reopen)"),
+        ([str(alert.id), "duplicate-of"], "cannot become duplicate"),
+        ([str(user.id), "duplicate-of"], "duplicate-of needs the id of the alert it duplicates"),
+        ([str(user.id), "duplicate-of", str(user.id)], "cannot duplicate itself"),
+        ([str(user.id), "duplicate-of", "99999"], "no alert 99999"),
+        ([str(user.id), "ack", "7"], "only 'duplicate-of N' takes an alert id"),
+        (["99999", "ack"], "no alert 99999"),
+        ([str(user.id), "bless"], "Invalid value for '[ACK|FIXED"),
+    ]:
+        result = run_cli("alert", *args, db=db)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert message.lower() in result.stderr.lower(), (args, result.stderr)
+    shown = run_cli("alert", str(alert.id), "--format", "json", db=db, check=True).stdout
+    history = [(e["who"], e["action"], e["from"], e["to"], e["note"]) for e in json.loads(shown)["events"]]
+    assert history[-2:] == [("ann", "ack", UNTRIAGED, "acknowledged", "bisecting it"),
+                            ("carol", "fixed", "acknowledged", "fixed", "")]
+    # the summary follows: one fixed, one untriaged -> untriaged; then both closed
+    summaries = json.loads(run_cli("alerts", "--summary", "--format", "json", db=db, check=True).stdout)
+    mine = next(s for s in summaries["summaries"] if alert.id in [a["id"] for a in s["alerts"]])
+    assert mine["state"] == UNTRIAGED
+    others = [a["id"] for a in mine["alerts"] if a["id"] != alert.id]  # user k=2, and time if its step was seen
+    for other in others:
+        run_cli("alert", str(other), "invalid", "--note", "noise", db=db, check=True)
+    summaries = json.loads(run_cli("alerts", "--summary", "--format", "json", db=db, check=True).stdout)
+    assert next(s for s in summaries["summaries"] if s["id"] == mine["id"])["state"] == "fixed"
+    listed = run_cli("alerts", "--state", "fixed", db=db, check=True).stdout
+    assert f"\n{alert.id:>2}  fixed" in listed or f" {alert.id}  fixed" in listed
+    assert run_cli("alerts", "--state", "bogus", db=db).returncode == 2
+    for reopened in (alert.id, *others):  # leave the step's alerts untriaged for the next tests
+        run_cli("alert", str(reopened), "reopen", db=db, check=True)
+
+
+def test_alert_page_changes_and_report_show_the_state(lab):
+    db, line = lab["db"], lab["line"]
+    with Store(db) as store:
+        alert = alerts_at(list_alerts(store), line[6])[1]
+    text = run_cli("alert", str(alert.id), db=db, check=True).stdout
+    assert text.startswith(f"alert {alert.id}: regression of loop.user")
+    assert f"{line[5]} (last good) .. {line[6]} (first bad)" in text
+    assert "perflab noticed a" in text and "double the loop" in text and "history:" in text
+    listed = run_cli("changes", "--format", "json", "--metric", "user", "--method", METHOD, db=db, check=True)
+    changes = json.loads(listed.stdout)
+    mine = next(c for c in changes["changes"] if c["id"] == alert.change_id)
+    assert mine["alert"] == {"id": alert.id, "state": alert.state, "recovered": True, "summary": alert.summary_id}
+    text = run_cli("changes", "--method", METHOD, db=db, check=True).stdout
+    assert f"alert {alert.id} {alert.state} recovered" in text
+    report = run_cli("report", "change", alert.change_id, "--method", METHOD, db=db, check=True).stdout
+    assert f"alert: {alert.id} ({alert.state}, recovered; summary {alert.summary_id})" in report
+
+
+def test_update_from_the_cli_and_bad_options(lab):
+    db = lab["db"]
+    result = run_cli("alerts", "--update", "--method", METHOD, db=db)
+    assert result.returncode == 0 and "0 new alert(s)" in result.stderr, result.stderr
+    bad = run_cli("alerts", "--label", "nightly", db=db)
+    assert bad.returncode == 2 and "go with --update" in bad.stderr
+
+
+# --------------------------------------------------------------------------- the dashboard
+
+def _serve(db: str, *extra: str, env: dict | None = None):
+    port = _free_port()
+    environment = dict(os.environ, **(env or {}))
+    environment.pop("PERFLAB_DB", None)
+    process = subprocess.Popen([*PERFLAB, "--db", db, "serve", "--port", str(port), *extra], env=environment,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url + "/alerts", timeout=5).read()
+            return process, url
+        except (urllib.error.URLError, ConnectionError):
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise AssertionError(f"perflab serve did not start: {process.stderr.read().decode()}") from None
+            time.sleep(0.2)
+
+
+def _stop(process) -> None:
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def request(url: str, data: dict | None = None, headers: dict | None = None) -> tuple[int, str]:
+    from urllib.parse import urlencode
+    body = urlencode(data).encode() if data is not None else None
+    req = urllib.request.Request(url, data=body, headers=headers or {}, method="POST" if body else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@pytest.fixture(scope="module")
+def servers(lab):
+    """The dashboard read-only, and with a token (from the environment, as 'ps' hides it)."""
+    token = "s3cret-token"
+    plain, plain_url = _serve(lab["db"])
+    try:
+        guarded, guarded_url = _serve(lab["db"], env={"PERFLAB_SERVE_TOKEN": token})
+        try:
+            yield plain_url, guarded_url, token
+        finally:
+            _stop(guarded)
+    finally:
+        _stop(plain)
+
+
+def test_alert_pages_list_filter_and_page(lab, servers):
+    url, _, _ = servers
+    with Store(lab["db"]) as store:
+        alerts = list_alerts(store)
+    status, page = request(url + "/alerts")
+    assert status == 200 and f"{len(alerts)} alert(s)" in page and "loop k=1 user @" in page
+    status, page = request(url + "/alerts?state=untriaged&per_page=1")
+    untriaged = [a for a in alerts if a.state == UNTRIAGED]
+    assert f"{len(untriaged)} alert(s); page 1 of {len(untriaged)}" in page and 'rel="next"' in page
+    step = alerts_at(alerts, lab["line"][6])[1]
+    status, page = request(url + f"/alerts/{step.id}")
+    assert status == 200 and "perflab noticed a" in page and 'id="triage"' not in page
+    assert request(url + "/alerts/99999")[0] == 404
+    assert request(url + "/alerts/abc")[0] == 400
+    assert request(url + "/alerts?state=bogus")[0] == 400
+
+
+def test_triage_by_post_needs_the_token(lab, servers):
+    plain, guarded, token = servers
+    with Store(lab["db"]) as store:
+        alert = alerts_at(list_alerts(store), lab["line"][6])[2]
+    status, page = request(plain + f"/alerts/{alert.id}", {"action": "ack", "token": token})
+    assert status == 403 and "read-only" in page
+    status, page = request(guarded + f"/alerts/{alert.id}", {"action": "ack", "token": "wrong-token"})
+    assert status == 403 and "wrong or missing token" in page
+    status, page = request(guarded + f"/alerts/{alert.id}", {"action": "ack"})
+    assert status == 403
+    with Store(lab["db"]) as store:
+        assert [a for a in list_alerts(store) if a.id == alert.id][0].state == UNTRIAGED
+    status, page = request(guarded + f"/alerts/{alert.id}", {"action": "ack", "note": "by header", "who": "hal"},
+                           headers={"X-Perflab-Token": token})
+    assert status == 200 and "acknowledged" in page  # the redirect to the alert's page, followed
+    status, page = request(guarded + f"/alerts/{alert.id}", {"action": "invalid", "token": token})
+    assert status == 400 and "cannot become invalid" in page
+    with Store(lab["db"]) as store:
+        last = events(store, alert.id)[-1]
+        assert (last.who, last.action, last.note) == ("hal", "ack", "by header")
+        triage(store, alert.id, "reopen", who="tester")
+
+
+def test_triage_form_in_chromium_escapes_the_note(lab, servers):
+    from selenium.webdriver.support.ui import Select
+
+    from browser import chromium
+    _, url, token = servers
+    with Store(lab["db"]) as store:
+        alert = alerts_at(list_alerts(store), lab["line"][6])[1]
+    with chromium() as driver:
+        driver.get(url + f"/alerts/{alert.id}")
+        Select(driver.find_element("name", "action")).select_by_value("invalid")
+        driver.find_element("name", "note").send_keys(HOSTILE)
+        driver.find_element("name", "who").send_keys("dana")
+        driver.find_element("name", "token").send_keys(token)
+        driver.find_element("css selector", "#triage button").click()
+        from selenium.webdriver.support.ui import WebDriverWait
+        WebDriverWait(driver, 60).until(lambda d: d.find_element("id", "state").text == "invalid")
+        cells = [td.text for td in driver.find_elements("css selector", "#events td")]
+        assert HOSTILE in cells and "dana" in cells
+        assert driver.execute_script("return document.querySelectorAll('img').length;") == 0
+    with Store(lab["db"]) as store:
+        triage(store, alert.id, "reopen", who="tester")
+
+
+# --------------------------------------------------------------------------- evidence
+
+def test_rerun_attaches_a_fresh_run_of_each_side(lab):
+    db, line = lab["db"], lab["line"]
+    with Store(db) as store:
+        alert = alerts_at(list_alerts(store), line[6])[1]
+    result = run_cli("alert", str(alert.id), "rerun", "--note", "is it noise?", "--who", "eve", db=db, timeout=300)
+    assert result.returncode == 0, result.stderr
+    with Store(db) as store:
+        attached = [e for e in events(store, alert.id) if e.action == "evidence"]
+        runs = {r.id: r for r in store.list_runs()}
+        assert [runs[e.run_id].commit for e in attached[-2:]] == [line[5], line[6]]
+        assert [runs[e.run_id].label for e in attached[-2:]] == [
+            f"alert{alert.id}-{side}-{runs[attached[-1].run_id].label.rsplit('-', 1)[1]}" for side in ("good", "bad")]
+        assert all(e.who == "eve" and "is it noise?" in e.note for e in attached[-2:])
+        good = runs[attached[-2].run_id]
+        assert f"$(({FAST}*{{k}}))" in good.spec["command_line"][-1]
+    given = run_cli("alert", str(alert.id), "rerun", "--run", str(good.id), db=db)
+    assert given.returncode == 0, given.stderr
+    bad = run_cli("alert", str(alert.id), "rerun", "--run", "no-such-run", db=db)
+    assert bad.returncode == 2 and "no run with id or label" in bad.stderr
+
+
+def test_a_schema_2_database_gains_the_alert_tables(tmp_path):
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    from perflab.store.schema import SCHEMA_VERSION, meta
+    db = tmp_path / "old.db"
+    run_cli("run", "-q", "-n", "2", "--label", "old", "--", "true", db=str(db), check=True)
+    with sqlite3.connect(db) as conn:  # make it look like a schema-2 file
+        for name in ("alert_events", "alerts", "alert_summaries"):
+            conn.execute(f"DROP TABLE {name}")
+        conn.execute("UPDATE perflab_meta SET value='2' WHERE key='schema_version'")
+    listed = run_cli("alerts", db=str(db))  # a reader upgrades it
+    assert listed.returncode == 0 and listed.stdout == "no alerts\n", listed.stderr
+    with Store(str(db)) as store:
+        version = store.conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+        assert int(version) == SCHEMA_VERSION
+        assert {"alerts", "alert_summaries", "alert_events"} <= set(sa.inspect(store.engine).get_table_names())
+        assert store.resolve_run("old").label == "old"
+
+
+def test_a_short_serve_token_is_refused(tmp_path):
+    result = run_cli("serve", "--token", "short", db=str(tmp_path / "none.db"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "at least 8 characters" in result.stderr
