@@ -226,11 +226,13 @@ def test_an_ab_job_interleaves_both_arms_in_one_run_on_one_host(fleet):
     (run_id,) = fleet.job(job_id).run_ids
     exported = fleet.cli("export", str(run_id), "--format", "csv").stdout
     rows = [r for r in csv.DictReader(io.StringIO(exported)) if r["metric"] == "time"]
-    assert sorted((r["param_arm"], r["repetition"]) for r in rows) == sorted(
+    assert sorted((r["benchmark"], r["repetition"]) for r in rows) == sorted(
         (arm, str(rep)) for arm in ("base", "cand") for rep in range(3))
     # interleaved round by round: each round has both arms before the next round begins
-    order = [(int(r["repetition"]), r["param_arm"]) for r in sorted(rows, key=lambda r: float(r["measured_at"]))]
+    order = [(int(r["repetition"]), r["benchmark"]) for r in sorted(rows, key=lambda r: float(r["measured_at"]))]
     assert [rep for rep, _ in order] == [0, 0, 1, 1, 2, 2]
+    compared = fleet.cli("compare", str(run_id))           # cand against base, inside the one run
+    assert compared.returncode == 0 and "base" in compared.stdout and "cand" in compared.stdout
 
 
 # -- bad input --------------------------------------------------------------------------------

@@ -142,3 +142,14 @@ def test_history_examples_run_as_written(tmp_path):
             assert "perflab noticed a" in result.stdout and "created" in result.stdout
         if "rerun" in line:
             assert "attached the runs alert1-good-" in result.stderr
+
+
+def test_several_command_examples_run_as_written(tmp_path):
+    db = tmp_path / "perflab.db"
+    for line in _commands(BLOCKS[8]):
+        result = _shell(line, tmp_path, db)
+        expected = 1 if line.startswith("perflab ab") else 0   # ab: the candidate is slower
+        assert result.returncode == expected, f"{line}: {result.stderr}"
+        assert result.stdout.strip(), line
+    assert json.loads((tmp_path / "r.json").read_text())["results"][0]["parameters"] == {"size": "1"}
+    assert (tmp_path / "r.md").read_text().startswith("| Command |")

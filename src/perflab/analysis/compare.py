@@ -17,9 +17,17 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.contention import contention_warnings
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
-from perflab.model.records import Direction, MetricInfo, RunInfo, is_monitor_metric, normalise_params
+from perflab.model.records import (
+    PRESSURE_METRIC_PREFIX,
+    Direction,
+    MetricInfo,
+    RunInfo,
+    is_monitor_metric,
+    normalise_params,
+)
 from perflab.model.report.calibration import Calibration
 from perflab.model.report.compare import (
     Block,
@@ -122,7 +130,43 @@ def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, fil
     keys = [k for value in order for k in tables[value]]
     infos = _metric_infos(store, {k[0] for k in keys}, [], [tables[v] for v in order])
     return build_report([tables[v] for v in order], sides, infos, method=method, q=q, confidence=confidence,
-                        noise_floor=noise_floor, best_pcts=best_pcts)
+                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
+
+
+def run_benchmarks(run: RunInfo) -> list[str]:
+    """The commands of a several-command run (`perflab run 'a' 'b'`, `perflab ab`), in order;
+    empty for any other run."""
+    spec = run.spec or {}
+    plans = [p for p in spec.get("plans", []) if isinstance(p, dict)]
+    if not spec.get("interleaved") or len(plans) < 2:
+        return []
+    return [p["workload"]["benchmark"] for p in plans]
+
+
+def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None, *,
+                       filters: Filters = Filters(), method: str = "welch-log", q: float = 0.05,
+                       confidence: float = 0.95, noise_floor: float | None = None,
+                       best_pcts: Sequence[int] = ()) -> CompareReport:
+    """The commands of one run against one of them (the first, or ``reference``): rows pair
+    up by point and metric under the reference's name. The commands alternated inside every
+    round of the same run, so no run-to-run variance stands between them."""
+    names = run_benchmarks(run)
+    if not names:
+        raise UsageError(f"compare needs a baseline and at least one candidate: run {run.id} is not a run "
+                         "of several commands", hint="name another run, or compare its points with --base KEY=VALUE")
+    reference = reference if reference is not None else names[0]
+    if reference not in names:
+        raise UsageError(f"run {run.id} has no command {reference!r} (its commands: {', '.join(map(repr, names))})")
+    order = [reference, *(n for n in names if n != reference)]
+    found, _ = _groups(store, [run], replace(filters, benchmarks=frozenset()), False, frozenset())
+    tables = [{(reference, point, metric): group for (benchmark, point, metric), group in found.items()
+               if benchmark == name and filters.keeps(group.params)} for name in order]
+    if not any(tables[1:]) or not tables[0]:
+        raise UsageError("nothing to compare: no samples match" + (" the filters" if filters != Filters() else ""))
+    infos = _metric_infos(store, {reference}, [], tables)
+    sides = [replace(run, label=name) for name in order]
+    return build_report(tables, sides, infos, method=method, q=q, confidence=confidence,
+                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
 
 
 def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
@@ -159,7 +203,9 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
                           layouts=_recorded_layouts(runs))
-    return replace(report, warnings=(*report.warnings, *_environment_warnings(runs)))
+    every = list({run.id: run for side in sides for run in side}.values())
+    return replace(report, warnings=(*report.warnings, *_environment_warnings(runs),
+                                     *contention_warnings(store, every)))
 
 
 Tables = list[dict[Key, ValueGroup]]   # per side: (benchmark, params, metric) -> values
@@ -390,7 +436,9 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
         for g in store.value_groups(run.id, set(filters.benchmarks) or None, set(filters.metrics) or None):
             if (not filters.params or filters.keeps(g.params)) and (
                     monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
-                    or g.metric in filters.metrics) and g.metric not in exclude:
+                    or g.metric in filters.metrics) and g.metric not in exclude and (
+                    # the machine's stalls judge the run (contention.py), not the benchmark
+                    not g.metric.startswith(PRESSURE_METRIC_PREFIX) or g.metric in filters.metrics):
                 pooled.setdefault((g.benchmark, g.point, g.metric), []).append(g)
     table = {key: groups[0] if len(groups) == 1 else
              replace(groups[0], values=np.concatenate([g.values for g in groups]),

@@ -44,6 +44,8 @@ def percent(text: str, option: str) -> float:
 @click.option("--base", "base_point", metavar="KEY=VALUE",
               help="Compare the points of one run: those with KEY=VALUE are the baseline, each other value "
                    "of KEY a candidate.")
+@click.option("--reference", metavar="NAME",
+              help="One run of several commands: the command the others are compared with (default: the first).")
 @click.option("--profile", "with_profile", is_flag=True,
               help="Add profile deltas (points) and counter deltas, lkp style (mmtests, lkp, json).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
@@ -52,12 +54,13 @@ def percent(text: str, option: str) -> float:
 def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
             fail_on: str | None, threshold: str, width: int | None, base_point: str | None,
-            with_profile: bool, output: str | None) -> None:
+            reference: str | None, with_profile: bool, output: str | None) -> None:
     """Compare a baseline run with candidates (run ids or labels; the first is the baseline),
-    or the points of one run against one of them (--base KEY=VALUE)."""
+    the points of one run against one of them (--base KEY=VALUE), or the commands of one
+    run of several (`perflab run 'a' 'b'`, `perflab ab`) against the first (or --reference)."""
     from dataclasses import replace
 
-    from perflab.analysis.compare import Filters, compare_points, compare_runs, regressions
+    from perflab.analysis.compare import Filters, compare_benchmarks, compare_points, compare_runs, regressions
     from perflab.render.compare import PROFILE_FORMATS, render_comparison
     from perflab.render.compare_common import parse_rows
 
@@ -67,8 +70,10 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             raise UsageError(f"bad --base {base_point!r}: expected KEY=VALUE, a parameter of the run's points")
         if len(run_refs) != 1 or with_profile:
             raise UsageError("--base compares the points of one run: name one run (and no --profile)")
-    elif len(run_refs) < 2:
+    elif len(run_refs) < 2 and (with_profile or not run_refs):
         raise UsageError("compare needs a baseline and at least one candidate")
+    if reference is not None and (len(run_refs) != 1 or base_point is not None):
+        raise UsageError("--reference names a command of one run of several commands: name one run (no --base)")
     if not 0 < fdr < 1:
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
     limit = percent(threshold, "--threshold")
@@ -83,7 +88,10 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
     with open_store(ctx, create=False) as store:
         runs = [store.resolve_run(ref) for ref in run_refs]
         best = [s.pct for s in stats if s.key == "best"]
-        if base_point is not None:
+        if base_point is None and len(runs) == 1:
+            report = compare_benchmarks(store, runs[0], reference, filters=selection, method=method, q=fdr,
+                                        noise_floor=floor, best_pcts=best)
+        elif base_point is not None:
             report = compare_points(store, runs[0], key, value, filters=selection, method=method, q=fdr,
                                     noise_floor=floor, best_pcts=best)
         else:

@@ -56,6 +56,7 @@ def _register(modules: list) -> None:
 
 
 from perflab.cli import (  # noqa: E402
+    ab,
     alerts,
     bisect,
     calibrate,
@@ -69,7 +70,7 @@ from perflab.cli import (  # noqa: E402
     serve,
 )
 
-_register([record, calibrate, compare, machine, profile, history, changepoints, bisect, alerts, serve, fleet])
+_register([record, ab, calibrate, compare, machine, profile, history, changepoints, bisect, alerts, serve, fleet])
 
 
 if __name__ == "__main__":  # pragma: no cover

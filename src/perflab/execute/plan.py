@@ -3,7 +3,9 @@
 Interleaving points round by round means a slow drift of the machine (thermal, a
 background job) spreads over all points instead of biasing the one that ran last.
 ``--shuffle`` randomises the order inside each round (a randomised block design), with
-the seed recorded so a resumed or repeated run replays the same order.
+the seed recorded so a resumed or repeated run replays the same order. Several commands
+of one run share one schedule: each (command, point) is one of its "points" here (see
+runner.Runner._work).
 """
 
 from __future__ import annotations

@@ -22,14 +22,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from perflab.execute import environment, plan
+from perflab.execute import environment, plan, pressure
 from perflab.execute import monitors as monitoring
 from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.hooks import run_hook
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
-from perflab.model.params import cartesian, check_size, placeholders
+from perflab.model.params import cartesian, check_size, placeholders, point_text
 from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
+from perflab.model.report.live import LiveRow, LiveView
+from perflab.stats.intervals import median_ci
 from perflab.store import Store, this_host
 from perflab.workloads.base import SampleContext, Workload
 from perflab.workloads.command import SHELL, CommandWorkload
@@ -87,10 +89,6 @@ class RunPlan:
             spec["monitor_overhead"] = overheads   # for `perflab show`; from_spec ignores it
         return spec
 
-    def tasks(self) -> list[plan.Task]:
-        return plan.schedule(len(self.points), self.options.repetitions, self.options.warmup,
-                             self.options.seed)
-
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> RunPlan:
         run_plan = plan_run(from_spec(spec["workload"]), spec["sweep"], RunOptions(**spec["options"]))
@@ -99,10 +97,65 @@ class RunPlan:
         return run_plan
 
 
+Samples = dict[tuple[str, str], list[float]]   # (benchmark, point key) -> primary values by round
+StopRule = Callable[[Samples], "str | None"]   # None: keep sampling; else why to stop
+
+
+@dataclass
+class StopLimits:
+    """When a run may end before its repetitions are done (checked after every round).
+
+    ``rule`` sees, per benchmark and point, the primary metric of every round so far
+    (NaN for a failed sample); ``max_time_s`` ends the run at the first round end after
+    that much time; neither stops before ``min_rounds`` rounds."""
+
+    rule: StopRule | None = None
+    max_time_s: float | None = None
+    min_rounds: int = 1
+    describe: Callable[[], str | None] | None = None   # the rule's current decision, for the live view
+
+
+def interleaved(plans: list[RunPlan]) -> bool:
+    """Several commands share one schedule, alternating inside every round. A built-in
+    workload (it may start a server for its session) or plans of different sizes run
+    one after another instead."""
+    return (all(isinstance(p.workload, CommandWorkload) for p in plans)
+            and len({(p.options.repetitions, p.options.warmup, p.options.seed) for p in plans}) == 1)
+
+
+@dataclass
+class _Block:
+    """Plans that run together: their (plan, point) units alternate round by round."""
+
+    plans: list[RunPlan]
+    units: list[tuple[int, int]]            # unit index -> (plan index, point index)
+    tasks: list[plan.Task]                  # task.point is a unit index
+
+    def key(self, unit: int) -> tuple[str, str]:
+        i, point = self.units[unit]
+        workload = self.plans[i].workload
+        return workload.benchmark, Point(workload.benchmark, self.plans[i].points[point]).key
+
+
+@dataclass
+class _PlanState:
+    """What the loop needs of one plan while it runs."""
+
+    run_plan: RunPlan
+    point_ids: list[int]
+    keys: list[tuple[str, str]]   # (benchmark, point key) of each point: where its samples go
+    labels: list[str]
+    monitors: list[monitoring.Monitor]
+    cpus: set[int] | None
+
+
 class Progress(Protocol):
     def start(self, total: int, title: str) -> None: ...
     def advance(self, description: str) -> None: ...
     def stop(self) -> None: ...
+
+
+LIVE_INTERVAL_S = 0.1   # the live view's numbers are recomputed at most this often
 
 
 def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOptions) -> RunPlan:
@@ -137,9 +190,9 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
     return RunPlan(workload, sweep, options, points=points)
 
 
-def measure_shell_overhead(streams: Streams) -> tuple[float, float, float]:
+def measure_shell_overhead(streams: Streams, shell: str = SHELL) -> tuple[float, float, float]:
     """The median wall, user and system time of an empty shell line (hyperfine's correction)."""
-    results = [spawn_and_wait(SHELL, [SHELL, "-c", ""], streams=streams)
+    results = [spawn_and_wait(shell, [shell, "-c", ""], streams=streams)
                for _ in range(SHELL_CALIBRATION_RUNS + 3)][3:]
     return (statistics.median(r.wall_s for r in results),
             statistics.median(r.user_s for r in results),
@@ -150,9 +203,13 @@ class Runner:
     """Runs plans (one per benchmark; a suite has several) into one run of the store."""
 
     def __init__(self, store: Store, plans: list[RunPlan], progress: Progress,
-                 warn: Callable[[str], None]):
+                 warn: Callable[[str], None], stop: StopLimits | None = None):
         self.store = store
         self.plans = plans
+        self.stop = stop or StopLimits()
+        self.samples: Samples = {}
+        self.stopped: dict[str, Any] | None = None   # why and when the run ended early
+        self._pressure = pressure.Reader()
         self.progress = progress
         self.warn = warn
         self.failures = 0
@@ -168,18 +225,23 @@ class Runner:
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
               repo: str | None = None, command_line: list[str] | None = None,
-              job_id: int | None = None) -> int:
+              extra_spec: dict[str, Any] | None = None, job_id: int | None = None) -> int:
         snapshot = environment.capture()
         with _streams(self._show_output) as streams:
+            overheads: dict[str, tuple[float, float, float]] = {}
             for run_plan in self.plans:
-                if isinstance(run_plan.workload, CommandWorkload) and run_plan.workload.shell:
-                    run_plan.shell_overhead = measure_shell_overhead(streams)
+                shell = run_plan.workload.shell if isinstance(run_plan.workload, CommandWorkload) else None
+                if shell:
+                    if shell not in overheads:
+                        overheads[shell] = measure_shell_overhead(streams, shell)
+                    run_plan.shell_overhead = overheads[shell]
             run_id = self.store.create_run(
-                label=label, host=this_host(), spec=runs_spec(self.plans, command_line),
+                label=label, host=this_host(),
+                spec=runs_spec(self.plans, command_line) | (extra_spec or {}),
                 environment=snapshot, commit=commit, commit_describe=describe, repo=repo, job_id=job_id)
             for run_plan in self.plans:
                 self.store.save_metric_info(run_plan.workload.benchmark, run_plan.workload.metrics)
-            self._execute(run_id, [(p, p.tasks()) for p in self.plans], streams, snapshot)
+            self._execute(run_id, self._work(set()), streams, snapshot)
         return run_id
 
     def resume(self, run: RunInfo) -> int:
@@ -187,29 +249,52 @@ class Runner:
             raise UsageError(f"run {run.id} is already complete")
         if run.status is RunStatus.RUNNING:
             raise UsageError(f"run {run.id} is still running (perflab pid {run.pid})")
-        recorded = self.store.done_repetitions(run.id)
-        work = []
-        for run_plan in self.plans:
-            benchmark = run_plan.workload.benchmark
-            index = {Point(benchmark, p).key: i for i, p in enumerate(run_plan.points)}
-            done = {(index[params], rep) for bench, params, rep in recorded
-                    if bench == benchmark and params in index}
-            work.append((run_plan, plan.remaining(run_plan.tasks(), done)))
+        work = self._work(self.store.done_repetitions(run.id))
+        self._load_samples(run.id)
         self.store.set_run_status(run.id, RunStatus.RUNNING, finished=False)
         with _streams(self._show_output) as streams:
             self._execute(run.id, work, streams, run.environment)
         return run.id
+
+    def _work(self, recorded: set[tuple[str, str, int]]) -> list[_Block]:
+        """The blocks to run, without the repetitions already ``recorded`` (--resume)."""
+        groups = [self.plans] if interleaved(self.plans) else [[p] for p in self.plans]
+        blocks = []
+        for group in groups:
+            units = [(i, point) for i, p in enumerate(group) for point in range(len(p.points))]
+            options = group[0].options
+            block = _Block(group, units, plan.schedule(len(units), options.repetitions, options.warmup,
+                                                       options.seed))
+            keys = [block.key(unit) for unit in range(len(units))]
+            done = {(unit, rep) for unit, key in enumerate(keys) for rep in range(options.repetitions)
+                    if (*key, rep) in recorded}
+            block.tasks = plan.remaining(block.tasks, done)
+            blocks.append(block)
+        return blocks
+
+    def _load_samples(self, run_id: int) -> None:
+        """The primary values a resumed run already has, for its stop rule."""
+        primary = {p.workload.benchmark: p.workload.metrics[0].name for p in self.plans}
+        rows = self.store.sample_rows(run_id)
+        found: dict[tuple[str, str], dict[int, float]] = {}
+        for benchmark, params, rep, metric, value in zip(rows.benchmark, rows.points, rows.repetition,
+                                                         rows.metric, rows.value):
+            if primary.get(benchmark) == metric:
+                found.setdefault((benchmark, params), {})[int(rep)] = float(value)
+        self.samples = {key: [values[r] for r in sorted(values)] for key, values in found.items()}
 
     @property
     def _show_output(self) -> bool:
         return any(p.options.show_output for p in self.plans)
 
     # -- the loop ----------------------------------------------------------------
-    def _execute(self, run_id: int, work: list[tuple[RunPlan, list[plan.Task]]], streams: Streams,
+    def _execute(self, run_id: int, work: list[_Block], streams: Streams,
                  snapshot: dict[str, Any]) -> None:
         status = RunStatus.FAILED
-        names = ", ".join(p.workload.benchmark for p, _ in work)
-        self.progress.start(sum(len(tasks) for _, tasks in work), f"run {run_id}: {names}")
+        names = ", ".join(p.workload.benchmark for block in work for p in block.plans)
+        self.progress.start(sum(len(block.tasks) for block in work), f"run {run_id}: {names}")
+        self._started = time.monotonic()
+        self._live_at = 0.0
         capture = CapturedOutput(streams.stdin)
         self._pending = self.store.open_pending(run_id)
         self._flushed_at = time.monotonic()
@@ -221,9 +306,9 @@ class Runner:
                             "outlive a timeout or a kill of perflab")
         try:
             with _terminate_as_interrupt():
-                for run_plan, tasks in work:
-                    if tasks:
-                        self._execute_plan(run_id, run_plan, tasks, streams, capture)
+                for block in work:
+                    if block.tasks and not self._execute_block(run_id, block, streams, capture):
+                        break
                 status = RunStatus.COMPLETE
         except KeyboardInterrupt as stop:
             status = RunStatus.INTERRUPTED
@@ -241,6 +326,8 @@ class Runner:
             self._pending.close()
             self._pending.path.unlink(missing_ok=True)
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
+            if self.stopped is not None:
+                self.store.update_spec(run_id, {"stopped": self.stopped})
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
             final = status
@@ -257,27 +344,85 @@ class Runner:
         self._warn_once("the database does not answer: samples wait in the run's pending file "
                         "and move in when it is back")
 
-    def _execute_plan(self, run_id: int, run_plan: RunPlan, tasks: list[plan.Task],
-                      streams: Streams, capture: CapturedOutput) -> None:
+    def _execute_block(self, run_id: int, block: _Block, streams: Streams,
+                       capture: CapturedOutput) -> bool:
+        """Run one block's tasks; False when the stop limits ended the run."""
+        active = {t.point for t in block.tasks}
+        active_points: dict[int, list[int]] = {i: [] for i in range(len(block.plans))}
+        for unit in sorted(active):
+            i, point = block.units[unit]
+            active_points[i].append(point)
+        states = [self._plan_state(run_plan) for run_plan in block.plans]
+        keys = [block.key(unit) for unit in range(len(block.units))]
+        try:
+            with contextlib.ExitStack() as sessions:
+                for i, run_plan in enumerate(block.plans):
+                    if active_points[i]:
+                        sessions.enter_context(self._session(run_plan.workload))
+                        if run_plan.options.setup:
+                            for point in active_points[i]:
+                                run_hook("setup", run_plan.options.setup, run_plan.points[point], streams)
+                for k, task in enumerate(block.tasks):
+                    i, point = block.units[task.point]
+                    self._sample(run_id, states[i], plan.Task(point, task.repetition, task.warmup),
+                                 streams, capture)
+                    following = block.tasks[k + 1] if k + 1 < len(block.tasks) else None
+                    round_end = not task.warmup and (following is None or following.repetition != task.repetition)
+                    if round_end:
+                        self._show_live(block, keys)
+                    if round_end and following is not None and self._should_stop(keys):
+                        return False
+                if self.stopped is None and (self.stop.rule is not None or self.stop.max_time_s):
+                    self._should_stop(keys)   # the last round's decision, for the record
+        finally:
+            for i, run_plan in enumerate(block.plans):
+                self._cleanup(run_plan, active_points[i], streams)
+        return True
+
+    def _show_live(self, block: _Block, keys: list[tuple[str, str]]) -> None:
+        """Each benchmark's running median and its interval, for a progress that shows them."""
+        show = getattr(self.progress, "show", None)
+        now = time.monotonic()
+        if show is None or now - self._live_at < LIVE_INTERVAL_S:
+            return
+        self._live_at = now
+        rows = []
+        for unit, key in enumerate(keys):
+            i, point = block.units[unit]
+            values = [v for v in self.samples.get(key, []) if math.isfinite(v)]
+            interval = median_ci(values) if len(values) >= 2 else None
+            rows.append(LiveRow(f"{key[0]} {point_text(block.plans[i].points[point])}".removesuffix(" -"),
+                                block.plans[i].workload.metrics[0].unit, len(values),
+                                statistics.median(values) if values else math.nan,
+                                interval.low if interval else math.nan, interval.high if interval else math.nan))
+        describe = self.stop.describe
+        show(LiveView(tuple(rows), describe() if describe is not None else None))
+
+    def _should_stop(self, keys: list[tuple[str, str]]) -> bool:
+        """After a complete round: does the stop rule or --max-time end the run?"""
+        samples = {key: self.samples.get(key, []) for key in keys}
+        rounds = min((len(v) for v in samples.values()), default=0)
+        if rounds < self.stop.min_rounds:
+            return False
+        elapsed = time.monotonic() - self._started
+        reason = self.stop.rule(samples) if self.stop.rule is not None else None
+        if reason is None and self.stop.max_time_s is not None and elapsed >= self.stop.max_time_s:
+            reason = f"--max-time {self.stop.max_time_s:g} s reached"
+        if reason is None:
+            return False
+        self.stopped = {"reason": reason, "rounds": rounds, "elapsed_s": round(elapsed, 3), "at": time.time()}
+        return True
+
+    def _plan_state(self, run_plan: RunPlan) -> _PlanState:
         workload, options = run_plan.workload, run_plan.options
         if isinstance(workload, CommandWorkload) and run_plan.shell_overhead:
             workload.shell_overhead = run_plan.shell_overhead
-        cpus = set(options.cpus) if options.cpus else None
-        active_points = sorted({t.point for t in tasks})
-        # per point, once: its id in the store and its label for progress and warnings
         points = [Point(workload.benchmark, params) for params in run_plan.points]
-        self._point_ids = [self.store.point_id(point) for point in points]
-        self._labels = [point.describe() for point in points]
-        self._monitors = self._monitors_for(options.monitor_config())
-        try:
-            with self._session(workload):
-                if options.setup:
-                    for i in active_points:
-                        run_hook("setup", options.setup, run_plan.points[i], streams)
-                for task in tasks:
-                    self._sample(run_id, run_plan, task, streams, capture, cpus)
-        finally:
-            self._cleanup(run_plan, active_points, streams)
+        return _PlanState(run_plan, [self.store.point_id(point) for point in points],
+                          [(point.benchmark, point.key) for point in points],
+                          [point.describe() for point in points],
+                          self._monitors_for(options.monitor_config()),
+                          set(options.cpus) if options.cpus else None)
 
     @contextmanager
     def _session(self, workload: Workload) -> Iterator[None]:
@@ -295,20 +440,22 @@ class Runner:
         finally:
             remove_tree(group)
 
-    def _sample(self, run_id: int, run_plan: RunPlan, task: plan.Task, streams: Streams,
-                capture: CapturedOutput, cpus: set[int] | None) -> None:
+    def _sample(self, run_id: int, state: _PlanState, task: plan.Task, streams: Streams,
+                capture: CapturedOutput) -> None:
+        run_plan, cpus = state.run_plan, state.cpus
         workload, options = run_plan.workload, run_plan.options
         params = run_plan.points[task.point]
-        label = self._labels[task.point]
+        label = state.labels[task.point]
         if options.prepare:
             run_hook("prepare", options.prepare, params, streams)
         invocation = workload.invocation(params)
         timeouts = [t for t in (options.timeout, invocation.timeout) if t is not None]
-        watched = [] if task.warmup else self._monitors
+        watched = [] if task.warmup else state.monitors
         sample = monitoring.SampleInfo(
             workload.benchmark, task.repetition,
             self._last_wall.get((workload.benchmark, task.point)) or monitoring.expected_duration(params))
         started = self._start_monitors(watched, sample)
+        counters = self._pressure.read()
         try:
             result = spawn_and_wait(invocation.executable, invocation.argv,
                                     streams=capture.streams() if invocation.capture else streams,
@@ -319,6 +466,7 @@ class Runner:
             for monitor in started:
                 monitor.abort()
             raise
+        stalls = self._pressure.since(counters)
         self._last_wall[(workload.benchmark, task.point)] = result.wall_s
         if task.warmup:
             self.progress.advance(f"{label} warm-up {task.repetition + 1}")
@@ -334,9 +482,17 @@ class Runner:
             for text in workload.warnings(params, measurements):
                 self._point_warned.add((workload.benchmark, task.point))
                 self.warn(f"{workload.benchmark} {label}: {text}")
+        primary = workload.metrics[0].name
+        value = next((m.value for m in measurements if m.metric == primary
+                      and m.status is SampleStatus.OK and m.value is not None), math.nan)
+        self.samples.setdefault(state.keys[task.point], []).append(value)
         measurements += self._monitor_measurements(workload.benchmark, outputs)
-        self._pending.append(self._point_ids[task.point], task.repetition, time.time(), measurements)
-        self._store_monitor_files(run_id, self._point_ids[task.point], task.repetition, outputs)
+        if math.isfinite(value):   # a failed sample says why it failed, nothing more
+            measurements += [m for m in self._pressure_measurements(workload.benchmark, stalls)
+                             if not options.metrics or m.metric in options.metrics]
+        point_id = state.point_ids[task.point]
+        self._pending.append(point_id, task.repetition, time.time(), measurements)
+        self._store_monitor_files(run_id, point_id, task.repetition, outputs)
         if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL_S:
             self._flush(run_id)
             self._flushed_at = time.monotonic()
@@ -445,6 +601,17 @@ class Runner:
             self.store.save_metric_info(benchmark, new_infos)
         return measurements
 
+    def _pressure_measurements(self, benchmark: str, stalls: dict[str, float] | None) -> list[Measurement]:
+        """The µs other tasks stalled on CPU, memory and I/O while the sample ran (PSI)."""
+        if stalls is None:
+            self._warn_once(f"no pressure stall information ({self._pressure.missing}): samples are not "
+                            "checked for competing load")
+            return []
+        if (benchmark, pressure.METRICS[0].name) not in self._metric_infos:
+            self._metric_infos.update((benchmark, info.name) for info in pressure.METRICS)
+            self.store.save_metric_info(benchmark, pressure.METRICS)
+        return [Measurement(name, value, "us") for name, value in stalls.items()]
+
     def _store_monitor_files(self, run_id: int, point_id: int, repetition: int, outputs) -> None:
         for monitor, output in outputs:
             for rows in output.profiles:
@@ -457,6 +624,7 @@ class Runner:
                 self.store.add_artifact(run_id, point_id, repetition, kind, path)
 
     def _close_monitors(self) -> None:
+        self._pressure.close()
         for monitor in self._built_monitors:
             monitor.close()
 
@@ -486,7 +654,7 @@ def monitor_overheads(options: RunOptions) -> dict[str, str]:
 def runs_spec(plans: list[RunPlan], command_line: list[str] | None = None) -> dict[str, Any]:
     """What a run stores of its plans: enough to rebuild them for --resume, and the
     perflab command line that asked for it (for reports: "to reproduce")."""
-    spec: dict[str, Any] = {"plans": [p.spec() for p in plans]}
+    spec: dict[str, Any] = {"plans": [p.spec() for p in plans], "interleaved": interleaved(plans)}
     if command_line:
         spec["command_line"] = command_line
     return spec

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -18,13 +19,16 @@ from perflab.workloads.suite import load_suite
 class CommandChoices:
     """Options that only make sense for a command."""
 
-    shell: bool = False
+    shell: str | bool | None = None     # True: /bin/sh; a name or path: that shell
     name: str | None = None
     ignore_failure: bool = False
+    commands: tuple[str, ...] = ()      # -c/--command, each a command line
+    names: tuple[str, ...] = ()         # --command-name, one per command
 
     def given(self) -> str | None:
         for flag, value in (("--shell", self.shell), ("--name", self.name),
-                            ("--ignore-failure", self.ignore_failure)):
+                            ("--ignore-failure", self.ignore_failure), ("-c/--command", self.commands),
+                            ("--command-name", self.names)):
             if value:
                 return flag
         return None
@@ -35,9 +39,23 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
               repetitions: int | None, duration: float | None) -> list[RunPlan]:
     """Plans for the target words; everything is checked before anything runs.
 
-    Words after ``--`` are always a command. Otherwise a first word ending in .toml is
-    a suite and a built-in workload's name is that workload.
+    Words after ``--`` are always one command. Otherwise a first word ending in .toml is
+    a suite and a built-in workload's name is that workload; words that all hold a space
+    (``'sleep 0.1' 'sleep 0.2'``, hyperfine's habit) or -c options are several command
+    lines, one benchmark each, interleaved round by round in one run.
     """
+    lines = list(command.commands)
+    if lines and words:
+        raise UsageError("give the commands either with -c/--command or as arguments, not both")
+    if lines or (not after_dashdash and words and all(any(c.isspace() for c in w.strip()) for w in words)
+                 and not is_builtin(words[0].split()[0])):
+        return _command_lines_plans(lines or words, sweep=sweep, options=options, command=command,
+                                    repetitions=repetitions, duration=duration)
+    if command.names and not words:
+        raise UsageError("no command to run", hint="give them with -c/--command")
+    if command.names:
+        raise UsageError("--command-name names the commands of -c/--command or several quoted commands",
+                         hint="a single command is named with --name")
     if not words:
         raise UsageError("no command to run", hint="put it after --, e.g. perflab run -- ./mytool")
     head = words[0]
@@ -60,9 +78,46 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
         raise UsageError("empty command: the shell line is blank",
                          hint="put the command after --, e.g. perflab run --shell -- 'make -j4'")
     argv = [shlex.join(words)] if command.shell and len(words) > 1 else words
-    workload = CommandWorkload(argv, shell=command.shell, benchmark=command.name,
-                               ignore_failure=command.ignore_failure)
+    try:
+        workload = CommandWorkload(argv, shell=command.shell, benchmark=command.name,
+                                   ignore_failure=command.ignore_failure)
+    except UsageError as error:
+        if not command.shell and len(words) == 1 and any(c.isspace() for c in words[0].strip()):
+            raise UsageError(error.args[0], hint=f"did you mean --shell -- {shlex.quote(words[0])}?") from None
+        raise
     return [plan_run(workload, sweep, _with(options, repetitions))]
+
+
+def _command_lines_plans(lines: list[str], *, sweep: dict[str, list[Any]], options: RunOptions,
+                         command: CommandChoices, repetitions: int | None,
+                         duration: float | None) -> list[RunPlan]:
+    """One plan per command line; they share the options (and the seed) so they interleave."""
+    if duration is not None:
+        raise UsageError("--duration applies to built-in workloads; a command runs until it ends")
+    if command.name and len(lines) > 1:
+        raise UsageError("--name names one command; several are named with --command-name, once each")
+    if command.names and len(command.names) != len(lines):
+        raise UsageError(f"{len(command.names)} --command-name for {len(lines)} commands: give one per command")
+    names: list[str | None] = list(command.names) or [command.name] * len(lines)
+    taken = [n or line.strip() for n, line in zip(names, lines)]
+    twice = next((n for n in taken if taken.count(n) > 1), None)
+    if twice is not None:
+        raise UsageError(f"two commands are named {twice!r}: name them apart with --command-name")
+    options = _with(options, repetitions)
+    if options.shuffle and options.seed is None:   # one seed for the one schedule
+        options = dataclasses.replace(options, seed=random.SystemRandom().randrange(2**31))
+    plans = []
+    for line, name in zip(lines, names):
+        if not line.strip():
+            raise UsageError("empty command: a command line is blank")
+        try:
+            argv = [line] if command.shell else shlex.split(line)
+        except ValueError as error:
+            raise UsageError(f"cannot split {line!r} into words: {error}", hint="check its quotes") from None
+        workload = CommandWorkload(argv, shell=command.shell, benchmark=name or line.strip(),
+                                   ignore_failure=command.ignore_failure)
+        plans.append(plan_run(workload, sweep, options))
+    return plans
 
 
 def _suite_plans(path: str, options: RunOptions, repetitions: int | None) -> list[RunPlan]:

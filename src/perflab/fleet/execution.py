@@ -69,10 +69,10 @@ def steps_for(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     if job.kind is JobKind.RUN:
         return [Step("run", run + run_options(request) + _target(request, jobdir))]
     if job.kind is JobKind.AB:
-        # both arms in one run, interleaved in random order round by round (--shuffle)
-        line = (f"if [ {{arm}} = base ]; then {request['base']}; else {request['cand']}; fi")
-        return [Step("run", run + run_options(request) + ["--shuffle", "-p", "arm=base,cand", "--shell",
-                                                            "--name", request.get("name") or "ab", "--", line])]
+        # both arms: two commands of one run, in random order inside every round (--shuffle)
+        return [Step("run", run + run_options(request) + ["--shuffle", "--shell", "-c", request["base"], "-c",
+                                                            request["cand"], "--command-name", "base",
+                                                            "--command-name", "cand"])]
     if job.kind is JobKind.BUILD:
         tree = ctx.workdir / "worktree"
         return [Step("checkout", [sys.executable, "-c", _CHECKOUT, request["repo"], str(tree), request["commit"]]),

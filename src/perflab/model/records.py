@@ -68,10 +68,11 @@ COMMAND_METRICS = (
 # e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
                            "rusage.")
+PRESSURE_METRIC_PREFIX = "psi."   # the runner's own watch of every sample (execute/pressure.py)
 
 
 def is_monitor_metric(name: str) -> bool:
-    return name.startswith(MONITOR_METRIC_PREFIXES)
+    return name.startswith((*MONITOR_METRIC_PREFIXES, PRESSURE_METRIC_PREFIX))
 
 
 @dataclass(frozen=True)

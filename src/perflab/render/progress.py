@@ -6,6 +6,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from perflab.model.report.live import LiveView
+from perflab.render.units import format_scaled
+
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
@@ -86,6 +89,54 @@ class BarProgress:
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
+
+
+class LiveProgress(BarProgress):
+    """The bar, and under it each command's n, running median and its interval, and the
+    current decision of `perflab ab` (the runner sends them at most ~10 times a second)."""
+
+    def start(self, total: int, title: str) -> None:
+        super().start(total, title)
+        self.view: LiveView | None = None
+        assert self.bar is not None
+        self.bar.stop()
+        from rich.console import Console, Group
+        from rich.live import Live
+        outer = self
+
+        class _Renderable:
+            def __rich__(self):
+                assert outer.bar is not None
+                return Group(outer.bar.get_renderable(), *(_lines(outer.view) if outer.view else []))
+
+        self.live = Live(_Renderable(), console=Console(stderr=True), transient=True, refresh_per_second=8)
+        self.live.start()
+
+    def show(self, view: LiveView) -> None:
+        self.view = view
+
+    def stop(self) -> None:
+        if getattr(self, "live", None) is not None:
+            self.live.stop()
+        self.bar = None
+
+
+def _lines(view: LiveView) -> list[str]:
+    out = []
+    for row in view.rows:
+        (median, low, high), unit = format_scaled([row.median, row.ci_low, row.ci_high], row.unit, row.median)
+        ci = "" if row.ci_low != row.ci_low else f"  95% CI [{low}, {high}]"
+        out.append(f"  {row.name}: n={row.n}  median {median} {unit}{ci}")
+    if view.decision:
+        out.append(f"  decision: {view.decision}")
+    return out
+
+
+def choose_live(quiet: bool, stream: TextIO = sys.stderr):
+    """Like ``choose``, with the live numbers on a terminal."""
+    if not quiet and stream.isatty():
+        return LiveProgress()
+    return choose(quiet, stream)
 
 
 def choose(quiet: bool, stream: TextIO = sys.stderr):

@@ -54,16 +54,31 @@ def render_point_summaries(summaries: Iterable[Any]) -> str:
                          "min", "max", "unit", "failures"], rows, align="lllrrrrrrrll")
 
 
-def render_show(run: RunInfo, summaries: Sequence[Any]) -> str:
+def render_show(run: RunInfo, summaries: Sequence[Any], warnings: Sequence[str] = ()) -> str:
     commit = run.commit_describe or run.commit
+    spec = run.spec or {}
     head = [f"run {run.id}  label {run.label}" + (f"  commit {commit}" if commit else ""),
             f"  status {run.status.value}, started {when(run.started_at)}, finished {when(run.finished_at)}"]
-    for plan in (run.spec or {}).get("plans", []):
+    plans = spec.get("plans", [])
+    if spec.get("interleaved") and len(plans) > 1:
+        head.append(f"  {len(plans)} commands interleaved: every round runs each once")
+    for plan in plans:
         head.append("  " + _describe_plan(plan))
         for name, overhead in (plan.get("monitor_overhead") or {}).items():
             head.append(f"    monitor {name}: {overhead}")
+    stopped = spec.get("stopped")
+    if stopped:
+        head.append(f"  stopped after {stopped.get('rounds')} rounds ({format_number(stopped.get('elapsed_s', 0))} s): "
+                    f"{stopped.get('reason')}")
+    decision = (spec.get("ab") or {}).get("decision")
+    if decision:
+        low, high = decision["ci_pct"]
+        head.append(f"  ab: {decision['verdict'] or 'undecided'}, {decision['estimate_pct']:+.2f}% "
+                    f"({100 * (1 - decision['alpha']):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision['n']} pairs): "
+                    f"{decision['reason']}")
+    tail = [f"warning: {w}" for w in warnings]
     return "\n".join(head + ["", render_machine(run.environment), "",
-                             render_point_summaries(summaries)])
+                             render_point_summaries(summaries), *tail])
 
 
 def _describe_plan(plan: dict[str, Any]) -> str:

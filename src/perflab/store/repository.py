@@ -348,6 +348,13 @@ class Store:
         self.conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
         self.conn.commit()
 
+    def update_spec(self, run_id: int, changes: dict[str, Any]) -> None:
+        """Add keys to a run's spec (how an early-stopped run ended, an A/B's decision)."""
+        spec = dict(self._run_row(run_id).spec or {})
+        spec.update(changes)
+        self.conn.execute(runs.update().where(runs.c.id == run_id).values(spec=spec))
+        self.conn.commit()
+
     # -- reading ---------------------------------------------------------------
     def list_runs(self) -> list[RunInfo]:
         """Every run, oldest first, with its count of benchmarks and samples.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 from typing import Any
 
@@ -16,8 +18,38 @@ SHELL = "/bin/sh"
 METRICS = list(COMMAND_METRICS)
 
 
+# bash syntax that a POSIX sh (dash) reads differently, without an error
+_BASH_ONLY = [
+    (re.compile(r"&>"), "'&>' (dash runs the command in the background and times nothing)"),
+    (re.compile(r"\|&"), "'|&'"),
+    (re.compile(r"\[\["), "'[['"),
+    (re.compile(r"[<>]\("), "process substitution '<(...)'"),
+    (re.compile(r"(?<![{$])\{[^{}\s,]*,[^{}\s]*\}(?!\})"), "brace expansion '{a,b}'"),
+    (re.compile(r"\{\d+\.\.\d+\}"), "sequence expansion '{1..3}'"),
+    (re.compile(r"\$'"), "$'...' quoting"),
+]
+_POSIX_SHELLS = {"sh", "dash", "ash", "busybox", "posh"}
+
+
+def bash_only_syntax(line: str) -> str | None:
+    """The first bash-only construct in a shell line, described; None if there is none."""
+    for pattern, what in _BASH_ONLY:
+        if pattern.search(line):
+            return what
+    return None
+
+
+def shell_path(shell: str | bool | None) -> str | None:
+    """``--shell`` alone (True) is /bin/sh; a name (``bash``) is looked up in PATH."""
+    if not shell:
+        return None
+    if shell is True:
+        return SHELL
+    return resolve_program(str(shell), None)
+
+
 class CommandWorkload(Workload):
-    """Runs ``argv`` (or one shell line with ``shell=True``) with ``{name}`` placeholders.
+    """Runs ``argv`` (or one shell line with ``shell`` set) with ``{name}`` placeholders.
 
     In shell mode the shell's own start-up cost (``shell_overhead``: wall, user, system
     seconds, measured by the executor) is subtracted, as hyperfine does.
@@ -27,19 +59,29 @@ class CommandWorkload(Workload):
     description = "any command, timed from outside (wall, user, system time, peak RSS)"
     metrics: list[MetricInfo] = METRICS  # the same for every command
 
-    def __init__(self, argv: list[str], *, shell: bool = False, benchmark: str | None = None,
+    def __init__(self, argv: list[str], *, shell: str | bool | None = None, benchmark: str | None = None,
                  ignore_failure: bool = False, path: str | None = None):
         if not argv:
             raise UsageError("no command to run", hint="put it after --, e.g. perflab run -- ./mytool")
         self.argv = list(argv)
-        self.shell = shell
+        self.shell = shell_path(shell)   # the shell's path, or None: no shell
         self.ignore_failure = ignore_failure
         self.shell_overhead = (0.0, 0.0, 0.0)
         self._benchmark = benchmark or self.command_text
         self._path = path
-        program = SHELL if shell else self.argv[0]
+        program = self.shell or self.argv[0]
         # Placeholders in the program name are resolved per point; others once, now.
         self._static_executable = None if placeholders(program) else resolve_program(program, path)
+
+    def syntax_warning(self) -> str | None:
+        """A warning when a line meant for bash is run by a POSIX sh (dash on Debian)."""
+        if not self.shell or os.path.basename(os.path.realpath(self.shell)) not in _POSIX_SHELLS:
+            return None
+        what = bash_only_syntax(" ".join(self.argv))
+        if what is None:
+            return None
+        return (f"{self.command_text!r} uses bash syntax {what} but runs under {self.shell} "
+                f"({os.path.realpath(self.shell)}); use --shell=bash")
 
     @property
     def command_text(self) -> str:
@@ -68,7 +110,7 @@ class CommandWorkload(Workload):
         words = [substitute(word, params) for word in self.argv]
         if self.shell:
             line = " ".join(words)
-            return Invocation(SHELL, [SHELL, "-c", line], description=line)
+            return Invocation(self.shell, [self.shell, "-c", line], description=line)
         executable = self._static_executable or resolve_program(words[0], self._path)
         return Invocation(executable, words, description=shlex.join(words))
 

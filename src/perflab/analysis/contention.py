@@ -1,0 +1,52 @@
+"""Did another load compete with a run? Its samples' pressure stalls against their wall time.
+
+Every sample records the µs some task of the machine stalled on CPU, memory and I/O
+while it ran (/proc/pressure, execute/pressure.py). Summed over a run and divided by
+the run's summed wall time of those samples, it is the share of the sampled time the
+machine was short of that resource. Above ``STALL_SHARE`` the run is flagged: some
+task (another job, or the benchmark's own threads when they outnumber the CPUs) waited
+for the resource, so its times may carry that wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from perflab.model.records import PRESSURE_METRIC_PREFIX, RunInfo
+from perflab.store import Store
+
+STALL_SHARE = 0.10   # stalled for more than 10% of the sampled wall time
+RESOURCES = ("cpu", "memory", "io")
+
+
+def stall_shares(store: Store, run: RunInfo) -> dict[str, float]:
+    """Per resource, the stalled µs of the run's samples over their summed wall time."""
+    wanted = {f"{PRESSURE_METRIC_PREFIX}{name}_some_us": name for name in RESOURCES}
+    groups = store.value_groups(run.id, None, set(wanted) | {"time"})
+    walls = {(g.benchmark, g.point): float(g.values.sum()) for g in groups if g.metric == "time"}
+    stalled: dict[str, float] = {}
+    watched: set[tuple[str, str]] = set()
+    for g in groups:
+        if g.metric in wanted and (g.benchmark, g.point) in walls:
+            stalled[wanted[g.metric]] = stalled.get(wanted[g.metric], 0.0) + float(g.values.sum()) / 1e6
+            watched.add((g.benchmark, g.point))
+    wall = sum(walls[key] for key in watched)
+    return {name: seconds / wall for name, seconds in stalled.items()} if wall > 0 else {}
+
+
+def contention_warnings(store: Store, runs: Sequence[RunInfo]) -> list[str]:
+    """One line per resource that stalled beyond STALL_SHARE of a run's sampled time,
+    naming the runs (the worst first when there are many)."""
+    shares = {run.id: (run, stall_shares(store, run)) for run in runs}
+    out = []
+    for name in RESOURCES:
+        flagged = sorted(((share[name], run) for run, share in shares.values() if share.get(name, 0) > STALL_SHARE),
+                         key=lambda item: -item[0])
+        if not flagged:
+            continue
+        named = ", ".join(f"run {run.id} ({run.label}) {100 * share:.0f}%" for share, run in flagged[:3])
+        more = f" and {len(flagged) - 3} more of {len(shares)} runs" if len(flagged) > 3 else ""
+        out.append(f"some task waited for {name} during more than {100 * STALL_SHARE:.0f}% of the sampled time "
+                   f"(/proc/pressure/{name}): {named}{more}; another load competed, or the benchmark's own "
+                   "tasks outnumbered the resource")
+    return out

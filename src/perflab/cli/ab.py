@@ -1,0 +1,119 @@
+"""perflab ab: a baseline and a candidate command, interleaved, until the answer is clear."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from perflab.cli.common import COMMAND_LINE, open_store, warn
+from perflab.cli.record import ShellSpelling, check_exports, export_options, parse_duration, write_exports
+from perflab.model.errors import UsageError
+
+
+def threshold_percent(text: str) -> float:
+    """``1%`` or ``1`` -> 1.0 (a percentage, always); anything else is refused."""
+    from perflab.cli.compare import percent
+    value = percent(text, "--threshold")
+    if not 0 < value < 100:
+        raise UsageError(f"--threshold must be a percentage above 0 and below 100, got {text}")
+    return value
+
+
+@click.command(cls=ShellSpelling)
+@click.option("--base", metavar="CMD", help="The baseline command line.")
+@click.option("--cand", metavar="CMD", help="The candidate command line.")
+@click.option("--threshold", default="1%", show_default=True, metavar="PCT",
+              help="Smallest change that matters, in percent (1% or 1).")
+@click.option("-m", "--min-runs", type=int, default=5, show_default=True, help="Rounds before it may stop.")
+@click.option("-M", "--max-runs", type=int, default=200, show_default=True, help="Rounds at most.")
+@click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Error rate of a decision (always valid: it holds however often the test looks).")
+@click.option("-w", "--warmup", type=int, default=1, show_default=True, help="Unrecorded rounds first.")
+@click.option("--label", help="Label of the run (default: ab).")
+@click.option("--shell", is_flag=True,
+              help="Run both lines through /bin/sh -c, or --shell=bash through bash (start-up subtracted).")
+@click.option("--shell-program", hidden=True)
+@click.option("--prepare", metavar="CMD", help="Shell line before every sample (not timed).")
+@click.option("--no-shuffle", is_flag=True, help="Base then cand in every round (default: random order).")
+@click.option("--seed", type=int, help="Seed of the order inside each round.")
+@click.option("--timeout", type=float, metavar="S", help="Kill a command's process group after S seconds.")
+@click.option("-q", "--quiet", is_flag=True, help="No live view; only the decision.")
+@export_options
+@click.pass_context
+def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, min_runs: int, max_runs: int,
+       max_time: str | None, alpha: float, warmup: int, label: str | None, shell: bool,
+       shell_program: str | None, prepare: str | None,
+       no_shuffle: bool, seed: int | None, timeout: float | None, quiet: bool, export_json: str | None,
+       export_csv: str | None, export_markdown: str | None) -> None:
+    """Is CAND slower or faster than BASE by more than --threshold? The two alternate inside
+    every round of one run (a drift of the machine hits both) and sampling stops as soon as
+    a sequential test decides (stats.sequential_ab: an always-valid confidence interval of
+    the change, error rate --alpha however often it looks), or at -M/--max-time: undecided.
+
+    Exit codes, as 'perflab verdict': 0 decided no regression (no change beyond the
+    threshold, or an improvement); 1 a regression; 125 undecided at the limit; 2 bad input.
+
+    \b
+      perflab ab --base './tool-old in.dat' --cand './tool-new in.dat' --threshold 1%
+      perflab ab --base 'sleep 0.01' --cand 'sleep 0.03' -q
+    """
+    from perflab.analysis.ab import AbSettings, ab_limits, conclude, outcome
+    from perflab.execute.runner import Runner, RunOptions
+    from perflab.execute.targets import CommandChoices, plans_for
+    from perflab.render import progress
+
+    if not base or not cand:
+        raise UsageError("ab needs two commands: --base CMD and --cand CMD")
+    threshold_pct = threshold_percent(threshold)
+    if not 0 < alpha < 0.5:
+        raise UsageError(f"--alpha must be between 0 and 0.5, got {alpha}")
+    if min_runs < 2:
+        raise UsageError(f"-m/--min-runs must be at least 2, got {min_runs}")
+    if max_runs < min_runs:
+        raise UsageError(f"-M/--max-runs {max_runs} is below -m/--min-runs {min_runs}")
+    seconds = parse_duration(max_time, "--max-time") if max_time is not None else None
+    exports = {"json": export_json, "csv": export_csv, "markdown": export_markdown}
+    check_exports(exports)
+    names = (base.strip(), cand.strip() + (" #2" if cand.strip() == base.strip() else ""))
+    options = RunOptions(repetitions=max_runs, warmup=warmup, shuffle=not no_shuffle, seed=seed,
+                         timeout=timeout, prepare=prepare)
+    plans = plans_for([], after_dashdash=False, sweep={}, options=options,
+                      command=CommandChoices(shell_program or shell or None, None, False, (base, cand), names),
+                      repetitions=None, duration=None)
+    for run_plan in plans:
+        said = run_plan.workload.syntax_warning()  # type: ignore[attr-defined]
+        if said:
+            warn(said)
+    settings = AbSettings(threshold_pct=threshold_pct, alpha=alpha, min_runs=min_runs, max_runs=max_runs,
+                          max_time_s=seconds)
+    limits, rule = ab_limits(settings.to_spec())
+    with open_store(ctx, create=True) as store:
+        live = progress.choose_live(quiet)
+        runner = Runner(store, plans, live, warn, stop=limits)
+        run_id = runner.start(label=label or "ab", command_line=["perflab", *COMMAND_LINE],
+                              extra_spec={"ab": {"settings": settings.to_spec()}})
+        decision = conclude(store, run_id, rule, ordered_samples(runner))
+        write_exports(store, run_id, exports)
+    answer = outcome(decision)
+    verdict = decision.verdict.value if decision.verdict is not None else "undecided"
+    low, high = decision.ci_pct
+    click.echo(f"{verdict}: cand {names[1]!r} vs base {names[0]!r}: {decision.estimate_pct:+.2f}% "
+               f"(positive = cand larger), {100 * (1 - decision.alpha):g}% CI [{low:+.2f}%, {high:+.2f}%], "
+               f"n = {decision.n} pairs")
+    click.echo(f"  {decision.reason}")
+    click.echo(f"  error rate: at most {decision.alpha:g} of decisions wrong (always-valid, however often it "
+               f"looked); threshold {threshold_pct:g}%; run {run_id}"
+               + (f", stopped after {runner.stopped['rounds']} rounds" if runner.stopped else ""))
+    sys.exit(answer.exit_code)
+
+
+def ordered_samples(runner) -> dict:
+    """The runner's primary values of each plan's (only) point, in plan order: base first."""
+    from perflab.model.records import Point
+    keys = [(p.workload.benchmark, Point(p.workload.benchmark, p.points[0]).key) for p in runner.plans]
+    return {key: runner.samples.get(key, []) for key in keys}
+
+
+COMMANDS: list[click.Command] = [ab]

@@ -1,0 +1,173 @@
+"""Several commands in one run: interleaved rounds, shuffle, resume, stop limits, exports,
+--shell, pressure stalls, and compare inside the run."""
+
+import json
+import os
+import signal
+
+import pytest
+
+from perflab.execute.runner import Runner, RunOptions, StopLimits
+from perflab.execute.targets import CommandChoices, plans_for
+from perflab.formats.importers import parse_file
+from perflab.render.progress import NullProgress
+from perflab.store import Store
+from test_durability import _start, _wait_for_samples
+
+from conftest import run_cli
+
+
+def _export(db, run="1"):
+    return json.loads(run_cli("export", run, db=db, check=True).stdout)
+
+
+def _times(db, run="1"):
+    return [s for s in _export(db, run)["samples"] if s["metric"] == "time"]
+
+
+def test_quoted_commands_alternate_inside_every_round(sqlite_db):
+    run_cli("run", "-q", "-n", "4", "true", "sleep 0.001", db=sqlite_db)  # one argv: the words are one command
+    run_cli("run", "-q", "-n", "4", "sleep 0.002", "sleep 0.001", db=sqlite_db, check=True)
+    order = [(s["benchmark"], s["repetition"]) for s in _times(sqlite_db, "2")]
+    assert order == [(b, r) for r in range(4) for b in ("sleep 0.002", "sleep 0.001")]
+    spec = _export(sqlite_db, "2")["run"]["spec"]
+    assert spec["interleaved"] is True and [p["workload"]["argv"] for p in spec["plans"]] == [
+        ["sleep", "0.002"], ["sleep", "0.001"]]
+
+
+def test_shuffle_is_balanced_per_round_and_recorded(sqlite_db):
+    run_cli("run", "-q", "-n", "6", "--seed", "3", "-p", "k=1,2", "-c", "true {k}", "-c", "echo {k}",
+            "--command-name", "t", "--command-name", "e", db=sqlite_db, check=True)
+    rows = _times(sqlite_db)
+    units = {("t", 1), ("t", 2), ("e", 1), ("e", 2)}
+    rounds = [[(s["benchmark"], s["params"]["k"]) for s in rows if s["repetition"] == r] for r in range(6)]
+    assert all(sorted(r) == sorted(units) for r in rounds)      # every unit once per round
+    assert len({tuple(r) for r in rounds}) > 1                   # and the order changes
+    plans = _export(sqlite_db)["run"]["spec"]["plans"]
+    assert {p["options"]["seed"] for p in plans} == {3}
+
+
+def test_resume_of_an_interrupted_several_command_run(sqlite_db):
+    proc = _start(sqlite_db, "-q", "-n", "40", "sleep 0.03", "sleep 0.02")
+    _wait_for_samples(sqlite_db, 6)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    run_cli("run", "-q", "--resume", "1", db=sqlite_db, check=True)
+    rows = _times(sqlite_db)
+    for name in ("sleep 0.03", "sleep 0.02"):
+        assert sorted(s["repetition"] for s in rows if s["benchmark"] == name) == list(range(40))
+
+
+def test_max_time_stops_at_a_round_end_and_says_why(sqlite_db):
+    result = run_cli("run", "-M", "1000", "-m", "2", "--max-time", "1s", "sleep 0.01", "sleep 0.02",
+                     db=sqlite_db, check=True)
+    assert "stopped after" in result.stderr and "--max-time 1 s reached" in result.stderr
+    rows = _times(sqlite_db)
+    counts = {name: sum(s["benchmark"] == name for s in rows) for name in ("sleep 0.01", "sleep 0.02")}
+    assert counts["sleep 0.01"] == counts["sleep 0.02"] >= 2 and counts["sleep 0.01"] < 1000
+    stopped = _export(sqlite_db)["run"]["spec"]["stopped"]
+    assert stopped["rounds"] == counts["sleep 0.01"] and "max-time" in stopped["reason"]
+
+
+def test_a_stop_rule_sees_every_round_in_order(sqlite_db):
+    seen = []
+
+    def rule(samples):
+        seen.append({key[0]: len(values) for key, values in samples.items()})
+        return "three rounds" if len(seen) == 3 else None
+
+    plans = plans_for([], after_dashdash=False, sweep={}, options=RunOptions(repetitions=50),
+                      command=CommandChoices(commands=("true", "sleep 0")), repetitions=None, duration=None)
+    with Store(sqlite_db, create=True) as store:
+        runner = Runner(store, plans, NullProgress(), lambda text: None, stop=StopLimits(rule=rule))
+        run_id = runner.start(label="rule")
+        assert seen == [{"true": n, "sleep 0": n} for n in (1, 2, 3)]
+        assert store.resolve_run(str(run_id)).spec["stopped"]["reason"] == "three rounds"
+        assert all(len(values) == 3 for values in runner.samples.values())
+
+
+def test_exports_read_back_equal_the_stored_samples(sqlite_db, tmp_path):
+    paths = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "csv", "md")}
+    run_cli("run", "-q", "-n", "3", "-p", "size=1,2", "-c", "sleep 0.00{size}", "-c", "true {size}",
+            "--export-json", str(paths["json"]), "--export-csv", str(paths["csv"]),
+            "--export-markdown", str(paths["md"]), db=sqlite_db, check=True)
+    stored = {}
+    for s in _times(sqlite_db):
+        stored.setdefault((s["benchmark"], s["params"]["size"]), []).append(s["value"])
+    parsed = parse_file("hyperfine", paths["json"])
+    back = {(b.point.benchmark, b.point.params["size"]): [next(m.value for m in rep if m.metric == "time")
+                                                        for rep in b.repetitions] for b in parsed.benchmarks}
+    assert back == stored
+    raw = json.loads(paths["json"].read_text())["results"]
+    assert set(raw[0]) >= {"command", "mean", "stddev", "median", "user", "system", "min", "max", "times",
+                           "exit_codes", "parameters"}
+    assert raw[0]["parameters"] == {"size": "1"} and raw[0]["exit_codes"] == [0, 0, 0]
+    assert paths["csv"].read_text().splitlines()[0] == \
+        "command,mean,stddev,median,user,system,min,max,parameter_size"
+    table = paths["md"].read_text().splitlines()
+    assert table[0] == "| Command | Mean [ms] | Min [ms] | Max [ms] | Relative |" and len(table) == 6
+    assert sum(line.endswith("| 1.00 |") for line in table) == 1
+
+
+def test_shell_takes_a_shell_and_warns_of_bash_syntax_under_sh(sqlite_db):
+    result = run_cli("run", "-n", "1", "--shell", "--", "sleep 0.01 &>/dev/null", db=sqlite_db, check=True)
+    assert "uses bash syntax '&>'" in result.stderr and "--shell=bash" in result.stderr
+    result = run_cli("run", "-q", "-n", "1", "--shell=bash", "--", "sleep 0.01 &>/dev/null", db=sqlite_db,
+                     check=True)
+    assert "bash syntax" not in result.stderr
+    plan = _export(sqlite_db, "2")["run"]["spec"]["plans"][0]
+    assert plan["workload"]["shell"].endswith("/bash") and plan["shell_overhead"][0] > 0
+    assert _times(sqlite_db, "2")[0]["value"] >= 0.005   # bash waits for the sleep; dash would not
+    assert "prepare" in run_cli("run", "--help").stdout.split("--prepare", 1)[1][:200]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/pressure/cpu"), reason="no PSI on this kernel")
+def test_pressure_stalls_are_recorded_per_sample(sqlite_db):
+    run_cli("run", "-q", "-n", "3", "sleep 0.01", "true 1", db=sqlite_db, check=True)
+    samples = _export(sqlite_db)["samples"]
+    for metric in ("psi.cpu_some_us", "psi.memory_some_us", "psi.io_some_us"):
+        values = [s["value"] for s in samples if s["metric"] == metric]
+        assert len(values) == 6 and all(v >= 0 for v in values)
+    # a rule that names its numbers when the machine was loaded, or nothing
+    text = run_cli("show", "1", db=sqlite_db, check=True).stdout
+    assert "2 commands interleaved" in text
+    for line in text.splitlines():
+        if line.startswith("warning:") and "waited for" in line:
+            assert "during more than 10% of the sampled time" in line and "run 1 (" in line
+
+
+def test_compare_inside_one_run_against_the_first_or_a_reference(sqlite_db):
+    run_cli("run", "-q", "-n", "6", "sleep 0.01", "sleep 0.03", "true 1", db=sqlite_db, check=True)
+    report = json.loads(run_cli("compare", "1", "--metric", "time", "--format", "json",
+                                db=sqlite_db, check=True).stdout)
+    text = json.dumps(report)
+    assert "sleep 0.03" in text and "true 1" in text
+    result = run_cli("compare", "1", "--reference", "sleep 0.03", "--metric", "time", db=sqlite_db, check=True)
+    assert result.stdout.index("sleep 0.03") < result.stdout.index("sleep 0.01")
+    bad = run_cli("compare", "1", "--reference", "nosuch", db=sqlite_db)
+    assert bad.returncode == 2 and "has no command 'nosuch'" in bad.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "5", "-M", "3", "sleep 0.01", "sleep 0.02"], "-M/--max-runs 3 is below -m/--min-runs 5"),
+    (["-n", "3", "-M", "3", "sleep 0.01", "sleep 0.02"], "not both"),
+    (["--max-time", "soon", "sleep 0.01", "sleep 0.02"], "bad --max-time 'soon'"),
+    (["--command-name", "a", "sleep 0.01", "sleep 0.02"], "1 --command-name for 2 commands"),
+    (["sleep 0.01", "sleep 0.01"], "two commands are named 'sleep 0.01'"),
+    (["-c", "true", "--", "false"], "not both"),
+    (["--", "sleep 0.01 &>/dev/null"], "did you mean --shell -- 'sleep 0.01 &>/dev/null'?"),
+])
+def test_bad_several_command_input_is_one_line_exit_2(sqlite_db, args, message):
+    result = run_cli("run", *args, db=sqlite_db)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert not os.path.exists(sqlite_db)   # refused before the database is touched
+
+
+def test_without_pressure_files_the_reader_says_why_once(tmp_path):
+    from perflab.execute.pressure import Reader
+    reader = Reader(root=str(tmp_path / "no-pressure"))
+    assert reader.read() is None and reader.since(None) is None
+    assert "no-pressure" in reader.missing and "CONFIG_PSI" in reader.missing
