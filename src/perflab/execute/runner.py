@@ -327,7 +327,8 @@ class Runner:
             self._pending.path.unlink(missing_ok=True)
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
             if self.stopped is not None:
-                self.store.update_spec(run_id, {"stopped": self.stopped})
+                stopped = self.stopped
+                self.store.when_reachable(lambda: self.store.update_spec(run_id, {"stopped": stopped}))
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
             final = status
@@ -598,7 +599,8 @@ class Runner:
                     self._metric_infos.add((benchmark, m.metric))
                     new_infos.append(monitor.metric_info(m.metric))
         if new_infos:
-            self.store.save_metric_info(benchmark, new_infos)
+            self.store.when_reachable(lambda: self.store.save_metric_info(benchmark, new_infos),
+                                      on_wait=self._warn_unreachable)
         return measurements
 
     def _pressure_measurements(self, benchmark: str, stalls: dict[str, float] | None) -> list[Measurement]:
@@ -609,7 +611,8 @@ class Runner:
             return []
         if (benchmark, pressure.METRICS[0].name) not in self._metric_infos:
             self._metric_infos.update((benchmark, info.name) for info in pressure.METRICS)
-            self.store.save_metric_info(benchmark, pressure.METRICS)
+            self.store.when_reachable(lambda: self.store.save_metric_info(benchmark, pressure.METRICS),
+                                      on_wait=self._warn_unreachable)
         return [Measurement(name, value, "us") for name, value in stalls.items()]
 
     def _store_monitor_files(self, run_id: int, point_id: int, repetition: int, outputs) -> None:
