@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Set up perflab on a Debian machine: the Debian programs it drives, then a virtualenv.
 #   ./install.sh          perflab and the benchmarks it runs
-#   ./install.sh --test   also what the tests and CI need (PostgreSQL server, chromium and its
+#   ./install.sh --test   also what the tests and CI need (PostgreSQL and Redis servers, chromium and its
 #                         driver for the HTML tests, pytest, pyperf, selenium,
 #                         hypothesis, ruff, mypy, import-linter)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(linux-perf rt-tests dbench iperf3 hyperfine stress-ng gcc git)
-[ "${1:-}" = "--test" ] && packages+=(postgresql chromium chromium-driver)
+# redis-server: the fleet's broker, for its tests (a lab's broker usually runs on another machine)
+[ "${1:-}" = "--test" ] && packages+=(postgresql chromium chromium-driver redis-server)
 
 missing=()
 for pkg in "${packages[@]}"; do

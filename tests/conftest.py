@@ -32,41 +32,68 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def postgres_server():
-    """A throwaway PostgreSQL server on 127.0.0.1, stopped and removed at the end."""
+class PostgresServer:
+    """A throwaway PostgreSQL server on 127.0.0.1; ``stop()`` and ``start()`` keep its data
+    and port (an outage), ``close()`` removes it."""
+
+    def __init__(self):
+        initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+        if not (initdb and pg_ctl):
+            raise RuntimeError("PostgreSQL server binaries not installed (install.sh --test installs them)")
+        self.directory = Path(tempfile.mkdtemp(prefix="perflab-pg-", dir="/tmp"))
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:  # postgres refuses to run as root
+            shutil.chown(self.directory, "postgres")
+            self.as_user = ["runuser", "-u", "postgres", "--"]
+        self.pg_ctl, self.data, self.port = pg_ctl, self.directory / "data", _free_port()
+        subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
+                       check=True, capture_output=True)
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
+        self.start()
+
+    def start(self) -> None:
+        subprocess.run([*self.as_user, self.pg_ctl, "-D", str(self.data), "-w", "-t", "60",
+                        "-l", str(self.directory / "log"),
+                        "-o", f"-h 127.0.0.1 -p {self.port} -k {self.directory} -F", "start"],
+                       check=True, capture_output=True)
+
+    def stop(self) -> None:
+        subprocess.run([*self.as_user, self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"],
+                       capture_output=True)
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def require_postgres() -> None:
+    """Skip a test where PostgreSQL is not installed; in CI, fail it (install.sh --test installs it)."""
     if not (_pg_bin("initdb") and _pg_bin("pg_ctl")):
         if os.environ.get("CI"):
             pytest.fail("PostgreSQL is not installed; install.sh --test installs it")
         pytest.skip("PostgreSQL server binaries not installed")
-    with pg_server() as url:
-        yield url
 
 
 @contextmanager
 def pg_server() -> Iterator[str]:
-    """A throwaway PostgreSQL server on 127.0.0.1 for a with-block (tests and bench/ scripts):
-    its URL; stopped and removed however the block ends."""
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if not (initdb and pg_ctl):
-        raise RuntimeError("PostgreSQL server binaries not installed (install.sh --test installs them)")
-    directory = Path(tempfile.mkdtemp(prefix="perflab-pg-", dir="/tmp"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:  # postgres refuses to run as root
-        shutil.chown(directory, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = directory / "data", _free_port()
-    subprocess.run([*as_user, initdb, "-D", str(data), "-A", "trust", "-U", "postgres"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_user, pg_ctl, "-D", str(data), "-w", "-t", "60", "-l", str(directory / "log"),
-                    "-o", f"-h 127.0.0.1 -p {port} -k {directory} -F", "start"],
-                   check=True, capture_output=True)
+    """A throwaway PostgreSQL server for a with-block (bench/ scripts): its URL; stopped and
+    removed however the block ends."""
+    server = PostgresServer()
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
+        yield server.url
     finally:
-        subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
-        shutil.rmtree(directory, ignore_errors=True)
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL server on 127.0.0.1, stopped and removed at the end."""
+    require_postgres()
+    server = PostgresServer()
+    try:
+        yield server.url
+    finally:
+        server.close()
 
 
 def _new_pg_database(server: str) -> str:
@@ -104,3 +131,75 @@ def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout:
     if check and result.returncode != 0:
         raise AssertionError(f"perflab {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
     return result
+
+
+# -- Redis (the fleet's broker) -------------------------------------------------------------
+def _die_with_parent() -> None:
+    """In a child before exec: the kernel kills it when pytest dies, even by SIGKILL."""
+    import ctypes
+    import signal
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+
+
+class RedisServer:
+    """A real redis-server on 127.0.0.1; ``restart()`` keeps its port (and, with
+    ``persistent``, its data: append-only file in a temporary directory)."""
+
+    def __init__(self, persistent: bool = False):
+        binary = shutil.which("redis-server")
+        if not binary:
+            if os.environ.get("CI"):
+                pytest.fail("redis-server is not installed; install.sh --test installs it")
+            pytest.skip("redis-server not installed")
+        self.binary = binary
+        self.port = _free_port()
+        self.directory = Path(tempfile.mkdtemp(prefix="perflab-redis-", dir="/tmp"))
+        self.persistent = persistent
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.persistent
+                       else ["--appendonly", "no"])
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port),
+             "--bind", "127.0.0.1", "--save", "", *persistence, "--dir", str(self.directory),
+             "--daemonize", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        import time
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(64).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()   # abrupt on purpose: what a crash of the broker does
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_server():
+    """A throwaway Redis server on a free 127.0.0.1 port, killed at the end of the test."""
+    server = RedisServer()
+    try:
+        yield server
+    finally:
+        server.close()

@@ -129,6 +129,10 @@ def test_run_history_and_changes_pages(server):
     assert status == 200 and "<pre>nap" in page
     status, page = get(url + "/changes")
     assert status == 200 and "<h1>changes</h1>" in page
+    status, page = get(url + "/jobs?state=running,queued")
+    assert status == 200 and "<h1>jobs</h1>" in page and "no jobs" in page
+    status, page = get(url + "/jobs?state=finished")
+    assert status == 400 and "unknown job state" in page
 
 
 def test_compare_page_is_the_report(server):

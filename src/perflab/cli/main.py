@@ -55,9 +55,22 @@ def _register(modules: list) -> None:
             cli.add_command(command)
 
 
-from perflab.cli import ab, alerts, bisect, calibrate, changepoints, compare, history, machine, profile, record, serve  # noqa: E402
+from perflab.cli import (  # noqa: E402
+    ab,
+    alerts,
+    bisect,
+    calibrate,
+    changepoints,
+    compare,
+    fleet,
+    history,
+    machine,
+    profile,
+    record,
+    serve,
+)
 
-_register([record, ab, calibrate, compare, machine, profile, history, changepoints, bisect, alerts, serve])
+_register([record, ab, calibrate, compare, machine, profile, history, changepoints, bisect, alerts, serve, fleet])
 
 
 if __name__ == "__main__":  # pragma: no cover

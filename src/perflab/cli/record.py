@@ -134,6 +134,7 @@ def check_exports(exports: dict[str, str | None]) -> None:
 @click.option("--profile-scope", type=click.Choice(["system", "process"]), default="system",
               show_default=True, help="perf-profile: every CPU, or only the benchmark's processes.")
 @export_options
+@click.option("--job", "job_id", type=int, hidden=True, help="The fleet job this run is for (set by a worker).")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx: click.Context, repetitions: int | None, warmup: int, commands: tuple[str, ...],
@@ -145,7 +146,8 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, commands: tupl
         seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool, force: bool,
         duration: float | None, resume: str | None, monitor_list: str | None, events: str | None,
         profile_freq: int, call_graph: str, profile_scope: str, export_json: str | None,
-        export_csv: str | None, export_markdown: str | None, target: tuple[str, ...]) -> None:
+        export_csv: str | None, export_markdown: str | None, job_id: int | None,
+        target: tuple[str, ...]) -> None:
     """Run a command, a built-in workload or a suite many times; record every sample.
 
     Several commands (quoted, or -c each) are benchmarks of one run, alternating inside
@@ -226,7 +228,7 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, commands: tupl
                         warn, stop=limits)
         run_id = runner.start(label=label or identity.default_label(), commit=sha,
                               describe=describe, repo=os.path.abspath(repo) if repo else None,
-                              command_line=["perflab", *COMMAND_LINE],
+                              command_line=["perflab", *COMMAND_LINE], job_id=job_id,
                               extra_spec={"limits": {"max_time_s": seconds, "min_rounds": least}})
         if runner.stopped and not quiet:
             click.echo(f"perflab: stopped after {runner.stopped['rounds']} rounds: {runner.stopped['reason']}",

@@ -32,7 +32,7 @@ from perflab.model.params import cartesian, check_size, placeholders, point_text
 from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.live import LiveRow, LiveView
 from perflab.stats.intervals import median_ci
-from perflab.store import Store
+from perflab.store import Store, this_host
 from perflab.workloads.base import SampleContext, Workload
 from perflab.workloads.command import SHELL, CommandWorkload
 from perflab.workloads.registry import from_spec
@@ -225,7 +225,7 @@ class Runner:
 
     def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
               repo: str | None = None, command_line: list[str] | None = None,
-              extra_spec: dict[str, Any] | None = None) -> int:
+              extra_spec: dict[str, Any] | None = None, job_id: int | None = None) -> int:
         snapshot = environment.capture()
         with _streams(self._show_output) as streams:
             overheads: dict[str, tuple[float, float, float]] = {}
@@ -236,9 +236,9 @@ class Runner:
                         overheads[shell] = measure_shell_overhead(streams, shell)
                     run_plan.shell_overhead = overheads[shell]
             run_id = self.store.create_run(
-                label=label, host=os.uname().nodename,
+                label=label, host=this_host(),
                 spec=runs_spec(self.plans, command_line) | (extra_spec or {}),
-                environment=snapshot, commit=commit, commit_describe=describe, repo=repo)
+                environment=snapshot, commit=commit, commit_describe=describe, repo=repo, job_id=job_id)
             for run_plan in self.plans:
                 self.store.save_metric_info(run_plan.workload.benchmark, run_plan.workload.metrics)
             self._execute(run_id, self._work(set()), streams, snapshot)
@@ -320,16 +320,30 @@ class Runner:
             if self._cgroups is not None:
                 self._cgroups.close()
             self.progress.stop()
-            self.store.flush_pending(run_id, self._pending)
+            # a PostgreSQL store that went away: wait for it (bounded) rather than lose the end
+            self.store.when_reachable(lambda: self.store.flush_pending(run_id, self._pending),
+                                      on_wait=self._warn_unreachable)
             self._pending.close()
             self._pending.path.unlink(missing_ok=True)
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
             if self.stopped is not None:
-                self.store.update_spec(run_id, {"stopped": self.stopped})
+                stopped = self.stopped
+                self.store.when_reachable(lambda: self.store.update_spec(run_id, {"stopped": stopped}))
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
-            self.store.set_run_status(run_id, status, environment=snapshot)
-            self.store.seal(run_id)
+            final = status
+            self.store.when_reachable(lambda: self.store.set_run_status(run_id, final, environment=snapshot))
+            self.store.when_reachable(lambda: self.store.seal(run_id))
+
+    def _flush(self, run_id: int) -> None:
+        """Move the pending samples in; while a PostgreSQL store is away they stay in the
+        pending file (written already) and move in at a later flush."""
+        if not self.store.flush_pending_if_reachable(run_id, self._pending):
+            self._warn_unreachable()
+
+    def _warn_unreachable(self) -> None:
+        self._warn_once("the database does not answer: samples wait in the run's pending file "
+                        "and move in when it is back")
 
     def _execute_block(self, run_id: int, block: _Block, streams: Streams,
                        capture: CapturedOutput) -> bool:
@@ -481,7 +495,7 @@ class Runner:
         self._pending.append(point_id, task.repetition, time.time(), measurements)
         self._store_monitor_files(run_id, point_id, task.repetition, outputs)
         if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL_S:
-            self.store.flush_pending(run_id, self._pending)
+            self._flush(run_id)
             self._flushed_at = time.monotonic()
         self.measured += 1
         bad = next((m for m in measurements if m.status is not SampleStatus.OK), None)
@@ -585,7 +599,8 @@ class Runner:
                     self._metric_infos.add((benchmark, m.metric))
                     new_infos.append(monitor.metric_info(m.metric))
         if new_infos:
-            self.store.save_metric_info(benchmark, new_infos)
+            self.store.when_reachable(lambda: self.store.save_metric_info(benchmark, new_infos),
+                                      on_wait=self._warn_unreachable)
         return measurements
 
     def _pressure_measurements(self, benchmark: str, stalls: dict[str, float] | None) -> list[Measurement]:
@@ -596,7 +611,8 @@ class Runner:
             return []
         if (benchmark, pressure.METRICS[0].name) not in self._metric_infos:
             self._metric_infos.update((benchmark, info.name) for info in pressure.METRICS)
-            self.store.save_metric_info(benchmark, pressure.METRICS)
+            self.store.when_reachable(lambda: self.store.save_metric_info(benchmark, pressure.METRICS),
+                                      on_wait=self._warn_unreachable)
         return [Measurement(name, value, "us") for name, value in stalls.items()]
 
     def _store_monitor_files(self, run_id: int, point_id: int, repetition: int, outputs) -> None:

@@ -15,7 +15,18 @@ from sqlalchemy.engine import Engine
 
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.store import location
-from perflab.store.schema import APPLICATION, SCHEMA_VERSION, meta, metadata, profile_symbols, profile_traces
+from perflab.store.schema import (
+    APPLICATION,
+    SCHEMA_VERSION,
+    job_runs,
+    jobs,
+    meta,
+    metadata,
+    profile_symbols,
+    profile_traces,
+    watched_branches,
+    workers,
+)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_WAIT_S = 120.0        # how long a writer keeps retrying a locked database before giving up
@@ -35,8 +46,14 @@ def _add_alert_tables(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _add_fleet_tables(conn: sa.Connection) -> None:
+    """Schema 4: the fleet's jobs, job_runs, workers and watched_branches."""
+    for table in (jobs, job_runs, workers, watched_branches):
+        table.create(conn, checkfirst=True)
+
+
 # version -> function(connection) upgrading from version-1
-MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables}
+MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables}
 
 
 def open_engine(target: str | None, *, create: bool) -> Engine:

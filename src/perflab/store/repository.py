@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import sqlalchemy as sa
@@ -21,7 +22,21 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
 from perflab.store import location, pending
 from perflab.store.database import insert_or_ignore, open_engine, upsert
-from perflab.store.schema import artifacts, metrics, points, profile_symbols, profile_traces, runs, samples, series
+from perflab.store.schema import (
+    artifacts,
+    job_runs,
+    metrics,
+    points,
+    profile_symbols,
+    profile_traces,
+    runs,
+    samples,
+    series,
+)
+
+UNREACHABLE_WAIT_S = 600.0   # how long a writer waits for a PostgreSQL server to come back
+RECONNECT_PAUSE_S = 1.0
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -145,6 +160,34 @@ class Store:
             self._conn = self.engine.connect()
         return self._conn
 
+    def when_reachable(self, action: Callable[[], _T], wait_s: float = UNREACHABLE_WAIT_S,
+                       on_wait: Callable[[], None] | None = None) -> _T:
+        """``action()``, again while a PostgreSQL server does not answer (a restart, a network
+        cut), for at most ``wait_s``; an SQLite error is raised at once (a local file that
+        fails will not heal by waiting)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                return action()
+            except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.PendingRollbackError):
+                if not self.is_server or time.monotonic() > deadline:
+                    raise
+                if on_wait is not None:
+                    on_wait()
+                self.reconnect()
+                time.sleep(RECONNECT_PAUSE_S)
+
+    @property
+    def is_server(self) -> bool:
+        return self.engine.dialect.name == "postgresql"
+
+    def reconnect(self) -> None:
+        """Drop the connection (after the server went away): the next use opens a new one."""
+        if self._conn is not None:
+            with contextlib.suppress(sa.exc.SQLAlchemyError):  # already broken: the pool discards it
+                self._conn.close()
+            self._conn = None
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -160,13 +203,19 @@ class Store:
     # -- writing ---------------------------------------------------------------
     def create_run(self, *, label: str, host: str, spec: dict[str, Any],
                    environment: dict[str, Any], commit: str | None = None,
-                   commit_describe: str | None = None, repo: str | None = None) -> int:
+                   commit_describe: str | None = None, repo: str | None = None,
+                   job_id: int | None = None) -> int:
+        """A new running run; ``job_id`` links it to the fleet job that asked for it, in
+        the same transaction (a job's run is never half recorded)."""
         result = self.conn.execute(runs.insert().values(
             label=label, commit=commit, commit_describe=commit_describe, repo=repo, host=host,
             started_at=time.time(), status=RunStatus.RUNNING.value, pid=os.getpid(),
             spec=spec, environment=environment))
+        run_id = _inserted_id(result)
+        if job_id is not None:
+            self.conn.execute(job_runs.insert().values(job_id=job_id, run_id=run_id))
         self.conn.commit()
-        return _inserted_id(result)
+        return run_id
 
     def point_id(self, point: Point) -> int:
         """The id of a benchmark's parameter point, created on first use."""
@@ -208,6 +257,18 @@ class Store:
         self._ingest(run_id, file.path)
         file.truncate()
 
+    def flush_pending_if_reachable(self, run_id: int, file: pending.PendingFile) -> bool:
+        """``flush_pending``; False (the samples stay in the file) while a PostgreSQL server
+        does not answer."""
+        try:
+            self.flush_pending(run_id, file)
+            return True
+        except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.PendingRollbackError):
+            if not self.is_server:
+                raise
+            self.reconnect()
+            return False
+
     def recover_pending(self) -> None:
         """Finish what dead perflabs left: their pending samples are ingested (each file
         claimed once, see pending.py) and their runs written 'interrupted'."""
@@ -238,9 +299,9 @@ class Store:
         """Write 'interrupted' for this host's runs whose perflab died (SIGKILL, power loss),
         finished at their last sample; the run is sealed as an interrupted run is."""
         query = sa.select(runs.c.id, runs.c.pid, runs.c.started_at).where(
-            runs.c.status == RunStatus.RUNNING.value, runs.c.host == os.uname().nodename)
+            runs.c.status == RunStatus.RUNNING.value, runs.c.host == this_host())
         dead = [(run_id, pid, started) for run_id, pid, started in self.conn.execute(query)
-                if not _alive(pid, os.uname().nodename)]
+                if not _alive(pid, this_host())]
         if self.conn.in_transaction():
             self.conn.commit()
         for run_id, pid, started in dead:
@@ -691,8 +752,14 @@ def _run_info(row: Any) -> RunInfo:
         repo=row["repo"])
 
 
+def this_host() -> str:
+    """The name runs made here are recorded under: $PERFLAB_HOST (a fleet worker's --host,
+    so one machine may serve as several lab hosts), else the machine's node name."""
+    return os.environ.get("PERFLAB_HOST") or os.uname().nodename
+
+
 def _alive(pid: int | None, host: str) -> bool:
     """Whether the perflab that owns a running run still lives (only knowable on its host)."""
-    if pid is None or host != os.uname().nodename:
+    if pid is None or host != this_host():
         return True
     return pending.process_alive(pid)

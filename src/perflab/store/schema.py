@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -176,4 +176,57 @@ alert_events = sa.Table(
     sa.Column("note", sa.Text, nullable=False, default=""),
     sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="SET NULL")),
     sa.Index("ix_alert_events_alert", "alert_id", "at"),
+)
+
+
+# -- the fleet (schema 4): jobs, the runs they made, workers, the robot's last seen commits --
+# A job's request is JSON (see model/jobs.py); its state changes by conditional UPDATEs, so
+# of two deliveries of one job only the one that moves it from queued to running runs it.
+jobs = sa.Table(
+    "jobs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("queue", sa.Text, nullable=False),            # host.NAME or class.NAME
+    sa.Column("request", sa.JSON, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("submitted_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("host", sa.Text),
+    sa.Column("worker", sa.Text),
+    sa.Column("cancel_requested", sa.Boolean, nullable=False, default=False),
+    sa.Column("error", sa.Text),                           # one line: why it failed
+    sa.Column("output", sa.Text),                          # the tail of its standard output
+    sa.Index("ix_jobs_state", "state", "submitted_at"),
+)
+
+# The runs a job made; a run belongs to at most one job.
+job_runs = sa.Table(
+    "job_runs", metadata,
+    sa.Column("job_id", sa.Integer, sa.ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.UniqueConstraint("run_id", name="uq_job_runs_run"),
+)
+
+workers = sa.Table(
+    "workers", metadata,
+    sa.Column("name", sa.Text, primary_key=True),            # HOST:NODENAME:PID
+    sa.Column("host", sa.Text, nullable=False),
+    sa.Column("machine_class", sa.Text),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("nodename", sa.Text, nullable=False),
+    sa.Column("started_at", sa.Float, nullable=False),
+    sa.Column("heartbeat_at", sa.Float, nullable=False),
+    sa.Column("heartbeat_s", sa.Float, nullable=False),      # its interval: stale after MISSED_BEATS
+    sa.Column("stopped_at", sa.Float),
+    sa.Column("environment", sa.JSON, nullable=False),
+)
+
+# `perflab watch`: the last commit of a branch it has queued jobs for
+watched_branches = sa.Table(
+    "watched_branches", metadata,
+    sa.Column("repo", sa.Text, primary_key=True),
+    sa.Column("branch", sa.Text, primary_key=True),
+    sa.Column("last_commit", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
 )

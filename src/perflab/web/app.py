@@ -4,13 +4,14 @@ Pages: the runs (filter by label, host, commit, date; paginated), one run, a com
 of any selection (the same page as ``compare --format html``), the history of a metric
 with its change points (the page of ``history --format html``; ``?format=text`` the
 text), the list of changes, one change's report (the text of ``perflab report change ID``,
-which a click on a change point of the history page opens), the alerts (filter by state;
-paginated) and one alert with its events and its report. Every page opens the store for
-the request only. The one write is an alert's triage (POST /alerts/ID: action, target,
-note, who), and only when ``serve`` was given a token and the request carries it
-(X-Perflab-Token header, a bearer token, or the form's ``token`` field): without one the
-dashboard is read-only. Jinja2 autoescapes every user string; a user's mistake (an
-unknown run, a bad filter, an illegal triage move) is a 400/404 page saying so in one line.
+which a click on a change point of the history page opens), the fleet's jobs
+(``?state=running``), the alerts (filter by state; paginated) and one alert with its events
+and its report. Every page opens the store for the request only. The one write is an
+alert's triage (POST /alerts/ID: action, target, note, who), and only when ``serve`` was
+given a token and the request carries it (X-Perflab-Token header, a bearer token, or the
+form's ``token`` field): without one the dashboard is read-only. Jinja2 autoescapes every
+user string; a user's mistake (an unknown run, a bad filter, an illegal triage move) is a
+400/404 page saying so in one line.
 """
 
 from __future__ import annotations
@@ -35,14 +36,17 @@ from perflab.analysis.history import build_history, change_report, list_changes,
 from perflab.analysis.summary import summarize_run
 from perflab.model.alerts import ACTIONS, STATES, TRANSITIONS
 from perflab.model.errors import PerflabError
+from perflab.model.jobs import parse_states
 from perflab.model.records import RunInfo
 from perflab.render.alerts import ALERT_HEADERS, alert_cells, commits_text, event_cells
 from perflab.render.compare_html import plotly_js, render_html
 from perflab.render.history import render_changes, render_history, state_text
 from perflab.render.history_html import render_history_html
+from perflab.render.jobs import render_jobs
 from perflab.render.report import render_change_report
 from perflab.render.runs import render_show
 from perflab.store import Store
+from perflab.store import jobs as job_book
 from perflab.vcs import commit_subjects
 
 PAGE_SIZE = 50
@@ -186,6 +190,12 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
             listing = mark_alerts(s, listing)
         return _page("text.html.j2", title="changes", text=render_changes(listing))
 
+    def jobs(request: Request) -> HTMLResponse:
+        states = parse_states(request.query_params.get("state"))
+        with store() as s:
+            text = render_jobs(job_book.list_jobs(s, states, limit=PAGE_SIZE))
+        return _page("text.html.j2", title="jobs", text=text)
+
     def alert_list(request: Request) -> HTMLResponse:
         state = request.query_params.get("state") or None
         with store() as s:
@@ -235,7 +245,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
 
     return Starlette(routes=[
         Route("/", guarded(runs)), Route("/runs/{ref}", guarded(run)), Route("/compare", guarded(compare)),
-        Route("/history", guarded(history)), Route("/changes", guarded(changes)),
+        Route("/history", guarded(history)), Route("/changes", guarded(changes)), Route("/jobs", guarded(jobs)),
         Route("/alerts", guarded(alert_list)), Route("/alerts/{id}", guarded(alert_page), methods=["GET"]),
         Route("/alerts/{id}", guarded_async(alert_triage), methods=["POST"]),
         Route("/changes/{id}", guarded(change)),

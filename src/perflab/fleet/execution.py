@@ -1,0 +1,198 @@
+"""Running one job on a worker: its steps as child processes, watched until they end.
+
+Each step (a `perflab run`, a build, a `perflab bisect`) is a child process in a session
+of its own, so cancel and the time limits end its whole process group, and a crash of the
+benchmark cannot take the worker with it; the run machinery is the unchanged `perflab run`.
+The child gets PR_SET_PDEATHSIG: if the worker's pool process dies (a hard time limit, a
+SIGKILL), the kernel kills the step too. The job polls the store for a cancel request
+(``perflab jobs cancel``), so a cancel needs no broker round trip and works from anywhere
+the store is reachable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perflab.model.jobs import Job, JobKind
+
+POLL_S = 0.25
+CANCEL_POLL_S = 1.0
+TERM_GRACE_S = 10.0        # SIGTERM, then SIGKILL after this long
+OUTPUT_TAIL_CHARS = 4000
+PERFLAB = [sys.executable, "-m", "perflab.cli.main"]
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """What a job needs to know of the worker that runs it."""
+
+    name: str
+    host: str
+    machine_class: str | None
+    db: str
+    workdir: Path
+
+
+@dataclass(frozen=True)
+class Step:
+    what: str                 # "run", "build", "checkout", "bisect": said in an error line
+    argv: list[str]
+    cwd: Path | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str                 # "done", "failed", "cancelled", "timeout", "orphaned"
+    error: str | None
+    output: str
+
+
+class StepsFailed(Exception):
+    pass
+
+
+def steps_for(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
+    """The child processes that carry out a job, in order."""
+    request = job.request
+    run = [*PERFLAB, "--db", ctx.db, "run", "-q", "--job", str(job.id)]
+    if job.kind is JobKind.RUN:
+        return [Step("run", run + run_options(request) + _target(request, jobdir))]
+    if job.kind is JobKind.AB:
+        # both arms: two commands of one run, in random order inside every round (--shuffle)
+        return [Step("run", run + run_options(request) + ["--shuffle", "--shell", "-c", request["base"], "-c",
+                                                            request["cand"], "--command-name", "base",
+                                                            "--command-name", "cand"])]
+    if job.kind is JobKind.BUILD:
+        tree = ctx.workdir / "worktree"
+        return [Step("checkout", [sys.executable, "-c", _CHECKOUT, request["repo"], str(tree), request["commit"]]),
+                Step("build", ["/bin/sh", "-c", request["build"]], tree),
+                Step("run", run + run_options(request) + ["--repo", str(tree)] + _target(request, jobdir), tree)]
+    if job.kind is JobKind.BISECT:
+        return [Step("bisect", [*PERFLAB, "--db", ctx.db, "bisect", "-q", "--repo", request["repo"],
+                                "--good", request["good"], "--bad", request["bad"], "--build", request["build"],
+                                "--run", request["run"]])]
+    raise ValueError(f"unknown job kind {job.kind}")
+
+
+def run_options(request: dict[str, Any]) -> list[str]:
+    """The `perflab run` options a run request carries."""
+    options: list[str] = []
+    if request.get("runs") is not None:
+        options += ["-n", str(request["runs"])]
+    for name in ("label", "commit", "monitor"):
+        if request.get(name):
+            options += [f"--{name}", str(request[name])]
+    for param in request.get("params", []):
+        options += ["-p", param]
+    if request.get("shuffle"):
+        options.append("--shuffle")
+    return options
+
+
+def _target(request: dict[str, Any], jobdir: Path) -> list[str]:
+    suite = request.get("suite")
+    if suite:   # the suite's text travels with the job: the worker needs no copy of the file
+        path = jobdir / Path(suite["name"]).name
+        path.write_text(suite["text"], encoding="utf-8")
+        return [str(path)]
+    target = list(request.get("target", []))
+    return (["--"] if request.get("dashdash") else []) + target
+
+
+# git: a worktree of the worker's own, detached at the commit (created on first use)
+_CHECKOUT = """
+import os, subprocess, sys
+repo, tree, commit = sys.argv[1:4]
+git = ["git", "-C", repo]
+if not os.path.isdir(os.path.join(tree, ".git")) and not os.path.isfile(os.path.join(tree, ".git")):
+    subprocess.run(git + ["worktree", "prune"], check=False)
+    subprocess.run(git + ["worktree", "add", "--detach", "--force", tree, commit], check=True)
+else:
+    subprocess.run(["git", "-C", tree, "checkout", "--detach", "--force", commit], check=True)
+    subprocess.run(["git", "-C", tree, "clean", "-fdx", "-q"], check=True)
+"""
+
+
+def execute(job: Job, ctx: WorkerContext, cancelled: Callable[[], bool]) -> Outcome:
+    """Run a job's steps; stop at the first that fails, a cancel, or the worker's death."""
+    jobdir = ctx.workdir / f"job-{job.id}"
+    jobdir.mkdir(parents=True, exist_ok=True)
+    parent = os.getppid()
+    output = ""
+    for step in steps_for(job, ctx, jobdir):
+        log = jobdir / f"{step.what}.log"
+        with open(log, "w+", encoding="utf-8", errors="replace") as out, \
+                open(jobdir / f"{step.what}.err", "w+", encoding="utf-8", errors="replace") as err:
+            process = subprocess.Popen(step.argv, cwd=step.cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                       start_new_session=True, preexec_fn=_die_with_parent,
+                                       env=dict(os.environ, PERFLAB_HOST=ctx.host))
+            try:
+                stop = _watch(process, cancelled, parent)
+            except BaseException:   # Celery's soft time limit arrives as an exception here
+                _end(process)
+                raise
+            out.seek(0)
+            output = out.read()[-OUTPUT_TAIL_CHARS:]
+            err.seek(0)
+            error_text = err.read()
+        if stop is not None:
+            return Outcome(stop, f"{stop} during the {step.what} step", output)
+        if process.returncode != 0:
+            return Outcome("failed", f"{step.what} exited {_exit_text(process.returncode)}: "
+                                     f"{_last_line(error_text) or 'no message'}", output)
+    return Outcome("done", None, output)
+
+
+def _watch(process: subprocess.Popen[bytes], cancelled: Callable[[], bool], parent: int) -> str | None:
+    """Wait for a step; end its process group on a cancel or when the worker died."""
+    asked_at = time.monotonic()
+    while process.poll() is None:
+        time.sleep(POLL_S)
+        if os.getppid() != parent:
+            _end(process)
+            return "orphaned"
+        if time.monotonic() - asked_at >= CANCEL_POLL_S:
+            asked_at = time.monotonic()
+            if cancelled():
+                _end(process)
+                return "cancelled"
+    return None
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the step's process group (perflab run then stops cleanly), SIGKILL it later."""
+    for sig, wait_s in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            continue
+        with contextlib.suppress(ProcessLookupError):   # what the leader left in its group
+            os.killpg(process.pid, signal.SIGKILL)
+        return
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _exit_text(code: int) -> str:
+    return f"with signal {signal.Signals(-code).name}" if code < 0 else str(code)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""

@@ -1,0 +1,401 @@
+"""The fleet on real parts: a Redis broker, a PostgreSQL store and `perflab worker` processes
+with different host names on this machine (fixtures start and stop them all)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from perflab.model.jobs import JobState
+from perflab.store import Store
+from perflab.store import jobs as book
+from perflab.store.schema import runs
+
+from conftest import PERFLAB, _die_with_parent, _new_pg_database, run_cli
+
+WORKER_START_S = 90     # a worker on a loaded 2-CPU machine: Python, Celery, the first connection
+JOB_WAIT_S = 120
+
+
+class Fleet:
+    """One broker, one store, and the workers a test starts (all stopped at the end)."""
+
+    def __init__(self, broker: str, db: str, directory: Path):
+        self.broker, self.db, self.directory = broker, db, directory
+        self.workers: dict[str, subprocess.Popen] = {}
+
+    def start_worker(self, host: str, machine_class: str | None = None, heartbeat: float = 0.5) -> subprocess.Popen:
+        err = open(self.directory / f"worker-{host}.err", "w+")  # noqa: SIM115 (read while the worker lives)
+        command = [*PERFLAB, "--db", self.db, "worker", "--broker", self.broker, "--host", host,
+                   "--force-unfit", "--heartbeat", str(heartbeat), "--workdir", str(self.directory / f"work-{host}")]
+        if machine_class:
+            command += ["--class", machine_class]
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                   start_new_session=True, preexec_fn=_die_with_parent)
+        self.workers[host] = process
+        deadline = time.monotonic() + WORKER_START_S
+        while time.monotonic() < deadline:
+            err.seek(0)
+            text = err.read()
+            if f"perflab worker {host}: ready" in text:
+                return process
+            if process.poll() is not None:
+                raise AssertionError(f"worker {host} exited {process.returncode}:\n{text}")
+            time.sleep(0.1)
+        raise AssertionError(f"worker {host} not ready after {WORKER_START_S} s")
+
+    def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return run_cli(*args, db=self.db, env={"PERFLAB_BROKER": self.broker}, timeout=timeout)
+
+    def submit(self, *args: str) -> int:
+        result = self.cli("submit", *args)
+        assert result.returncode == 0, result.stderr
+        return int(result.stdout.strip())
+
+    def job(self, job_id: int):
+        with Store(self.db) as store:
+            return book.get_job(store, job_id)
+
+    def wait_state(self, job_id: int, *states: JobState, timeout: float = JOB_WAIT_S):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            job = self.job(job_id)
+            if job.state in states:
+                return job
+            time.sleep(0.2)
+        raise AssertionError(f"job {job_id} is {job.state.value}, not {[s.value for s in states]}")
+
+    def run_rows(self):
+        with Store(self.db) as store:
+            return store.conn.execute(sa.select(runs.c.id, runs.c.host, runs.c.status)).all()
+
+    def stop(self) -> None:
+        for process in self.workers.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.workers.values():
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+@pytest.fixture
+def fleet(redis_server, postgres_server, tmp_path):
+    lab = Fleet(redis_server.url, _new_pg_database(postgres_server), tmp_path)
+    try:
+        yield lab
+    finally:
+        lab.stop()
+
+
+def _processes_with(text: str) -> list[int]:
+    """Processes whose command line starts with ``text`` (the benchmark, not perflab running it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().startswith(text):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _wait_for_process(text: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not _processes_with(text):
+        assert time.monotonic() < deadline, f"no process {text!r} after {timeout} s"
+        time.sleep(0.1)
+
+
+def test_jobs_go_to_their_host_and_class_and_land_as_runs(fleet):
+    fleet.start_worker("bm1", "2cpu")
+    fleet.start_worker("bm2", "big")
+    on_host = fleet.submit("--host", "bm2", "-n", "3", "--label", "routed", "--", "true")
+    on_class = fleet.submit("--class", "2cpu", "-n", "2", "--", "true")
+    assert fleet.cli("jobs", "wait", str(on_host)).returncode == 0
+    assert fleet.cli("jobs", "wait", str(on_class)).returncode == 0
+    host_job, class_job = fleet.job(on_host), fleet.job(on_class)
+    assert (host_job.state, host_job.host) == (JobState.DONE, "bm2")
+    assert (class_job.state, class_job.host) == (JobState.DONE, "bm1")
+    assert len(host_job.run_ids) == len(class_job.run_ids) == 1
+    hosts = {run_id: host for run_id, host, _ in fleet.run_rows()}
+    assert hosts == {host_job.run_ids[0]: "bm2", class_job.run_ids[0]: "bm1"}
+    shown = fleet.cli("show", str(host_job.run_ids[0]))
+    assert "routed" in shown.stdout and " 3 " in shown.stdout
+    listed = fleet.cli("jobs", "--state", "done")
+    assert listed.returncode == 0 and f" {on_host}  done" in listed.stdout
+
+
+def test_a_failing_job_is_failed_with_its_reason_and_wait_exits_1(fleet):
+    fleet.start_worker("bm1")
+    job_id = fleet.submit("--host", "bm1", "-n", "2", "--", "/no/such/program")
+    waited = fleet.cli("jobs", "wait", str(job_id))
+    assert waited.returncode == 1
+    job = fleet.job(job_id)
+    assert job.state is JobState.FAILED and job.error and job.error.startswith("run exited 2")
+    assert f"job {job_id} failed on bm1" in waited.stdout
+
+
+def test_cancel_kills_the_running_jobs_process_group(fleet):
+    fleet.start_worker("bm1")
+    job_id = fleet.submit("--host", "bm1", "-n", "1", "--", "sleep", "31.25")
+    fleet.wait_state(job_id, JobState.RUNNING)
+    _wait_for_process("sleep 31.25")
+    cancelled = fleet.cli("jobs", "cancel", str(job_id))
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert fleet.job(job_id).state is JobState.CANCELLED
+    assert _processes_with("sleep 31.25") == []
+    # the worker is free again
+    after = fleet.submit("--host", "bm1", "-n", "1", "--", "true")
+    assert fleet.cli("jobs", "wait", str(after)).returncode == 0
+
+
+def test_a_queued_job_cancelled_never_runs(fleet):
+    job_id = fleet.submit("--host", "bm1", "-n", "1", "--", "true")   # no worker yet
+    assert fleet.cli("jobs", "cancel", str(job_id)).returncode == 0
+    fleet.start_worker("bm1")
+    later = fleet.submit("--host", "bm1", "-n", "1", "--", "true")
+    assert fleet.cli("jobs", "wait", str(later)).returncode == 0   # the queue went past the cancelled one
+    job = fleet.job(job_id)
+    assert job.state is JobState.CANCELLED and job.run_ids == ()
+
+
+def test_a_job_past_its_timeout_is_stopped_and_failed(fleet):
+    fleet.start_worker("bm1")
+    job_id = fleet.submit("--host", "bm1", "--job-timeout", "3", "-n", "1", "--", "sleep", "33.75")
+    assert fleet.cli("jobs", "wait", str(job_id)).returncode == 1
+    job = fleet.job(job_id)
+    assert job.state is JobState.FAILED and job.error == "timed out after 3 s (the job's --job-timeout)"
+    assert _processes_with("sleep 33.75") == []
+    after = fleet.submit("--host", "bm1", "-n", "1", "--", "true")     # the worker took the next job
+    assert fleet.cli("jobs", "wait", str(after)).returncode == 0
+
+
+def test_a_killed_worker_fails_its_job_and_a_redelivery_never_makes_a_second_run(fleet):
+    fleet.start_worker("bm1")
+    victim = fleet.start_worker("bm2")
+    job_id = fleet.submit("--host", "bm2", "-n", "1", "--", "sleep", "32.5")
+    _wait_for_process("sleep 32.5")                 # its run has begun
+    os.kill(victim.pid, signal.SIGKILL)             # the worker's main process, mid-job
+    job = fleet.wait_state(job_id, JobState.FAILED, timeout=60)   # bm1's heartbeat applies the policy
+    assert "worker died" in (job.error or "")
+    assert len(job.run_ids) == 1
+    deadline = time.monotonic() + 30
+    while _processes_with("sleep 32.5") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_with("sleep 32.5") == []       # the benchmark died with its worker
+    # Redis redelivers the unacknowledged job (after its visibility timeout) to a new bm2
+    # worker: here the same message is sent again, at once
+    fleet.start_worker("bm2")
+    from perflab.fleet.app import make_app, publish
+    publish(make_app(fleet.broker), job_id, "host.bm2", 60)
+    check = fleet.submit("--host", "bm2", "-n", "1", "--", "true")   # queued behind the redelivery
+    assert fleet.cli("jobs", "wait", str(check)).returncode == 0
+    job = fleet.job(job_id)
+    assert job.state is JobState.FAILED and len(job.run_ids) == 1
+    assert [r for r in fleet.run_rows() if r[0] not in (job.run_ids[0], fleet.job(check).run_ids[0])] == []
+
+
+def test_two_long_jobs_on_two_workers_run_at_once(fleet):
+    fleet.start_worker("bm1", "pair")
+    fleet.start_worker("bm2", "pair")
+    first = fleet.submit("--class", "pair", "-n", "1", "--", "sleep", "6")
+    second = fleet.submit("--class", "pair", "-n", "1", "--", "sleep", "6")
+    a = fleet.wait_state(first, JobState.RUNNING, JobState.DONE)
+    b = fleet.wait_state(second, JobState.RUNNING, JobState.DONE)
+    assert {a.host, b.host} == {"bm1", "bm2"}      # neither worker reserved both
+    assert fleet.cli("jobs", "wait", str(first)).returncode == 0
+    assert fleet.cli("jobs", "wait", str(second)).returncode == 0
+
+
+def test_an_ab_job_interleaves_both_arms_in_one_run_on_one_host(fleet):
+    fleet.start_worker("bm1")
+    job_id = fleet.submit("--host", "bm1", "--ab", "--base", "true", "--cand", "sleep 0.01", "-n", "3")
+    assert fleet.cli("jobs", "wait", str(job_id)).returncode == 0
+    (run_id,) = fleet.job(job_id).run_ids
+    exported = fleet.cli("export", str(run_id), "--format", "csv").stdout
+    rows = [r for r in csv.DictReader(io.StringIO(exported)) if r["metric"] == "time"]
+    assert sorted((r["benchmark"], r["repetition"]) for r in rows) == sorted(
+        (arm, str(rep)) for arm in ("base", "cand") for rep in range(3))
+    # interleaved round by round: each round has both arms before the next round begins
+    order = [(int(r["repetition"]), r["benchmark"]) for r in sorted(rows, key=lambda r: float(r["measured_at"]))]
+    assert [rep for rep, _ in order] == [0, 0, 1, 1, 2, 2]
+    compared = fleet.cli("compare", str(run_id))           # cand against base, inside the one run
+    assert compared.returncode == 0 and "base" in compared.stdout and "cand" in compared.stdout
+
+
+# -- bad input --------------------------------------------------------------------------------
+def test_unknown_state_is_a_usage_error(sqlite_db):
+    result = run_cli("jobs", "--state", "finished", db=sqlite_db)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "perflab: error: unknown job state 'finished': expected one of queued, running, done, failed, cancelled"]
+
+
+def test_no_broker_says_what_to_start(sqlite_db):
+    port = __import__("conftest")._free_port()
+    result = run_cli("submit", "--broker", f"redis://127.0.0.1:{port}/0", "--host", "bm1", "--", "true",
+                     db=sqlite_db)
+    assert result.returncode == 3
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"perflab: error: cannot reach the broker redis://127.0.0.1:{port}/0")
+    worker = run_cli("worker", "--broker", f"redis://127.0.0.1:{port}/0", "--force-unfit", db=sqlite_db, timeout=60)
+    assert worker.returncode == 3
+    assert worker.stderr.strip().splitlines()[-1].startswith("perflab: error: cannot reach the broker")
+    missing = run_cli("submit", "--host", "bm1", "--", "true", db=sqlite_db)
+    assert missing.returncode == 2 and "PERFLAB_BROKER" in missing.stderr
+    # nothing was left queued
+    assert "no jobs" in run_cli("jobs", db=sqlite_db).stdout
+
+
+def test_a_malformed_suite_is_refused_before_it_is_queued(redis_server, sqlite_db, tmp_path):
+    suite = tmp_path / "bad.toml"
+    suite.write_text("[[benchmark]]\nworkload = 'no-such-workload'\n")
+    result = run_cli("submit", "--broker", redis_server.url, "--host", "bm1", str(suite), db=sqlite_db)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_bad_sweep_is_refused_before_it_is_queued(redis_server, sqlite_db):
+    result = run_cli("submit", "--broker", redis_server.url, "--host", "bm1", "-p", "n=5..1", "--", "true",
+                     db=sqlite_db)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not Path(sqlite_db).exists()    # refused before the store was even opened
+
+
+def test_an_unknown_host_is_queued_with_a_warning(redis_server, sqlite_db):
+    result = run_cli("submit", "--broker", redis_server.url, "--host", "nowhere", "--", "true", db=sqlite_db)
+    assert result.returncode == 0
+    assert "no worker has served host.nowhere yet: job queued" in result.stderr
+    assert "queued" in run_cli("jobs", "--state", "queued", db=sqlite_db).stdout
+
+
+def test_a_worker_refuses_an_unfit_machine_unless_forced(redis_server, sqlite_db):
+    from perflab.execute import environment, tuning
+    unfit = [f for f in tuning.check(environment.capture(), is_root=os.geteuid() == 0) if f.level == "warning"]
+    result = run_cli("worker", "--broker", redis_server.url, "--host", "bm1", db=sqlite_db, timeout=60) \
+        if unfit else None
+    if result is None:
+        pytest.skip("this machine is fit for benchmarks: nothing to refuse")
+    assert result.returncode == 3
+    assert result.stderr.startswith("perflab: error: this machine is unfit for benchmarks: ")
+    assert "--force-unfit" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_queued_jobs_survive_a_restart_of_redis(postgres_server, tmp_path):
+    from conftest import RedisServer
+    redis = RedisServer(persistent=True)   # append-only file, fsync always: what the README asks of a lab
+    lab = Fleet(redis.url, _new_pg_database(postgres_server), tmp_path)
+    try:
+        lab.start_worker("bm1")
+        waiting = [lab.submit("--host", "bm9", "-n", "1", "--", "true") for _ in range(2)]
+        redis.restart()                                    # SIGKILL, then a new server on the same port
+        after = lab.submit("--host", "bm1", "-n", "1", "--", "true")
+        assert lab.cli("jobs", "wait", str(after)).returncode == 0   # bm1's worker reconnected
+        lab.start_worker("bm9")
+        for job_id in waiting:
+            assert lab.cli("jobs", "wait", str(job_id)).returncode == 0
+            assert len(lab.job(job_id).run_ids) == 1
+    finally:
+        lab.stop()
+        redis.close()
+
+
+def test_a_job_outlives_an_outage_of_postgresql_and_keeps_every_sample(redis_server, tmp_path):
+    from conftest import PostgresServer, require_postgres
+    require_postgres()
+    server = PostgresServer()                       # its own server: this test stops it
+    lab = Fleet(redis_server.url, _new_pg_database(server.url), tmp_path)
+    try:
+        lab.start_worker("bm1", heartbeat=2.0)       # dead only after 20 s of silence
+        job_id = lab.submit("--host", "bm1", "-n", "12", "--", "sleep", "0.52")
+        _wait_for_process("sleep 0.52")
+        server.stop()                               # down for a while, mid-run
+        time.sleep(4)
+        server.start()
+        assert lab.cli("jobs", "wait", str(job_id)).returncode == 0
+        (run_id,) = lab.job(job_id).run_ids
+        shown = lab.cli("show", str(run_id)).stdout
+        assert "status complete" in shown and " 12 " in shown, shown
+    finally:
+        lab.stop()
+        server.close()
+
+
+# -- the robot ------------------------------------------------------------------------------------
+def _commit(repo: Path, delay: float, subject: str) -> str:
+    (repo / "prog.in").write_text(f"#!/bin/sh\n# {subject}\nexec sleep {delay}\n")
+    subprocess.run(["git", "-C", str(repo), "add", "prog.in"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com",
+                    "commit", "-q", "-m", subject], check=True)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet, tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    suite = tmp_path / "prog.toml"
+    suite.write_text('[suite]\nrepetitions = 5\n\n[[benchmark]]\nworkload = "command"\nname = "prog"\n'
+                     'command = "./prog"\n')
+    commits = [_commit(repo, 0.01, f"Change {i}") for i in range(4)]
+    fleet.start_worker("bm1")
+    fleet.start_worker("bm2")
+    watch = ["watch", "--repo", str(repo), "--branch", "main", "--build", "cp prog.in prog && chmod +x prog",
+             "--suite", str(suite), "--hosts", "bm1,bm2", "--bisect-run", "./prog", "--once", "--job-timeout", "600"]
+    first = fleet.cli(*watch, "--since", commits[0], timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "queued 8 build jobs for 4 commits" in first.stdout
+    commits.append(_commit(repo, 0.01, "Change 4"))
+    commits.append(_commit(repo, 0.04, "Sleep four times as long"))      # the step: commits[5]
+    commits += [_commit(repo, 0.04, f"Change {i}") for i in (6, 7)]
+    skipped = fleet.cli(*watch, "--tip-only", timeout=600)                 # measures commits[7] only
+    assert skipped.returncode == 0, skipped.stderr
+    assert "queued 2 build jobs for 1 commits" in skipped.stdout
+    commits += [_commit(repo, 0.04, f"Change {i}") for i in (8, 9)]
+    last = fleet.cli(*watch, timeout=900)
+    assert last.returncode == 0, last.stderr
+    assert "queued 4 build jobs for 2 commits" in last.stdout
+    assert "alerts raised: " in last.stdout and "alerts raised: 0" not in last.stdout, last.stdout
+    alerts = [line for line in fleet.cli("alerts").stdout.splitlines()
+              if f"{commits[3][:12]}..{commits[7][:12]}" in line and "regression" in line]
+    assert sorted(line.split("@")[1].split()[0] for line in alerts) == ["bm1", "bm2"]   # one alert per host
+    bisects = [int(line.split()[2]) for line in last.stdout.splitlines() if line.startswith("bisect job")]
+    assert len(bisects) == 2                                               # one per host that saw it
+    hosts = set()
+    for job_id in bisects:
+        assert fleet.cli("jobs", "wait", str(job_id), timeout=900).returncode == 0
+        job = fleet.job(job_id)
+        hosts.add(job.host)
+        assert (job.request["good"], job.request["bad"]) == (commits[3], commits[7])
+        assert f"first bad commit: {commits[5][:12]}" in (job.output or ""), job.output
+        shown = fleet.cli("jobs", "show", str(job_id)).stdout
+        assert f"job {job_id} (bisect) done" in shown and f"first bad commit: {commits[5][:12]}" in shown
+    assert hosts == {"bm1", "bm2"}
+    # the robot remembers: nothing new, nothing queued
+    again = fleet.cli(*watch, timeout=300)
+    assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
+
+
+def test_a_schema_3_database_gains_the_fleet_tables(tmp_path):
+    import sqlite3
+    db = tmp_path / "old.db"
+    Store(str(db), create=True).close()
+    with sqlite3.connect(db) as conn:  # make it look like a schema-3 file
+        for table in ("job_runs", "jobs", "workers", "watched_branches"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("UPDATE perflab_meta SET value='3' WHERE key='schema_version'")
+    listed = run_cli("jobs", db=str(db))
+    assert listed.returncode == 0 and "no jobs" in listed.stdout
+    with Store(str(db)) as store:
+        assert {"jobs", "job_runs", "workers", "watched_branches"} <= set(sa.inspect(store.engine).get_table_names())
