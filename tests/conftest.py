@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -118,6 +119,39 @@ def db_target(request, tmp_path) -> str:
 @pytest.fixture
 def sqlite_db(tmp_path) -> str:
     return str(tmp_path / "perflab.db")
+
+
+@contextmanager
+def serving(db: str, *extra: str, env: dict | None = None) -> Iterator[tuple[str, int, str]]:
+    """A real `perflab serve` on a free port of 127.0.0.1 over ``db``: (url, port, db) once it
+    answers; stopped (SIGINT, then killed) however the block ends."""
+    import time
+    import urllib.error
+    import urllib.request
+    port = _free_port()
+    environment = dict(os.environ, **(env or {}))
+    environment.pop("PERFLAB_DB", None)
+    process = subprocess.Popen([*PERFLAB, "--db", db, "serve", "--port", str(port), *extra], env=environment,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + "/", timeout=5).read()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"perflab serve did not start: {process.stderr.read().decode()}") from None
+                time.sleep(0.2)
+        yield url, port, db
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout: float = 120,

@@ -9,10 +9,6 @@ updated after each stage, so the tests see what each update created and what it 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -25,7 +21,7 @@ from perflab.model.errors import UsageError
 from perflab.store import Store
 from perflab.store.alerts import events, get_summary
 
-from conftest import PERFLAB, _free_port, _new_pg_database, run_cli
+from conftest import _new_pg_database, run_cli, serving
 from test_history import commit, git, new_repo
 
 FAST, SLOW = "15000", "60000"  # shell loop iterations (times k = 1, 2): from ~20 ms of user time here
@@ -247,34 +243,6 @@ def test_update_from_the_cli_and_bad_options(lab):
 
 # --------------------------------------------------------------------------- the dashboard
 
-def _serve(db: str, *extra: str, env: dict | None = None):
-    port = _free_port()
-    environment = dict(os.environ, **(env or {}))
-    environment.pop("PERFLAB_DB", None)
-    process = subprocess.Popen([*PERFLAB, "--db", db, "serve", "--port", str(port), *extra], env=environment,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + "/alerts", timeout=5).read()
-            return process, url
-        except (urllib.error.URLError, ConnectionError):
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise AssertionError(f"perflab serve did not start: {process.stderr.read().decode()}") from None
-            time.sleep(0.2)
-
-
-def _stop(process) -> None:
-    process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def request(url: str, data: dict | None = None, headers: dict | None = None) -> tuple[int, str]:
     from urllib.parse import urlencode
     body = urlencode(data).encode() if data is not None else None
@@ -290,15 +258,9 @@ def request(url: str, data: dict | None = None, headers: dict | None = None) -> 
 def servers(lab):
     """The dashboard read-only, and with a token (from the environment, as 'ps' hides it)."""
     token = "s3cret-token"
-    plain, plain_url = _serve(lab["db"])
-    try:
-        guarded, guarded_url = _serve(lab["db"], env={"PERFLAB_SERVE_TOKEN": token})
-        try:
-            yield plain_url, guarded_url, token
-        finally:
-            _stop(guarded)
-    finally:
-        _stop(plain)
+    with serving(lab["db"]) as (plain_url, _, _), \
+            serving(lab["db"], env={"PERFLAB_SERVE_TOKEN": token}) as (guarded_url, _, _):
+        yield plain_url, guarded_url, token
 
 
 def test_alert_pages_list_filter_and_page(lab, servers):

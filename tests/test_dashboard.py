@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import signal
-import subprocess
-import time
 import urllib.error
 import urllib.request
-from contextlib import contextmanager
 
 import pytest
 
 from browser import chromium, click_change_point, console_errors, plot_traces, requested_urls
-from conftest import PERFLAB, _free_port, _new_pg_database, run_cli
+from conftest import _new_pg_database, run_cli, serving
 from test_history import long_history
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -41,34 +36,6 @@ def server(store):
     """`perflab serve` on a free port of 127.0.0.1 (the default host); stopped at the end."""
     with serving(store) as started:
         yield started
-
-
-@contextmanager
-def serving(store: str):
-    port = _free_port()
-    env = dict(os.environ)
-    env.pop("PERFLAB_DB", None)
-    process = subprocess.Popen([*PERFLAB, "--db", store, "serve", "--port", str(port)], env=env,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url + "/", timeout=5).read()
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"perflab serve did not start: {process.stderr.read().decode()}") from None
-                time.sleep(0.2)
-        yield url, port, store
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def get(url: str) -> tuple[int, str]:
