@@ -9,7 +9,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from perflab.model.errors import UsageError
-from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus
+from perflab.model.records import Measurement, MetricInfo, Point, RunInfo, RunStatus, is_monitor_metric
 from perflab.store import location, pending
 from perflab.store.database import insert_or_ignore, open_engine, upsert
 from perflab.store.schema import (
@@ -62,6 +62,16 @@ class SampleRows:
     def params(self) -> list[dict[str, Any]]:
         decoded = {text: decode_params(text) for text in dict.fromkeys(self.points)}
         return [decoded[text] for text in self.points]
+
+    def own(self) -> SampleRows:
+        """Only the benchmarks' own metrics: without what monitors and the runner's pressure
+        watch record beside every sample."""
+        keep = [i for i, metric in enumerate(self.metric) if not is_monitor_metric(metric)]
+        kept: dict[str, Any] = {}
+        for f in fields(self):
+            column = getattr(self, f.name)
+            kept[f.name] = column[keep] if isinstance(column, np.ndarray) else [column[i] for i in keep]
+        return SampleRows(**kept)
 
 
 def _inserted_id(result: sa.CursorResult[Any]) -> int:
