@@ -73,9 +73,11 @@ def test_bad_ab_input_is_one_line_exit_2(sqlite_db, args, message):
 def test_an_interrupted_ab_resumes_with_its_rule_and_stores_the_decision(sqlite_db):
     env = dict(os.environ)
     env.pop("PERFLAB_DB", None)
-    proc = subprocess.Popen([*PERFLAB, "--db", sqlite_db, "ab", "-q", "--base", "sleep 0.02", "--cand",
-                             "sleep 0.021", "-M", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, stdin=subprocess.DEVNULL)
+    # an A/A with a 0.01% threshold cannot be decided early (no interval is that narrow), so
+    # the run is still sampling when interrupted (a decidable pair could end before the signal)
+    proc = subprocess.Popen([*PERFLAB, "--db", sqlite_db, "ab", "-q", "--base", "sleep 0.05", "--cand",
+                             "sleep 0.05", "--threshold", "0.01%", "-M", "60"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
     _wait_for_samples(sqlite_db, 4)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
@@ -83,6 +85,6 @@ def test_an_interrupted_ab_resumes_with_its_rule_and_stores_the_decision(sqlite_
     assert "decision" not in _spec(sqlite_db)["ab"]
     run_cli("run", "-q", "--resume", "1", db=sqlite_db, check=True)
     spec = _spec(sqlite_db)
-    assert spec["ab"]["decision"]["n"] <= 30 and spec["ab"]["decision"]["verdict"] in (
+    assert spec["ab"]["decision"]["n"] <= 60 and spec["ab"]["decision"]["verdict"] in (
         "undecided", "no change", "regression", "improvement")
-    assert spec["ab"]["settings"]["max_runs"] == 30
+    assert spec["ab"]["settings"]["max_runs"] == 60
