@@ -66,7 +66,7 @@ def nap(tmp_path_factory):
     c.append(commit(repo, "comment the loop"))
     git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     c.append(git(repo, "rev-parse", "HEAD"))
-    slow = commit(repo, SLOW_SUBJECT, "0.020")
+    slow = commit(repo, SLOW_SUBJECT, "0.040")
     c.append(slow)
     for i in range(4):
         c.append(commit(repo, f"after the step {i}"))
@@ -144,7 +144,7 @@ def test_report_change_reads_like_the_robot(nap, tmp_path):
     assert reproduce[0].strip() == f"cd {repo}" and reproduce[1].strip() == f"git checkout {slow}"
     argv = shlex.split(reproduce[2])
     assert argv[0] == "perflab" and argv[argv.index("--commit") + 1] == slow
-    assert argv.count("--commit") == 1 and argv[-2:] == ["sleep", "0.020"]
+    assert argv.count("--commit") == 1 and argv[-2:] == ["sleep", "0.040"]
     # the command really measures that commit again (into a copy of the database)
     copy = str(tmp_path / "copy.db")
     shutil.copy(db, copy)
