@@ -117,3 +117,20 @@ def test_a_sample_cgroup_kills_what_the_child_left_and_is_removed(streams, tmp_p
     finally:
         owner.close()
     assert not owner.base.exists()
+
+
+def test_a_shell_line_no_longer_than_the_shells_start_up_is_invalid_not_zero():
+    """hyperfine clamps wall - shell start-up to 0; a 0 s time is a wrong number, so the
+    sample is invalid and says why (under load the measured start-up can reach a short
+    program's whole time)."""
+    from perflab.model.records import ProcessResult, SampleStatus
+    from perflab.workloads.command import CommandWorkload
+    workload = CommandWorkload(["./prog"], shell=True)
+    workload.shell_overhead = (0.004, 0.001, 0.001)
+    result = ProcessResult(wall_s=0.0039, user_s=0.002, system_s=0.001, max_rss_bytes=None, exit_code=0,
+                           signal=None, timed_out=False)
+    [time_row] = workload.measure(result, None)
+    assert time_row.status is SampleStatus.INVALID and time_row.value is None
+    assert "no longer than the shell's measured start-up" in time_row.note
+    longer = workload.measure(ProcessResult(0.0100, 0.002, 0.001, None, 0, None, False), None)
+    assert longer[0].value == pytest.approx(0.006) and longer[0].status is SampleStatus.OK

@@ -120,6 +120,12 @@ class CommandWorkload(Workload):
         note = "" if result.ok else result.describe_failure()
         if not result.ok and not self.ignore_failure:
             return [Measurement("time", None, "s", SampleStatus.FAILED, note)]
+        if self.shell and result.wall_s <= self.shell_overhead[0]:
+            # hyperfine clamps to 0 here; a time of 0 is a wrong number, not a fast command
+            return [Measurement("time", None, "s", SampleStatus.INVALID,
+                                f"took {1e3 * result.wall_s:.3g} ms, no longer than the shell's measured start-up "
+                                f"({1e3 * self.shell_overhead[0]:.3g} ms): nothing is left to time; run it without "
+                                "--shell")]
         wall, user, system = (max(0.0, value - overhead) for value, overhead in
                               zip((result.wall_s, result.user_s, result.system_s), self.shell_overhead))
         values = [
