@@ -107,13 +107,13 @@ def test_compare_page_is_the_report(server):
     status, page = get(url + "/compare?run=base&run=slow")
     assert status == 200
     # the same page, but plotly.js is served once (cached for good) instead of embedded
-    [src] = re.findall(r'<script src="(/static/plotly-[0-9a-f]{16}\.js)"></script>', page)
+    [src] = re.findall(r'<script src="(/static/plotly-cartesian-[0-9a-f]{16}\.js)"></script>', page)
     with urllib.request.urlopen(url + src, timeout=60) as response:
         bundle = response.read().decode()
         assert "immutable" in response.headers["Cache-Control"]
     cli = run_cli("compare", "base", "slow", "--format", "html", db=db, check=True).stdout
     assert page.replace(f'<script src="{src}"></script>', f"<script>{bundle}</script>") == cli
-    assert len(page) < len(cli) - 3_000_000
+    assert len(page) < len(cli) - 1_000_000
 
 
 def test_pages_in_chromium(server):

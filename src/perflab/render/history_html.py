@@ -18,7 +18,7 @@ from typing import Any
 
 from perflab.model.report.history import History, Segment, Series
 from perflab.render.compare_data import number
-from perflab.render.compare_html import environment, plot_text, plotly_script, script_json
+from perflab.render.compare_html import FULL, environment, plot_text, plotly_script, script_json
 from perflab.render.units import format_number
 
 SAMPLES_WEBGL = 5000   # above this many samples a series draws with WebGL (scattergl)
@@ -127,6 +127,6 @@ def render_history_html(history: History, subjects: Mapping[str, str] | None = N
                        "height": figure["layout"]["height"], "spec": script_json(figure)})
     page = environment().get_template("history.html.j2").render(
         title="perflab history", order=history.order, series=series,
-        warnings=[w.message for w in history.warnings], plotly=plotly_script(plotly_src),
+        warnings=[w.message for w in history.warnings], plotly=plotly_script(plotly_src, FULL),
         reports=[{"id": k, "text": v} for k, v in reports.items()])
     return page if page.endswith("\n") else page + "\n"

@@ -39,7 +39,7 @@ from perflab.model.errors import PerflabError
 from perflab.model.jobs import parse_states
 from perflab.model.records import RunInfo
 from perflab.render.alerts import ALERT_HEADERS, alert_cells, commits_text, event_cells
-from perflab.render.compare_html import plotly_js, render_html
+from perflab.render.compare_html import CARTESIAN, FULL, plotly_js, render_html
 from perflab.render.history import render_changes, render_history, state_text
 from perflab.render.history_html import render_history_html
 from perflab.render.jobs import render_jobs
@@ -107,14 +107,17 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
     def store() -> Store:
         return Store(db, create=False)
 
-    # plotly.js once per browser, not 4.8 MB in every chart page: named by its content, so
-    # it can be cached for good (the CLI's html files embed it to open offline)
-    bundle = plotly_js().encode()
-    plotly_url = f"/static/plotly-{hashlib.sha256(bundle).hexdigest()[:16]}.js"
+    # plotly.js once per browser, not megabytes in every chart page: each bundle is named
+    # by its content, so it can be cached for good (the CLI's html files embed it)
+    bundles = {name: plotly_js(name).encode() for name in (CARTESIAN, FULL)}
+    plotly_urls = {name: f"/static/plotly-{name}-{hashlib.sha256(data).hexdigest()[:16]}.js"
+                   for name, data in bundles.items()}
 
-    def plotly(request: Request) -> Response:
-        return Response(bundle, media_type="text/javascript",
-                        headers={"Cache-Control": "public, max-age=31536000, immutable"})
+    def plotly_route(name: str) -> Route:
+        def plotly(request: Request) -> Response:
+            return Response(bundles[name], media_type="text/javascript",
+                            headers={"Cache-Control": "public, max-age=31536000, immutable"})
+        return Route(plotly_urls[name], plotly)
 
     def failure(error: Exception) -> HTMLResponse:  # a one-line page for a user's mistake
         if isinstance(error, _BadRequest):
@@ -166,7 +169,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
         with store() as s:
             chosen = [s.resolve_run(ref) for ref in refs]
             report = compare_runs(s, chosen, filters=Filters.parse([], metrics))
-        return HTMLResponse(render_html(report, plotly_src=plotly_url))
+        return HTMLResponse(render_html(report, plotly_src=plotly_urls[CARTESIAN]))
 
     def _history(request: Request):
         q = request.query_params
@@ -181,7 +184,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
             return _page("text.html.j2", title="history", text=render_history(found))
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
         return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits),
-                                                change_url="/changes/{id}", plotly_src=plotly_url))
+                                                change_url="/changes/{id}", plotly_src=plotly_urls[FULL]))
 
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
@@ -249,5 +252,5 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
         Route("/alerts", guarded(alert_list)), Route("/alerts/{id}", guarded(alert_page), methods=["GET"]),
         Route("/alerts/{id}", guarded_async(alert_triage), methods=["POST"]),
         Route("/changes/{id}", guarded(change)),
-        Route(plotly_url, plotly),
+        *(plotly_route(name) for name in bundles),
     ])
