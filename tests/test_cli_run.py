@@ -100,7 +100,8 @@ def test_shuffle_records_its_seed_and_replays(sqlite_db, tmp_path):
 def test_cpu_pinning(sqlite_db, tmp_path):
     out = tmp_path / "mask"
     run_cli("run", "-n", "1", "--cpu", "0", "--shell", "--",
-            f"grep Cpus_allowed_list /proc/self/status > {out}", db=sqlite_db, check=True)
+            # the sleep: a line as short as the shell's own start-up has nothing left to time
+            f"grep Cpus_allowed_list /proc/self/status > {out}; sleep 0.05", db=sqlite_db, check=True)
     assert out.read_text().split()[-1] == "0"
 
 

@@ -2,16 +2,17 @@
 
 Layout: ``<cgroup2>/perflab/<perflab pid>/`` holds one perflab's cgroups (a perflab
 started by another perflab's sample nests below that sample's cgroup instead):
-``sample-<n>`` for one measured process (or a hook), ``session-<n>`` for what a
+``sample-<n>`` for the measured processes, ``session-<n>`` for what a
 workload's session starts (tbench_srv, iperf3 -s).
 
 The child is in its cgroup from its first instruction: perflab moves itself into the
-cgroup right before ``posix_spawn`` and back right after the child is reaped (the child
-inherits the cgroup at fork; neither a fork nor ``setsid`` leaves it), both outside
-the clock and cheap (about 20 us each here), as perflab already does with the CPU mask.
-A sample ends with ``cgroup.kill`` of its cgroup when anything is left in it (a
-backgrounded or ``setsid`` grandchild, a daemon) and the cgroup's removal; a timeout
-kills the cgroup the same way.
+sample cgroup before ``posix_spawn`` (the child inherits the cgroup at fork; neither a
+fork nor ``setsid`` leaves it), as it already does with the CPU mask, and stays there
+from one sample to the next: moving a process (~40 us here) and making and removing a
+cgroup (~60 us) every sample cost a tenth of the `true` being timed. After each sample
+perflab reads the cgroup's processes: when anything but perflab is left (a backgrounded
+or ``setsid`` grandchild, a daemon), it steps out, kills the cgroup (``cgroup.kill``) and
+removes it, and the next sample gets a new one. A timeout kills the cgroup the same way.
 
 However perflab dies, SIGKILL included, a janitor cleans up: a small process in a
 session of its own and outside these cgroups that waits for EOF on a pipe only perflab
@@ -69,6 +70,13 @@ def _write(path: Path, text: str) -> None:
         os.write(fd, text.encode())
     finally:
         os.close(fd)
+
+
+def _process_ids(group: Path) -> list[int]:
+    try:
+        return [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+    except FileNotFoundError:
+        return []
 
 
 def populated(group: Path) -> bool:
@@ -135,6 +143,8 @@ class RunCgroups:
         self._janitor = janitor
         self._pipe = pipe         # write end: its EOF tells the janitor perflab is gone
         self._numbers = itertools.count(1)
+        self._current = home      # where perflab is now
+        self._sample: Path | None = None   # the samples' cgroup, until one leaves something
 
     @classmethod
     def create(cls) -> tuple[RunCgroups | None, str | None]:
@@ -177,17 +187,45 @@ class RunCgroups:
     def enter(self, group: Path) -> None:
         """Move perflab itself into ``group``: what it spawns next starts there."""
         _write(group / "cgroup.procs", "0")
+        self._current = group
 
     def leave(self) -> None:
-        _write(self.home / "cgroup.procs", "0")
+        if self._current != self.home:
+            _write(self.home / "cgroup.procs", "0")
+            self._current = self.home
 
     @contextlib.contextmanager
     def inside(self, group: Path) -> Iterator[None]:
+        """perflab in ``group`` for the block, then back where it was."""
+        before = self._current
         self.enter(group)
         try:
             yield
         finally:
-            self.leave()
+            if before == self.home:
+                self.leave()
+            else:
+                self.enter(before)
+
+    def for_sample(self) -> Path:
+        """The cgroup the next sample's child starts in, with perflab already in it."""
+        if self._sample is None:
+            self._sample = self.new("sample")
+        if self._current != self._sample:
+            self.enter(self._sample)
+        return self._sample
+
+    def end_sample(self) -> None:
+        """After a sample: if anything but perflab is left in its cgroup, step out, kill
+        it and remove the cgroup (the next sample gets a new one)."""
+        group = self._sample
+        if group is None:
+            return
+        if self._current == group and _process_ids(group) == [os.getpid()]:
+            return   # the usual case: the child left nothing; stay for the next sample
+        self.leave()
+        remove_tree(group)
+        self._sample = None
 
     def close(self) -> None:
         """Remove every cgroup of this perflab (killing what is left) and stop the janitor."""

@@ -1,9 +1,10 @@
 """Spawn one process and time it, as hyperfine does, with nothing of ours inside the clock.
 
 The child is started with posix_spawn (vfork-like: no copy of perflab's memory) in a
-process group of its own and, where perflab may use cgroups, in a cgroup of its own
-(see cgroups.py), so a timeout, Ctrl-C or the death of perflab kills everything it
-started, even a grandchild that left the process group.
+process group of its own and, where perflab may use cgroups, in perflab's cgroup for
+samples, where nothing but perflab outlives a sample (see cgroups.py), so a timeout,
+Ctrl-C or the death of perflab kills everything it started, even a grandchild that
+left the process group.
 Wall time comes from CLOCK_MONOTONIC around spawn and reap; CPU time and peak RSS come
 from the kernel's rusage of the reaped child (wait4).
 """
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perflab.execute.cgroups import RunCgroups, remove_tree
+from perflab.execute.cgroups import RunCgroups
 from perflab.execute.cgroups import kill as kill_cgroup
 from perflab.model.records import ProcessResult
 
@@ -80,8 +81,9 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
     ``executable`` is the resolved path (resolved once by the caller, outside the clock).
     ``cpus`` pins the child: perflab pins itself around the spawn so the child inherits
     the mask from its first instruction, then restores its own mask after reaping.
-    ``cgroups``: the child runs in a new cgroup of its own, entered the same way, and
-    whatever is left in it after the child is reaped (or at a timeout) is killed.
+    ``cgroups``: the child starts in the samples' cgroup (perflab is in it already, see
+    `RunCgroups.for_sample`), and whatever it left there after it is reaped (or at a
+    timeout) is killed.
     """
     file_actions = [
         (os.POSIX_SPAWN_DUP2, streams.stdin, 0),
@@ -97,12 +99,10 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
     if cwd is not None:
         old_cwd = os.getcwd()
         os.chdir(cwd)
-    group = cgroups.new("sample") if cgroups is not None else None
+    group = cgroups.for_sample() if cgroups is not None else None
     gc_was_enabled = gc.isenabled()
     gc.disable()  # a collection of perflab's garbage must not land inside the clock
     try:
-        if group is not None:
-            cgroups.enter(group)   # type: ignore[union-attr]
         start = time.perf_counter()
         pid = os.posix_spawn(executable, list(argv), environment,
                              file_actions=file_actions, setpgroup=0)
@@ -120,9 +120,8 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
             _reap(pid)
             raise
     finally:
-        if group is not None:
-            cgroups.leave()   # type: ignore[union-attr]
-            remove_tree(group)   # leftovers must not run into the next sample
+        if cgroups is not None:
+            cgroups.end_sample()   # leftovers must not run into the next sample
         if gc_was_enabled:
             gc.enable()
         if saved_mask is not None:
