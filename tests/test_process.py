@@ -2,6 +2,7 @@
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -117,6 +118,26 @@ def test_a_sample_cgroup_kills_what_the_child_left_and_is_removed(streams, tmp_p
     finally:
         owner.close()
     assert not owner.base.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root")
+def test_clean_samples_share_one_cgroup_that_perflab_stays_in_until_closed(streams):
+    from perflab.execute.cgroups import RunCgroups
+    owner, reason = RunCgroups.create()
+    assert owner is not None, reason
+    home = Path("/proc/self/cgroup").read_text()
+    try:
+        for _ in range(3):
+            assert spawn_and_wait("/bin/true", ["true"], streams=streams, cgroups=owner).ok
+        [group] = [p for p in owner.base.iterdir() if p.is_dir()]
+        assert (group / "cgroup.procs").read_text().split() == [str(os.getpid())]
+        # something left behind: perflab steps out, and the cgroup goes with what was left
+        spawn_and_wait("/bin/sh", ["sh", "-c", "setsid sleep 1000 &"], streams=streams, cgroups=owner)
+        assert [p for p in owner.base.iterdir() if p.is_dir()] == []
+        assert Path("/proc/self/cgroup").read_text() == home
+    finally:
+        owner.close()
+    assert Path("/proc/self/cgroup").read_text() == home
 
 
 def test_a_shell_line_no_longer_than_the_shells_start_up_is_invalid_not_zero():
