@@ -180,7 +180,8 @@ def test_shell_syntax_inside_quotes_is_an_argument_and_a_typo_is_not_a_shell_mat
     assert {s["benchmark"] for s in _times(sqlite_db, "1")} == {"grep -c '|' /dev/null", "true 1"}
     result = run_cli("run", "-n", "1", "no-such-tool-xyz --fast", db=sqlite_db)
     assert result.returncode == 2 and "--shell" not in result.stderr
-    assert result.stderr.strip() == "perflab: error: command not found: no-such-tool-xyz (check the name, or give a path)"
+    assert result.stderr.strip() == \
+        "perflab: error: command not found: no-such-tool-xyz (check the name, or give a path)"
     # with --shell the same line is the shell's
     run_cli("run", "-q", "-n", "1", "--shell", "sleep 0.001 && true", "sleep 0.002", db=sqlite_db, check=True)
 
