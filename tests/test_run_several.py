@@ -126,7 +126,7 @@ def test_shell_takes_a_shell_and_warns_of_bash_syntax_under_sh(sqlite_db):
 def test_pressure_stalls_are_recorded_per_sample(sqlite_db):
     run_cli("run", "-q", "-n", "3", "sleep 0.01", "true 1", db=sqlite_db, check=True)
     samples = _export(sqlite_db)["samples"]
-    for metric in ("psi.cpu_some_us", "psi.memory_some_us", "psi.io_some_us"):
+    for metric in ("psi.cpu_some_us", "psi.memory_some_us", "psi.io_some_us", "psi.window_us"):
         values = [s["value"] for s in samples if s["metric"] == metric]
         assert len(values) == 6 and all(v >= 0 for v in values)
     # a rule that names its numbers when the machine was loaded, or nothing

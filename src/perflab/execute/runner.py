@@ -604,7 +604,9 @@ class Runner:
         return measurements
 
     def _pressure_measurements(self, benchmark: str, stalls: dict[str, float] | None) -> list[Measurement]:
-        """The µs other tasks stalled on CPU, memory and I/O while the sample ran (PSI)."""
+        """The µs other tasks stalled on CPU, memory and I/O while the sample ran (PSI),
+        and the µs those stalls were counted over (``psi.window_us``: contention.py's
+        denominator, the spawn included, which a shell line's ``time`` is not)."""
         if stalls is None:
             self._warn_once(f"no pressure stall information ({self._pressure.missing}): samples are not "
                             "checked for competing load")
