@@ -24,7 +24,9 @@ def test_a_clear_regression_is_decided_quickly_and_exits_1(sqlite_db):
     assert "error rate: at most 0.05" in result.stdout
     spec = _spec(sqlite_db)
     decision = spec["ab"]["decision"]
-    assert decision["verdict"] == "regression" and decision["ci_pct"][0] > 1.0
+    # the rule (stats/sequential_ab.py): significant (the CS excludes 0) and the estimate beyond
+    # the threshold; the CS itself need not clear the threshold (0.88% seen on a loaded machine)
+    assert decision["verdict"] == "regression" and decision["ci_pct"][0] > 0 and decision["estimate_pct"] > 1.0
     assert spec["stopped"]["rounds"] == decision["n"] < 200   # stopped early, at the decision
     assert spec["ab"]["settings"]["threshold_pct"] == 1.0
     # the run is an ordinary run of two commands: compare works inside it
@@ -62,6 +64,8 @@ def test_ab_accepts_a_percentage_with_or_without_the_sign(sqlite_db):
     (["--base", "true", "--cand", "true", "--threshold", "abc"], "bad --threshold 'abc'"),
     (["--base", "true", "--cand", "true", "--threshold", "0"], "--threshold must be a percentage above 0"),
     (["--base", "true", "--cand", "true", "--max-time", "x"], "bad --max-time 'x'"),
+    (["--base", "sleep 0.01", "--cand", "sleep 0.01 && true"], "'&&' is shell syntax, and commands run without "
+                                                               "a shell: did you mean --shell?"),
 ])
 def test_bad_ab_input_is_one_line_exit_2(sqlite_db, args, message):
     result = run_cli("ab", *args, db=sqlite_db)

@@ -126,7 +126,7 @@ def test_shell_takes_a_shell_and_warns_of_bash_syntax_under_sh(sqlite_db):
 def test_pressure_stalls_are_recorded_per_sample(sqlite_db):
     run_cli("run", "-q", "-n", "3", "sleep 0.01", "true 1", db=sqlite_db, check=True)
     samples = _export(sqlite_db)["samples"]
-    for metric in ("psi.cpu_some_us", "psi.memory_some_us", "psi.io_some_us"):
+    for metric in ("psi.cpu_some_us", "psi.memory_some_us", "psi.io_some_us", "psi.window_us"):
         values = [s["value"] for s in samples if s["metric"] == metric]
         assert len(values) == 6 and all(v >= 0 for v in values)
     # a rule that names its numbers when the machine was loaded, or nothing
@@ -157,6 +157,13 @@ def test_compare_inside_one_run_against_the_first_or_a_reference(sqlite_db):
     (["sleep 0.01", "sleep 0.01"], "two commands are named 'sleep 0.01'"),
     (["-c", "true", "--", "false"], "not both"),
     (["--", "sleep 0.01 &>/dev/null"], "did you mean --shell -- 'sleep 0.01 &>/dev/null'?"),
+    # a quoted line is split into words without a shell: its shell syntax would reach the program
+    (["-n", "3", "sleep 0.01 && true"], "'sleep 0.01 && true': '&&' is shell syntax, and commands run "
+                                        "without a shell: did you mean --shell?"),
+    (["sleep 0.01", "sleep 0.01 | cat"], "'|' is shell syntax"),
+    (["-c", "true", "-c", "make -j4 >log"], "'>' is shell syntax"),
+    (["cd /tmp", "true 1"], "command not found: cd: the shell builtin 'cd' needs a shell: did you mean --shell?"),
+    (["LC_ALL=C sort x"], "the variable assignment 'LC_ALL=C' needs a shell: did you mean --shell?"),
 ])
 def test_bad_several_command_input_is_one_line_exit_2(sqlite_db, args, message):
     result = run_cli("run", *args, db=sqlite_db)
@@ -164,6 +171,19 @@ def test_bad_several_command_input_is_one_line_exit_2(sqlite_db, args, message):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert not os.path.exists(sqlite_db)   # refused before the database is touched
+
+
+def test_shell_syntax_inside_quotes_is_an_argument_and_a_typo_is_not_a_shell_matter(sqlite_db):
+    # a quoted '|' is grep's pattern, not a pipe: the line runs without a shell
+    run_cli("run", "-q", "-n", "1", "grep -c '|' /dev/null", "true 1", "--ignore-failure", db=sqlite_db,
+            check=True)
+    assert {s["benchmark"] for s in _times(sqlite_db, "1")} == {"grep -c '|' /dev/null", "true 1"}
+    result = run_cli("run", "-n", "1", "no-such-tool-xyz --fast", db=sqlite_db)
+    assert result.returncode == 2 and "--shell" not in result.stderr
+    assert result.stderr.strip() == \
+        "perflab: error: command not found: no-such-tool-xyz (check the name, or give a path)"
+    # with --shell the same line is the shell's
+    run_cli("run", "-q", "-n", "1", "--shell", "sleep 0.001 && true", "sleep 0.002", db=sqlite_db, check=True)
 
 
 def test_without_pressure_files_the_reader_says_why_once(tmp_path):

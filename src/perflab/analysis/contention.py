@@ -1,37 +1,46 @@
-"""Did another load compete with a run? Its samples' pressure stalls against their wall time.
+"""Did another load compete with a run? Its samples' pressure stalls against their window.
 
 Every sample records the µs some task of the machine stalled on CPU, memory and I/O
-while it ran (/proc/pressure, execute/pressure.py). Summed over a run and divided by
-the run's summed wall time of those samples, it is the share of the sampled time the
-machine was short of that resource. Above ``STALL_SHARE`` the run is flagged: some
-task (another job, or the benchmark's own threads when they outnumber the CPUs) waited
-for the resource, so its times may carry that wait.
+while it ran (/proc/pressure, execute/pressure.py), and the window those stalls were
+counted over (``psi.window_us``, the spawn included). Summed over a run, stalls over
+windows is the share of the sampled time the machine was short of that resource: at
+most 100%, for any workload. Runs recorded before the window was (no
+``psi.window_us``) fall back to their ``time`` metric, which a shell line's start-up
+is subtracted from, so their share can exceed 100% and a workload without ``time``
+gets none. Above ``STALL_SHARE`` the run is flagged: some task (another job, or the
+benchmark's own threads when they outnumber the CPUs) waited for the resource, so
+its times may carry that wait.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perflab.model.records import PRESSURE_METRIC_PREFIX, RunInfo
+from perflab.model.records import PRESSURE_METRIC_PREFIX, PRESSURE_WINDOW_METRIC, RunInfo
 from perflab.store import Store
 
 STALL_SHARE = 0.10   # stalled for more than 10% of the sampled wall time
 RESOURCES = ("cpu", "memory", "io")
+OLD_WINDOW_METRIC = "time"   # the denominator of runs recorded without a window (s)
 
 
 def stall_shares(store: Store, run: RunInfo) -> dict[str, float]:
-    """Per resource, the stalled µs of the run's samples over their summed wall time."""
+    """Per resource, the stalled µs of the run's samples over the windows they cover."""
     wanted = {f"{PRESSURE_METRIC_PREFIX}{name}_some_us": name for name in RESOURCES}
-    groups = store.value_groups(run.id, None, set(wanted) | {"time"})
-    walls = {(g.benchmark, g.point): float(g.values.sum()) for g in groups if g.metric == "time"}
+    groups = store.value_groups(run.id, None, set(wanted) | {PRESSURE_WINDOW_METRIC, OLD_WINDOW_METRIC})
+    windows = {(g.benchmark, g.point): float(g.values.sum()) / 1e6
+               for g in groups if g.metric == PRESSURE_WINDOW_METRIC}
+    for g in groups:
+        if g.metric == OLD_WINDOW_METRIC:
+            windows.setdefault((g.benchmark, g.point), float(g.values.sum()))
     stalled: dict[str, float] = {}
     watched: set[tuple[str, str]] = set()
     for g in groups:
-        if g.metric in wanted and (g.benchmark, g.point) in walls:
+        if g.metric in wanted and (g.benchmark, g.point) in windows:
             stalled[wanted[g.metric]] = stalled.get(wanted[g.metric], 0.0) + float(g.values.sum()) / 1e6
             watched.add((g.benchmark, g.point))
-    wall = sum(walls[key] for key in watched)
-    return {name: seconds / wall for name, seconds in stalled.items()} if wall > 0 else {}
+    window = sum(windows[key] for key in watched)
+    return {name: seconds / window for name, seconds in stalled.items()} if window > 0 else {}
 
 
 def contention_warnings(store: Store, runs: Sequence[RunInfo]) -> list[str]:

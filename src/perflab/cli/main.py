@@ -28,6 +28,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(stop.exit_code)
     except click.exceptions.Abort:
         _fail("aborted", EXIT_INTERRUPTED)
+    except click.exceptions.NoArgsIsHelpError as asked:
+        # bare `perflab` (or a group without its subcommand) asks for help: the help as
+        # --help prints it, with its line breaks, on stdout, and success
+        click.echo(asked.format_message())
+        sys.exit(0)
     except click.ClickException as error:
         _fail(error.format_message().replace("\n", " "), error.exit_code or EXIT_USAGE)
     except KeyboardInterrupt:
@@ -44,7 +49,17 @@ def main(argv: list[str] | None = None) -> None:
 @click.version_option(package_name="perflab")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
-    """perflab: run benchmarks, keep every sample, compare with statistics you can trust."""
+    """perflab: run benchmarks, keep every sample, compare with statistics you can trust.
+
+    \b
+      perflab run -n 20 -- ./tool in.dat      a command, or a built-in workload
+      perflab run 'sleep 0.01' 'sleep 0.02'   several commands, interleaved
+      perflab ab --base CMD --cand CMD        stop as soon as the answer is clear
+      perflab compare BASE CAND               runs (ids or labels), marked changes
+      perflab show RUN                        a run: environment, n, mean, ...
+
+    'perflab COMMAND --help' says more about each.
+    """
     ctx.obj = {"db": db}
 
 

@@ -369,22 +369,26 @@ class Runner:
                                  streams, capture)
                     following = block.tasks[k + 1] if k + 1 < len(block.tasks) else None
                     round_end = not task.warmup and (following is None or following.repetition != task.repetition)
-                    if round_end:
-                        self._show_live(block, keys)
-                    if round_end and following is not None and self._should_stop(keys):
-                        return False
+                    if round_end and following is not None:
+                        # the view shows the decision of the round it shows the samples of
+                        stopping = self._should_stop(keys)
+                        self._show_live(block, keys, final=stopping)
+                        if stopping:
+                            return False
                 if self.stopped is None and (self.stop.rule is not None or self.stop.max_time_s):
                     self._should_stop(keys)   # the last round's decision, for the record
+                self._show_live(block, keys, final=True)
         finally:
             for i, run_plan in enumerate(block.plans):
                 self._cleanup(run_plan, active_points[i], streams)
         return True
 
-    def _show_live(self, block: _Block, keys: list[tuple[str, str]]) -> None:
-        """Each benchmark's running median and its interval, for a progress that shows them."""
+    def _show_live(self, block: _Block, keys: list[tuple[str, str]], *, final: bool = False) -> None:
+        """Each benchmark's running median and its interval, for a progress that shows them;
+        the ``final`` view (the block's last round, or the one it stopped at) always."""
         show = getattr(self.progress, "show", None)
         now = time.monotonic()
-        if show is None or now - self._live_at < LIVE_INTERVAL_S:
+        if show is None or (now - self._live_at < LIVE_INTERVAL_S and not final):
             return
         self._live_at = now
         rows = []
@@ -604,7 +608,9 @@ class Runner:
         return measurements
 
     def _pressure_measurements(self, benchmark: str, stalls: dict[str, float] | None) -> list[Measurement]:
-        """The µs other tasks stalled on CPU, memory and I/O while the sample ran (PSI)."""
+        """The µs other tasks stalled on CPU, memory and I/O while the sample ran (PSI),
+        and the µs those stalls were counted over (``psi.window_us``: contention.py's
+        denominator, the spawn included, which a shell line's ``time`` is not)."""
         if stalls is None:
             self._warn_once(f"no pressure stall information ({self._pressure.missing}): samples are not "
                             "checked for competing load")

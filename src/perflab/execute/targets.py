@@ -10,7 +10,7 @@ from typing import Any
 
 from perflab.execute.runner import RunOptions, RunPlan, plan_run
 from perflab.model.errors import UsageError
-from perflab.workloads.command import CommandWorkload
+from perflab.workloads.command import CommandWorkload, shell_syntax, shell_word
 from perflab.workloads.registry import builtin, is_builtin
 from perflab.workloads.suite import load_suite
 
@@ -114,8 +114,18 @@ def _command_lines_plans(lines: list[str], *, sweep: dict[str, list[Any]], optio
             argv = [line] if command.shell else shlex.split(line)
         except ValueError as error:
             raise UsageError(f"cannot split {line!r} into words: {error}", hint="check its quotes") from None
-        workload = CommandWorkload(argv, shell=command.shell, benchmark=name or line.strip(),
-                                   ignore_failure=command.ignore_failure)
+        construct = None if command.shell else shell_syntax(line)
+        if construct:
+            raise UsageError(f"{line.strip()!r}: {construct} is shell syntax, and commands run without a "
+                             "shell: did you mean --shell?")
+        try:
+            workload = CommandWorkload(argv, shell=command.shell, benchmark=name or line.strip(),
+                                       ignore_failure=command.ignore_failure)
+        except UsageError as error:
+            word = None if command.shell else shell_word(argv[0])
+            if word:
+                raise UsageError(f"{error.args[0]}: {word} needs a shell: did you mean --shell?") from None
+            raise
         plans.append(plan_run(workload, sweep, options))
     return plans
 

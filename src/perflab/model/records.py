@@ -69,6 +69,7 @@ COMMAND_METRICS = (
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
                            "rusage.")
 PRESSURE_METRIC_PREFIX = "psi."   # the runner's own watch of every sample (execute/pressure.py)
+PRESSURE_WINDOW_METRIC = "psi.window_us"   # the µs a sample's psi stalls were counted over
 
 
 def is_monitor_metric(name: str) -> bool:

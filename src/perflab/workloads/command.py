@@ -39,6 +39,37 @@ def bash_only_syntax(line: str) -> str | None:
     return None
 
 
+# what only a shell understands: operators and redirections (outside quotes), and the
+# first words a shell runs itself
+_SHELL_OPERATOR_CHARS = set("();<>|&")
+_SHELL_BUILTINS = {"cd", "export", "source", ".", "set", "unset", "alias", "eval", "exec", "ulimit",
+                   "umask", "for", "if", "while", "until", "case", "function", "{", "!"}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def shell_syntax(line: str) -> str | None:
+    """The first operator or redirection (``&&``, ``|``, ``>``, ``;`` ...) outside quotes in
+    ``line``, described; None if there is none. Without a shell such a word would reach
+    the program as an argument."""
+    previous = ""
+    # posix=False keeps the quotes on a quoted word, so a quoted '|' is not an operator
+    for token in shlex.shlex(line, posix=False, punctuation_chars=True):
+        if set(token) <= _SHELL_OPERATOR_CHARS and not previous.endswith("\\"):
+            return f"'{token}'"
+        previous = token
+    return None
+
+
+def shell_word(word: str) -> str | None:
+    """``word`` as the first word of a line, when only a shell runs it: a builtin or keyword
+    (``cd``, ``export``, ``for``) or a variable assignment (``LC_ALL=C``); None otherwise."""
+    if word in _SHELL_BUILTINS:
+        return f"the shell builtin '{word}'"
+    if _ASSIGNMENT.match(word):
+        return f"the variable assignment '{word}'"
+    return None
+
+
 def shell_path(shell: str | bool | None) -> str | None:
     """``--shell`` alone (True) is /bin/sh; a name (``bash``) is looked up in PATH."""
     if not shell:
