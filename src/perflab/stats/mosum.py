@@ -35,7 +35,7 @@ What makes it hold on real series:
   and 1.0 for ARFIMA(0, 0.3, 0): noise whose memory outlasts the variogram's MEMORY
   lags is not calibrated (2.8 and 1.3 before the confirmation below). On this
   machine's quiet real recordings 2.6 per 1,000: about two thirds real regimes of the
-  machine, the rest slow wander of 1-4% (about 0.8 per 1,000;
+  machine, the rest slow wander of 1-4% (about 0.7 per 1,000;
   bench/data/noise-quiet/README.md).
   (Tried for long memory: the sd of D_h estimated from D_h itself, which counts every
   scale's wander, calibrated both to 0.2 and brought the quiet recordings to 2.5, but
