@@ -30,8 +30,9 @@ and docs, pen = σ²·ln n·2 (BIC), σ from the MAD of first differences; Otava
 (apache-otava, compute_change_points, window 50, max p 0.001: `otava analyze`'s defaults)
 in its own venv as bench/changepoints_vs_otava sets it up; "no change points".
 
-4. Calibration on simulated change-free noise (Gaussian, Student t 2 df, AR(1) 0.6, a
-   linear trend, a season, one spike): false change points per 1,000 points.
+4. Calibration on simulated change-free noise (Gaussian, Student t 2 df, AR(1) 0.6 and
+   0.9, ARFIMA(0, 0.3, 0) long memory, a linear trend, a season, one spike): false change
+   points per 1,000 points.
 
 Usage: bench/changepoints_accuracy.py [--series 30] [--length 300] [--seed 2026] [--no-otava]
        [--sim-series 50] [--verbose]
@@ -171,6 +172,21 @@ def covering(truth: list[int], found: list[int], n: int) -> float:
     return total / n
 
 
+def fractional_noise(rng, n: int, d: float, burn: int = 5000) -> np.ndarray:
+    """ARFIMA(0, d, 0) noise of unit sd: Gaussian innovations through the MA(∞) weights
+    ψ_k = ψ_{k-1}(k-1+d)/k of (1 − B)^(−d), truncated at n + burn (long memory: the
+    autocorrelation decays as k^(2d−1), the slow wander of real timing series)."""
+    m = n + burn
+    psi = np.cumprod(np.concatenate([[1.0], (np.arange(1, m) - 1 + d) / np.arange(1, m)]))
+    e = rng.normal(size=m)
+    x = np.fft.irfft(np.fft.rfft(e, 2 * m) * np.fft.rfft(psi, 2 * m), 2 * m)[burn:m]
+    return x / math.sqrt(float(np.sum(psi ** 2)))
+
+
+#: The kinds of simulated change-free noise (`simulated`).
+SIM_KINDS = ("gaussian", "student-t2", "ar1-0.6", "ar1-0.9", "arfima-0.3", "trend", "season", "spike")
+
+
 def simulated(rng, kind: str, n: int) -> np.ndarray:
     """Change-free simulated noise of a known kind (level 100, sd 1)."""
     e = rng.normal(size=n)
@@ -184,6 +200,14 @@ def simulated(rng, kind: str, n: int) -> np.ndarray:
         for i in range(1, n):
             x[i] = 0.6 * x[i - 1] + e[i]
         return 100 + x
+    if kind == "ar1-0.9":
+        x = np.empty(n)
+        x[0] = e[0] / math.sqrt(1 - 0.81)
+        for i in range(1, n):
+            x[i] = 0.9 * x[i - 1] + e[i]
+        return 100 + x * math.sqrt(1 - 0.81)  # unit marginal sd
+    if kind == "arfima-0.3":
+        return 100 + fractional_noise(rng, n, 0.3)
     if kind == "trend":
         return 100 + e + np.linspace(0, 10, n)
     if kind == "season":
@@ -301,10 +325,10 @@ def main() -> int:
                 if runs:
                     print(f"  {series}: " + ", ".join(describe_points(x, runs)))
 
-    kinds = ("gaussian", "student-t2", "ar1-0.6", "trend", "season", "spike")
+    kinds = SIM_KINDS
     print(f"\nSimulated change-free noise, {args.sim_series} series x 1,000 points each "
-          "(trend: +10 sd over the series; season: 2 sd, period 50; spike: one +50 sd value);"
-          " false change points per 1,000 points:")
+          "(trend: +10 sd over the series; season: 2 sd, period 50; spike: one +50 sd value;"
+          " ar1-0.9 and arfima-0.3 long memory, unit sd); false change points per 1,000 points:")
     print(f"{'method':<18}" + "".join(f"{k:>12}" for k in kinds))
     sim_rng = np.random.default_rng(args.seed + 1)
     sims = {k: [simulated(sim_rng, k, 1000) for _ in range(args.sim_series)] for k in kinds}

@@ -8,7 +8,19 @@ import numpy as np
 import pytest
 
 from perflab.stats.changepoints import detect
-from perflab.stats.mosum import MIN_SEGMENT, TRANSIENT, mosum_sd, search, tail, threshold, variogram
+from perflab.stats.mosum import (
+    MIN_SEGMENT,
+    TRANSIENT,
+    Detection,
+    _confirmed,
+    hac_variance,
+    long_run_variance,
+    mosum_sd,
+    search,
+    tail,
+    threshold,
+    variogram,
+)
 
 
 def test_a_single_spike_is_no_change_point():
@@ -89,6 +101,37 @@ def test_the_variogram_gives_the_white_noise_sd_of_the_mosum():
     z = np.random.default_rng(8).normal(0, 1, 20_000)
     for h in (8, 32):
         assert mosum_sd(variogram(z, 2 * h), h) == pytest.approx(math.sqrt(2 / h), rel=0.05)
+
+
+def ar1(rng: np.random.Generator, n: int, rho: float) -> np.ndarray:
+    e = rng.normal(size=n)
+    x = np.empty(n)
+    x[0] = e[0] / math.sqrt(1 - rho * rho)
+    for i in range(1, n):
+        x[i] = rho * x[i - 1] + e[i]
+    return x
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.6, 0.9])
+def test_the_lag_window_gives_the_long_run_variance_of_ar1_noise(rho):
+    """σ²/(1−ρ)² for unit innovations; the variogram's MEMORY lags see a third of it at ρ = 0.9
+    (what the confirmation's lag window is for)."""
+    x = ar1(np.random.default_rng(3), 20_000, rho)
+    assert hac_variance(x) == pytest.approx(1 / (1 - rho) ** 2, rel=0.15)
+    if rho == 0.9:
+        assert long_run_variance(variogram(x, 64)) < 0.5 / (1 - rho) ** 2
+
+
+def test_a_point_is_kept_only_where_its_two_segments_differ():
+    """The confirmation: of three candidate points on noise with one real step (at 300),
+    those whose neighbouring segments have the same level go, weakest first."""
+    rng = np.random.default_rng(11)
+    z = rng.normal(0, 1, 600)
+    z[300:] += 1.0
+    found = [Detection(i, "mean", 16, 5.0, 0.0, 1.0, 0.01) for i in (120, 300, 450)]
+    v = variogram(z, 64)
+    assert [f.index for f in _confirmed(z, found, 0.05, v)] == [300]
+    assert _confirmed(z - np.where(np.arange(600) >= 300, 1.0, 0.0), found, 0.05, v) == []
 
 
 def test_threshold_inverts_the_tail():
