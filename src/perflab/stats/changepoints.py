@@ -101,6 +101,15 @@ class ChangePoint:
     ci_high: float = math.nan
 
 
+def preload() -> None:
+    """Import now the scipy modules the detectors and their tests import lazily (lazily so
+    that a CLI command without detection starts fast): a long-lived server calls this once
+    at start, so its first history page does not pay half a second of imports."""
+    import scipy.ndimage  # noqa: F401  (mosum's filters)
+    import scipy.special  # noqa: F401  (t and normal quantiles)
+    import scipy.stats  # noqa: F401  (a change report's comparison)
+
+
 def oriented(change_pct: float, direction: Direction) -> float:
     """`change_pct` with positive = better: negated when lower values are better."""
     return -change_pct if direction is Direction.LOWER else change_pct
