@@ -121,7 +121,7 @@ class NotLoaded(dict[str, Any]):
 
     __getitem__ = __iter__ = __len__ = __contains__ = __eq__ = __ne__ = _missing
     get = keys = items = values = copy = _missing
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return f"<{self._what}: not loaded>"

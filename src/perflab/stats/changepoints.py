@@ -105,9 +105,10 @@ def preload() -> None:
     """Import now the scipy modules the detectors and their tests import lazily (lazily so
     that a CLI command without detection starts fast): a long-lived server calls this once
     at start, so its first history page does not pay half a second of imports."""
-    import scipy.ndimage  # noqa: F401  (mosum's filters)
-    import scipy.special  # noqa: F401  (t and normal quantiles)
-    import scipy.stats  # noqa: F401  (a change report's comparison)
+    # mosum's filters; t and normal quantiles; a change report's comparison
+    import scipy.ndimage
+    import scipy.special
+    import scipy.stats  # noqa: F401
 
 
 def oriented(change_pct: float, direction: Direction) -> float:
