@@ -780,14 +780,14 @@ _STATUSES = {status.value: status for status in RunStatus}
 
 def _run_infos(result: sa.CursorResult[Any]) -> list[RunInfo]:
     """The runs of a query of ``runs``' columns (all, or _LIGHT_COLUMNS), read from the rows
-    as plain tuples: several times faster than row mappings for a history's 5,000 runs."""
+    by position: several times faster than row mappings for a history's 5,000 runs."""
     at = {name: i for i, name in enumerate(result.keys())}
     i_id, i_label, i_commit, i_describe, i_host, i_started, i_finished, i_status, i_pid, i_repo = (
         at[name] for name in ("id", "label", "commit", "commit_describe", "host", "started_at", "finished_at",
                               "status", "pid", "repo"))
     i_spec, i_environment = at.get("spec"), at.get("environment")
     out = []
-    for row in result.tuples():
+    for row in result:
         status = _STATUSES[row[i_status]]
         if status is RunStatus.RUNNING and not _alive(row[i_pid], row[i_host]):
             status = RunStatus.INTERRUPTED  # its perflab died (SIGKILL, power loss)
