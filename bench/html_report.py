@@ -15,6 +15,7 @@ Synthetic samples (seeded lognormal noise, a 5% step at commit 3,000) are writte
 through the Store API, as a recorder would. Run it as
 
     PYTHONPATH=src .venv/bin/python bench/html_report.py [--commits 5000] [--postgres URL | --start-postgres]
+        [--dashboard-only]
 """
 
 from __future__ import annotations
@@ -146,16 +147,16 @@ def serve_times(db: str, repeat: int, extra: tuple[str, ...] = ()) -> dict[str, 
         out = {}
         for page in ("/", "/?page=50", "/history?metric=ops", "/history?metric=ops&format=text", "/changes",
                      *extra):
-            times, cpu = [], []
+            times, cpu, failed = [], [], ""
             for _ in range(repeat):
                 start, used = time.perf_counter(), cpu_seconds(process.pid)
                 try:
                     body = urllib.request.urlopen(url + page, timeout=600).read()
-                except urllib.error.HTTPError as error:  # a page this version lacks: timed all the same
-                    body = f"HTTP {error.code}".encode()
+                except urllib.error.HTTPError as error:  # a page this version lacks or fails: timed all the same
+                    body, failed = error.read(), f", HTTP {error.code}"
                 times.append(time.perf_counter() - start)
                 cpu.append(cpu_seconds(process.pid) - used)
-            out[f"{page} ({len(body) / 1e6:.2f} MB)"] = (times[0], min(times), min(cpu))
+            out[f"{page} ({len(body) / 1e6:.2f} MB{failed})"] = (times[0], min(times), min(cpu))
         return out
     finally:
         process.terminate()
@@ -172,6 +173,8 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="URL", help="also time the dashboard on this (empty) database")
     parser.add_argument("--start-postgres", action="store_true",
                         help="also time the dashboard on a throwaway PostgreSQL server started on 127.0.0.1")
+    parser.add_argument("--dashboard-only", action="store_true",
+                        help="time the dashboard only (no compare report, no chromium)")
     args = parser.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the servers this script started are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -184,7 +187,13 @@ def main() -> None:
 
 def run(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="perflab-html-bench-"))
+    if not args.dashboard_only:
+        time_report(args, work)
+    time_dashboard(args, work)
+    print(f"(files under {work})", file=sys.stderr)
 
+
+def time_report(args: argparse.Namespace, work: Path) -> None:
     db = str(work / "compare.db")
     labels = build_compare_store(db, args.benchmarks, args.sides, args.samples)
     with Store(db) as store:
@@ -208,6 +217,8 @@ def run(args: argparse.Namespace) -> None:
         print(f"  scrolled to        each other chart drawn in {statistics.median(scrolled):.2f} s median, "
               f"{max(scrolled):.2f} s max ({len(scrolled)} charts, {sum(scrolled):.2f} s in all)")
 
+
+def time_dashboard(args: argparse.Namespace, work: Path) -> None:
     for name, target in [("SQLite", str(work / "history.db"))] + ([("PostgreSQL", args.postgres)]
                                                                    if args.postgres else []):
         start = time.perf_counter()
@@ -220,7 +231,6 @@ def run(args: argparse.Namespace) -> None:
         extra = (f"/changes/{listed[0].change.id}",) if listed else ()
         for page_name, (first, best, cpu) in serve_times(target, args.repeat, extra).items():
             print(f"  {page_name:45s} {first:.3f} s / {best:.3f} s; CPU {cpu:.2f} s")
-    print(f"(files under {work})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -317,8 +317,12 @@ def test_triage_form_in_chromium_escapes_the_note(lab, servers):
         driver.find_element("name", "who").send_keys("dana")
         driver.find_element("name", "token").send_keys(token)
         driver.find_element("css selector", "#triage button").click()
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
-        WebDriverWait(driver, 60).until(lambda d: d.find_element("id", "state").text == "invalid")
+
+        # the state may be found on the form's page just as the redirect replaces it: look again
+        WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: d.find_element("id", "state").text == "invalid")
         cells = [td.text for td in driver.find_elements("css selector", "#events td")]
         assert HOSTILE in cells and "dana" in cells
         assert driver.execute_script("return document.querySelectorAll('img').length;") == 0

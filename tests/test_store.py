@@ -155,6 +155,27 @@ def test_pending_samples_of_a_live_run_are_left_to_it(db_target):
         pending.close()
 
 
+def test_runs_listed_without_details_refuse_their_spec_until_read(db_target):
+    """A history's runs come without spec and environment: reading them raises (never an
+    empty record passed off as the run's), and with_details reads the real ones."""
+    import json
+    spec, environment = {"command_line": ["perflab", "run", "x"]}, {"kernel": {"release": "6.1"}}
+    with Store(db_target, create=True) as store:
+        ids = [store.create_run(label=f"r{i}", host="box", spec=spec, environment=environment, commit=f"{i:040x}")
+               for i in range(3)]
+        full = store.list_runs(counted=False)
+        light = store.list_runs(counted=False, details=False)
+        assert [(r.id, r.label, r.commit, r.status, r.started_at) for r in light] == \
+            [(r.id, r.label, r.commit, r.status, r.started_at) for r in full]
+        for use in (lambda r: r.spec.get("command_line"), lambda r: r.environment or {},
+                    lambda r: json.dumps(r.spec), lambda r: dict(r.environment), lambda r: "kernel" in r.environment):
+            with pytest.raises(LookupError, match="not loaded"):
+                use(light[0])
+        detailed = store.with_details(light[1:])
+        assert sorted(detailed) == ids[1:]
+        assert all(detailed[i].spec == spec and detailed[i].environment == environment for i in ids[1:])
+
+
 def test_value_groups_of_many_runs_are_each_runs_own(db_target):
     """One query for many runs gives each run what value_groups gives it: sealed runs from
     their series, an unsealed one from its rows, a failed sample left out."""

@@ -214,9 +214,10 @@ def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
     except UsageError:
         raise UsageError(f"alert {alert_id}'s change {alert.change_id} is no longer detected: "
                          "attach runs with --run RUN") from None
+    full = store.with_details([c.previous.runs[0], c.point.runs[0]])  # a history's runs are light
     sides = []
     for side, point in (("good", c.previous), ("bad", c.point)):
-        run = point.runs[0]
+        run = full[point.runs[0].id]
         recorded = list(run.spec.get("command_line") or [])
         if "run" not in recorded:
             raise UsageError(f"run {run.id} did not record a 'perflab run' command line: "

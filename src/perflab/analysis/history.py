@@ -30,8 +30,10 @@ regime): nothing is stored, `find_change` recomputes the histories and looks for
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import hashlib
+import itertools
 import math
 import shlex
 import threading
@@ -80,7 +82,7 @@ REPOSITORY_UNRELATED = "repository-unrelated"
 NO_METRIC_INFO = "no-metric-info"
 
 __all__ = ["METHODS", "build_history", "change_report", "commit_subjects", "find_change",
-           "list_changes", "order_points", "parse_since", "report_of_change", "select_changes"]
+           "list_changes", "order_points", "parse_since", "preload", "report_of_change", "select_changes"]
 
 
 def _warning(kind: str, message: str) -> StatWarning:
@@ -137,9 +139,13 @@ def order_points(runs: Sequence[RunInfo],
     off = sorted((p for p in points if not p.on_line), key=lambda p: (p.started_at, p.key))
     # an off-line point goes after the furthest line point measured before it (one old
     # commit measured late does not drag it back)
+    # (the last i with on[i].started_at <= t is the last whose suffix minimum is <= t: the
+    # suffix minima never decrease, so a binary search finds it)
+    latest_first = [q.started_at for q in reversed(on)]
+    suffix_min = list(reversed(list(itertools.accumulate(latest_first, min))))
     after: dict[int, list[HistoryPoint]] = {}
     for p in off:
-        slot = max((i for i, q in enumerate(on) if q.started_at <= p.started_at), default=-1)
+        slot = bisect.bisect_right(suffix_min, p.started_at) - 1
         after.setdefault(slot, []).append(p)
     ordered = list(after.get(-1, []))
     for i, p in enumerate(on):
@@ -150,7 +156,7 @@ def order_points(runs: Sequence[RunInfo],
 # --------------------------------------------------------------------------- series
 
 def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
-    runs = [r for r in store.list_runs(counted=False) if r.status is not RunStatus.RUNNING]
+    runs = [r for r in store.list_runs(counted=False, details=False) if r.status is not RunStatus.RUNNING]
     if labels:
         wanted = set(labels)
         runs = [r for r in runs if r.label in wanted]
@@ -167,15 +173,13 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     runs = _selected_runs(store, labels)
     warnings: list[StatWarning] = []
     points, order, repo = order_points(runs, warnings)
-    index_of = {p.key: i for i, p in enumerate(points)}
     # (host, benchmark, params, metric) -> per point lists of value arrays
     found: dict[tuple[str, str, str, str], tuple[str, list[list[np.ndarray]]]] = {}
     seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
     params_of: dict[str, dict[str, Any]] = {}  # each point's parameters, as the store decoded them
     groups_of = store.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
                                            set(filters.metrics) or None)
-    for point in points:
-        i = index_of[point.key]
+    for i, point in enumerate(points):
         for run in point.runs:
             for g in groups_of.get(run.id, ()):
                 if g.point not in params_of:  # decoded once per point, not per run
@@ -191,6 +195,8 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     _check_filters(filters, seen_params, bool(found), bool(runs))
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
+    # each point's one host (None: runs of several), so a series keeps most points as they are
+    host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
     for (host, benchmark, params_key, metric), (unit, per_point) in found.items():
         if benchmark not in infos:
             infos[benchmark] = store.metric_infos(benchmark)
@@ -200,7 +206,8 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        kept = [(_on_host(p, host), np.concatenate(v)) for p, v in zip(points, per_point) if v]
+        kept = [(p if h == host else _on_host(p, host), v[0] if len(v) == 1 else np.concatenate(v))
+                for p, h, v in zip(points, host_of, per_point) if v]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
@@ -239,11 +246,18 @@ def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool
 def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
     from perflab.stats.summary import group_stats
     found = group_stats(samples)
-    out = []
-    for n, median, mean, sd in zip(found.n.tolist(), found.median.tolist(), found.mean.tolist(),
-                                   found.sd.tolist()):
-        out.append(PointSummary(n, median, mean, sd, 100.0 * sd / mean if math.isfinite(sd) and mean else math.nan))
-    return out
+    defined = np.isfinite(found.sd) & (found.mean != 0)
+    cov = np.full(found.sd.shape, math.nan)
+    cov[defined] = 100.0 * found.sd[defined] / found.mean[defined]
+    return list(map(PointSummary, found.n.tolist(), found.median.tolist(), found.mean.tolist(),
+                    found.sd.tolist(), cov.tolist()))
+
+
+def preload() -> None:
+    """Import what detection and change reports import lazily (see stats.changepoints.preload):
+    for the dashboard, whose first history page would otherwise pay for it."""
+    from perflab.stats import changepoints, summary  # noqa: F401
+    changepoints.preload()
 
 
 def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: str, metric: str, unit: str,
@@ -278,7 +292,7 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
     shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
     typical = float(np.median(shown)) if shown else 0.0
     return Series(host, benchmark, params, params_key, metric, unit, info,
-                  tuple(SeriesPoint(p, tuple(float(v) for v in x), s)
+                  tuple(SeriesPoint(p, tuple(x.tolist()), s)
                         for p, x, s in zip(points, samples, summaries)),
                   tuple(changes), chosen, typical)
 
@@ -297,8 +311,8 @@ class _DetectionCache:
     def get(self, samples: Sequence[np.ndarray], method: str, floor: float,
             detect: Callable[[], list[Any]]) -> list[Any]:
         digest = hashlib.sha256(np.array([x.size for x in samples], dtype="<i8").tobytes())
-        for x in samples:
-            digest.update(np.ascontiguousarray(x, dtype="<f8").tobytes())
+        if samples:
+            digest.update(np.concatenate(samples, dtype="<f8").tobytes())
         key = (method, floor, digest.digest())
         with self._lock:
             if key in self._found:
@@ -375,7 +389,7 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
     tries: list[tuple[str, ...]] = [tuple(labels)]
     if not labels:
-        tries += [(label,) for label in sorted({r.label for r in store.list_runs(counted=False)})]
+        tries += [(label,) for label in sorted({r.label for r in store.list_runs(counted=False, details=False)})]
     for selection in tries:
         try:
             history = build_history(store, labels=selection, method=method)
@@ -415,16 +429,21 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
     page embeds the report of each of its changes)."""
     before, base_runs = _side(series, c.before, points, nearest_last=True)
     after, new_runs = _side(series, c.after, points, nearest_last=False)
+    # a history's runs come without spec and environment: read them for the runs the report
+    # describes (the sides' names, the machine, the command to reproduce), not for every run
+    full = store.with_details([base_runs[-1], new_runs[0], c.point.runs[0]])
+    base_runs[-1], new_runs[0] = full[base_runs[-1].id], full[new_runs[0].id]
+    point = replace(c.point, runs=(full[c.point.runs[0].id], *c.point.runs[1:]))
     comparison = compare_pooled(store, base_runs, new_runs, q=q)
-    recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or c.point.runs[0].repo
+    recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or point.runs[0].repo
     repo = history.repo or (recorded if recorded and is_repository(recorded) else None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])
     return ChangeReport(
         change=c, subject=subjects.get(c.point.commit or ""),
         previous_subject=subjects.get(c.previous.commit or ""), repo=repo, recorded_repo=recorded,
-        machine=c.point.runs[0], before=before, after=after, comparison=comparison,
+        machine=point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
-        reproduce=tuple(reproduce_lines(c.point, repo, recorded)), warnings=history.warnings,
+        reproduce=tuple(reproduce_lines(point, repo, recorded)), warnings=history.warnings,
         alert=alert_of_changes(store, [c.id]).get(c.id))
 
 

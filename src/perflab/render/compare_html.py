@@ -45,8 +45,10 @@ MARKERS_UP_TO = 250
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
+@functools.cache
 def environment() -> jinja2.Environment:
-    """The page templates, autoescaped (imported lazily: only the HTML formats need Jinja2)."""
+    """The page templates, autoescaped (imported lazily: only the HTML formats need Jinja2);
+    one per process, so each template is compiled once, not on every page the dashboard serves."""
     import jinja2
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

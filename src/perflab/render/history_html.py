@@ -32,16 +32,17 @@ def _segments(series: Series) -> list[Segment]:
 
 def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str]) -> dict[str, Any]:
     segments = _segments(series)
-    centre_at: dict[int, float | None] = {}
+    unit = plot_text(series.unit)  # escaped once; format_number's digits need no escaping
+    centre_line: dict[int, str] = {}  # position -> its segment's hover line, formatted once a segment
     for s in segments:
-        for i in range(s.first, s.end):
-            centre_at[i] = number(s.centre)
+        centre = number(s.centre)
+        if centre is not None:
+            centre_line.update(dict.fromkeys(range(s.first, s.end), f"segment centre {format_number(centre)} {unit}"))
     xs: list[int] = []
     ys: list[float] = []
     mx: list[int] = []
     my: list[float | None] = []
     hover: list[str] = []
-    unit = plot_text(series.unit)  # escaped once; format_number's digits need no escaping
     for i, p in enumerate(series.points):
         values = [v for v in p.values if isfinite(v)]  # the samples as measured (25,000 on a page)
         xs += [i] * len(values)
@@ -53,9 +54,8 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
         if hp.commit and subjects.get(hp.commit):
             lines.append(plot_text(subjects[hp.commit]))
         lines.append(f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}")
-        centre = centre_at.get(i)
-        if centre is not None:
-            lines.append(f"segment centre {format_number(centre)} {unit}")
+        if i in centre_line:
+            lines.append(centre_line[i])
         hover.append("<br>".join(lines))
     kind = "scattergl" if len(ys) > SAMPLES_WEBGL else "scatter"
     data: list[dict[str, Any]] = [

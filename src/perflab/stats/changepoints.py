@@ -101,6 +101,16 @@ class ChangePoint:
     ci_high: float = math.nan
 
 
+def preload() -> None:
+    """Import now the scipy modules the detectors and their tests import lazily (lazily so
+    that a CLI command without detection starts fast): a long-lived server calls this once
+    at start, so its first history page does not pay half a second of imports."""
+    # mosum's filters; t and normal quantiles; a change report's comparison
+    import scipy.ndimage
+    import scipy.special
+    import scipy.stats  # noqa: F401
+
+
 def oriented(change_pct: float, direction: Direction) -> float:
     """`change_pct` with positive = better: negated when lower values are better."""
     return -change_pct if direction is Direction.LOWER else change_pct

@@ -32,7 +32,7 @@ from starlette.routing import Route
 
 from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage
 from perflab.analysis.compare import Filters, compare_runs
-from perflab.analysis.history import build_history, change_report, list_changes, parse_since
+from perflab.analysis.history import build_history, change_report, list_changes, parse_since, preload
 from perflab.analysis.summary import summarize_run
 from perflab.model.alerts import ACTIONS, STATES, TRANSITIONS
 from perflab.model.errors import PerflabError
@@ -106,6 +106,8 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
 
     def store() -> Store:
         return Store(db, create=False)
+
+    preload()  # the imports of detection now, not in the first history page
 
     # plotly.js once per browser, not megabytes in every chart page: each bundle is named
     # by its content, so it can be cached for good (the CLI's html files embed it)
