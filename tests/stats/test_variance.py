@@ -80,3 +80,24 @@ def test_unknown_run_variance_widens_the_floor_and_says_so():
     assert apart.verdict is not Verdict.REGRESSION and apart.noise_floor == UNKNOWN_RUN_FLOOR
     assert any(w.kind == "run-variance" and "unknown" in w.message for w in apart.warnings)
     assert math.isfinite(apart.change_pct)
+
+
+def test_sides_pooling_many_runs_test_the_run_means_and_keep_a_finite_interval():
+    """History's segments pool thousands of runs per side: the difference of their means
+    has sigma_b^2 (1/r_a + 1/r_b), not 2 sigma_b^2, and a difference of mean squares must
+    not drive Satterthwaite's df to ~0 (it gave a 1e133-wide interval and an overflow)."""
+    from perflab.stats.variance import run_shares
+    rng = np.random.default_rng(3)
+    before, after = _runs(rng, 3000, 5, 0.0, 0.01), _runs(rng, 2000, 5, 0.0, 0.01)
+    estimate = between_runs(before + after)
+    a, b = np.concatenate(before), np.concatenate(after) * 1.05
+    shares = (run_shares([5] * 3000), run_shares([5] * 2000))
+    assert shares == pytest.approx((1 / 3000, 1 / 2000))
+    variance, df = estimate.difference_variance(a.size, b.size, 0.0, 1.0, shares)
+    assert variance == pytest.approx(estimate.ms_between * (1 / 3000 + 1 / 2000) / 5)
+    assert df == pytest.approx(estimate.df)
+    result = welch_t(a, b, log=True, run_variance=estimate, run_shares=shares)
+    assert math.exp(result.ci_low) == pytest.approx(1.05, rel=0.002) and result.p_value < 1e-9
+    # one run per side is the unit as before: 2 MS_between / n0 for runs of n0 values
+    variance, df = estimate.difference_variance(5, 5, 0.0, 1.0)
+    assert variance == pytest.approx(2 * estimate.ms_between / 5) and df == pytest.approx(estimate.df)

@@ -43,7 +43,7 @@ from perflab.model.report.compare import (
 )
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
-from perflab.stats.variance import RunVariance, between_runs, pooled
+from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
 from perflab.stats.warnings import RUN_VARIANCE
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
@@ -200,9 +200,10 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
         if other == ids[0]:
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
     variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
+    shares = {key: [run_shares([len(values) for values in side.get(key, [])]) for side in parts] for key in keys}
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
-                          layouts=_recorded_layouts(runs))
+                          run_shares=shares, layouts=_recorded_layouts(runs))
     every = list({run.id: run for side in sides for run in side}.values())
     return replace(report, warnings=(*report.warnings, *_environment_warnings(runs),
                                      *contention_warnings(store, every)))
@@ -216,13 +217,14 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                  noise_floor: float | None = None, best_pcts: Sequence[int] = (),
                  warnings: Sequence[str] = (), layouts: dict[str, Layout] | None = None,
                  separate: Sequence[bool] = (), run_variances: dict[Key, RunVariance | None] | None = None,
-                 ) -> CompareReport:
+                 run_shares: dict[Key, list[float]] | None = None) -> CompareReport:
     """The report of the sides' value tables (baseline first), one row per key any side has:
     each candidate tested against the baseline, verdicts decided across the whole report.
 
     ``separate[c]``: candidate c and the baseline were recorded by different runs, so
     their run-to-run variance enters the test: ``run_variances[key]`` where known; where
-    not, changes below stats.difference.UNKNOWN_RUN_FLOOR are not judged."""
+    not, changes below stats.difference.UNKNOWN_RUN_FLOOR are not judged. ``run_shares[key]``:
+    per side, how many runs it pools (`stats.variance.run_shares`; 1, a single run, if absent)."""
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     pending: list[tuple[int, int, Difference]] = []
@@ -234,11 +236,12 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
             if base is not None and other is not None:
                 apart = bool(separate[c]) if c < len(separate) else False
                 variance = (run_variances or {}).get(key) if apart else None
+                shares = (run_shares or {}).get(key) or [1.0] * len(tables)
                 pending.append((r, c, compare(
                     base.values, other.values, direction=info.direction, mean_kind=info.mean,
                     method=method,  # type: ignore[arg-type]
                     noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
-                    separate_runs=apart, run_variance=variance)))
+                    separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]))))
         missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
             params = next(table[key] for table in tables if key in table).params

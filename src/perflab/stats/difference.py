@@ -117,7 +117,8 @@ def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rej
 
 def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind: MeanKind,
             noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
-            seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None) -> Difference:
+            seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None,
+            run_shares: tuple[float, float] = (1.0, 1.0)) -> Difference:
     """Compare two samples of one metric (values in repetition order) with `method`.
 
     welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
@@ -130,7 +131,8 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
 
     Separate runs (``separate_runs``: base and new were recorded by different runs) differ
     by their run-to-run variance too (``stats.variance``). With an estimate of it
-    (``run_variance``) Welch's test takes the run as its unit (`RunVariance.difference_variance`);
+    (``run_variance``) Welch's test takes the run as its unit (`RunVariance.difference_variance`;
+    ``run_shares``: sum (m_j/n)^2 over the runs each side pools, 1 for a single run);
     the other methods cannot, so their noise floor widens to the run-to-run spread of a
     difference (z·sqrt(2·sigma_b^2)). Without an estimate, changes below
     ``UNKNOWN_RUN_FLOOR`` are not judged. Either way a warning says so.
@@ -164,7 +166,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     if method == "welch-log":
         interval = "t interval of the ratio of geometric means"
         welch = welch_t(a, b, log=True, confidence=confidence,
-                        run_variance=run_variance if separate_runs else None)
+                        run_variance=run_variance if separate_runs else None, run_shares=run_shares)
         p_value = welch.p_value
         ci_low, ci_high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
         if np.any(a <= 0) or np.any(b <= 0):

@@ -29,7 +29,8 @@ class WelchResult(NamedTuple):
 
 
 def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: float = 0.95,
-            bounded_df: bool = True, run_variance: RunVariance | None = None) -> WelchResult:
+            bounded_df: bool = True, run_variance: RunVariance | None = None,
+            run_shares: tuple[float, float] = (1.0, 1.0)) -> WelchResult:
     """Welch's unequal-variance t-test, two-sided, and the t interval of the difference.
 
     Assumes independent samples whose means are near normal (normal data, or n large).
@@ -47,7 +48,8 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
 
     ``run_variance`` (the sides are separate runs): the variance of the difference and its
     df come from `RunVariance.difference_variance`, the run as the experimental unit (see
-    ``stats.variance``); never narrower than the samples' own.
+    ``stats.variance``; ``run_shares``: how many runs each side pools, as sum (m_j/n)^2);
+    never narrower than the samples' own.
 
     Needs 2 or more values per side (else all NaN) and, with ``log=True``, positive values
     (else all NaN). When both sides have zero variance the difference is exact: p = 0 if
@@ -69,7 +71,7 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
         df = min(df, (1 / na + 1 / nb) ** 2 / (1 / (na * na * (na - 1)) + 1 / (nb * nb * (nb - 1))))
     variance = va + vb
     if run_variance is not None:
-        variance, df = run_variance.difference_variance(na, nb, variance, df)
+        variance, df = run_variance.difference_variance(na, nb, variance, df, run_shares)
     se = math.sqrt(variance)
     if se == 0.0:
         p = 0.0 if difference != 0.0 else nan

@@ -55,28 +55,43 @@ class RunVariance:
         """The run-to-run spread as a CoV in % (sqrt(sigma_b^2) on the log scale)."""
         return 100.0 * math.sqrt(self.sigma2) if self.sigma2 >= 0 else math.nan
 
-    def difference_variance(self, n_a: int, n_b: int, own: float, own_df: float) -> tuple[float, float]:
-        """(variance, df) of the difference of two separate runs' mean logs of n_a and n_b values.
+    def difference_variance(self, n_a: int, n_b: int, own: float, own_df: float,
+                            shares: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float]:
+        """(variance, df) of the difference of two sides' mean logs of n_a and n_b values.
 
-        sigma_w^2 (1/n_a + 1/n_b) + 2 sigma_b^2 from the mean squares, untruncated:
-        (2/n0) MS_between + (1/n_a + 1/n_b - 2/n0) MS_within, Satterthwaite's df over the two
-        (exactly MS_between's chi-square, k - 1 df, when n_a = n_b = n0). Never below `own`,
-        the pair's own variance of the difference (df `own_df`): two runs are not known
-        better than their samples say. Without mean squares: own + 2 sigma_b^2, combined
-        the same way.
+        A side pooled from runs of m_j values has mean-log variance
+        sigma_w^2 / n + sigma_b^2 * s, with s = sum (m_j / n)^2 its ``shares`` (1 for one
+        run, 1/r for r runs of equal size: history's segments). From the mean squares,
+        untruncated: ((s_a + s_b)/n0) MS_between + (1/n_a + 1/n_b - (s_a + s_b)/n0) MS_within,
+        Satterthwaite's df over the two (exactly MS_between's chi-square, k - 1 df, when
+        the sides are single runs of n0 values). When the second coefficient is negative
+        (runs larger than the estimate's n0) it is dropped: a difference of mean squares
+        can come out near 0 and Satterthwaite's df with it (a 1e133-wide interval), and
+        MS_between alone overstates the variance, so the test stays conservative. Never
+        below `own`, the pair's own variance of the difference (df `own_df`): two runs
+        are not known better than their samples say. Without mean squares:
+        own + (s_a + s_b) sigma_b^2, combined the same way.
         """
+        runs_weight = shares[0] + shares[1]
         if not math.isfinite(self.ms_between):
             if self.sigma2 <= 0:
                 return own, own_df
-            extra = 2 * self.sigma2
+            extra = runs_weight * self.sigma2
             return own + extra, (own + extra) ** 2 / (own**2 / own_df + extra**2 / self.df)
-        c_between, c_within = 2 / self.n0, 1 / n_a + 1 / n_b - 2 / self.n0
+        c_between = runs_weight / self.n0
+        c_within = max(1 / n_a + 1 / n_b - c_between, 0.0)
         variance = c_between * self.ms_between + c_within * self.ms_within
         if variance <= own:
             return own, own_df
         df = variance**2 / ((c_between * self.ms_between) ** 2 / self.df
                             + (c_within * self.ms_within) ** 2 / self.within_df)
         return variance, df
+
+
+def run_shares(sizes: Sequence[int]) -> float:
+    """sum (m_j / n)^2 over the runs a side pools, of m_j values each (see `difference_variance`)."""
+    total = sum(sizes)
+    return sum((m / total) ** 2 for m in sizes) if total else 1.0
 
 
 def _logs(values: ArrayLike) -> np.ndarray:
