@@ -31,10 +31,10 @@ def _samples(db: str, run: str) -> dict[tuple[str, int], dict[str, float]]:
 
 
 def _shares(db: str, run_id: int) -> dict[str, float]:
-    from perflab.analysis.contention import stall_shares
+    from perflab.analysis.contention import READ, stall_shares
     from perflab.store import Store
     with Store(db, create=False) as store:
-        return stall_shares(store, store.resolve_run(str(run_id)))
+        return stall_shares(store.value_groups(store.resolve_run(str(run_id)).id, None, READ))
 
 
 @pytest.fixture

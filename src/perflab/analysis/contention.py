@@ -18,16 +18,20 @@ from collections.abc import Sequence
 
 from perflab.model.records import PRESSURE_METRIC_PREFIX, PRESSURE_WINDOW_METRIC, RunInfo
 from perflab.store import Store
+from perflab.store.repository import ValueGroup
 
 STALL_SHARE = 0.10   # stalled for more than 10% of the sampled wall time
 RESOURCES = ("cpu", "memory", "io")
 OLD_WINDOW_METRIC = "time"   # the denominator of runs recorded without a window (s)
 
 
-def stall_shares(store: Store, run: RunInfo) -> dict[str, float]:
-    """Per resource, the stalled µs of the run's samples over the windows they cover."""
-    wanted = {f"{PRESSURE_METRIC_PREFIX}{name}_some_us": name for name in RESOURCES}
-    groups = store.value_groups(run.id, None, set(wanted) | {PRESSURE_WINDOW_METRIC, OLD_WINDOW_METRIC})
+WANTED = {f"{PRESSURE_METRIC_PREFIX}{name}_some_us": name for name in RESOURCES}
+READ = set(WANTED) | {PRESSURE_WINDOW_METRIC, OLD_WINDOW_METRIC}
+
+
+def stall_shares(groups: Sequence[ValueGroup]) -> dict[str, float]:
+    """Per resource, the stalled µs of a run's samples (its value groups of the READ
+    metrics) over the windows they cover."""
     windows = {(g.benchmark, g.point): float(g.values.sum()) / 1e6
                for g in groups if g.metric == PRESSURE_WINDOW_METRIC}
     for g in groups:
@@ -36,8 +40,8 @@ def stall_shares(store: Store, run: RunInfo) -> dict[str, float]:
     stalled: dict[str, float] = {}
     watched: set[tuple[str, str]] = set()
     for g in groups:
-        if g.metric in wanted and (g.benchmark, g.point) in windows:
-            stalled[wanted[g.metric]] = stalled.get(wanted[g.metric], 0.0) + float(g.values.sum()) / 1e6
+        if g.metric in WANTED and (g.benchmark, g.point) in windows:
+            stalled[WANTED[g.metric]] = stalled.get(WANTED[g.metric], 0.0) + float(g.values.sum()) / 1e6
             watched.add((g.benchmark, g.point))
     window = sum(windows[key] for key in watched)
     return {name: seconds / window for name, seconds in stalled.items()} if window > 0 else {}
@@ -46,7 +50,8 @@ def stall_shares(store: Store, run: RunInfo) -> dict[str, float]:
 def contention_warnings(store: Store, runs: Sequence[RunInfo]) -> list[str]:
     """One line per resource that stalled beyond STALL_SHARE of a run's sampled time,
     naming the runs (the worst first when there are many)."""
-    shares = {run.id: (run, stall_shares(store, run)) for run in runs}
+    groups = store.value_groups_of_runs([run.id for run in runs], None, READ)   # one query for many runs
+    shares = {run.id: (run, stall_shares(groups.get(run.id, []))) for run in runs}
     out = []
     for name in RESOURCES:
         flagged = sorted(((share[name], run) for run, share in shares.values() if share.get(name, 0) > STALL_SHARE),
