@@ -21,11 +21,11 @@ from perflab.analysis.contention import contention_warnings
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import (
-    PRESSURE_METRIC_PREFIX,
     Direction,
     MetricInfo,
     RunInfo,
     is_monitor_metric,
+    is_pressure_metric,
     normalise_params,
 )
 from perflab.model.report.calibration import Calibration
@@ -443,8 +443,7 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
             if (not filters.params or filters.keeps(g.params)) and (
                     monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
                     or g.metric in filters.metrics) and g.metric not in exclude and (
-                    # the machine's stalls judge the run (contention.py), not the benchmark
-                    not g.metric.startswith(PRESSURE_METRIC_PREFIX) or g.metric in filters.metrics):
+                    not is_pressure_metric(g.metric) or g.metric in filters.metrics):
                 pooled.setdefault((g.benchmark, g.point, g.metric), []).append(g)
     table = {key: groups[0] if len(groups) == 1 else
              replace(groups[0], values=np.concatenate([g.values for g in groups]),

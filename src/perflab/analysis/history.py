@@ -47,7 +47,7 @@ import numpy as np
 
 from perflab.analysis.compare import Filters, compare_pooled
 from perflab.model.errors import UsageError
-from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
+from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_pressure_metric
 from perflab.model.report.history import (
     AUTO_METHOD,
     CHANGEPOINT_METHODS,
@@ -187,6 +187,8 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
                     seen_params = (seen_params or set()) | set(g.params)
                 params = params_of[g.point]
                 if filters.params and not filters.keeps(params):
+                    continue
+                if is_pressure_metric(g.metric) and g.metric not in filters.metrics:
                     continue
                 key = (run.host, g.benchmark, g.point, g.metric)
                 if key not in found:

@@ -72,6 +72,13 @@ PRESSURE_METRIC_PREFIX = "psi."   # the runner's own watch of every sample (exec
 PRESSURE_WINDOW_METRIC = "psi.window_us"   # the µs a sample's psi stalls were counted over
 
 
+def is_pressure_metric(name: str) -> bool:
+    """The runner's watch of the machine around every sample: it judges the run
+    (analysis/contention.py), not the benchmark, so reports and histories leave it out
+    unless asked for by name."""
+    return name.startswith(PRESSURE_METRIC_PREFIX)
+
+
 def is_monitor_metric(name: str) -> bool:
     return name.startswith((*MONITOR_METRIC_PREFIXES, PRESSURE_METRIC_PREFIX))
 
