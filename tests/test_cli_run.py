@@ -68,7 +68,7 @@ def test_hanging_command_times_out(db_target):
 def test_parameters_substitute_and_interleave(sqlite_db, tmp_path):
     log = tmp_path / "order"
     result = run_cli("run", "-n", "2", "-p", "size=small,large", "-L", "k", "1,2", "--shell",
-                     "--", f"echo {{size}}-{{k}} >> {log}", db=sqlite_db)
+                     "--", f"echo {{size}}-{{k}} >> {log}; sleep 0.02", db=sqlite_db)  # outlasts sh's start-up
     assert result.returncode == 0, result.stderr
     assert log.read_text().split() == ["small-1", "small-2", "large-1", "large-2"] * 2
     samples = _export(sqlite_db)["samples"]
@@ -91,7 +91,7 @@ def test_prepare_setup_cleanup_hooks(sqlite_db, tmp_path):
 def test_shuffle_records_its_seed_and_replays(sqlite_db, tmp_path):
     log = tmp_path / "order"
     run_cli("run", "-n", "4", "-p", "v=1..4", "--seed", "11", "--shell", "--",
-            f"echo {{v}} >> {log}", db=sqlite_db, check=True)
+            f"echo {{v}} >> {log}; sleep 0.02", db=sqlite_db, check=True)   # outlasts the shell's start-up
     first = log.read_text().split()
     assert sorted(first) == sorted(["1", "2", "3", "4"] * 4) and first != ["1", "2", "3", "4"] * 4
     assert _export(sqlite_db)["run"]["spec"]["plans"][0]["options"]["seed"] == 11
@@ -122,8 +122,8 @@ def test_commit_detected_from_repo(sqlite_db, tmp_path):
 
 
 def test_runs_show_and_csv_export(sqlite_db):
-    run_cli("run", "-n", "3", "--label", "a", "-p", "n=1,2", "--shell", "--", "true {n}",
-            db=sqlite_db, check=True)
+    run_cli("run", "-n", "3", "--label", "a", "-p", "n=1,2", "--shell", "--", "sleep 0.02; true {n}",
+            db=sqlite_db, check=True)   # a line as short as the shell's start-up has nothing to time
     run_cli("run", "-n", "2", "--label", "b", "--", "true", db=sqlite_db, check=True)
     listing = run_cli("runs", db=sqlite_db, check=True).stdout.splitlines()
     assert listing[0].split() == ["id", "label", "commit", "host", "started", "status",
