@@ -1,8 +1,13 @@
 """`perflab run` end to end through the real CLI into SQLite and PostgreSQL."""
 
+import contextlib
 import csv
 import io
 import json
+import os
+import signal
+
+import pytest
 
 from conftest import run_cli
 
@@ -151,3 +156,21 @@ def test_plain_progress_when_not_a_terminal_and_none_when_quiet(sqlite_db):
     assert "3 samples to run" in result.stderr and "3/3 done in" in result.stderr
     quiet = run_cli("run", "-n", "3", "-q", "--", "true", db=sqlite_db, check=True)
     assert quiet.stderr == "" and quiet.stdout == ""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root")
+def test_what_a_prepare_hook_leaves_running_outlives_the_samples(sqlite_db, tmp_path):
+    """A sample's leftovers are killed (its cgroup); a hook's are not: a --prepare or
+    --setup may start a server on purpose, and hooks run outside the samples' cgroup."""
+    from proc import running
+    pids = tmp_path / "pids"
+    # a daemon: detached (setsid) before the hook returns, as a server's start script does
+    daemon = f"setsid -f sh -c 'echo $$ >> {pids}; exec sleep 60' >/dev/null 2>&1; sleep 0.1"
+    run_cli("run", "-q", "-n", "3", "--prepare", daemon, "--", "true", db=sqlite_db, check=True)
+    started = [int(pid) for pid in pids.read_text().split()]
+    try:
+        assert len(started) == 3 and all(running(pid) for pid in started)
+    finally:
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

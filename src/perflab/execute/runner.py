@@ -362,7 +362,7 @@ class Runner:
                         sessions.enter_context(self._session(run_plan.workload))
                         if run_plan.options.setup:
                             for point in active_points[i]:
-                                run_hook("setup", run_plan.options.setup, run_plan.points[point], streams)
+                                self._hook("setup", run_plan.options.setup, run_plan.points[point], streams)
                 for k, task in enumerate(block.tasks):
                     i, point = block.units[task.point]
                     self._sample(run_id, states[i], plan.Task(point, task.repetition, task.warmup),
@@ -429,6 +429,15 @@ class Runner:
                           self._monitors_for(options.monitor_config()),
                           set(options.cpus) if options.cpus else None)
 
+    def _hook(self, kind: str, line: str, params: dict[str, Any], streams: Streams,
+              timeout: float | None = None) -> None:
+        """A --setup/--prepare/--cleanup line, run where perflab started, not in the
+        samples' cgroup: what it leaves running (a server a --setup starts) must outlive
+        the samples, whose leftovers are killed."""
+        if self._cgroups is not None:
+            self._cgroups.leave()
+        run_hook(kind, line, params, streams, timeout=timeout)
+
     @contextmanager
     def _session(self, workload: Workload) -> Iterator[None]:
         """The workload's session; what it starts (a server) in a cgroup of its own."""
@@ -452,7 +461,7 @@ class Runner:
         params = run_plan.points[task.point]
         label = state.labels[task.point]
         if options.prepare:
-            run_hook("prepare", options.prepare, params, streams)
+            self._hook("prepare", options.prepare, params, streams)
         invocation = workload.invocation(params)
         timeouts = [t for t in (options.timeout, invocation.timeout) if t is not None]
         watched = [] if task.warmup else state.monitors
@@ -648,7 +657,7 @@ class Runner:
             return
         for i in points:
             try:
-                run_hook("cleanup", cleanup, run_plan.points[i], streams, timeout=CLEANUP_TIMEOUT_S)
+                self._hook("cleanup", cleanup, run_plan.points[i], streams, timeout=CLEANUP_TIMEOUT_S)
             except UsageError as error:
                 self.warn(str(error))
 
