@@ -317,13 +317,17 @@ def test_triage_form_in_chromium_escapes_the_note(lab, servers):
         driver.find_element("name", "who").send_keys("dana")
         driver.find_element("name", "token").send_keys(token)
         driver.find_element("css selector", "#triage button").click()
-        from selenium.common.exceptions import StaleElementReferenceException
+        from selenium.common.exceptions import JavascriptException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        # the state may be found on the form's page just as the redirect replaces it: look again
-        WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException,)).until(
-            lambda d: d.find_element("id", "state").text == "invalid")
-        cells = [td.text for td in driver.find_elements("css selector", "#events td")]
+        # the redirect may replace the page while it is read: read it in one script, no
+        # element handle that could go stale (chromium: "Node ... does not belong to the
+        # document"), and look again until the new page says so
+        state = "var e = document.getElementById('state'); return e ? e.textContent.trim() : null;"
+        WebDriverWait(driver, 60, ignored_exceptions=(JavascriptException,)).until(
+            lambda d: d.execute_script(state) == "invalid")
+        cells = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#events td')).map(td => td.innerText);")
         assert HOSTILE in cells and "dana" in cells
         assert driver.execute_script("return document.querySelectorAll('img').length;") == 0
     with Store(lab["db"]) as store:
