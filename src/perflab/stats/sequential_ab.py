@@ -5,12 +5,12 @@ metric of the two commands measured side by side (times or rates, > 0). The test
 on d_i = log cand_i - log base_i: a drift of the machine common to both arms (load,
 thermal state, page cache) cancels in the ratio, and timing noise is multiplicative.
 
-The confidence sequence (CS). For a centre m, round i (after the first SCALE_ROUNDS,
-which only seed the scale) contributes
+The confidence sequence (CS). For a centre m, round i contributes
 
     X_i(m) = clip((d_i - m) / s_{i-1}, -CLIP, +CLIP),
 
-s_{i-1} the MAD scale of d_1..d_{i-1}: predictable, it never looks at round i. If d_i is
+s_{i-1} the MAD scale of d_1..d_{i-1}: predictable, it never looks at round i. The first
+SCALE_ROUNDS rounds, before there is a scale, count by their sign alone (X = ±CLIP). If d_i is
 symmetric about m given the past, so is X_i(m) (clipping symmetrically about m keeps the
 symmetry), hence E[X_i(m) | past] = 0 and |X_i(m)| <= CLIP. Then for any fixed bet
 0 <= λ < 1/CLIP, Π_i (1 + λ X_i(m)) is a non-negative martingale of mean 1 (a betting
@@ -48,15 +48,18 @@ The decision rule (`decide`, after each round, error rates as above):
 The estimate is the centre where Σ X_i(m) = 0 (an M-estimate with predictable scales);
 the CS always contains it. The bet grid spans bets tuned for a few rounds to a few
 thousand; the evidence of one round is at most a factor 1 + BETS.max() * CLIP = 1.8, so a
-decision needs at least 12 pairs at α = 0.05 (2 seeding the scale, then 1.8^10 / 6 bets
->= 2/α). That is the price of assuming only symmetry: a sign test, the best such test,
+decision needs at least 10 pairs at α = 0.05 (1.8^10 / 6 bets >= 2/α; scoring the
+first rounds by their sign instead of only seeding the scale with them saved 2 pairs at low
+noise, simulated). That is the price of assuming only symmetry: a sign test, the best such test,
 needs 6 pairs; a t-test on 3 pairs may do, if the noise is normal.
 
-What it costs (simulated, median pairs to a significant call over the n of a fixed paired
-t-test with 90% power at the true change): on normal noise 0.9-1.0 for changes of 0.15-0.4 sd
-of d, 1.2-1.6 for 0.6-1 sd (the least n above); on t_3 noise 0.5-0.65 and 0.8-1.2 (the
-t-test pays for the tails, the clipped rounds do not). No always-valid test does much
-better on normal noise: Wald's SPRT told the true change needs 0.55.
+What it costs (bench/sequential_ab_sim.py: median pairs to a significant call over the n
+of a fixed paired t-test with 90% power at the true change, the oracle design): on normal
+noise 0.74 at a change of 0.15 sd of d, 1.0-1.05 at 0.25-0.6 sd, 1.4 at 1 sd and 2.2 at
+2 sd (the least n above); on t_3 noise 0.46-0.72 at 0.15-0.6 sd and 1.1 at 1 sd (the
+t-test pays for the tails, the clipped rounds do not). No valid test halves the oracle's n
+on normal noise: Wald's SPRT, told the true change, needs 0.55 of it (Wald & Wolfowitz:
+no test with these error rates needs fewer on average).
 """
 
 from __future__ import annotations
@@ -72,7 +75,8 @@ from perflab.model.verdicts import Verdict
 from perflab.stats.sequential import MAD_TO_SD
 
 CLIP = 2.0                 # |X_i| <= CLIP: a round's d_i counts at most 2 scales from the centre
-SCALE_ROUNDS = 2           # the first rounds only seed the scale
+SCALE_ROUNDS = 2           # the first rounds seed the scale and count by their sign alone
+SIGN_SCALE = 1e-12         # a scale so small that X_i(m) is ±CLIP (0 at d_i = m): the sign
 # bets λ·CLIP from 0.8 down by factors of 2: log-optimal for changes of ~0.4 to ~0.013
 # scales (a decision in ~10 to ~10,000 rounds); equal weights
 BETS = 0.8 * 2.0 ** -np.arange(6.0) / CLIP
@@ -119,13 +123,15 @@ def _prefix_medians(rows: NDArray[np.float64], lengths: NDArray[np.int64]) -> ND
 
 
 def predictable_scales(d: NDArray[np.float64]) -> NDArray[np.float64]:
-    """s_{i-1} for every round i >= SCALE_ROUNDS (last axis): the MAD scale of the rounds
-    before it, made consistent for normal noise; a tiny positive floor when those are all
-    equal (quantised timings), so a round then counts by its sign alone. Recomputed after
-    the rounds of `_rescale_rounds`, carried forward in between."""
+    """s_{i-1} for every round i (last axis): the MAD scale of the rounds before it, made
+    consistent for normal noise. The first SCALE_ROUNDS rounds, and any whose earlier
+    rounds are all equal (quantised timings), get a tiny positive floor instead, so they
+    count by their sign alone. Recomputed after the rounds of `_rescale_rounds`, carried
+    forward in between."""
     n = d.shape[-1]
+    floor = np.full(d.shape[:-1] + (min(n, SCALE_ROUNDS),), SIGN_SCALE)
     if n <= SCALE_ROUNDS:
-        return np.empty(d.shape[:-1] + (0,))
+        return floor
     lengths = _rescale_rounds(n)
     flat = d.reshape(-1, n)
     mads = np.empty((flat.shape[0], lengths.size))
@@ -136,14 +142,14 @@ def predictable_scales(d: NDArray[np.float64]) -> NDArray[np.float64]:
         mads[start:start + 64] = _prefix_medians(deviations, lengths)[..., 0]
     # round i uses the latest recompute after a round <= i, i.e. of the first r <= i rounds
     which = np.searchsorted(lengths, np.arange(SCALE_ROUNDS, n), side="right") - 1
-    scales = MAD_TO_SD * mads[:, which]
-    return np.maximum(scales, 1e-12).reshape(d.shape[:-1] + (n - SCALE_ROUNDS,))
+    scales = np.maximum(MAD_TO_SD * mads[:, which], SIGN_SCALE).reshape(d.shape[:-1] + (n - SCALE_ROUNDS,))
+    return np.concatenate([floor, scales], axis=-1)
 
 
 def _clipped(d: NDArray[np.float64], scales: NDArray[np.float64], m: NDArray[np.float64] | float
              ) -> NDArray[np.float64]:
-    """X_i(m) of the rounds after the seeding ones; m broadcasts against d[..., :1]."""
-    return np.clip((d[..., SCALE_ROUNDS:] - m) / scales, -CLIP, CLIP)
+    """X_i(m) of every round; m broadcasts against d[..., :1]."""
+    return np.clip((d - m) / scales, -CLIP, CLIP)
 
 
 def _log_capitals(x: NDArray[np.float64], cumulative: bool = True
@@ -189,14 +195,9 @@ def round_evidence(d: NDArray[np.float64], *, threshold_pct: float, alpha: float
     bound = math.log(2.0 / alpha)
     shape = d.shape[:-1] + (n,)
     none = np.zeros(shape, dtype=bool)
-    if n <= SCALE_ROUNDS:
-        return RoundEvidence(np.arange(1, n + 1), none, none.copy(), none.copy(), none.copy(), none.copy())
+    if n == 0:
+        return RoundEvidence(np.arange(1, 1), none, none.copy(), none.copy(), none.copy(), none.copy())
     scales = predictable_scales(d) if scales is None else scales
-    pad = np.zeros(d.shape[:-1] + (SCALE_ROUNDS,), dtype=bool)
-
-    def padded(a: NDArray[np.bool_]) -> NDArray[np.bool_]:
-        return np.concatenate([pad, a], axis=-1)
-
     up0, down0 = _log_capitals(_clipped(d, scales, 0.0))
     x_upper = _clipped(d, scales, upper)
     up_u, down_u = _log_capitals(x_upper)
@@ -210,8 +211,7 @@ def round_evidence(d: NDArray[np.float64], *, threshold_pct: float, alpha: float
         below = np.zeros_like(above)
         lower_rejected = np.ones_like(above)
     inside = lower_rejected & (down_u >= bound)
-    return RoundEvidence(np.arange(1, n + 1), padded(up0 >= bound), padded(down0 >= bound),
-                         padded(above), padded(below), padded(inside))
+    return RoundEvidence(np.arange(1, n + 1), up0 >= bound, down0 >= bound, above, below, inside)
 
 
 def verdicts(evidence: RoundEvidence, *, lower_is_better: bool = True, min_n: int = 5
@@ -233,7 +233,7 @@ def confidence_interval(d: NDArray[np.float64], alpha: float,
                         scales: NDArray[np.float64] | None = None) -> tuple[float, float, float]:
     """(lo, estimate, hi) of the log ratio after all rounds of one stream ``d``."""
     d = np.asarray(d, dtype=float).reshape(-1)
-    if d.size <= SCALE_ROUNDS:
+    if d.size == 0:
         return -math.inf, float(np.median(d)) if d.size else math.nan, math.inf
     scales = predictable_scales(d) if scales is None else scales
     bound = math.log(2.0 / alpha)
@@ -294,7 +294,7 @@ def decide(base: Sequence[float], cand: Sequence[float], *, threshold_pct: float
     shown = f"{est:+.2f}% (CI {ci[0]:+.2f}%..{ci[1]:+.2f}%, {100 * (1 - alpha):g}% always valid) after {n} pairs"
     t = f"{threshold_pct:g}%"
     code = 0
-    if n >= max(min_n, 1) and n > SCALE_ROUNDS:
+    if n >= max(min_n, 1):
         code = int(verdicts(round_evidence(d, threshold_pct=threshold_pct, alpha=alpha, scales=scales),
                             lower_is_better=lower_is_better, min_n=min_n)[-1])
     verdict: Verdict | None
