@@ -121,16 +121,17 @@ def test_a_run_compared_with_itself_is_named(ab_db):
 def test_points_of_one_run_compare_against_one_of_them(tmp_path):
     """Seed 000 compares "patched" with "no breakpoints", points of one sweep: --base KEY=VALUE."""
     db = str(tmp_path / "perflab.db")
-    run_cli("run", "-n", "8", "-q", "--label", "sweep", "--name", "nap", "-p", "ms=2,9",
-            "--", "sleep", "0.00{ms}", db=db, check=True)
-    data = json.loads(run_cli("compare", "sweep", "--base", "ms=2", "--metric", "time", "--format", "json",
+    # 10 ms against 50 ms: the slower point stays more than 2x slower with up to 30 ms of start-up under load
+    run_cli("run", "-n", "8", "-q", "--label", "sweep", "--name", "nap", "-p", "cs=1,5",
+            "--", "sleep", "0.0{cs}", db=db, check=True)
+    data = json.loads(run_cli("compare", "sweep", "--base", "cs=1", "--metric", "time", "--format", "json",
                               db=db, check=True).stdout)
-    assert [r["label"] for r in data["runs"]] == ["ms=2", "ms=9"]
+    assert [r["label"] for r in data["runs"]] == ["cs=1", "cs=5"]
     [row] = data["rows"]
     cell = row["candidates"][0]["comparison"]
     assert row["params"] == {} and cell["verdict"] == "regression" and cell["change_pct"] < -100
     assert not any("separate runs" in w for w in data["warnings"])  # one run: no run-to-run variance
-    for args, message in ((["--base", "ms=3"], "no point with ms=3 (its ms values: 2, 9)"),
-                          (["--base", "ms"], "expected KEY=VALUE"), (["sweep", "--base", "ms=2"], "name one run")):
+    for args, message in ((["--base", "cs=3"], "no point with cs=3 (its cs values: 1, 5)"),
+                          (["--base", "cs"], "expected KEY=VALUE"), (["sweep", "--base", "cs=1"], "name one run")):
         result = run_cli("compare", "sweep", *args, db=db)
         assert result.returncode == 2 and message in result.stderr, result.stderr

@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict, WarningSide
-from perflab.stats.intervals import bootstrap_ratio_ci
+from perflab.stats.intervals import Interval, bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import unjudgeable
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
@@ -126,7 +126,9 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
                   ratio is c; the interval is exp of the t interval of the mean-log
                   difference. Needs positive values and 2+ per side.
     mann-whitney  two-sided Mann-Whitney U (distribution-free; 4+ per side to ever reach
-                  p < 0.05); interval: bootstrap of the ratio of centres.
+                  p < 0.05); interval: the Hodges-Lehmann interval of the factor between
+                  the sides, the one that inverts the test (none when the test cannot
+                  reject; positive values up to 1,000 a side, else the bootstrap).
     mmtests, lkp  the tools' rules (see `rules`); interval: bootstrap of the ratio of centres.
 
     Separate runs (``separate_runs``: base and new were recorded by different runs) differ
@@ -172,9 +174,16 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         if np.any(a <= 0) or np.any(b <= 0):
             pair.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
     else:
-        interval = f"bootstrap interval of the ratio of {mean_kind.value}s"
-        boot = bootstrap_ratio_ci(a, b, mean_kind=mean_kind, confidence=confidence, seed=seed)
-        ci_low, ci_high = _oriented_interval(boot.low, boot.high, direction)
+        shift = (hodges_lehmann_ratio_ci(a, b, confidence) if method == "mann-whitney"
+                 else Interval(math.nan, math.nan, confidence))
+        if not math.isnan(shift.low) or shift.warnings:
+            # the interval that inverts the test: exact at small n, where the bootstrap's is too narrow
+            interval = "Hodges-Lehmann interval of the ratio (inverts Mann-Whitney)"
+            ci_low, ci_high = _oriented_interval(shift.low, shift.high, direction)
+        else:
+            interval = f"bootstrap interval of the ratio of {mean_kind.value}s"
+            boot = bootstrap_ratio_ci(a, b, mean_kind=mean_kind, confidence=confidence, seed=seed)
+            ci_low, ci_high = _oriented_interval(boot.low, boot.high, direction)
         if method == "mann-whitney":
             p_value = mann_whitney(a, b)
             if min(a.size, b.size) > 0 and min_p >= 1.0 - confidence:
