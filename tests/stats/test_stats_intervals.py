@@ -1,4 +1,4 @@
-"""Confidence intervals: t of the mean, order statistics of the median, bootstrap of a ratio."""
+"""Confidence intervals: t of the mean, order statistics of the median, bootstrap and Hodges-Lehmann of a ratio."""
 
 import math
 
@@ -8,6 +8,7 @@ import scipy.stats
 
 from perflab.model.records import MeanKind
 from perflab.stats import bootstrap_ratio_ci, mean_ci, median_ci
+from perflab.stats.intervals import hodges_lehmann_ratio_ci
 
 X = np.array([9.8, 10.4, 10.1, 9.7, 10.9, 10.2, 9.9, 10.6, 10.0, 10.3])
 
@@ -78,3 +79,34 @@ def test_bootstrap_ratio_ci_undefined_cases():
     assert math.isnan(one.low) and one.warnings[0].kind == "too-few-samples"
     zero = bootstrap_ratio_ci([1.0, 0.0, 2.0], [1.0, 2.0], mean_kind=MeanKind.HARMONIC)
     assert math.isnan(zero.high) and zero.warnings[0].kind == "nonpositive-hmean"
+
+
+def test_the_hodges_lehmann_interval_inverts_the_exact_mann_whitney_test():
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        m, n = (int(v) for v in rng.integers(4, 12, size=2))
+        base = np.exp(0.05 * rng.standard_normal(m))
+        new = np.exp(0.05 * rng.standard_normal(n) + rng.uniform(-0.08, 0.08))
+        ci = hodges_lehmann_ratio_ci(base, new)
+        p = scipy.stats.mannwhitneyu(new, base, alternative="two-sided", method="exact").pvalue
+        assert ci.confidence >= 0.95
+        assert (ci.low > 1 or ci.high < 1) == (p <= 1 - ci.confidence + 1e-12), (m, n, p, ci)
+
+
+def test_the_hodges_lehmann_interval_covers_a_common_factor_at_5_vs_5():
+    rng = np.random.default_rng(12)
+    covered = 0
+    for _ in range(2000):
+        base = np.exp(0.03 * rng.standard_t(3, 5))
+        new = 1.05 * np.exp(0.03 * rng.standard_t(3, 5))
+        ci = hodges_lehmann_ratio_ci(base, new)
+        covered += ci.low <= 1.05 <= ci.high
+    assert covered / 2000 >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 2000)   # exact: 96.8% for 5 vs 5
+
+
+def test_the_hodges_lehmann_interval_says_when_the_test_cannot_reject():
+    ci = hodges_lehmann_ratio_ci([1.0, 1.1, 1.2], [2.0, 2.1, 2.2])
+    assert math.isnan(ci.low) and "3 vs 3" in ci.warnings[0].message
+    assert math.isnan(hodges_lehmann_ratio_ci([1.0, -1.0, 2.0, 3.0], [2.0, 2.1, 2.2, 2.3]).low)
+    ties = hodges_lehmann_ratio_ci([1.0] * 30 + [2.0] * 30, [2.0] * 30 + [3.0] * 30)  # normal, tie-corrected
+    assert 1 <= ties.low <= ties.high <= 3
