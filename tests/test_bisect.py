@@ -141,9 +141,10 @@ def test_bisect_names_the_commit_in_9_of_10_noisy_trials(repo, tmp_path):
 
 def test_bisect_by_cpu_time_finds_a_large_step(tmp_path):
     # Timed for real, in pairs: 60 commits, commit 41 does 30% more work (the 5% step of the
-    # seeded trials is below what this VM's timing noise lets a test afford, see the module doc).
+    # seeded trials is below what this VM's timing noise lets a test afford, see the module doc);
+    # ~18 ms of CPU a run, so tick-granular accounting and cache refills under load stay small.
     path = str(tmp_path / "repo")
-    make_repo(path, commits=60, work=10_000_000, bad_index=41, step=1.3, broken_build=(), broken_run=(),
+    make_repo(path, commits=60, work=30_000_000, bad_index=41, step=1.3, broken_build=(), broken_run=(),
               outlier_rate="0")
     result = run_cli("bisect", "--repo", path, "--good", "main~59", "--bad", "main", "--build", "make -s",
                      "--run", "./prog", "--metric", "cpu", "-q", timeout=600)
