@@ -10,9 +10,15 @@
              are partly real changes of the machine, not of the command.
 2. Synthetic families on real noise. The noise is the loaded recordings' own: each one's
    relative residuals about its running median (9 points, so its load regimes do not
-   become unmarked changes), resampled in blocks of 20 (keeping the short-range
-   correlation, heavy tails and outliers) and rescaled to a robust CoV of 1-5% (the
-   recordings' own spreads run from under 1% to over 100%), on a level of 100. Families:
+   become unmarked changes in the level), divided by their running robust scale (1.4826·
+   the median |residual| over ±20 values, `standardised`, so the recordings' own changes
+   of spread -- 2x to 100x between their calm and loaded stretches -- do not become
+   unmarked changes of spread at the joins of the blocks), resampled in blocks of 20
+   (keeping the short-range correlation, heavy tails and outliers: a lone outlier barely
+   moves a median of 41 values) and rescaled to a robust CoV of 1-5%, on a level of 100.
+   So the noise of every family is stationary in spread except where a change is
+   labelled (the 90th/10th percentile ratio of the robust scales of its blocks of 20:
+   1.5-5.3, median 2.4, after; 2-118, median 5.4, before; Gaussian noise gives about 1.8). Families:
      steps        1-3 steps of 1-20% (log-uniform size, random sign)
      trend        a linear drift of 5-20% over the series, and 1-2 steps of 5-20%
      seasonality  a sine of 1-5% amplitude, period 10-100, and 1-2 steps of 5-20%
@@ -24,7 +30,8 @@
 3. Scores per family: F1 as TCPDBench (margin ±5, index 0 counted: the accuracy test's
    tcpd_f1) and covering (TCPDBench's: Σ|A|·max Jaccard(A, A')/n over true segments A).
 
-Methods: perflab's mosum, e-divisive, pelt, binseg (defaults); ruptures (the `bench`
+Methods: perflab's mosum, e-divisive, pelt, binseg (defaults), and mosum+spread (mosum
+with its search for changes in spread, `detect(spread=True)`, off by default); ruptures (the `bench`
 extra) Pelt and Binseg, model "l2", min_size 2, with the penalty of ruptures' own examples
 and docs, pen = σ²·ln n·2 (BIC), σ from the MAD of first differences; Otava
 (apache-otava, compute_change_points, window 50, max p 0.001: `otava analyze`'s defaults)
@@ -93,13 +100,48 @@ def residuals(x: np.ndarray) -> np.ndarray:
     return (x - med) / np.median(x)
 
 
+#: Values each side of a residual over which its local spread is read (`standardised`):
+#: one block either side, so spread that varies more slowly than a block goes.
+SCALE_HALF = 20
+
+
+def robust_scale(v: np.ndarray) -> float:
+    """1.4826·MAD, or the mean absolute deviation's Gaussian equivalent when the MAD is 0
+    (quantised values, e.g. timer ticks); 0 only for constant values."""
+    dev = np.abs(v - np.median(v))
+    mad = float(np.median(dev))
+    return 1.4826 * mad if mad > 0 else float(dev.mean()) * math.sqrt(math.pi / 2)
+
+
+def standardised(r: np.ndarray, half: int = SCALE_HALF) -> np.ndarray:
+    """Residuals divided by their running robust scale (over ±`half` values), then by
+    their overall one: noise of spread 1 all along.
+
+    A recording's spread varies along it (load regimes, a slower machine is also a noisier
+    one), so blocks drawn from different stretches would put unlabelled changes of spread
+    at their joins, and a detector of spread changes would be scored against a truth that
+    misses changes really in the series. Dividing by the local scale removes variation
+    slower than a block; what lies within a block -- heavy tails, outliers, short-range
+    correlation -- stays (a lone outlier barely moves a median of 2·half+1 values)."""
+    from scipy.ndimage import median_filter, uniform_filter1d
+    size = 2 * half + 1
+    a = np.abs(r - np.median(r))
+    local = 1.4826 * median_filter(a, size=size, mode="mirror")
+    # quantised residuals: the median of |r| is 0 where most values sit on the level
+    fallback = uniform_filter1d(a, size=size, mode="mirror") * math.sqrt(math.pi / 2)
+    local = np.where(local > 0, local, fallback)
+    e = np.divide(r, local, out=np.zeros_like(r), where=local > 0)
+    overall = robust_scale(e)
+    return e / overall if overall > 0 else e
+
+
 def block_noise(rng, pool: list[np.ndarray], n: int, block: int = 20) -> np.ndarray:
-    """A recording's residuals in blocks, rescaled to a robust CoV of 1-5% (its shape kept)."""
+    """Blocks of one recording's standardised residuals (`standardised`: spread 1 all
+    along, shape kept), scaled to a robust CoV of 1-5%."""
     r = pool[int(rng.integers(len(pool)))]
     starts = rng.integers(0, r.size - block, size=n // block + 1)
     e = np.concatenate([r[s:s + block] for s in starts])[:n]
-    robust = 1.4826 * np.median(np.abs(r - np.median(r)))
-    return e / robust * rng.uniform(0.01, 0.05) if robust > 0 else e
+    return e * rng.uniform(0.01, 0.05)
 
 
 def place(rng, n: int, k: int, gap: int) -> list[int]:
@@ -277,13 +319,16 @@ def main() -> int:
 
     recordings = {name: load_noise(folder) for name, folder in NOISE_SETS.items()}
     methods = {m: (lambda x, m=m: [c.index for c in detect(x, method=m)]) for m in PERFLAB}
+    # mosum with its search for changes in spread as well (off by default: stats/mosum.py)
+    methods["mosum+spread"] = lambda x: [c.index for c in detect(x, method="mosum", spread=True)]
     methods |= ruptures_methods()
     names = [*methods, "otava", "no change"]
 
     rng = np.random.default_rng(args.seed)
     # the synthetic noise comes from the loaded set: its residuals about the running
-    # median, so the load regimes themselves do not enter (see `residuals`)
-    pool = [residuals(x) for x in recordings["loaded"].values()]
+    # median, so the load regimes themselves do not enter (see `residuals`), divided by
+    # their running scale, so neither do their changes of spread (see `standardised`)
+    pool = [standardised(residuals(x)) for x in recordings["loaded"].values()]
     suite = {f: [make(rng, f, args.length, pool) for _ in range(args.series)] for f in FAMILIES}
     real = {name: list(series.values()) for name, series in recordings.items()}
 

@@ -23,8 +23,10 @@ from perflab.model.report.history import (
 
 
 def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, window: int, max_pvalue: float,
-                 penalty: str | float, min_magnitude: float, direction: Direction | None) -> FileChanges:
-    """Detect change points in ``columns`` (all numeric ones when empty) of ``series``."""
+                 penalty: str | float, min_magnitude: float, direction: Direction | None,
+                 spread: bool = False) -> FileChanges:
+    """Detect change points in ``columns`` (all numeric ones when empty) of ``series``;
+    with ``spread`` (mosum only) changes in the noise's spread as well."""
     from perflab.stats.changepoints import FALSE_RATE_PER_1000 as FALSE_RATE
     from perflab.stats.changepoints import MIN_POINTS, detect
     if method != AUTO_METHOD and method not in CHANGEPOINT_METHODS:
@@ -43,9 +45,12 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
             raise UsageError(f"{series.path}: column {name!r} has {present} points with values; "
                              f"change-point detection needs at least {MIN_POINTS}")
         used.append(resolve_method(method, present))
+        if spread and used[-1] != "mosum":
+            raise UsageError(f"--spread searches with mosum only, and column {name!r} would use {used[-1]}",
+                             "pass --method mosum")
         try:
             found = detect(groups, method=used[-1], window=window, max_pvalue=max_pvalue,
-                           min_magnitude=min_magnitude, penalty=penalty)
+                           min_magnitude=min_magnitude, penalty=penalty, spread=spread)
         except ValueError as error:
             raise UsageError(str(error)) from None
         points = []
@@ -57,7 +62,7 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
                 cp.index, series.labels[cp.index] if series.labels else None, cp.mean_before, cp.stddev_before,
                 cp.mean_after, cp.stddev_after, cp.change_pct, oriented,
                 directed_verdict(oriented) if oriented is not None and math.isfinite(cp.change_pct) else None,
-                cp.p_value))
+                cp.p_value, cp.kind, cp.magnitude if cp.kind == "spread" else math.nan))
         results.append(ColumnChanges(name, len(groups), bool(series.labels), tuple(points)))
     method = used[0] if len(set(used)) == 1 else method
     parameters: dict[str, Any] = ({"window": window, "max_pvalue": max_pvalue} if method == "e-divisive"
@@ -65,4 +70,6 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
                                   else {"penalty": penalty} if method in ("pelt", "binseg") else {})
     if min_magnitude:
         parameters["min_magnitude"] = min_magnitude
+    if spread:
+        parameters["spread"] = True
     return FileChanges(series.path, method, parameters, direction, tuple(results))

@@ -264,22 +264,24 @@ def preload() -> None:
 
 def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: str, metric: str, unit: str,
                 info: MetricInfo, points: Sequence[HistoryPoint], samples: Sequence[np.ndarray],
-                method: str = AUTO_METHOD) -> Series:
-    """One series with its summaries and change points (see the module's description)."""
+                method: str = AUTO_METHOD, spread: bool = False) -> Series:
+    """One series with its summaries and change points (see the module's description);
+    with ``spread`` (mosum) changes in the noise's spread as well, of kind "spread"."""
     from perflab.stats.changepoints import detect as find_points
     summaries = _summaries(samples)
     centres = np.array([s.median for s in summaries])
     finite = int(np.isfinite(centres).sum())
     chosen = resolve_method(method, finite)
     # one group of samples per point: detection on their medians
-    found = _DETECTED.get(samples, chosen, info.noise_floor, lambda: find_points(
-        list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median"))
+    found = _DETECTED.get(samples, chosen + "+spread" * spread, info.noise_floor, lambda: find_points(
+        list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median", spread=spread))
     bounds = [0, *(c.index for c in found), len(points)]
     changes = []
     for k, cp in enumerate(found, start=1):
         before = _segment(samples, centres, bounds[k - 1], cp.index)
         after = _segment(samples, centres, cp.index, bounds[k + 1])
-        raw = 100.0 * (after.centre - before.centre) / before.centre if before.centre != 0 else math.nan
+        raw = (100.0 * (after.centre - before.centre) / before.centre
+               if before.centre != 0 and cp.kind == "mean" else math.nan)  # spread: no level step
         oriented = -raw if info.direction is Direction.LOWER else raw
         previous = next(points[i] for i in range(cp.index - 1, -1, -1) if samples[i].size)
         point = points[cp.index]
@@ -290,7 +292,7 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
             before=before, after=after, change_pct=raw, oriented_pct=oriented,
             verdict=directed_verdict(oriented), p_value=cp.p_value,
             detection_p=_welch_p(centres[bounds[k - 1]:cp.index], centres[cp.index:bounds[k + 1]]),
-            method=chosen))
+            method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan))
     shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
     typical = float(np.median(shown)) if shown else 0.0
     return Series(host, benchmark, params, params_key, metric, unit, info,

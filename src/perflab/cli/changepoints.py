@@ -37,9 +37,13 @@ def _fraction(text: str) -> float:
               help="Drop changes smaller than this relative change: 5% or 0.05.")
 @click.option("--direction", type=click.Choice(["higher", "lower"]),
               help="Which way is better: orients the % change (+ = better) and names each point.")
+@click.option("--spread", is_flag=True,
+              help="mosum: also report changes in the noise's spread alone (shown as 'spread xF', the "
+                   "ratio after/before; the false-alarm budget is split between the two searches). "
+                   "Off by default: it costs the level search some power (bench/changepoints_accuracy.py).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, max_pvalue: float,
-                 penalty: str, min_magnitude: str, direction: str | None, fmt: str) -> None:
+                 penalty: str, min_magnitude: str, direction: str | None, spread: bool, fmt: str) -> None:
     """Change points in the mean of the series in FILE (CSV with a header, or JSON).
 
     CSV: a header, an optional time/commit column, metric columns; rows with the same
@@ -60,7 +64,7 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
         penalty_value = penalty
     found = file_changes(read_series_file(file), columns, method=method, window=window, max_pvalue=max_pvalue,
                          penalty=penalty_value, min_magnitude=magnitude,
-                         direction=Direction(direction) if direction else None)
+                         direction=Direction(direction) if direction else None, spread=spread)
     click.echo(render_json(found) if fmt == "json" else render_table(found), nl=False)
 
 

@@ -28,6 +28,7 @@ def render_json(changes: FileChanges) -> str:
             "oriented_change_pct": number(cp.oriented_pct) if cp.verdict else None,
             "verdict": cp.verdict.value if cp.verdict else None,
             "p_value": number(cp.p_value),
+            "kind": cp.kind, "spread_ratio": number(cp.spread_ratio),
         } for cp in r.change_points]
         columns.append({"column": r.column, "points": r.points,
                         "indices": [cp.index for cp in r.change_points], "change_points": points})
@@ -62,7 +63,8 @@ def render_table(changes: FileChanges) -> str:
             rows.append([str(cp.index), *([cp.label or ""] if r.has_labels else []),
                          _mean_sd(cp.mean_before, cp.stddev_before),
                          _mean_sd(cp.mean_after, cp.stddev_after),
-                         f"{pct:+.2f}%" if finite(pct) else "-",
+                         (f"spread x{cp.spread_ratio:.2f}" if cp.kind == "spread"
+                          else f"{pct:+.2f}%" if finite(pct) else "-"),
                          *([cp.verdict.value if cp.verdict else "-"] if directed else []), _p(cp.p_value)])
         headers = ["index", *(["label"] if r.has_labels else []), "before", "after", pct_head,
                    *(["verdict"] if directed else []), "p-value"]

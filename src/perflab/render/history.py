@@ -69,6 +69,14 @@ def pct(value: float) -> str:
     return f"{value:+.1f}%" if finite(value) else "-"
 
 
+def shift(c: Change, digits: int = 1) -> str:
+    """What changed: the % step of the level (positive = better), or for a change in the
+    noise's spread alone its ratio after/before -- never a % of the level."""
+    if c.kind == "spread":
+        return f"spread x{c.spread_ratio:.2f}" if finite(c.spread_ratio) else "spread"
+    return f"{c.oriented_pct:+.{digits}f}%" if finite(c.oriented_pct) else "-"
+
+
 def p_value(value: float) -> str:
     if not finite(value):
         return "-"
@@ -88,7 +96,7 @@ def _order_text(history: History) -> str:
 def change_line(c: Change, factor: float, unit: str) -> str:
     """The change in two lines: the centres and % detection compared, then the raw samples."""
     return (f"  change [{c.id}] at {c.point.short}: {_scaled(c.before.centre, factor, unit)} -> "
-            f"{_scaled(c.after.centre, factor, unit)}, {pct(c.oriented_pct)} {c.verdict.value} "
+            f"{_scaled(c.after.centre, factor, unit)}, {shift(c)} {c.verdict.value} "
             f"(centres of {c.before.points} and {c.after.points} commits, p={p_value(c.detection_p)})\n"
             f"    samples: {_mean_sd(c.before.mean, c.before.stddev, factor, unit)} (n={c.before.n}) -> "
             f"{_mean_sd(c.after.mean, c.after.stddev, factor, unit)} (n={c.after.n}), p={p_value(c.p_value)}")
@@ -102,7 +110,7 @@ def _series_block(history: History, s: Series, hosts: int) -> str:
     for i, sp in enumerate(s.points):
         m = sp.summary
         change = starts.get(i)
-        mark = f"{pct(change.oriented_pct)} {change.verdict.value}  [{change.id}]" if change else ""
+        mark = f"{shift(change)} {change.verdict.value}  [{change.id}]" if change else ""
         rows.append([("" if sp.point.on_line or history.order != ORDER_FIRST_PARENT else "~") + str(i + 1),
                      sp.point.short, sp.point.describe or "", str(m.n), _scaled(m.median, factor, unit),
                      _scaled(m.mean, factor, unit), f"{m.cov_pct:.1f}%" if finite(m.cov_pct) else "", mark])
@@ -152,6 +160,8 @@ def change_json(c: Change, subject: str | None = None) -> dict[str, Any]:
         "before": _segment_json(c.before), "after": _segment_json(c.after),
         "change_pct": number(c.change_pct), "oriented_pct": number(c.oriented_pct),
         "p_value": number(c.p_value), "detection_p": number(c.detection_p), "method": c.method,
+        # "kind" above is the verdict (kept for scripts); what changed is "change_kind"
+        "change_kind": c.kind, "spread_ratio": number(c.spread_ratio),
     }
 
 
@@ -185,7 +195,7 @@ def render_changes(listing: ChangeList) -> str:
         rows.append([c.id, when(c.point.started_at).split()[0], c.point.short[:8], named[:40],
                      c.benchmark + (f" @{c.host}" if len(hosts) > 1 else ""), c.point_name, c.metric,
                      _scaled(c.before.centre, factor, unit), _scaled(c.after.centre, factor, unit),
-                     pct(c.oriented_pct), c.verdict.value, p_value(c.detection_p), p_value(c.p_value)]
+                     shift(c), c.verdict.value, p_value(c.detection_p), p_value(c.p_value)]
                     + ([alert_mark(item.alert)] if alerted else []))
     table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
                           "before", "after", "change", "verdict", "p", "samples p"] + (["alert"] if alerted else []),

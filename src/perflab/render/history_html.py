@@ -19,6 +19,7 @@ from typing import Any
 from perflab.model.report.history import History, Segment, Series
 from perflab.render.compare_data import number
 from perflab.render.compare_html import FULL, environment, plot_text, plotly_script, script_json
+from perflab.render.history import shift
 from perflab.render.units import format_number
 
 SAMPLES_WEBGL = 5000   # above this many samples a series draws with WebGL (scattergl)
@@ -79,7 +80,7 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
         data.append({"type": "scatter", "mode": "markers", "name": "change point", "yaxis": "y2",
                      "x": [c.index - 0.5 for c in series.changes], "y": [0.97] * len(series.changes),
                      "customdata": [links[c.id] for c in series.changes],
-                     "text": [plot_text(f"change {c.id}: {c.change_pct:+.1f}% {c.verdict.value} at "
+                     "text": [plot_text(f"change {c.id}: {shift(c)} {c.verdict.value} at "
                                         f"{c.point.short[:12]}") + "<br>click for its report"
                               for c in series.changes],
                      "hovertemplate": "%{text}<extra></extra>",
@@ -87,8 +88,8 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": c.index - 0.5, "x1": c.index - 0.5,
                "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in series.changes]
     annotations = [{"x": c.index - 0.5, "y": 1, "yref": "paper", "showarrow": False, "yanchor": "bottom",
-                    "text": plot_text(f"{c.change_pct:+.1f}% {c.verdict.value}")} for c in series.changes
-                   if number(c.change_pct) is not None]
+                    "text": plot_text(f"{shift(c)} {c.verdict.value}")} for c in series.changes
+                   if c.kind == "spread" or number(c.change_pct) is not None]
     ticks = list(range(0, len(series.points), max(1, len(series.points) // 12)))
     layout = {"height": 380, "margin": {"t": 30, "b": 60, "l": 70, "r": 20}, "hovermode": "closest",
               "shapes": shapes, "annotations": annotations, "showlegend": True,
@@ -121,7 +122,7 @@ def render_history_html(history: History, subjects: Mapping[str, str] | None = N
         series.append({"id": f"series-{i}", "title": " ".join(filter(None, (s.benchmark, s.point_name, s.metric))),
                        "host": s.host, "method": s.method, "direction": s.info.direction.value,
                        "changes": [{"id": c.id, "href": links[c.id], "short": c.point.short,
-                                    "pct": f"{c.change_pct:+.2f}%", "verdict": c.verdict.value,
+                                    "pct": shift(c, 2), "verdict": c.verdict.value,
                                     "subject": subjects.get(c.point.commit or "", "")}
                                    for c in s.changes],
                        "height": figure["layout"]["height"], "spec": script_json(figure)})

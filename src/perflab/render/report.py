@@ -37,7 +37,7 @@ from typing import Any
 from perflab.model.params import format_value
 from perflab.model.report.history import ChangeReport, ReportSide, Segment
 from perflab.render.compare import render_comparison
-from perflab.render.history import CENTRE_NOTE, p_value, pct
+from perflab.render.history import CENTRE_NOTE, p_value, pct, shift
 from perflab.render.units import format_number, scale_for
 
 RULE = "-" * 98 + ">"
@@ -85,7 +85,7 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     c = report.change
     subject = report.subject or c.point.describe or ""
     named = f" ({subject})" if subject else ""
-    out = [(f"perflab noticed a {pct(c.oriented_pct)} {c.verdict.value} of {c.stat} on commit "
+    out = [(f"perflab noticed a {shift(c)} {c.verdict.value} of {c.stat} on commit "
             f"{c.point.short[:10]}{named}"), ""]
     if c.point.commit:
         out.append(f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else ""))
@@ -114,7 +114,9 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
             f"  after:  {_segment(c.after, c.unit)}",
             (f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.verdict.value}) between the "
              f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); samples "
-             f"p = {p_value(c.p_value)}"),
+             f"p = {p_value(c.p_value)}") if c.kind == "mean" else
+            (f"  change: the noise's {shift(c, 2)} (after/before; the level did not step), p = "
+             f"{p_value(c.p_value)} (the search's, corrected for it)"),
             (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); "
              f"'perflab history --metric {c.metric}' shows the series")]
     out += ["", "Details are as below:", RULE, "",

@@ -93,8 +93,10 @@ class ChangePoint:
     method: str
     #: mosum only (NaN / "mean" for the others): "mean" for a step in the level, "spread"
     #: for a change in the noise's width alone; the local, trend-corrected step in the
-    #: (outlier-clipped) mean and its 95% CI from the noise's own variogram. For mosum
-    #: p_value is the search-corrected tail probability, not the neighbours' Welch test.
+    #: (outlier-clipped) mean and its 95% CI from the noise's own variogram -- for a
+    #: "spread" point the ratio of the noise's spread after/before and its CI, and
+    #: change_pct NaN (the level did not step). For mosum p_value is the search-corrected
+    #: tail probability, not the neighbours' Welch test.
     kind: str = "mean"
     magnitude: float = math.nan
     ci_low: float = math.nan
@@ -556,7 +558,7 @@ def _is_grouped(values: Any) -> TypeGuard[Iterable[ArrayLike]]:
 def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
            window: int = 50, max_pvalue: float = 0.001, min_magnitude: float = 0.0,
            penalty: str | float = "mbic", min_size: int = 2, centre: str = "mean",
-           false_rate: float = FALSE_RATE_PER_1000) -> list[ChangePoint]:
+           false_rate: float = FALSE_RATE_PER_1000, spread: bool = False) -> list[ChangePoint]:
     """Change points of a series by `method` (one of METHODS); the callers' entry point.
 
     ``values``: one number per position (NaN = missing), or one sequence of samples per
@@ -565,7 +567,9 @@ def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
     nor fakes a change), and each ChangePoint describes the samples of its two segments.
     ``window`` and ``max_pvalue`` apply to e-divisive; ``penalty`` and ``min_size`` to
     pelt and binseg; ``false_rate`` (expected false points per 1,000 points of noise) to
-    mosum, whose segments are at least max(min_size, mosum.MIN_SEGMENT) long;
+    mosum, whose segments are at least max(min_size, mosum.MIN_SEGMENT) long, and which with
+    ``spread`` also reports changes in the noise's spread alone (kind "spread", off by
+    default: see stats/mosum.py);
     ``min_magnitude`` (a fraction) to all. Indices are positions in `values`, the first
     of the new regime.
     """
@@ -584,7 +588,7 @@ def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
         centres = np.asarray(values, dtype=float).reshape(-1)
     x, where = _finite(centres)
     if method == "mosum":
-        return _mosum(x, where, groups, false_rate, min_size, min_magnitude)
+        return _mosum(x, where, groups, false_rate, min_size, min_magnitude, spread)
     if method == "e-divisive":
         cuts = _e_divisive_cuts(x, window, max_pvalue, min_magnitude)
     else:
@@ -599,11 +603,11 @@ def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
 
 
 def _mosum(x: NDArray[np.float64], where: NDArray[np.intp], groups: list[NDArray[np.float64]] | None,
-           false_rate: float, min_size: int, min_magnitude: float) -> list[ChangePoint]:
+           false_rate: float, min_size: int, min_magnitude: float, spread: bool = False) -> list[ChangePoint]:
     """detect's mosum branch: search, then describe each point's segments and test."""
     if not false_rate > 0.0:
         raise ValueError(f"false_rate must be > 0, got {false_rate}")
-    found = search(x, rate=false_rate, min_segment=max(min_size, MIN_SEGMENT))
+    found = search(x, rate=false_rate, min_segment=max(min_size, MIN_SEGMENT), spread=spread)
     cuts = [f.index for f in found]
     if groups is None:
         points = _describe(x, cuts, where[cuts], "mosum")
@@ -619,6 +623,11 @@ def _mosum(x: NDArray[np.float64], where: NDArray[np.intp], groups: list[NDArray
             if level > 0.0 and abs(f.magnitude) / level < min_magnitude:
                 continue
         half = 1.959964 * f.sd
+        if f.kind == "spread":  # a step of log f in log|difference|: the ratio f, no level step
+            out.append(replace(point, p_value=f.p_value, kind=f.kind, change_pct=math.nan,
+                               magnitude=math.exp(f.magnitude), ci_low=math.exp(f.magnitude - half),
+                               ci_high=math.exp(f.magnitude + half)))
+            continue
         out.append(replace(point, p_value=f.p_value, kind=f.kind, magnitude=f.magnitude,
                            ci_low=f.magnitude - half, ci_high=f.magnitude + half))
     return out

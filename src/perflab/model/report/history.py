@@ -94,6 +94,11 @@ class Change:
     p_value: float              # Welch's t-test between the raw samples of the two segments
     detection_p: float          # Welch's t-test between the per-point medians of the two segments
     method: str
+    #: "mean": a step in the level; "spread": the noise's spread changed by spread_ratio
+    #: (after/before) and the level did not step: change_pct and oriented_pct are NaN,
+    #: the verdict UNDECIDED (wider noise is neither better nor worse by itself)
+    kind: str = "mean"
+    spread_ratio: float = math.nan
 
     @property
     def point_name(self) -> str:
@@ -203,6 +208,8 @@ class FileChangePoint:
     oriented_pct: float | None         # with a direction: positive = better
     verdict: Verdict | None            # with a direction
     p_value: float
+    kind: str = "mean"                 # or "spread" (as Change.kind: no % step, spread_ratio)
+    spread_ratio: float = math.nan
 
 
 @dataclass(frozen=True)
