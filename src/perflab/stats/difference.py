@@ -43,6 +43,7 @@ from perflab.stats.variance import RunVariance
 from perflab.stats.warnings import (
     NONPOSITIVE_CENTRE,
     NONPOSITIVE_LOG,
+    OPPOSITE_ESTIMATE,
     RUN_VARIANCE,
     TOO_FEW_SAMPLES,
     UNEQUAL_N,
@@ -106,9 +107,11 @@ def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rej
     if rule is not None and rule.changed:
         better = (rule.sign > 0) == (direction is Direction.HIGHER)
         return Verdict.IMPROVEMENT if better else Verdict.REGRESSION
-    if rule is None and rejected and change > floor_pct:
+    # a call goes the way of the change AND of its interval: when outliers move the centres
+    # against what the test found (Mann-Whitney's shift), neither direction is called
+    if rule is None and rejected and change > floor_pct and not ci_high < 0:
         return Verdict.IMPROVEMENT
-    if rule is None and rejected and change < -floor_pct:
+    if rule is None and rejected and change < -floor_pct and not ci_low > 0:
         return Verdict.REGRESSION
     if -floor_pct <= ci_low and ci_high <= floor_pct:
         return Verdict.NO_CHANGE
@@ -194,6 +197,10 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
             rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
             pair += rule.warnings
 
+    if (change > 0 and ci_high < 0) or (change < 0 and ci_low > 0):
+        pair.append(StatWarning(OPPOSITE_ESTIMATE, f"the centres' change ({change:+.2f}%) and the "
+                                f"{interval} [{ci_low:+.2f}%, {ci_high:+.2f}%] point opposite ways: "
+                                "outliers or skew move the centres; no direction is called"))
     blocked = unjudgeable(a, b, base_summary.centre, new_summary.centre,
                           (*base_summary.warnings, *new_summary.warnings))
     if blocked is not None:
