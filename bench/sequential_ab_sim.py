@@ -21,23 +21,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from time_to_verdict import fixed_n_paired_t  # the same oracle fixed n as the real-command bench
 
 from perflab.stats.sequential_ab import round_evidence, verdicts
 
-ALPHA, POWER, SD = 0.05, 0.9, 0.01
-
-
-def fixed_n(effect: float) -> int:
-    """Smallest n with 90% power for the two-sided paired t-test at alpha 0.05."""
-    for n in range(2, 100_000):
-        df, shift = n - 1, effect * math.sqrt(n)
-        critical = stats.t.ppf(1 - ALPHA / 2, df)
-        if stats.nct.sf(critical, df, shift) + stats.nct.cdf(-critical, df, shift) >= POWER:
-            return n
-    return 100_000
+ALPHA, SD = 0.05, 0.01
 
 
 def noise(rng: np.random.Generator, kind: str, shape: tuple[int, int]) -> np.ndarray:
@@ -69,7 +61,7 @@ def main() -> int:
             d = effect * SD + SD * noise(rng, kind, (args.streams, args.max_n))
             rounds, code = first_calls(d, args.threshold)
             ns = rounds[code == 1]
-            f = fixed_n(effect)
+            f = fixed_n_paired_t(effect, 1.0)
             median = float(np.median(ns)) if ns.size else math.nan
             print(f"| {kind} | {effect:g} | {f} | {median:.0f} | {median / f:.2f} | {ns.size / args.streams:.0%} |",
                   flush=True)
