@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict, WarningSide
-from perflab.stats.intervals import Interval, bootstrap_ratio_ci, hodges_lehmann_ratio_ci
+from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import unjudgeable
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
@@ -177,9 +177,8 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         if np.any(a <= 0) or np.any(b <= 0):
             pair.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
     else:
-        shift = (hodges_lehmann_ratio_ci(a, b, confidence) if method == "mann-whitney"
-                 else Interval(math.nan, math.nan, confidence))
-        if not math.isnan(shift.low) or shift.warnings:
+        shift = hodges_lehmann_ratio_ci(a, b, confidence) if method == "mann-whitney" else None
+        if shift is not None and (not math.isnan(shift.low) or shift.warnings):
             # the interval that inverts the test: exact at small n, where the bootstrap's is too narrow
             interval = "Hodges-Lehmann interval of the ratio (inverts Mann-Whitney)"
             ci_low, ci_high = _oriented_interval(shift.low, shift.high, direction)

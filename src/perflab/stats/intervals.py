@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from perflab.model.records import MeanKind
+from perflab.stats.significance import mann_whitney_is_exact
 from perflab.stats.summary import linearise
 from perflab.stats.warnings import NONPOSITIVE_GMEAN, NONPOSITIVE_HMEAN, TOO_FEW_SAMPLES, StatWarning
 
@@ -105,20 +107,28 @@ def bootstrap_ratio_ci(base: ArrayLike, new: ArrayLike, *, mean_kind: MeanKind =
 HL_MAX_PAIRS = 1_000_000
 
 
-def mann_whitney_null_cdf(m: int, n: int) -> np.ndarray:
+@functools.lru_cache(maxsize=64)
+def mann_whitney_null_cdf(m: int, n: int) -> NDArray[np.float64]:
     """P(U <= u) for u = 0..m·n, U the Mann-Whitney statistic of m and n values under the
     null (no ties): the counts of U are the coefficients of the Gaussian binomial
     [m+n choose m]_q = prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i), built one factor at a time
-    (float: the counts reach C(m+n, m), fine up to a few hundred values)."""
+    (float: the counts reach C(m+n, m); the lower tail, read here, stays exact integers).
+    Cached (a report's rows share their sizes); do not modify the array returned."""
+    m, n = min(m, n), max(m, n)   # U's null distribution is symmetric in the two sizes
     size = m * n + 1
     counts = np.zeros(size)
     counts[0] = 1.0
     for i in range(1, m + 1):
         if n + i < size:
             counts[n + i:] -= counts[:size - (n + i)].copy()   # times (1 - q^(n+i))
-        for u in range(i, size):                                # divided by (1 - q^i)
-            counts[u] += counts[u - i]
-    return np.asarray(np.cumsum(counts) / math.comb(m + n, m), dtype=float)
+        # divided by (1 - q^i): counts[u] += counts[u - i] in order, i.e. a running sum
+        # along each residue class mod i (the columns of the padded array)
+        padded = np.zeros(-(-size // i) * i)
+        padded[:size] = counts
+        counts = np.cumsum(padded.reshape(-1, i), axis=0).reshape(-1)[:size]
+    cdf = np.cumsum(counts) / math.comb(m + n, m)
+    cdf.flags.writeable = False
+    return cdf
 
 
 def hodges_lehmann_ratio_ci(base: ArrayLike, new: ArrayLike, confidence: float = 0.95) -> Interval:
@@ -126,7 +136,7 @@ def hodges_lehmann_ratio_ci(base: ArrayLike, new: ArrayLike, confidence: float =
     test (Hodges & Lehmann 1963; R's wilcox.test conf.int, on logs): exp of
     [D_(k), D_(mn+1-k)], D the sorted m·n differences log new_j - log base_i, k the largest
     with P(U <= k-1) <= (1 - confidence)/2. Exact (for continuous values) with m·n <= 2,500
-    and no ties, as `significance.mann_whitney`'s test; else k from the normal
+    and no ties, as `significance.mann_whitney`'s test (`mann_whitney_is_exact`); else k from the normal
     approximation with the tie correction. Its coverage holds at any n when the change is a
     common factor (a shift of the logs), where the percentile bootstrap's is too low
     below n ~ 10. NaN when the sizes cannot reach the confidence (3 vs 3 at 95%), a value
@@ -138,13 +148,13 @@ def hodges_lehmann_ratio_ci(base: ArrayLike, new: ArrayLike, confidence: float =
     if m == 0 or n == 0 or m * n > HL_MAX_PAIRS or np.any(a <= 0) or np.any(b <= 0):
         return Interval(math.nan, math.nan, confidence)
     tail = (1.0 - confidence) / 2
-    _, tie_sizes = np.unique(np.concatenate([a, b]), return_counts=True)
-    if m * n <= 2500 and tie_sizes.size == m + n:
+    if mann_whitney_is_exact(a, b):
         cdf = mann_whitney_null_cdf(m, n)
         k = int(np.count_nonzero(cdf <= tail))      # P(U <= k-1) <= tail for u = 0..k-1
         real = 1.0 - 2.0 * float(cdf[k - 1]) if k >= 1 else 0.0
     else:
         from scipy.stats import norm
+        _, tie_sizes = np.unique(np.concatenate([a, b]), return_counts=True)
         total = m + n
         ties = float(np.sum(tie_sizes.astype(float) ** 3 - tie_sizes))
         variance = m * n / 12.0 * (total + 1 - ties / (total * (total - 1)))

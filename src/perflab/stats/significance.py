@@ -96,10 +96,15 @@ def mann_whitney(base: ArrayLike, new: ArrayLike) -> float:
     b = np.asarray(new, dtype=float).reshape(-1)
     if a.size == 0 or b.size == 0:
         return math.nan
-    ties = np.unique(np.concatenate([a, b])).size < a.size + b.size
-    method = "exact" if not ties and a.size * b.size <= 2500 else "asymptotic"
+    method = "exact" if mann_whitney_is_exact(a, b) else "asymptotic"
     from scipy import stats
     return float(stats.mannwhitneyu(b, a, alternative="two-sided", method=method).pvalue)
+
+
+def mann_whitney_is_exact(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether `mann_whitney` (and the interval that inverts it) takes U's exact null
+    distribution: no ties and n_base·n_new <= 2500; else the normal approximation."""
+    return a.size * b.size <= 2500 and np.unique(np.concatenate([a, b])).size == a.size + b.size
 
 
 def min_attainable_p(method: str, n_base: int, n_new: int) -> float:
