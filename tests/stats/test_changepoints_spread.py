@@ -69,5 +69,6 @@ def test_log_spread_moves_by_log_of_the_ratio():
     x = np.random.default_rng(4).normal(0, 1, 20_000)
     x[10_000:] *= 3
     y = log_spread(x, [])
-    assert np.median(y[10_000:]) - np.median(y[:10_000]) == np.float64(np.median(y[10_000:]) - np.median(y[:10_000]))
+    # the floor: quantised values repeat, and a zero difference is no log 0
+    assert np.all(np.isfinite(log_spread(np.round(x), [])))
     assert abs(np.median(y[10_000:]) - np.median(y[:10_000]) - math.log(3)) < 0.1
