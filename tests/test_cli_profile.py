@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import run_cli
-from profile_store import build_store
+from profile_store import REPETITIONS, build_store
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def test_profile_command_text_json_folded(db):
     assert header.split() == ["children", "self", "symbol"]
     data = json.loads(run_cli("profile", "base", "--format", "json", db=db, check=True).stdout)
     [point] = data["points"]
-    assert point["symbols"][0]["symbol"] == "hot_loop" and point["repetitions"] == 3
+    assert point["symbols"][0]["symbol"] == "hot_loop" and point["repetitions"] == REPETITIONS
     chosen = json.loads(run_cli("profile", "base", "--format", "json", "--event", "cpu-clock", db=db,
                                 check=True).stdout)
     assert chosen == data  # the only event recorded

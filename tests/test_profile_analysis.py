@@ -13,7 +13,7 @@ from perflab.model.records import Point
 from perflab.render.lkp_lines import profile_line
 from perflab.store import Store
 
-from profile_store import build_store
+from profile_store import REPETITIONS, build_store
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
         assert delta.significant and delta.q_value < 0.05
         if item.symbol == "warm_loop":  # 1 unit of 4 -> 3 of 6: ~25% -> ~50%
             assert delta.verdict == "up" and 15 < delta.change_points < 35
-            assert 15 < item.sides[0].mean < 35 and len(item.sides[0].values) == 3
+            assert 15 < item.sides[0].mean < 35 and len(item.sides[0].values) == REPETITIONS
         else:
             assert delta.verdict == "down" and -35 < delta.change_points < -15
         assert delta.ci.low <= delta.change_points <= delta.ci.high
@@ -69,7 +69,7 @@ def test_a_run_profile_lists_self_and_children_shares(real_db):
     with Store(real_db) as store:
         [point] = run_profile(store, store.resolve_run("patched"), top=5)
         [by_children] = run_profile(store, store.resolve_run("patched"), order="children", top=None)
-    assert point.repetitions == 3 and point.event == "cpu-clock"
+    assert point.repetitions == REPETITIONS and point.event == "cpu-clock"
     assert {s.name for s in point.symbols[:2]} == {"hot_loop", "warm_loop"}
     assert len(point.symbols) <= 5
     for share in by_children.symbols:
@@ -88,7 +88,7 @@ def test_counters_are_compared_apart_from_the_metric_table(real_db):
         assert {r.metric for r in named.rows} == {"rusage.utime"}
         counters = compare_counters(store, runs)
         assert [r.metric for r in counters.rows] == ["rusage.utime"]
-        assert counters.rows[0].base.n == counters.rows[0].cells[0].side.n == 3
+        assert counters.rows[0].base.n == counters.rows[0].cells[0].side.n == REPETITIONS
         assert counters.rows[0].cells[0].change is not None
         assert compare_counters(store, runs, filters=Filters.parse([], ["rusage.utime"])) is None
 
