@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How often does `perflab compare` mark a change that is not there, on real noise?
 
-The recordings under bench/data/noise/ are long runs of unchanged commands on this
+The recordings under bench/data/noise*/ are long runs of unchanged commands on this
 machine (see their README). Cut a recording into consecutive chunks of N samples and each
 chunk is what a separate `perflab run -n N` of the command would have recorded at that
 time; two chunks of one recording are an A/A pair of separate runs, and a random half of
@@ -102,11 +102,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=25, help="samples a run")
     parser.add_argument("--k", type=int, default=5, help="calibration runs")
     parser.add_argument("--data", action="append",
-                        help="a folder of recordings; repeatable [default: bench/data/noise-quiet "
-                             "(a quiet machine) and bench/data/noise (a loaded one)]")
+                        help="a folder of recordings; repeatable [default: bench/data/noise-idle "
+                             "(an idle machine), noise-quiet (almost idle) and noise (a loaded one)]")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    folders = args.data or [str(d) for d in (ROOT / "data" / "noise-quiet", ROOT / "data" / "noise") if d.is_dir()]
+    defaults = (ROOT / "data" / name for name in ("noise-idle", "noise-quiet", "noise"))
+    folders = args.data or [str(d) for d in defaults if d.is_dir()]
     everything = {folder: evaluate(recordings(Path(folder)), args) for folder in folders}
     if args.json:
         print(json.dumps(everything, indent=1))

@@ -3,8 +3,11 @@
 
 1. False alarms: every method on the change-free recordings (the same command repeated,
    nothing changed), as change points per 1,000 points, for two sets separately:
-     quiet   bench/data/noise-quiet/: the machine otherwise idle -- the false alarms of
-             the code under test on change-free real noise (the target's figure);
+     idle    bench/data/noise-idle/: nothing else running, each series after 20 warm-up
+             repetitions -- the false alarms on change-free real noise (the target's
+             figure), though even here the machine has regimes (see its README);
+     quiet   bench/data/noise-quiet/: almost idle (one short test run overlapped), no
+             warm-up;
      loaded  bench/data/noise/: recorded while others' test suites loaded the machine;
              several series hold real load regimes (see its README), so points there
              are partly real changes of the machine, not of the command.
@@ -65,7 +68,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "stats"))  # the accuracy test's scoring
 #: The change-free recording sets, each scored separately (see their README.md files).
-NOISE_SETS = {"quiet": ROOT / "bench" / "data" / "noise-quiet",
+NOISE_SETS = {"idle": ROOT / "bench" / "data" / "noise-idle",
+              "quiet": ROOT / "bench" / "data" / "noise-quiet",
               "loaded": ROOT / "bench" / "data" / "noise"}
 PERFLAB = ("mosum", "e-divisive", "pelt", "binseg")
 FAMILIES = ("steps", "trend", "seasonality", "variance", "outliers", "several")

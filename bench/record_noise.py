@@ -8,7 +8,9 @@ say what was run, when, where and how loaded the machine was. Nothing is changed
 samples, so any change point found in these series is a false alarm (the measured noise:
 scheduling, other users' jobs, frequency, caches, the disk).
 
-Usage: bench/record_noise.py [--points 300] [--out bench/data/noise] [--only NAME ...]
+Usage: bench/record_noise.py [--points 300] [--warmup 0] [--out bench/data/noise] [--only NAME ...]
+--warmup N runs N unrecorded repetitions first (perflab run -w), as a benchmark would: the
+first repetitions of a cold workload are a warm-up, not noise.
 Re-recording overwrites the CSVs (the git history keeps the old ones).
 """
 
@@ -75,8 +77,10 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def record(name: str, points: int, out: Path) -> None:
+def record(name: str, points: int, warmup: int, out: Path) -> None:
     family, metric, args = SERIES[name]
+    if warmup:
+        args = ["-w", str(warmup), *args]
     db = SCRATCH / f"{name}.db"
     db.unlink(missing_ok=True)
     load_before, start = loadavg(), datetime.now(UTC)
@@ -103,13 +107,14 @@ def record(name: str, points: int, out: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=0)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--only", nargs="*", choices=sorted(SERIES), default=None)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     SCRATCH.mkdir(parents=True, exist_ok=True)
     for name in args.only or SERIES:
-        record(name, args.points, args.out)
+        record(name, args.points, args.warmup, args.out)
     Path("/dev/shm/perflab-noise.dat").unlink(missing_ok=True)
     for leftover in SCRATCH.glob("*.dat"):
         leftover.unlink()
