@@ -34,9 +34,9 @@ What makes it hold on real series:
   Student t(2), AR(1) ρ=0.6, trend, season and spike noise -- but 1.1 for AR(1) ρ=0.9
   and 1.0 for ARFIMA(0, 0.3, 0): noise whose memory outlasts the variogram's MEMORY
   lags is not calibrated (2.8 and 1.3 before the confirmation below). On this
-  machine's quiet real recordings 2.6 per 1,000: about two thirds real regimes of the
-  machine, the rest slow wander of 1-4% (about 0.7 per 1,000;
-  bench/data/noise-quiet/README.md).
+  machine's real change-free recordings 2.0 per 1,000 on an idle machine (2.6 on an
+  almost idle one): most are real regimes of the machine, 7-80% for 18-200 repetitions;
+  slow wander of 2-4% is about 0.3 per 1,000 (bench/data/noise-idle/README.md).
   (Tried for long memory: the sd of D_h estimated from D_h itself, which counts every
   scale's wander, calibrated both to 0.2 and brought the quiet recordings to 2.5, but
   steps that cover much of a series inflate it: F1/covering 0.67/0.58 on the bench's
