@@ -2,7 +2,7 @@
 """Change-point accuracy on real noise: perflab's methods, ruptures, Otava and "no change".
 
 1. False alarms: every method on the change-free recordings (the same command repeated,
-   nothing changed), as change points per 1,000 points, for two sets separately:
+   nothing changed), as change points per 1,000 points, for three sets separately:
      idle    bench/data/noise-idle/: nothing else running, each series after 20 warm-up
              repetitions -- the false alarms on change-free real noise (the target's
              figure), though even here the machine has regimes (see its README);
