@@ -5,7 +5,9 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   summary       centres (amean, hmean, gmean, median), spread, best-N% means, percentiles
   checks        detectors: sample size, zero spread, high CoV, outliers, bimodality, trend
   intervals     confidence intervals: mean (t), median (order statistics), ratio (bootstrap)
-  changepoints  change points in a history: detect() by E-divisive (Otava), PELT, binseg
+  changepoints  change points in a history: detect() by mosum, E-divisive (Otava), PELT, binseg
+  mosum         the default detector: robust multiscale moving sums, calibrated per point
+  selfnormalised  Shao & Zhang's self-normalised test for one step in a segment (mosum's)
   significance  Welch's t, Mann-Whitney U, Mann-Kendall, Benjamini-Hochberg
   rules         the mmtests band rule and the lkp-tests range rule
   difference    compare one row, decide the verdicts of a report under FDR control

@@ -30,11 +30,11 @@ What makes it hold on real series:
   for the noise scale being estimated (`_small_sample`); each point's p-value is the
   same tail at its |T| times that split, so it is corrected for the search.
   Measured by bench/changepoints_accuracy.py on simulated change-free noise (1,000
-  points, 50 series each, rate 0.2): at most 0.1 false points per 1,000 for Gaussian,
-  Student t(2), AR(1) ρ=0.6, trend, season and spike noise -- but 1.1 for AR(1) ρ=0.9
+  points, 50 series each, rate 0.2): 0.06-0.22 false points per 1,000 for Gaussian,
+  Student t(2), AR(1) ρ=0.6, trend, season and spike noise -- but 0.9 for AR(1) ρ=0.9
   and 1.0 for ARFIMA(0, 0.3, 0): noise whose memory outlasts the variogram's MEMORY
   lags is not calibrated (2.8 and 1.3 before the confirmation below). On this
-  machine's real change-free recordings 2.0 per 1,000 on an idle machine (2.6 on an
+  machine's real change-free recordings 1.5 per 1,000 on an idle machine (2.6 on an
   almost idle one): most are real regimes of the machine, 7-80% for 18-200 repetitions;
   slow wander of 2-4% is about 0.3 per 1,000 (bench/data/noise-idle/README.md).
   (Tried for long memory: the sd of D_h estimated from D_h itself, which counts every
@@ -52,16 +52,31 @@ What makes it hold on real series:
 * Several scales: h = 8, 16, 32, ... (while 6h <= n, at most MAX_WINDOW); detections are
   accepted smallest scale first (best located), a larger scale's only where no accepted
   point lies within its h.
-* Changes closer together than 2h (fixed windows straddle the neighbours): once points
-  are found, each segment between them is searched for one more step as a whole
-  (`_segment_steps`: the least-squares split on top of the segments' common slope,
-  scaled by the noise's long-run variance), at half of α; the scans get the other half.
+* Changes closer together than 2h (fixed windows straddle the neighbours), and short
+  series (the windows, 6h <= n, see little of 20-100 values): each segment between the
+  points found -- the whole series when there are none -- is searched for one more step
+  as a whole (`_segment_steps`), at half of α; the scans get the other half. The test
+  is self-normalised (`selfnormalised`: Shao & Zhang's statistic on the segment less
+  its own line), so it needs no noise estimate. The long-run variance it replaced was
+  the scans': inflated by the steps not yet found, and too uncertain on a short series
+  (tested as a whole with it, 30-100 white-noise values gave 11-16% false alarms where
+  1% was meant). Measured
+  (bench/changepoints_accuracy.py, seeds 2026-2028, against that variance test): a
+  4-sd step in the middle of 50 values found 56 times in 60 (21 by the windows alone),
+  white noise of 12-100 values within its α; covering up .02-.07 on steps, .00-.02 on
+  trend, .05-.07 on seasonality (F1 −.01 to +.06), outliers and "several" −.01 to +.04;
+  real recordings 1.46/2.60/4.58 per 1,000 (idle, quiet, loaded) from 1.98/2.60/5.62,
+  AR(1) 0.9 0.90 from 1.1. Its cost: AR(1) 0.5 of 12-50 values 1-3% of series with a
+  false point where the level is 0.2-1% (self-normalised tests are oversized on short
+  dependent series), and 7% more time on 10,000 points (bench/changepoints_vs_otava).
   Known limit: with many close steps (the bench's "several": 4-8 steps 30+ points apart)
-  the steps not yet found make the lag differences rise with the lag like memory, and the
-  long-run variance comes out ~11x the noise's own (median; MAD variogram 2.3x), so about
-  a quarter of such steps stay missed (covering .70-.81 against ruptures Pelt's .78-.79).
+  the steps not yet found make the lag differences rise with the lag like memory, so the
+  scans miss many: 150 of 552 steps over three seeds, 110 of them sharing their final
+  segment with another missed step (the one-step test seeks one), and 21 found but then
+  merged by the confirmation, whose long-run variance the misses inflate (129 missed
+  without it): covering .71-.85 against ruptures Pelt's .78-.79.
   Assuming short memory in the first look (.89 covering) or removing the variogram's linear
-  rise past the memory (.93) recover them, but both take long-memory noise and seasons
+  rise past the memory (.93) recovered them, but both take long-memory noise and seasons
   for steps (AR(1) 0.9: 4-5 false points per 1,000; seasonality covering .80 -> .72):
   many close steps and long memory look alike in a variogram.
 * Transients: a burst shorter than TRANSIENT that ends where it started (load from
@@ -75,21 +90,22 @@ What makes it hold on real series:
   median share the median and looked like long memory, which hid the changes). A
   spike is two wild differences, removed by a one-sided Hampel filter on y (mirrored
   at the ends, so a spike at the first value goes too); the floor at a tenth of the
-  differences' robust sd keeps quantised repeats (log 0) bounded. When the windows
-  find no candidate, the whole series is still tested as one segment, split for the
-  noise and slope estimates at its best split (`_best_split`): the windows (6h <= n)
+  differences' robust sd keeps quantised repeats (log 0) bounded. As for the level, when
+  the windows find no candidate the whole series is tested as one segment: the windows
   see too few values for a spread change, which the whole series shows plainly. α is
   split in half between the level's and the spread's searches, so the series' false-
-  alarm rate stays the stated one; a spread point closer than a segment to a level's
-  point is the level's.
+  alarm rate stays the stated one; of a spread point and a level's closer than a
+  segment, the less significant goes (a spread change widens the level's statistics
+  too, and they may see a step at the same place).
   Measured (bench/changepoints_accuracy.py, row "mosum+spread"; seed 2026 and two more
-  for the spread): simulated change-free noise 0.1-0.16 per 1,000 points (within the
-  0.2 budget), Gaussian sd x2 at the middle of 300 points found 8 times in 10, x4 every
-  time; the "variance" family F1/covering 0.64/0.72 against "no change" 0.58/0.58; the
-  quiet recordings 2.60 per 1,000 as without. But every other family loses 0.01-0.04 of
-  F1 and covering, in all three seeds (paired se ~0.01): half of α left to the level's
-  search, and short spread bursts inside the noise's blocks taken for changes. So it is
-  off by default; `perflab changepoints --spread` turns it on.
+  for the spread): simulated change-free noise 0.04-0.14 per 1,000 points (within the
+  0.2 budget), Gaussian sd x2 at the middle of 300 points found 3 times in 10, x4 9
+  times in 10; the "variance" family F1/covering 0.60/0.65 against "no change"
+  0.58/0.58 (0.57/0.58 and 0.60/0.64 against 0.57/0.52 and 0.61/0.55 with seeds 2027
+  and 2028); real recordings as without (1.35/2.71/4.58 per 1,000). But steps and
+  "several" lose 0.01-0.06 of F1 and covering (and outliers 0.03 F1 in one seed): half of
+  α left to the level's search, and short spread bursts inside the noise's blocks taken
+  for changes. So it is off by default; `perflab changepoints --spread` turns it on.
 
 Every step is O(n) per scale (the running medians O(n·w)), so 10,000 points take
 milliseconds. Positions are indices into the finite values given.
@@ -104,6 +120,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from perflab.stats import selfnormalised
 
 #: Half-width of the Hampel filter's running median: runs of up to this many wild values
 #: are outliers, not a regime.
@@ -508,43 +526,38 @@ def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float,
 
 
 def _segment_steps(z: NDArray[np.float64], found: list[Detection], alpha: float,
-                   tests: int, v: NDArray[np.float64], kind: str = "mean",
-                   candidates: frozenset[int] = frozenset()) -> list[Detection]:
-    """One step more in each segment between the points found, where the least-squares
-    step (on top of a line of the series' common within-segment slope) is significant.
+                   tests: int, v: NDArray[np.float64], kind: str = "mean") -> list[Detection]:
+    """One step more in each segment between the points found (the whole series when
+    there are none), where the self-normalised test (`selfnormalised`: one step on top of
+    the segment's own line) rejects at α·m/n for a segment of m of the n values
+    (Bonferroni over the series' length).
 
     Fixed windows lose steps closer together than 2h (their windows straddle the
-    neighbours); between found points a whole segment is the window. The step's z-score
-    uses the long-run variance of the noise (`long_run_variance` of v); the threshold is
-    Bonferroni over every split searched in the series (α over n positions). The common
-    slope is fitted within the segments split at `candidates` as well (points not yet
-    found, where a step may be): a step in the middle of a segment would otherwise be
-    taken in part for a slope.
+    neighbours) and see too little of a short series; between found points a whole
+    segment is the window. The test needs no noise estimate: the series' long-run
+    variance is inflated by the steps not yet found (11x the noise's on the bench's
+    "several"), and its estimate from a short series has too few degrees of freedom.
+    Each segment fits its own slope (a slope common to all, as this pass once used, took
+    a staircase of missed steps in one segment for a trend and tilted the others). The
+    reported sd of the step is from the long-run variance (`long_run_variance` of v).
     """
     n = z.size
     bounds = [0, *sorted(f.index for f in found), n]
-    segs = [(a, b) for a, b in zip(bounds, bounds[1:]) if b - a >= 2 * MIN_WINDOW]
     lrv = long_run_variance(v)
-    if not segs or not lrv > 0.0:
-        return []
-    split = [0, *sorted({f.index for f in found} | candidates), n]
-    slope = _common_slope(z, [(a, b) for a, b in zip(split, split[1:]) if b - a >= 2 * MIN_WINDOW])
-    u = _normal_quantile(alpha / (2 * n))
     out = []
-    for a, b in segs:
-        y = z[a:b] - slope * np.arange(a, b)
+    for a, b in zip(bounds, bounds[1:]):
         m = b - a
-        k = MIN_SEGMENT
-        tau = np.arange(k, m - k + 1)
-        c = np.concatenate([[0.0], np.cumsum(y - y.mean())])
-        gap = (c[m] - c[tau]) / (m - tau) - (c[tau] - 0.0) / tau  # mean after − mean before
-        sd = np.sqrt(lrv * (1.0 / tau + 1.0 / (m - tau)))
-        score = np.abs(gap) / sd
-        best = int(np.argmax(score))
-        if score[best] > u:
-            p = min(1.0, math.erfc(float(score[best]) / math.sqrt(2)) * n * tests)
-            out.append(Detection(a + int(tau[best]), kind, m, float(score[best]),
-                                 float(gap[best]), float(sd[best]), p))
+        if m < 2 * MIN_SEGMENT:
+            continue
+        y = selfnormalised.detrended(z[None, a:b])
+        g, at = selfnormalised.statistic(y)
+        p = selfnormalised.p_value(float(g[0]), m)
+        if p < alpha * m / n:
+            k = int(at[0])
+            gap = float(y[0, k:].mean() - y[0, :k].mean())
+            sd = math.sqrt(max(lrv, 0.0) * (1.0 / k + 1.0 / (m - k)))
+            out.append(Detection(a + k, kind, m, math.sqrt(float(g[0])), gap, sd,
+                                 min(1.0, p * n / m * tests)))
     return out
 
 
@@ -565,10 +578,10 @@ def _without_steps(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float64
     return np.concatenate([z[a:b] - np.median(z[a:b]) for a, b in zip(bounds, bounds[1:])])
 
 
-def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int, whole: bool = False,
-           ) -> tuple[list[Detection], NDArray[np.float64] | None]:
+def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int,
+           ) -> tuple[list[Detection], NDArray[np.float64]]:
     """The steps in the mean of z (already robustified) labelled `kind`, with the variogram
-    they were tested with (None: nothing found by the first look).
+    they were tested with.
 
     First look with the MAD variogram (steps barely move it; it is never wider than the
     winsorised one, so nothing it misses would be found): its points are candidates.
@@ -576,32 +589,27 @@ def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int, whole: b
     that would read as memory), so the noise is then estimated without every candidate
     (each segment less its median) and the series searched again: the points reported are
     from that winsorised-variogram pass, plus one more step per segment between them
-    (`_segment_steps`). `share` is the α of each of the two passes, `parts` the
-    Bonferroni factor of the p-values. (Until the points settled, as this once did, gave
-    the same points at 1.3x the time.)
+    (`_segment_steps`; the whole series when the windows found nothing, so a short series,
+    which the windows (6h <= n) barely see, is still tested). `share` is the α of each of
+    the two passes, `parts` the Bonferroni factor of the p-values. (Until the points
+    settled, as this once did, gave the same points at 1.3x the time.)
     """
     cache: dict[str | int, NDArray[np.float64]] = {}
     found = _scan(z, kind, share, parts, cache=cache, liberal=True)
-    if not found and not whole:
-        return [], None
-    # with `whole` and no candidate, the series' best single split is the candidate: the
-    # whole series is then tested as one segment with noise estimated on either side
-    # (and the common slope is fitted on either side of it, see `_segment_steps`)
-    split = frozenset() if found else frozenset({_best_split(z)})
-    v = variogram(_without_steps(z, {f.index for f in found} | split),
-                  2 * max(windows(z.size), default=MIN_WINDOW))
+    # no candidate: the series' best single split stands in for one, so that a step
+    # there does not count as noise in the variogram
+    split = {f.index for f in found} or {_best_split(z)}
+    v = variogram(_without_steps(z, split), 2 * max(windows(z.size), default=MIN_WINDOW))
     if found:
         found = _scan(z, kind, share, parts, v=v, cache=cache)
-    if found or whole:
-        more = _segment_steps(z, found, share, parts, v, kind, split)
-        found += [f for f in more if all(abs(f.index - o.index) >= MIN_SEGMENT for o in found)]
+    more = _segment_steps(z, found, share, parts, v, kind)
+    found += [f for f in more if all(abs(f.index - o.index) >= MIN_SEGMENT for o in found)]
     return found, v
 
 
 def _best_split(z: NDArray[np.float64]) -> int:
     """The least-squares location of one step in z (the standardised CUSUM's argmax)."""
-    s = np.concatenate([[0.0], np.cumsum(z - z.mean())])
-    return _locate(s, z.size // 2, z.size // 2 + 1, z.size)
+    return int(selfnormalised.best_split(z[None, :])[0])
 
 
 def log_spread(x: NDArray[np.float64], cuts: list[int]) -> NDArray[np.float64]:
@@ -658,8 +666,7 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     `rate` is the false-alarm rate the thresholds are set for: expected false change points
     per 1,000 points of change-free noise, α = 1 − exp(−rate·n/1000) per series, half to
     each statistic when `spread`. Segments are at least `min_segment` long: of two closer
-    points the less significant goes (a change in spread closer than that to a change in
-    the level is the level's).
+    points the less significant goes (of either kind).
     """
     n = x.size
     if n < 2 * min_segment or np.ptp(x) == 0.0:
@@ -672,11 +679,17 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     share, parts = alpha / tests / 2, tests * 2
     found, v = _steps(z, "mean", share, parts)
     # the level's points go through the transient rule on x itself (its medians)
-    kept = _kept(x, z, found, min_segment, alpha / tests, v) if v is not None else []
+    kept = _kept(x, z, found, min_segment, alpha / tests, v)
     if spread:
         y = log_spread(x, [k.index for k in kept])
-        found, vs = _steps(y, "spread", share, parts, whole=True)
-        if vs is not None:
-            kept += [f for f in _kept(y, y, found, min_segment, alpha / tests, vs)
-                     if all(abs(f.index - k.index) >= min_segment for k in kept)]
+        found, vs = _steps(y, "spread", share, parts)
+        # of a level's point and a spread's closer than a segment, the less significant
+        # goes: a spread change also widens the level's statistics, which may then see a
+        # step at the same place
+        spreads = _kept(y, y, found, min_segment, alpha / tests, vs)
+        both = sorted(kept + spreads, key=lambda f: (f.p_value, -f.statistic))
+        kept = []
+        for f in both:
+            if all(abs(f.index - k.index) >= min_segment for k in kept):
+                kept.append(f)
     return sorted(kept, key=lambda f: f.index)

@@ -251,7 +251,7 @@ CHANGEPOINT_METHODS: dict[str, str] = {
     "binseg": "seeded binary segmentation with PELT's penalty, the fastest on long series",
 }
 #: The default choice: mosum from AUTO_MOSUM_FROM points, e-divisive below (mosum's
-#: false-alarm budget makes it conservative on short series: recall 0.75 for 5-sd steps
+#: false-alarm budget makes it conservative on short series: recall 0.56 for 2-5-sd steps
 #: in 50 points, where e-divisive finds them all; tests/stats/test_changepoints_accuracy.py).
 AUTO_METHOD = "auto"
 AUTO_MOSUM_FROM = 100  # points
