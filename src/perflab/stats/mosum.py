@@ -643,18 +643,23 @@ def log_spread(x: NDArray[np.float64], cuts: list[int]) -> NDArray[np.float64]:
     return np.where(y - med > limit, med, y)
 
 
+def _apart(found: list[Detection], min_segment: int) -> list[Detection]:
+    """`found` less each point closer than min_segment to a more significant one (in order
+    of significance)."""
+    kept: list[Detection] = []
+    for f in sorted(found, key=lambda f: (f.p_value, -f.statistic)):
+        if all(abs(f.index - k.index) >= min_segment for k in kept):
+            kept.append(f)
+    return kept
+
+
 def _kept(x: NDArray[np.float64], z: NDArray[np.float64], found: list[Detection], min_segment: int,
           alpha: float, v: NDArray[np.float64]) -> list[Detection]:
     """Of the points found in z (the robustified x): those inside [min_segment,
     n − min_segment], the stronger of two closer than min_segment, less the transients of
     x, confirmed in z (`_confirmed`)."""
     n = x.size
-    found = sorted((f for f in found if min_segment <= f.index <= n - min_segment),
-                   key=lambda f: (f.p_value, -f.statistic))
-    kept: list[Detection] = []
-    for f in found:  # strongest first; a weaker point too close to a kept one goes
-        if all(abs(f.index - k.index) >= min_segment for k in kept):
-            kept.append(f)
+    kept = _apart([f for f in found if min_segment <= f.index <= n - min_segment], min_segment)
     kept = _drop_transients(x, sorted(kept, key=lambda f: f.index))
     return _confirmed(z, kept, alpha, v) if kept else kept
 
@@ -686,10 +691,5 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
         # of a level's point and a spread's closer than a segment, the less significant
         # goes: a spread change also widens the level's statistics, which may then see a
         # step at the same place
-        spreads = _kept(y, y, found, min_segment, alpha / tests, vs)
-        both = sorted(kept + spreads, key=lambda f: (f.p_value, -f.statistic))
-        kept = []
-        for f in both:
-            if all(abs(f.index - k.index) >= min_segment for k in kept):
-                kept.append(f)
+        kept = _apart(kept + _kept(y, y, found, min_segment, alpha / tests, vs), min_segment)
     return sorted(kept, key=lambda f: f.index)
