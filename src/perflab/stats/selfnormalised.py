@@ -42,28 +42,40 @@ def best_split(rows: NDArray[np.float64]) -> NDArray[np.intp]:
     return np.asarray(1 + np.argmax(np.abs(s) / np.sqrt(t * (m - t)), axis=1), dtype=np.intp)
 
 
+def _sum_squares(j: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Σ i² for i = 0..j−1."""
+    return np.asarray((j - 1) * j * (2 * j - 1) / 6, dtype=float)
+
+
+def _running(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Sums of a[:, :j] for j = 0..width."""
+    out = np.zeros((a.shape[0], a.shape[1] + 1))
+    np.cumsum(a, axis=1, out=out[:, 1:])
+    return out
+
+
 def detrended(rows: NDArray[np.float64]) -> NDArray[np.float64]:
     """Each row less the slope fitted within its two parts either side of `best_split`,
-    each part about its own mean (a part shorter than MIN_PART left out)."""
+    each part about its own mean (a part shorter than MIN_PART left out). O(m) per row:
+    each part's Σ(t − t̄)·y and Σ(t − t̄)² from running sums and closed forms."""
     r, m = rows.shape
-    k = best_split(rows)
+    y = rows - rows.mean(axis=1, keepdims=True)  # the slope ignores the level; the sums stay small
+    k = best_split(y)
     t = np.arange(m, dtype=float)
-    left = t[None, :] < k[:, None]
+    p0, p1 = _running(y), _running(t * y)
+    at = np.arange(r)
+    kf = k.astype(float)
+    left = (kf, kf * (kf - 1) / 2, _sum_squares(kf), p0[at, k], p1[at, k])
+    right = (m - kf, (m * (m - 1) - kf * (kf - 1)) / 2, (m - 1) * m * (2 * m - 1) / 6 - _sum_squares(kf),
+             p0[:, m] - p0[at, k], p1[:, m] - p1[at, k])
     num, den = np.zeros(r), np.zeros(r)
-    for part, size in ((left, k), (~left, m - k)):
-        used = (size >= MIN_PART)[:, None] & part
-        count = np.maximum(used.sum(axis=1), 1)
-        centre = np.where(used, t, 0.0).sum(axis=1) / count
-        tc = np.where(used, t[None, :] - centre[:, None], 0.0)
-        num += (tc * rows).sum(axis=1)
-        den += (tc * tc).sum(axis=1)
+    for count, st, stt, sy, sty in (left, right):
+        used = count >= MIN_PART
+        safe = np.maximum(count, 1.0)
+        num += np.where(used, sty - st / safe * sy, 0.0)
+        den += np.where(used, stt - st * st / safe, 0.0)
     slope = np.divide(num, den, out=np.zeros(r), where=den > 0.0)
     return np.asarray(rows - slope[:, None] * t[None, :], dtype=float)
-
-
-def _suffix(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Sums of a[:, j:] for j = 0..width (the last 0)."""
-    return np.concatenate([np.cumsum(a[:, ::-1], axis=1)[:, ::-1], np.zeros((a.shape[0], 1))], axis=1)
 
 
 def statistic(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
@@ -71,24 +83,26 @@ def statistic(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[n
     [MIN_PART, m − MIN_PART], and the k where it is largest (the first index after the
     split). O(m) per row from running sums."""
     r, m = rows.shape
-    s = np.concatenate([np.zeros((r, 1)), np.cumsum(rows, axis=1)], axis=1)  # s[:, t] = Σ y[:t]
+    s = _running(rows - rows.mean(axis=1, keepdims=True))  # s[:, t] = Σ y[:t]; G ignores the level
     t = np.arange(m + 1, dtype=float)
-    k = np.arange(MIN_PART, m - MIN_PART + 1)
-    total = s[:, m:m + 1]
-    d2 = (s[:, k] - k / m * total) ** 2 / m
-    # left side: Σ_{t≤k} (S_t − (t/k)·S_k)², expanded into running sums
-    ratio = s[:, k] / k
-    left = (np.cumsum(s ** 2, axis=1)[:, k] - 2 * ratio * np.cumsum(t * s, axis=1)[:, k]
-            + ratio ** 2 * np.cumsum(t ** 2)[k])
-    # right side: R_j = Σ y[j:] with m − j terms, j = k..m−1, about its share of R_k
-    tail = total - s[:, :m]
-    size = m - t[:m]
-    share = tail[:, k] / (m - k)
-    right = (_suffix(tail ** 2)[:, k] - 2 * share * _suffix(size * tail)[:, k]
-             + share ** 2 * _suffix(size[None, :] ** 2)[0, k])
+    ks = slice(MIN_PART, m - MIN_PART + 1)
+    kf = t[ks]
+    sk = s[:, ks]
+    d2 = (sk - kf / m * s[:, m:]) ** 2 / m
+    # left side: Σ_{t≤k} (S_t − (t/k)·S_k)², expanded into running sums (Σ t² closed)
+    ratio = sk / kf
+    left = (np.cumsum(s * s, axis=1)[:, ks] - 2 * ratio * np.cumsum(t * s, axis=1)[:, ks]
+            + ratio * ratio * _sum_squares(kf + 1))
+    # right side: R_j = Σ y[j:] (m − j terms), j = k..m−1, about its share of R_k; sums
+    # over j >= k are the whole less the prefix, Σ (m − j)² closed
+    tail = s[:, m:] - s[:, :m]
+    q2, q1 = _running(tail * tail), _running((m - t[:m]) * tail)
+    share = tail[:, ks] / (m - kf)
+    right = ((q2[:, m:] - q2[:, ks]) - 2 * share * (q1[:, m:] - q1[:, ks])
+             + share * share * _sum_squares(m - kf + 1))
     g = d2 / np.maximum((left + right) / m ** 2, 1e-300)
     best = np.argmax(g, axis=1)
-    return g[np.arange(r), best], np.asarray(k[best], dtype=np.intp)
+    return g[np.arange(r), best], np.asarray(best + MIN_PART, dtype=np.intp)
 
 
 # The upper quantiles of G after `detrended` on Gaussian white noise, one row per segment
