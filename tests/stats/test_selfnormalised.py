@@ -46,6 +46,14 @@ def test_detrending_keeps_a_step_and_removes_the_line():
     assert flat[50] - flat[49] == pytest.approx(4.0)
 
 
+def test_the_parts_are_mosums_shortest_segment():
+    """The table was drawn with MIN_PART; mosum's segments must be cut the same way."""
+    from perflab.stats.mosum import MIN_SEGMENT
+    assert sn.MIN_PART == MIN_SEGMENT
+    assert len(sn.NULL_QUANTILES) == len(sn.NULL_SIZES)
+    assert all(len(row) == len(sn.NULL_P) for row in sn.NULL_QUANTILES)
+
+
 def test_p_values_follow_the_table():
     for m, row in zip(sn.NULL_SIZES, sn.NULL_QUANTILES):
         for q, p in zip(row, sn.NULL_P):

@@ -129,13 +129,15 @@ NULL_QUANTILES: tuple[tuple[float, ...], ...] = (
     (10.4, 53.7, 108.7, 167.8, 252.4, 321.4, 393.5, 500.2, 582.8, 665.0, 799.2, 908.3),  # m = 1024
 )
 
+_LOG_P = np.log(NULL_P)
+
 
 def p_value(g: float, m: int) -> float:
     """P(G > g) under the null for a segment of m values: interpolated in log p between
     the tabulated quantiles of the largest tabulated length <= m; past the last (1e-4),
     the tail goes on exponentially at the slope of its last decade."""
     row = NULL_QUANTILES[max(0, int(np.searchsorted(NULL_SIZES, m, side="right")) - 1)]
-    logp = np.log(NULL_P)
+    logp = _LOG_P
     if g >= row[-1]:
         slope = (logp[-1] - logp[-4]) / (row[-1] - row[-4])
         return float(math.exp(logp[-1] + slope * (g - row[-1])))
