@@ -30,17 +30,37 @@ def test_the_statistic_is_shao_and_zhangs(m):
     rng = np.random.default_rng(m)
     rows = rng.normal(0, 1, (4, m))
     rows[:, m // 3:] += rng.uniform(0, 3, (4, 1))
-    g, k = sn.statistic(rows)
+    g, k = sn.statistic(*sn.rows(rows))
     for row, gi, ki in zip(rows, g, k):
         want, at = shao_zhang(row)
         assert gi == pytest.approx(want, rel=1e-9) and ki == at
 
 
+def test_segments_of_different_lengths_end_to_end_are_each_tested_alone():
+    """mosum tests all of a series' segments in one call: each must get what it would
+    alone (no sum leaks across a segment's start)."""
+    rng = np.random.default_rng(5)
+    lengths = np.array([10, 37, 11, 200, 64])
+    parts = [rng.normal(rng.uniform(-50, 50), 1, m) + rng.uniform(-1, 1) * np.arange(m) for m in lengths]
+    parts[3][120:] += 5.0
+    values = np.concatenate(parts)
+    assert list(sn.best_split(values, lengths)) == [sn.best_split(p, np.array([p.size]))[0] for p in parts]
+    flat = sn.detrended(values, lengths)
+    g, k = sn.statistic(flat, lengths)
+    for i, p in enumerate(parts):
+        one = np.array([p.size])
+        alone = sn.detrended(p, one)
+        assert np.allclose(flat[lengths[:i].sum():lengths[:i + 1].sum()], alone, atol=1e-9)
+        gi, ki = sn.statistic(alone, one)
+        assert g[i] == pytest.approx(gi[0], rel=1e-9) and k[i] == ki[0]
+
+
 def test_detrending_keeps_a_step_and_removes_the_line():
     t = np.arange(80.0)
     row = 5.0 + 0.3 * t + np.where(t >= 50, 4.0, 0.0)
-    assert sn.best_split(row[None, :])[0] == 50
-    flat = sn.detrended(row[None, :])[0]
+    one = np.array([row.size])
+    assert sn.best_split(row, one)[0] == 50
+    flat = sn.detrended(row, one)
     assert np.ptp(flat[:50]) == pytest.approx(0.0, abs=1e-9)
     assert np.ptp(flat[50:]) == pytest.approx(0.0, abs=1e-9)
     assert flat[50] - flat[49] == pytest.approx(4.0)
@@ -68,7 +88,8 @@ def test_the_table_is_the_null_law_of_the_procedure():
     1% (a stale table, after a change of `detrended` or `statistic`, would not)."""
     rng = np.random.default_rng(7)
     for m in (16, 64):
-        g = sn.statistic(sn.detrended(rng.standard_normal((20000, m))))[0]
+        values, lengths = sn.rows(rng.standard_normal((20000, m)))
+        g = sn.statistic(sn.detrended(values, lengths), lengths)[0]
         row = sn.NULL_QUANTILES[sn.NULL_SIZES.index(m)]
         for p in (0.05, 0.01):
             assert np.quantile(g, 1 - p) == pytest.approx(row[sn.NULL_P.index(p)], rel=0.08)
@@ -81,7 +102,8 @@ def test_the_level_holds_without_a_noise_estimate(noise):
     rng = np.random.default_rng(11)
     rows = rng.standard_normal((4000, 40)) if noise != "t3" else rng.standard_t(3, (4000, 40))
     rows = rows * 25.0 + (0.5 * np.arange(40) if noise == "trend" else 0.0)
-    g = sn.statistic(sn.detrended(rows))[0]
+    values, lengths = sn.rows(rows)
+    g = sn.statistic(sn.detrended(values, lengths), lengths)[0]
     rate = float(np.mean([sn.p_value(float(x), 40) < 0.05 for x in g]))
     assert abs(rate - 0.05) < 3 * np.sqrt(0.05 * 0.95 / 4000)
 

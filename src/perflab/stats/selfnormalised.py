@@ -33,13 +33,54 @@ from numpy.typing import NDArray
 MIN_PART = 5
 
 
-def best_split(rows: NDArray[np.float64]) -> NDArray[np.intp]:
-    """For each row, the least-squares location of one step (the standardised CUSUM's
-    argmax): the first index of the right part, in 1..m−1."""
-    m = rows.shape[1]
-    s = np.cumsum(rows - rows.mean(axis=1, keepdims=True), axis=1)[:, :-1]
-    t = np.arange(1, m)
-    return np.asarray(1 + np.argmax(np.abs(s) / np.sqrt(t * (m - t)), axis=1), dtype=np.intp)
+def _layout(lengths: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
+    """For segments of these lengths laid end to end: each value's segment, each segment's
+    first index, and each value's index within its segment."""
+    seg = np.repeat(np.arange(lengths.size), lengths)
+    first = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.intp)
+    return seg, first, np.arange(seg.size, dtype=float) - first[seg]
+
+
+def _before(v: NDArray[np.float64], seg: NDArray[np.intp], first: NDArray[np.intp],
+            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(the sum of the values before each within its segment, each segment's total): one
+    cumulative sum over all segments, less its value at each segment's start."""
+    c = np.cumsum(v)
+    ex = c - v
+    at_first = ex[first]
+    last = np.concatenate([first[1:], [v.size]]) - 1
+    return ex - at_first[seg], c[last] - at_first
+
+
+def _argmax(score: NDArray[np.float64], seg: NDArray[np.intp], first: NDArray[np.intp],
+            ) -> NDArray[np.intp]:
+    """Each segment's index (within it) of its largest score, the first if tied."""
+    top = np.maximum.reduceat(score, first)
+    hits = np.flatnonzero(score == top[seg])
+    _, which = np.unique(seg[hits], return_index=True)
+    return np.asarray(hits[which] - first, dtype=np.intp)
+
+
+def _centred(values: NDArray[np.float64], seg: NDArray[np.intp], lengths: NDArray[np.intp],
+             ) -> NDArray[np.float64]:
+    """The values less their segment's mean (the sums below then stay small)."""
+    return np.asarray(values - (np.bincount(seg, values, lengths.size) / lengths)[seg], dtype=float)
+
+
+def _split(y: NDArray[np.float64], seg: NDArray[np.intp], first: NDArray[np.intp],
+           t: NDArray[np.float64], m: NDArray[np.float64]) -> NDArray[np.intp]:
+    """`best_split` of centred y in a known layout (m: each value's segment length)."""
+    s, _ = _before(y, seg, first)  # at split k: the sum of the k values left of it
+    score = np.abs(s) / np.sqrt(np.maximum(t * (m - t), 1.0))
+    return _argmax(np.where(t > 0, score, -1.0), seg, first)
+
+
+def best_split(values: NDArray[np.float64], lengths: NDArray[np.intp]) -> NDArray[np.intp]:
+    """For each segment (`values` holds segments of `lengths` end to end), the
+    least-squares location of one step (the standardised CUSUM's argmax): the first index
+    of the right part, in 1..m−1."""
+    seg, first, t = _layout(lengths)
+    return _split(_centred(values, seg, lengths), seg, first, t, lengths[seg].astype(float))
 
 
 def _sum_squares(j: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -47,62 +88,63 @@ def _sum_squares(j: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.asarray((j - 1) * j * (2 * j - 1) / 6, dtype=float)
 
 
-def _running(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Sums of a[:, :j] for j = 0..width."""
-    out = np.zeros((a.shape[0], a.shape[1] + 1))
-    np.cumsum(a, axis=1, out=out[:, 1:])
-    return out
-
-
-def detrended(rows: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Each row less the slope fitted within its two parts either side of `best_split`,
-    each part about its own mean (a part shorter than MIN_PART left out). O(m) per row:
-    each part's Σ(t − t̄)·y and Σ(t − t̄)² from running sums and closed forms."""
-    r, m = rows.shape
-    y = rows - rows.mean(axis=1, keepdims=True)  # the slope ignores the level; the sums stay small
-    k = best_split(y)
-    t = np.arange(m, dtype=float)
-    p0, p1 = _running(y), _running(t * y)
-    at = np.arange(r)
-    kf = k.astype(float)
-    left = (kf, kf * (kf - 1) / 2, _sum_squares(kf), p0[at, k], p1[at, k])
-    right = (m - kf, (m * (m - 1) - kf * (kf - 1)) / 2, (m - 1) * m * (2 * m - 1) / 6 - _sum_squares(kf),
-             p0[:, m] - p0[at, k], p1[:, m] - p1[at, k])
-    num, den = np.zeros(r), np.zeros(r)
+def detrended(values: NDArray[np.float64], lengths: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Each segment less the slope fitted within its two parts either side of
+    `best_split`, each part about its own mean (a part shorter than MIN_PART left out).
+    O(m) per segment: each part's Σ(t − t̄)·y and Σ(t − t̄)² from running sums and closed
+    forms."""
+    seg, first, t = _layout(lengths)
+    y = _centred(values, seg, lengths)  # the slope ignores the level
+    k = _split(y, seg, first, t, lengths[seg].astype(float))
+    p0, total0 = _before(y, seg, first)
+    p1, total1 = _before(t * y, seg, first)
+    at = first + k
+    kf, mf = k.astype(float), lengths.astype(float)
+    left = (kf, kf * (kf - 1) / 2, _sum_squares(kf), p0[at], p1[at])
+    right = (mf - kf, (mf * (mf - 1) - kf * (kf - 1)) / 2, _sum_squares(mf) - _sum_squares(kf),
+             total0 - p0[at], total1 - p1[at])
+    num, den = np.zeros(lengths.size), np.zeros(lengths.size)
     for count, st, stt, sy, sty in (left, right):
         used = count >= MIN_PART
         safe = np.maximum(count, 1.0)
         num += np.where(used, sty - st / safe * sy, 0.0)
         den += np.where(used, stt - st * st / safe, 0.0)
-    slope = np.divide(num, den, out=np.zeros(r), where=den > 0.0)
-    return np.asarray(rows - slope[:, None] * t[None, :], dtype=float)
+    slope = np.divide(num, den, out=np.zeros(lengths.size), where=den > 0.0)
+    return np.asarray(values - slope[seg] * t, dtype=float)
 
 
-def statistic(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
-    """Shao & Zhang's G of each row (as given: detrend first) over the splits k in
-    [MIN_PART, m − MIN_PART], and the k where it is largest (the first index after the
-    split). O(m) per row from running sums."""
-    r, m = rows.shape
-    s = _running(rows - rows.mean(axis=1, keepdims=True))  # s[:, t] = Σ y[:t]; G ignores the level
-    t = np.arange(m + 1, dtype=float)
-    ks = slice(MIN_PART, m - MIN_PART + 1)
-    kf = t[ks]
-    sk = s[:, ks]
-    d2 = (sk - kf / m * s[:, m:]) ** 2 / m
+def statistic(values: NDArray[np.float64], lengths: NDArray[np.intp],
+              ) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Shao & Zhang's G of each segment (as given: detrend first; each at least
+    2·MIN_PART long) over the splits k in [MIN_PART, m − MIN_PART], and the k where it is
+    largest (the first index after the split). O(m) per segment from running sums."""
+    seg, first, k = _layout(lengths)  # every position k as the split before it
+    m = lengths[seg].astype(float)
+    y = _centred(values, seg, lengths)  # G ignores the level
+    s, total = _before(y, seg, first)  # s = S_k, the sum of the k values left of the split
+    d2 = (s - k / m * total[seg]) ** 2 / m
     # left side: Σ_{t≤k} (S_t − (t/k)·S_k)², expanded into running sums (Σ t² closed)
-    ratio = sk / kf
-    left = (np.cumsum(s * s, axis=1)[:, ks] - 2 * ratio * np.cumsum(t * s, axis=1)[:, ks]
-            + ratio * ratio * _sum_squares(kf + 1))
-    # right side: R_j = Σ y[j:] (m − j terms), j = k..m−1, about its share of R_k; sums
-    # over j >= k are the whole less the prefix, Σ (m − j)² closed
-    tail = s[:, m:] - s[:, :m]
-    q2, q1 = _running(tail * tail), _running((m - t[:m]) * tail)
-    share = tail[:, ks] / (m - kf)
-    right = ((q2[:, m:] - q2[:, ks]) - 2 * share * (q1[:, m:] - q1[:, ks])
-             + share * share * _sum_squares(m - kf + 1))
-    g = d2 / np.maximum((left + right) / m ** 2, 1e-300)
-    best = np.argmax(g, axis=1)
-    return g[np.arange(r), best], np.asarray(best + MIN_PART, dtype=np.intp)
+    after = s + y  # S_{k+1}: summed over the positions before k it gives t = 1..k
+    ratio = s / np.maximum(k, 1.0)
+    left = (_before(after * after, seg, first)[0] - 2 * ratio * _before((k + 1) * after, seg, first)[0]
+            + ratio * ratio * _sum_squares(k + 1))
+    # right side: R_j = Σ y[j:] = S_m − S_j for j = k..m−1, about its share of R_k; sums
+    # over j >= k are the segment's total less the part before k, Σ (m − j)² closed
+    tail = total[seg] - s
+    q2, total2 = _before(tail * tail, seg, first)
+    q1, total1 = _before((m - k) * tail, seg, first)
+    share = tail / (m - k)
+    right = ((total2[seg] - q2) - 2 * share * (total1[seg] - q1)
+             + share * share * _sum_squares(m - k + 1))
+    g = d2 / np.maximum((left + right) / (m * m), 1e-300)
+    g = np.where((k >= MIN_PART) & (k <= m - MIN_PART), g, -1.0)
+    best = _argmax(g, seg, first)
+    return g[first + best], best
+
+
+def rows(block: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """A 2-D block of equal segments, one per row, as (values, lengths)."""
+    return block.ravel(), np.full(block.shape[0], block.shape[1], dtype=np.intp)
 
 
 # The upper quantiles of G after `detrended` on Gaussian white noise, one row per segment
