@@ -44,7 +44,6 @@ from numpy.typing import ArrayLike, NDArray
 from perflab.model.records import Direction
 from perflab.stats.mosum import FALSE_RATE_PER_1000 as FALSE_RATE_PER_1000  # re-exported: detect's default
 from perflab.stats.mosum import MIN_SEGMENT, search
-from perflab.stats.significance import welch_t
 
 #: The shortest segment e_divisive will split off (a t-test needs 2 per side; 3 keeps
 #: single outliers from being paired into a "regime").
@@ -176,20 +175,28 @@ def _split_p(s1: NDArray[np.float64], s2: NDArray[np.float64], lo: ArrayLike, ta
 
 def _describe(x: NDArray[np.float64], cuts: Sequence[int], indices: Sequence[int] | NDArray[np.intp],
               method: str) -> list[ChangePoint]:
-    """ChangePoints at positions `cuts` of the samples x, reported at `indices`."""
-    bounds = [0, *cuts, x.size]
+    """ChangePoints at positions `cuts` of the samples x, reported at `indices`: each
+    segment's mean and sd, and Welch's p between the two (`welch_t`'s, NaN where it is
+    undefined), all from prefix sums (a point each by `welch_t` cost 1.8 ms on 19 points)."""
+    if not len(cuts):
+        return []
+    shift, s1, s2 = _prefix_sums(x)
+    bounds = np.array([0, *cuts, x.size])
+    na, ma, va = _segment_stats(s1, s2, bounds[:-2], bounds[1:-1])
+    nb, mb, vb = _segment_stats(s1, s2, bounds[1:-1], bounds[2:])
+    p = _welch_p(na, ma, va, nb, mb, vb)
+    undefined = (na < 2) | (nb < 2) | ((va == 0.0) & (vb == 0.0) & (ma == mb))
     out = []
-    for i, (cut, index) in enumerate(zip(cuts, indices), start=1):
-        before, after = x[bounds[i - 1]:cut], x[cut:bounds[i + 1]]
-        mb, ma = float(before.mean()), float(after.mean())
+    for i, index in enumerate(indices):
+        before, after = float(ma[i]) + shift, float(mb[i]) + shift
         out.append(ChangePoint(
             index=int(index),
-            mean_before=mb,
-            stddev_before=float(before.std(ddof=1)) if before.size > 1 else math.nan,
-            mean_after=ma,
-            stddev_after=float(after.std(ddof=1)) if after.size > 1 else math.nan,
-            change_pct=100.0 * (ma - mb) / mb if mb != 0.0 else math.nan,
-            p_value=welch_t(before, after).p_value,
+            mean_before=before,
+            stddev_before=math.sqrt(va[i]) if na[i] > 1 else math.nan,
+            mean_after=after,
+            stddev_after=math.sqrt(vb[i]) if nb[i] > 1 else math.nan,
+            change_pct=100.0 * (after - before) / before if before != 0.0 else math.nan,
+            p_value=math.nan if undefined[i] else float(p[i]),
             method=method,
         ))
     return out
