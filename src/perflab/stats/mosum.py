@@ -375,7 +375,7 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
             continue
         u = threshold(per_test, tau_count(n, h), h) * _small_sample(n)
         tau = np.arange(h, n - h + 1)
-        d = (s[tau + h] - 2 * s[tau] + s[tau - h]) / h
+        d = (s[2 * h:] - 2 * s[h:n - h + 1] + s[:n - 2 * h + 1]) / h  # at tau, tau ± h
         # The level is read away from the bumps of the steps found at smaller scales; where
         # they cover most of this scale's positions, it has nothing left to add.
         away = np.ones(d.size, dtype=bool)
@@ -387,7 +387,7 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
         wider: float | NDArray[np.float64] = 1.0
         if overall > 0.0 and kind == "mean":
             if h not in cache:
-                cache[h] = np.maximum(_local_median(spread, h)[tau] / overall, 1.0)
+                cache[h] = np.maximum(_local_median(spread, h)[h:n - h + 1] / overall, 1.0)
             wider = cache[h]
         t = (d - baseline) / (sd * wider)
         a = np.abs(t)
