@@ -303,7 +303,8 @@ def _local_median(v: NDArray[np.float64], h: int) -> NDArray[np.float64]:
     blocks) of the medians of blocks of h, spread back over the blocks' positions."""
     blocks = -(-v.size // h)
     padded = np.concatenate([v, np.full(blocks * h - v.size, v[-1])])  # the last block's own
-    block = np.median(padded.reshape(blocks, h), axis=1)
+    ordered = np.sort(padded.reshape(blocks, h), axis=1)  # for short rows 3x faster than np.median
+    block = (ordered[:, (h - 1) // 2] + ordered[:, h // 2]) / 2
     return np.repeat(_running_median(block, 2), h)[:v.size]
 
 
