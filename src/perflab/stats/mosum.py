@@ -192,6 +192,14 @@ def _thin(v: NDArray[Any]) -> NDArray[Any]:
     return v[::-(-v.size // THIN)] if v.size > THIN else v
 
 
+def _row_medians(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """np.median(a, axis=1, keepdims=True), from one partition."""
+    w = a.shape[1]
+    lo, hi = (w - 1) // 2, w // 2
+    part = np.partition(a, [lo, hi], axis=1)
+    return np.asarray((part[:, lo:lo + 1] + part[:, hi:hi + 1]) / 2, dtype=float)
+
+
 def variogram(z: NDArray[np.float64], top: int, mad: bool = False) -> NDArray[np.float64]:
     """V(d) for d = 0..top: winsorised variance of the lag-d differences about their median
     (with `mad`, their squared 1.4826·MAD: blind to heavy tails, but a step touching many
@@ -209,9 +217,9 @@ def variogram(z: NDArray[np.float64], top: int, mad: bool = False) -> NDArray[np
     start = _thin(np.arange(z.size - last))
     lags = np.arange(1, last + 1)
     diff = z[start[None, :] + lags[:, None]] - z[start][None, :]
-    centred = diff - np.median(diff, axis=1, keepdims=True)
+    centred = diff - _row_medians(diff)
     dev = np.abs(centred)
-    scale = 1.4826 * np.median(dev, axis=1, keepdims=True)
+    scale = 1.4826 * _row_medians(dev)
     # quantised values: the MAD may be 0, then the mean absolute deviation's equivalent
     scale = np.where(scale > 0.0, scale, dev.mean(axis=1, keepdims=True) * math.sqrt(math.pi / 2))
     rows = scale[:, 0] ** 2 if mad else np.mean(np.clip(centred, -3.0 * scale, 3.0 * scale) ** 2, axis=1)
