@@ -68,8 +68,10 @@ What makes it hold on real series:
   real recordings 1.46/2.60/4.58 per 1,000 (idle, quiet, loaded) from 1.98/2.60/5.62,
   AR(1) 0.9 0.90 from 1.1. Its cost: AR(1) 0.5 of 12-50 values 1-3% of series with a
   false point where the level is 0.2-1% (self-normalised tests are oversized on short
-  dependent series), and a quarter more time on 10,000 points (19 -> 24 ms a series,
-  ~20 segment tests; bench/changepoints_vs_otava: 9.5-11.6x faster than Otava in 5 runs).
+  dependent series), and ~20 segment tests more on 10,000 points, tested in one call
+  (`selfnormalised` takes segments end to end): bench/changepoints_vs_otava, where Otava
+  0.8.0 takes ~87 ms a series, 11.0-11.6x faster than it (7.6x before that call and the
+  other speed-ups of 2026-11-24: prefix-sum descriptions, the first look up to FIRST_LOOK).
   Known limit: with many close steps (the bench's "several": 4-8 steps 30+ points apart)
   the steps not yet found make the lag differences rise with the lag like memory, so the
   scans miss many: 150 of 552 steps over three seeds, 110 of them sharing their final
