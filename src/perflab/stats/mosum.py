@@ -30,13 +30,13 @@ What makes it hold on real series:
   for the noise scale being estimated (`_small_sample`); each point's p-value is the
   same tail at its |T| times that split, so it is corrected for the search.
   Measured by bench/changepoints_accuracy.py on simulated change-free noise (1,000
-  points, 50 series each, rate 0.2): 0.06-0.22 false points per 1,000 for Gaussian,
-  Student t(2), AR(1) ρ=0.6, trend, season and spike noise -- but 0.9 for AR(1) ρ=0.9
-  and 1.0 for ARFIMA(0, 0.3, 0): noise whose memory outlasts the variogram's MEMORY
-  lags is not calibrated (2.8 and 1.3 before the confirmation below). On this
-  machine's real change-free recordings 1.5 per 1,000 on an idle machine (2.6 on an
-  almost idle one): most are real regimes of the machine, 7-80% for 18-200 repetitions;
-  slow wander of 2-4% is about 0.3 per 1,000 (bench/data/noise-idle/README.md).
+  points, 50 series each, rate 0.2): 0.00-0.22 false points per 1,000 for Gaussian,
+  Student t(2), AR(1) ρ=0.6 and 0.9, trend, season and spike noise -- but 0.8 for
+  ARFIMA(0, 0.3, 0): noise whose memory outlasts the variogram's MEMORY lags is not
+  calibrated (AR(1) 0.9 2.8 and ARFIMA 1.3 before the confirmation below). On this
+  machine's real change-free recordings 0.8 per 1,000 on an idle machine (2.0 on an
+  almost idle one): all are real regimes of the machine, 7-80% for 18-200 repetitions;
+  slow wander of 2-4% is no longer reported (bench/data/noise-idle/README.md).
   (Tried for long memory: the sd of D_h estimated from D_h itself, which counts every
   scale's wander, calibrated both to 0.2 and brought the quiet recordings to 2.5, but
   steps that cover much of a series inflate it: F1/covering 0.67/0.58 on the bench's
