@@ -135,6 +135,31 @@ def test_a_point_is_kept_only_where_its_two_segments_differ():
     assert _confirmed(z - np.where(np.arange(600) >= 300, 1.0, 0.0), found, 0.05, v) == []
 
 
+def test_a_slope_fitted_to_noise_confirms_no_second_step():
+    """40 commits of 3 samples, one 10-sd step at 25 and no trend: the confirmation's slope,
+    fitted to the noise within a few short segments, once shifted their means apart enough
+    to confirm a second, false point (6 series of 300, p down to 1e-44); the slope is used
+    only where the series shows it, with its own error counted."""
+    extra = 0
+    for seed in range(300):
+        rng = np.random.default_rng(seed)
+        groups = [rng.normal(1000 if i < 25 else 970, 5, 3) for i in range(40)]
+        points = detect(groups, method="mosum")
+        assert any(p.index == 25 for p in points)
+        extra += len(points) - 1
+    assert extra <= 1  # the segment test's own α is ~0.4% a series
+
+
+def test_a_step_on_a_steep_trend_is_confirmed_with_the_slopes_error_counted():
+    """Where the slope is used, its error widens the test, but a clear step on a clear
+    trend still stands."""
+    rng = np.random.default_rng(4)
+    z = rng.normal(0, 1, 200) + 0.05 * np.arange(200)
+    z[120:] += 4.0
+    found = [Detection(120, "mean", 16, 5.0, 4.0, 1.0, 0.01)]
+    assert [f.index for f in _confirmed(z, found, 0.05, variogram(z - 0.05 * np.arange(200), 64))] == [120]
+
+
 def test_threshold_inverts_the_tail():
     u = threshold(0.05, 1000, 16)
     assert tail(u, 1000, 16) == pytest.approx(0.05, rel=1e-3)
