@@ -130,9 +130,8 @@ def test_a_point_is_kept_only_where_its_two_segments_differ():
     z = rng.normal(0, 1, 600)
     z[300:] += 1.0
     found = [Detection(i, "mean", 16, 5.0, 0.0, 1.0, 0.01) for i in (120, 300, 450)]
-    v = variogram(z, 64)
-    assert [f.index for f in _confirmed(z, found, 0.05, v)] == [300]
-    assert _confirmed(z - np.where(np.arange(600) >= 300, 1.0, 0.0), found, 0.05, v) == []
+    assert [f.index for f in _confirmed(z, found, 0.05)] == [300]
+    assert _confirmed(z - np.where(np.arange(600) >= 300, 1.0, 0.0), found, 0.05) == []
 
 
 def test_a_slope_fitted_to_noise_confirms_no_second_step():
@@ -157,7 +156,7 @@ def test_a_step_on_a_steep_trend_is_confirmed_with_the_slopes_error_counted():
     z = rng.normal(0, 1, 200) + 0.05 * np.arange(200)
     z[120:] += 4.0
     found = [Detection(120, "mean", 16, 5.0, 4.0, 1.0, 0.01)]
-    assert [f.index for f in _confirmed(z, found, 0.05, variogram(z - 0.05 * np.arange(200), 64))] == [120]
+    assert [f.index for f in _confirmed(z, found, 0.05)] == [120]
 
 
 def test_threshold_inverts_the_tail():

@@ -522,8 +522,7 @@ def hac_variance(e: NDArray[np.float64]) -> float:
     return float(acov[0] + 2 * np.dot(w[1:], acov[1:]))
 
 
-def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float,
-               v: NDArray[np.float64]) -> list[Detection]:
+def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> list[Detection]:
     """`found` (in order, of one statistic z) less the points whose two neighbouring
     segments do not differ: the weakest fails first, its segments merge, the rest are re-tested.
 
@@ -544,8 +543,13 @@ def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float,
     slope's error (a trend or not) took idle to 0.73 but cost steps and seasonality .03
     of covering.
     """
-    floor = long_run_variance(v)
     n = z.size
+    # the noise without every point found, as the search's first look estimates it without
+    # its candidates (the search's own variogram is without those alone: on the bench's
+    # "several" the steps found later tripled its long-run variance), once: the fullest
+    # segmentation's estimate serves every round
+    top = 2 * max(windows(n), default=MIN_WINDOW)
+    floor = long_run_variance(variogram(_without_steps(z, {f.index for f in found}), top))
     u = _normal_quantile(alpha / (2 * n))
     kept = list(found)
     while kept:
@@ -631,10 +635,8 @@ def _without_steps(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float64
     return np.concatenate([z[a:b] - np.median(z[a:b]) for a, b in zip(bounds, bounds[1:])])
 
 
-def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int,
-           ) -> tuple[list[Detection], NDArray[np.float64]]:
-    """The steps in the mean of z (already robustified) labelled `kind`, with the variogram
-    they were tested with.
+def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int) -> list[Detection]:
+    """The steps in the mean of z (already robustified) labelled `kind`.
 
     First look with the MAD variogram (steps barely move it; it is never wider than the
     winsorised one, so nothing it misses at its windows would be found), at the windows up
@@ -658,7 +660,7 @@ def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int,
         found = _scan(z, kind, share, parts, v=v, cache=cache)
     more = _segment_steps(z, found, share, parts, v, kind)
     found += [f for f in more if all(abs(f.index - o.index) >= MIN_SEGMENT for o in found)]
-    return found, v
+    return found
 
 
 def _best_split(z: NDArray[np.float64]) -> int:
@@ -708,14 +710,14 @@ def _apart(found: list[Detection], min_segment: int) -> list[Detection]:
 
 
 def _kept(x: NDArray[np.float64], z: NDArray[np.float64], found: list[Detection], min_segment: int,
-          alpha: float, v: NDArray[np.float64]) -> list[Detection]:
+          alpha: float) -> list[Detection]:
     """Of the points found in z (the robustified x): those inside [min_segment,
     n − min_segment], the stronger of two closer than min_segment, less the transients of
     x, confirmed in z (`_confirmed`)."""
     n = x.size
     kept = _apart([f for f in found if min_segment <= f.index <= n - min_segment], min_segment)
     kept = _drop_transients(x, sorted(kept, key=lambda f: f.index))
-    return _confirmed(z, kept, alpha, v) if kept else kept
+    return _confirmed(z, kept, alpha) if kept else kept
 
 
 def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
@@ -736,14 +738,14 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     # α is split between the statistics, and for each half to the MOSUM scans, half to the
     # segment pass (`_segment_steps`)
     share, parts = alpha / tests / 2, tests * 2
-    found, v = _steps(z, "mean", share, parts)
+    found = _steps(z, "mean", share, parts)
     # the level's points go through the transient rule on x itself (its medians)
-    kept = _kept(x, z, found, min_segment, alpha / tests, v)
+    kept = _kept(x, z, found, min_segment, alpha / tests)
     if spread:
         y = log_spread(x, [k.index for k in kept])
-        found, vs = _steps(y, "spread", share, parts)
+        found = _steps(y, "spread", share, parts)
         # of a level's point and a spread's closer than a segment, the less significant
         # goes: a spread change also widens the level's statistics, which may then see a
         # step at the same place
-        kept = _apart(kept + _kept(y, y, found, min_segment, alpha / tests, vs), min_segment)
+        kept = _apart(kept + _kept(y, y, found, min_segment, alpha / tests), min_segment)
     return sorted(kept, key=lambda f: f.index)
