@@ -232,12 +232,17 @@ def variogram(z: NDArray[np.float64], top: int, mad: bool = False) -> NDArray[np
     start = _thin(np.arange(z.size - last))
     lags = np.arange(1, last + 1)
     diff = z[start[None, :] + lags[:, None]] - z[start][None, :]
-    centred = diff - _row_medians(diff)
-    dev = np.abs(centred)
+    # The winsorised variance is a mean over all the differences; its centre and clipping
+    # scale only bound it, so past 1,024 differences a lag they come from ~512 of them (a
+    # 5% error in a 3-sd clip moves the variance ~0.1%): half the variogram's time on long
+    # series. The MAD variogram's scale is its variance, from all of them.
+    few = diff if mad or diff.shape[1] <= 1024 else diff[:, ::-(-diff.shape[1] // 512)]
+    centre = _row_medians(few)
+    dev = np.abs(few - centre)
     scale = 1.4826 * _row_medians(dev)
     # quantised values: the MAD may be 0, then the mean absolute deviation's equivalent
     scale = np.where(scale > 0.0, scale, dev.mean(axis=1, keepdims=True) * math.sqrt(math.pi / 2))
-    rows = scale[:, 0] ** 2 if mad else np.mean(np.clip(centred, -3.0 * scale, 3.0 * scale) ** 2, axis=1)
+    rows = scale[:, 0] ** 2 if mad else np.mean(np.clip(diff - centre, -3.0 * scale, 3.0 * scale) ** 2, axis=1)
     values = np.concatenate([[0.0], rows])
     if top <= last:
         return values
