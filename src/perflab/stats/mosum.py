@@ -70,8 +70,9 @@ What makes it hold on real series:
   false point where the level is 0.2-1% (self-normalised tests are oversized on short
   dependent series), and ~20 segment tests more on 10,000 points, tested in one call
   (`selfnormalised` takes segments end to end): bench/changepoints_vs_otava, where Otava
-  0.8.0 takes ~87 ms a series, 11.0-11.6x faster than it (7.6x before that call and the
-  other speed-ups of 2026-11-24: prefix-sum descriptions, the first look up to FIRST_LOOK).
+  0.8.0 takes ~88 ms a series, 11.1-11.4x faster than it (7.6x before that call and the
+  other speed-ups of 2026-11-24: prefix-sum descriptions, the first look up to FIRST_LOOK,
+  the variogram's centre and scale from a subsample; F1 .871, Otava's .673).
   Known limit: with many close steps (the bench's "several": 4-8 steps 30+ points apart)
   the steps not yet found make the lag differences rise with the lag like memory, so the
   scans miss many: 150 of 552 steps over three seeds, 110 of them sharing their final
