@@ -177,7 +177,8 @@ def _describe(x: NDArray[np.float64], cuts: Sequence[int], indices: Sequence[int
               method: str) -> list[ChangePoint]:
     """ChangePoints at positions `cuts` of the samples x, reported at `indices`: each
     segment's mean and sd, and Welch's p between the two (`welch_t`'s, NaN where it is
-    undefined), all from prefix sums (a point each by `welch_t` cost 1.8 ms on 19 points)."""
+    undefined), all from prefix sums (`welch_t` and each side's mean and sd, point by point,
+    cost ~1 ms of mosum's 11 on 10,000 points)."""
     if not len(cuts):
         return []
     shift, s1, s2 = _prefix_sums(x)
