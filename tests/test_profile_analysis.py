@@ -48,11 +48,14 @@ def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
     assert profile.tested == len(big) < len(profile.rows)
     assert all(np.isnan(i.deltas[0].q_value) and not i.deltas[0].significant
                for i in profile.rows if i not in big)
-    flagged = [i for i in profile.rows if i.deltas[0].significant]
     # kernel noise mostly stays unflagged; a load change between the two runs is a real
-    # shift of kernel shares, so allow a quarter of the other tested rows, not a count
-    others = profile.tested - len(top)
-    assert len(flagged) - len(top) <= max(2, others // 4), [i.name for i in flagged]
+    # shift of kernel shares, so allow a quarter of the other tested rows, not a count.
+    # Self shares only: the loops' callers (main, __libc_start_call_main, [unknown]
+    # frames) hold both loops in their children shares, which move with the loops' own
+    # (seen in a full-suite rehearsal: 4 such rows flagged out of 4 others tested).
+    others = [i for i in big if i not in top and i.kind == "self"]
+    flagged = [i for i in others if i.deltas[0].significant]
+    assert len(flagged) <= max(2, len(others) // 4), [i.name for i in flagged]
 
 
 def test_rule_methods_flag_the_change_without_fdr(real_db):
