@@ -52,7 +52,7 @@ def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
     # shift of kernel shares, so allow a quarter of the other tested rows, not a count.
     # Self shares only: the loops' callers (main, __libc_start_call_main, [unknown]
     # frames) hold both loops in their children shares, which move with the loops' own
-    # (seen in a full-suite rehearsal: 4 such rows flagged out of 4 others tested).
+    # (a full-suite rehearsal flagged 4 of 4 other tested rows, callers' children shares among them).
     others = [i for i in big if i not in top and i.kind == "self"]
     flagged = [i for i in others if i.deltas[0].significant]
     assert len(flagged) <= max(2, len(others) // 4), [i.name for i in flagged]
