@@ -196,3 +196,22 @@ def test_detect_groups_of_one_equal_the_flat_series():
     assert flat == grouped
     assert detect(STEP.reshape(-1, 1)) == flat  # a 2-D array: one row per position
     assert detect(np.column_stack([STEP, STEP]))[0].index == 40
+
+
+def test_each_points_description_is_welch_ts_on_its_two_segments():
+    """The segments are described from prefix sums in one pass: the same means, sds and p
+    as welch_t side by side, NaN where it is undefined (a side of one value, two constant
+    sides at one level)."""
+    from perflab.stats.changepoints import _describe
+    from perflab.stats.significance import welch_t
+    rng = np.random.default_rng(3)
+    cases = [(rng.normal(100, 1, rng.integers(1, 8)), rng.normal(100 + rng.normal(), 1, rng.integers(1, 8)))
+             for _ in range(100)]
+    cases += [(np.ones(4), np.ones(5)), (np.ones(4), np.full(5, 2.0)), (np.array([1.0]), np.array([1.0, 2.0]))]
+    for a, b in cases:
+        (point,) = _describe(np.concatenate([a, b]), [a.size], [a.size], "test")
+        want = welch_t(a, b).p_value
+        assert point.p_value == pytest.approx(want, rel=1e-9, abs=1e-12, nan_ok=True)
+        assert point.mean_before == pytest.approx(a.mean()) and point.mean_after == pytest.approx(b.mean())
+        if a.size > 1:
+            assert point.stddev_before == pytest.approx(a.std(ddof=1), rel=1e-6, abs=1e-9)

@@ -147,8 +147,10 @@ def _segment_stats(s1: NDArray[np.float64], s2: NDArray[np.float64], lo: ArrayLi
 
 
 def _welch_p(na: NDArray[np.float64], ma: NDArray[np.float64], va: NDArray[np.float64],
-             nb: NDArray[np.float64], mb: NDArray[np.float64], vb: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Vectorised two-sided Welch p-values with welch_t's bounded df; 1.0 where undefined.
+             nb: NDArray[np.float64], mb: NDArray[np.float64], vb: NDArray[np.float64],
+             undefined: float = 1.0) -> NDArray[np.float64]:
+    """Vectorised two-sided Welch p-values with welch_t's bounded df; `undefined` where
+    undefined (1.0: a merge treats it as no difference; NaN: welch_t's own answer).
 
     Undefined: fewer than 2 values on a side, or both sides constant at the same mean.
     Both sides constant at different means: p = 0 (the difference is exact).
@@ -162,8 +164,8 @@ def _welch_p(na: NDArray[np.float64], ma: NDArray[np.float64], va: NDArray[np.fl
         cap = (1 / na + 1 / nb) ** 2 / (1 / (na * na * (na - 1)) + 1 / (nb * nb * (nb - 1)))
         df = np.minimum(df, cap)
         p = 2 * special.stdtr(df, -np.abs(t))
-    p = np.where(se2 == 0.0, np.where(mb != ma, 0.0, 1.0), p)
-    p = np.where((na < 2) | (nb < 2) | ~np.isfinite(p), 1.0, p)
+    p = np.where(se2 == 0.0, np.where(mb != ma, 0.0, undefined), p)
+    p = np.where((na < 2) | (nb < 2) | ~np.isfinite(p), undefined, p)
     return p
 
 
@@ -185,8 +187,7 @@ def _describe(x: NDArray[np.float64], cuts: Sequence[int], indices: Sequence[int
     bounds = np.array([0, *cuts, x.size])
     na, ma, va = _segment_stats(s1, s2, bounds[:-2], bounds[1:-1])
     nb, mb, vb = _segment_stats(s1, s2, bounds[1:-1], bounds[2:])
-    p = _welch_p(na, ma, va, nb, mb, vb)
-    undefined = (na < 2) | (nb < 2) | ((va == 0.0) & (vb == 0.0) & (ma == mb))
+    p = _welch_p(na, ma, va, nb, mb, vb, undefined=math.nan)
     out = []
     for i, index in enumerate(indices):
         before, after = float(ma[i]) + shift, float(mb[i]) + shift
@@ -197,7 +198,7 @@ def _describe(x: NDArray[np.float64], cuts: Sequence[int], indices: Sequence[int
             mean_after=after,
             stddev_after=math.sqrt(vb[i]) if nb[i] > 1 else math.nan,
             change_pct=100.0 * (after - before) / before if before != 0.0 else math.nan,
-            p_value=math.nan if undefined[i] else float(p[i]),
+            p_value=float(p[i]),
             method=method,
         ))
     return out
