@@ -2,8 +2,8 @@
 """The null table of perflab.stats.selfnormalised: upper quantiles of its G on white noise.
 
 For each segment length m of NULL_SIZES, draws Gaussian white noise, applies the test's own
-procedure (`detrended`, then `statistic`) and prints the quantiles at the tail probabilities
-NULL_P as the Python tuple the module holds in NULL_QUANTILES. The law is the same for any
+procedure (`one_step`: `detrended`, then `statistic`) and prints the quantiles at the tail
+probabilities NULL_P as the Python tuple the module holds in NULL_QUANTILES. The law is the same for any
 noise scale (G is scale-free), and for weakly dependent noise in the limit, so white noise
 is the reference.
 
@@ -25,16 +25,11 @@ import numpy as np
 from perflab.stats import selfnormalised as sn
 
 
-def _g(block: np.ndarray) -> np.ndarray:
-    """G of each row of the block, after `detrended` (mosum's procedure)."""
-    values, lengths = sn.rows(block)
-    return sn.statistic(sn.detrended(values, lengths), lengths)[0]
-
-
 def quantiles(m: int, draws: int, rng: np.random.Generator) -> list[float]:
     """The upper NULL_P quantiles of G for segments of m white-noise values."""
     chunk = max(1000, min(20000, 2_000_000 // m))
-    g = np.concatenate([_g(rng.standard_normal((chunk, m))) for _ in range(-(-draws // chunk))])
+    g = np.concatenate([sn.one_step(*sn.rows(rng.standard_normal((chunk, m))))[0]
+                        for _ in range(-(-draws // chunk))])
     return [float(q) for q in np.quantile(g, [1.0 - p for p in sn.NULL_P])]
 
 

@@ -55,6 +55,11 @@ def test_segments_of_different_lengths_end_to_end_are_each_tested_alone():
         assert g[i] == pytest.approx(gi[0], rel=1e-9) and k[i] == ki[0]
 
 
+def test_a_segment_too_short_to_split_is_refused():
+    with pytest.raises(ValueError, match="fewer than 10 values"):
+        sn.one_step(np.arange(20.0), np.array([11, 9]))
+
+
 def test_detrending_keeps_a_step_and_removes_the_line():
     t = np.arange(80.0)
     row = 5.0 + 0.3 * t + np.where(t >= 50, 4.0, 0.0)
@@ -88,8 +93,7 @@ def test_the_table_is_the_null_law_of_the_procedure():
     1% (a stale table, after a change of `detrended` or `statistic`, would not)."""
     rng = np.random.default_rng(7)
     for m in (16, 64):
-        values, lengths = sn.rows(rng.standard_normal((20000, m)))
-        g = sn.statistic(sn.detrended(values, lengths), lengths)[0]
+        g = sn.one_step(*sn.rows(rng.standard_normal((20000, m))))[0]
         row = sn.NULL_QUANTILES[sn.NULL_SIZES.index(m)]
         for p in (0.05, 0.01):
             assert np.quantile(g, 1 - p) == pytest.approx(row[sn.NULL_P.index(p)], rel=0.08)
@@ -102,8 +106,7 @@ def test_the_level_holds_without_a_noise_estimate(noise):
     rng = np.random.default_rng(11)
     rows = rng.standard_normal((4000, 40)) if noise != "t3" else rng.standard_t(3, (4000, 40))
     rows = rows * 25.0 + (0.5 * np.arange(40) if noise == "trend" else 0.0)
-    values, lengths = sn.rows(rows)
-    g = sn.statistic(sn.detrended(values, lengths), lengths)[0]
+    g = sn.one_step(*sn.rows(rows))[0]
     rate = float(np.mean([sn.p_value(float(x), 40) < 0.05 for x in g]))
     assert abs(rate - 0.05) < 3 * np.sqrt(0.05 * 0.95 / 4000)
 

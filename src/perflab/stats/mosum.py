@@ -609,8 +609,7 @@ def _segment_steps(z: NDArray[np.float64], found: list[Detection], alpha: float,
         return []
     # all segments in one call: a call per segment cost ~75 µs of small-array overhead
     lengths = np.array([b - a for a, b in segments], dtype=np.intp)
-    y = selfnormalised.detrended(np.concatenate([z[a:b] for a, b in segments]), lengths)
-    g, at = selfnormalised.statistic(y, lengths)
+    g, at, y = selfnormalised.one_step(np.concatenate([z[a:b] for a, b in segments]), lengths)
     lrv = long_run_variance(v)
     out = []
     start = 0

@@ -142,6 +142,17 @@ def statistic(values: NDArray[np.float64], lengths: NDArray[np.intp],
     return g[first + best], best
 
 
+def one_step(values: NDArray[np.float64], lengths: NDArray[np.intp],
+             ) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.float64]]:
+    """The whole test of each segment, as the null table was drawn: (G, the split k, the
+    detrended values) of `statistic` after `detrended`."""
+    if lengths.size and int(lengths.min()) < 2 * MIN_PART:
+        raise ValueError(f"segments of fewer than {2 * MIN_PART} values have no split to test")
+    flat = detrended(values, lengths)
+    g, k = statistic(flat, lengths)
+    return g, k, flat
+
+
 def rows(block: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     """A 2-D block of equal segments, one per row, as (values, lengths)."""
     return block.ravel(), np.full(block.shape[0], block.shape[1], dtype=np.intp)
