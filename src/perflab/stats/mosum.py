@@ -561,7 +561,7 @@ def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> 
     kept = list(found)
     while kept:
         bounds = np.array([0, *(f.index for f in kept), n])
-        slope, spread = _common_slope(z, list(zip(bounds[:-1], bounds[1:])))
+        slope, stt = _common_slope(z, list(zip(bounds[:-1], bounds[1:])))
         y = z - slope * np.arange(n)
         length = np.diff(bounds)
         means = np.add.reduceat(y, bounds[:-1]) / length
@@ -574,8 +574,8 @@ def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> 
         # A slope within TREND_T of its se is no trend shown: the means are compared as
         # they are, without that cost.
         carried = np.zeros(length.size - 1)
-        if abs(slope) * math.sqrt(spread / lrv) >= TREND_T:
-            carried = np.diff((bounds[:-1] + bounds[1:] - 1) / 2) ** 2 / spread
+        if abs(slope) * math.sqrt(stt / lrv) >= TREND_T:
+            carried = np.diff((bounds[:-1] + bounds[1:] - 1) / 2) ** 2 / stt
         else:
             means = np.add.reduceat(z, bounds[:-1]) / length
         score = np.abs(np.diff(means)) / np.sqrt(lrv * (1.0 / length[:-1] + 1.0 / length[1:] + carried))
