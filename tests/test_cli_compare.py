@@ -102,6 +102,12 @@ def test_calibrate_measures_run_to_run_variance_and_compare_uses_it(tmp_path):
     for label in ("base", "new"):
         run_cli("run", "-n", "6", "--label", label, "--name", "nap", "-q", "--", "sleep", "0.002", db=other, check=True)
     assert "run-to-run variance unknown" in run_cli("compare", "base", "new", db=other, check=True).stdout
+    # more runs of the same command, each under a label of its own (A/A pairs a1 b1, a2 b2,
+    # ...): replicates of one another, the two compared left out
+    for label in ("a2", "b2"):
+        run_cli("run", "-n", "6", "--label", label, "--name", "nap", "-q", "--", "sleep", "0.002", db=other, check=True)
+    text = run_cli("compare", "base", "new", "--metric", "time", db=other, check=True).stdout
+    assert "from replicate runs, 2 of them" in text and "is part of the test" in text
 
 
 def test_calibrate_usage_errors(tmp_path):

@@ -202,3 +202,34 @@ def test_value_groups_of_many_runs_are_each_runs_own(db_target):
                 for a, b in zip(sorted(many[run_id], key=key), sorted(one, key=key)):
                     assert a.values.tolist() == b.values.tolist() and a.failures == b.failures
         assert store.value_groups_of_runs([]) == {}
+
+
+def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db_target):
+    """Replicates: runs of one command with the same set-up on one host, kernel and commit,
+    grouped by a label they share or pooled when each has a label of its own; runs being
+    compared are left out, and a different command, option, kernel or commit is another thing."""
+    def spec(argv: list[str], cpus: str | None = None, n: int = 25) -> dict:
+        return {"plans": [{"workload": {"workload": "command", "argv": argv, "benchmark": "t"},
+                           "sweep": {}, "options": {"repetitions": n, "seed": n, "cpus": cpus},
+                           "shell_overhead": [0.001 * n, 0.0, 0.0]}]}
+    kernel = {"kernel": {"release": "6.1", "version": "#1"}}
+    nap = ["sleep", "0.01"]
+    with Store(db_target, create=True) as store:
+        def run(label: str, s: dict, environment: dict = kernel, commit: str | None = None, done: bool = True) -> int:
+            run_id = store.create_run(label=label, host="box", spec=s, environment=environment, commit=commit)
+            if done:
+                store.set_run_status(run_id, RunStatus.COMPLETE)
+            return run_id
+        aa = [run(f"{side}{i}", spec(nap, n=10 + i)) for i in range(3) for side in "ab"]  # own labels
+        calibrated = [run("calibrate", spec(nap)) for _ in range(3)]                          # one label
+        builds = [run(label, spec(nap)) for label in ("base", "base", "new", "new")]         # two builds
+        others = [run("a9", spec(["sleep", "0.02"])), run("a8", spec(["sleep", "0.02"]), commit="c" * 40),
+                  run("a7", spec(nap, cpus="1")), run("a6", spec(nap), {"kernel": {"release": "6.2"}}),
+                  run("a5", spec(nap), done=False)]
+        groups = sorted(sorted(g) for g in store.replicate_runs({"box"}))
+        assert groups == sorted([aa, calibrated, builds[:2], builds[2:]])
+        assert not any(set(g) & set(others) for g in groups)
+        # the runs compared are not their own replicates: what is left of their groups is
+        groups = sorted(sorted(g) for g in store.replicate_runs({"box"}, exclude={aa[0], aa[1], builds[0]}))
+        assert groups == sorted([aa[2:], calibrated, builds[2:]])
+        assert store.replicate_runs({"elsewhere"}) == []

@@ -474,14 +474,16 @@ def _run_variances(store: Store, sides: list[list[RunInfo]], parts: list[dict[Ke
                    keys: list[Key]) -> dict[Key, RunVariance | None]:
     """Per row, the run-to-run variance of its benchmark, point and metric: between the runs
     of the sides that pool several (history's segments), else between replicate runs in
-    the store (same host, label and commit, e.g. 'perflab calibrate'), else None."""
+    the store (`Store.replicate_runs`: the same thing on the same host, kernel and commit,
+    e.g. 'perflab calibrate', other than the runs compared), else None."""
     out: dict[Key, RunVariance | None] = {}
     if any(len(side) > 1 for side in sides):
         for key in keys:
             out[key] = pooled([between_runs(side[key], "the runs of each side") for side in parts
                                if len(side.get(key, [])) > 1])
         return out
-    replicates = store.replicate_runs({run.host for side in sides for run in side})
+    replicates = store.replicate_runs({run.host for side in sides for run in side},
+                                      exclude={run.id for side in sides for run in side})
     found: dict[Key, list[RunVariance | None]] = {}
     wanted = {k[0] for k in keys}, {k[2] for k in keys}
     for ids in replicates:

@@ -20,9 +20,11 @@ def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...])
     Samples inside one run share its circumstances (process placement, caches, the
     machine's state), so separate runs differ by more than their samples suggest
     (Kalibera and Jones, 2013). Takes the options and target of 'perflab run' (not
-    --label or --resume). The runs are replicates (same host, label and commit): from
-    then on 'perflab compare' of separate runs of these benchmarks on this host adds
-    their run-to-run variance to its test instead of refusing to judge small changes.
+    --label or --resume). The runs are replicates (the same thing on the same host,
+    kernel and commit, under one label; runs of it each under a label of their own count
+    as well): from then on 'perflab compare' of separate runs of these benchmarks on this
+    host adds their run-to-run variance to its test instead of refusing to judge small
+    changes.
 
     \b
       perflab calibrate -k 5 -n 20 -- ./mytool input.dat

@@ -9,6 +9,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -420,16 +421,31 @@ class Store:
             found.update((run.id, run) for run in _run_infos(self.conn.execute(query)))
         return found
 
-    def replicate_runs(self, hosts: set[str]) -> list[list[int]]:
-        """Ids of complete runs on ``hosts`` that repeat one another (same host, label and
-        commit), in groups of two or more: the replicates run-to-run variance is measured on."""
-        query = (sa.select(runs.c.id, runs.c.host, runs.c.label, runs.c.commit)
+    def replicate_runs(self, hosts: set[str], exclude: AbstractSet[int] = frozenset()) -> list[list[int]]:
+        """Ids of complete runs on ``hosts`` that repeat one another, in groups of two or
+        more: the replicates run-to-run variance is measured on. Runs other than ``exclude``
+        (the runs being compared: their own difference is what is tested) repeat one another
+        when they ran the same thing (`replicate_identity`) on the same host, kernel and
+        commit, and either share a label ('perflab calibrate -k K' records K under one) or
+        each has a label no other such run has (ten A/A pairs labelled a1, b1, a2, ...: one
+        group of twenty). Two labels of several runs each stay apart: a label is how a user
+        says "this build" when the commit does not."""
+        query = (sa.select(runs.c.id, runs.c.host, runs.c.label, runs.c.commit, runs.c.spec, runs.c.environment)
                  .where(runs.c.host.in_(sorted(hosts)), runs.c.status == RunStatus.COMPLETE.value)
                  .order_by(runs.c.id))
-        groups: dict[tuple[str, str, str | None], list[int]] = {}
-        for run_id, host, label, commit in self.conn.execute(query):
-            groups.setdefault((host, label, commit), []).append(int(run_id))
-        return [ids for ids in groups.values() if len(ids) >= 2]
+        same: dict[tuple[str, str | None, str], dict[str, list[int]]] = {}
+        for run_id, host, label, commit, spec, environment in self.conn.execute(query):
+            what = replicate_identity(spec or {}, environment or {})
+            same.setdefault((host, commit, what), {}).setdefault(label, []).append(int(run_id))
+        groups = []
+        for labels in same.values():
+            # a label of several runs is a group even when a compared run leaves one of it
+            groups += [kept for ids in labels.values() if len(ids) >= 2
+                       for kept in [[i for i in ids if i not in exclude]] if len(kept) >= 2]
+            alone = [ids[0] for ids in labels.values() if len(ids) == 1 and ids[0] not in exclude]
+            if len(alone) >= 2:
+                groups.append(alone)
+        return groups
 
     def resolve_run(self, reference: str) -> RunInfo:
         """A run by id, or the latest run with that label, or the latest run of a commit
@@ -741,6 +757,25 @@ def _series_query(benchmarks: set[str] | None, metrics: set[str] | None) -> sa.S
     if metrics:
         query = query.where(series.c.metric.in_(sorted(metrics)))
     return query
+
+
+#: Run options that do not change what a repetition measures: a run of 10 repetitions
+#: repeats one of 25 of the same command.
+_NOT_SETUP = frozenset({"repetitions", "seed", "shuffle", "show_output", "timeout", "force"})
+
+
+def replicate_identity(spec: dict[str, Any], environment: dict[str, Any]) -> str:
+    """What a run measured, as a key: its commands or workloads with the options that set
+    them up (pinning, warm-up, set-up commands, monitors, profiling), not their sweeps
+    (rows pair up by point), and the kernel it ran on; of an imported run, the tool it came
+    from. Runs with the same key, host and commit are replicates of one thing
+    (`Store.replicate_runs`)."""
+    plans = [p for p in spec.get("plans", []) if isinstance(p, dict)]
+    what = sorted(json.dumps({"workload": p.get("workload"),
+                              "options": {k: v for k, v in (p.get("options") or {}).items() if k not in _NOT_SETUP}},
+                             sort_keys=True, default=str)
+                  for p in plans)
+    return json.dumps([what, spec.get("imported"), environment.get("kernel")], sort_keys=True, default=str)
 
 
 def _insert_ignoring_duplicates(dialect: str) -> Any:
