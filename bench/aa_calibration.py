@@ -19,7 +19,8 @@ for these designs:
   separate, as if one run  two chunks, their samples treated as independent (perflab < 0.2)
   separate, unknown        two chunks, run-to-run variance unknown: changes below 2% not judged
   separate, calibrated     two chunks, run-to-run variance from K other chunks of the same
-                           recording (what `perflab calibrate -k K` records)
+                           recording (what `perflab calibrate -k K` records, or K other runs
+                           of the same command in the store: store.replicate_runs)
 
 and the power at a real 5% slowdown (the second side multiplied by 1.05) for each.
 Everything is seeded; run it as

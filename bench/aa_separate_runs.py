@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""A/A of separate runs end to end: ten (--pairs) pairs of real `perflab run`s of one
+unchanged command, each pair compared, as the issue that asked for run-to-run variance
+tried it ("ten pairs of `perflab run -n 25 --name t -- sleep 0.010`, each pair compared
+with `compare aN bN --metric time`: 3 pairs got `*`").
+
+Every run gets a label of its own (a1, b1, a2, ...), all in one store, recorded in the
+order a1 b1 a2 b2 ...; then each pair aN bN is compared three ways, one row each (so a
+report's rate is its row's):
+
+  store          `perflab compare aN bN`: the other runs of the same command on this host
+                 are its replicates (store.replicate_runs), so the run is the test's unit
+  unknown        the same test without them (stats.difference.compare, separate runs,
+                 run-to-run variance unknown: changes below 2% not judged)
+  as one run     the samples of the two runs as if one run's (independent)
+
+and prints how many pairs each marked, with Wilson's 95% interval. Nothing changed
+between the runs, so every mark is a false one.
+
+Usage: bench/aa_separate_runs.py [--pairs 10] [-n 25] [-- COMMAND...]   (default: sleep 0.010)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])  # needs perflab's packages
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("-n", type=int, default=25, help="repetitions a run")
+    parser.add_argument("command", nargs="*", default=["sleep", "0.010"])
+    args = parser.parse_args()
+    from aa_calibration import wilson
+
+    from perflab.analysis.compare import Filters, compare_runs
+    from perflab.stats.difference import compare
+    from perflab.store import Store
+
+    with tempfile.TemporaryDirectory(prefix="perflab-bench-aa-") as tmp:
+        db = str(Path(tmp) / "perflab.db")
+        perflab = [sys.executable, "-c", "from perflab.cli.main import main; main()"]
+        for i in range(1, args.pairs + 1):
+            for side in "ab":
+                subprocess.run([*perflab, "--db", db, "run", "-n", str(args.n), "-q", "--name", "t",
+                                "--label", f"{side}{i}", "--", *args.command], check=True, stdout=subprocess.DEVNULL)
+        marked = {"store": 0, "unknown": 0, "as one run": 0}
+        spreads = []
+        with Store(db) as store:
+            for i in range(1, args.pairs + 1):
+                runs = [store.resolve_run(f"{side}{i}") for side in "ab"]
+                report = compare_runs(store, runs, filters=Filters(metrics=frozenset({"time"})))
+                [row] = report.rows
+                [cell] = row.cells
+                assert cell.change is not None
+                marked["store"] += cell.change.significant
+                spreads += [w for w in report.warnings if "run-to-run" in w]
+                a, b = (next(g.values for g in store.value_groups(r.id) if g.metric == "time") for r in runs)
+                for name, separate in (("unknown", True), ("as one run", False)):
+                    d = compare(a, b, direction=row.direction, mean_kind=row.mean_kind,
+                                noise_floor=row.noise_floor, separate_runs=separate)
+                    marked[name] += d.significant
+    print(f"{args.pairs} A/A pairs of separate runs of {' '.join(args.command)!r}, {args.n} repetitions each, "
+          "every run under a label of its own; pairs marked:")
+    for name, count in marked.items():
+        low, high = wilson(count / args.pairs, args.pairs)
+        print(f"  {name:<12} {count:>3} of {args.pairs}  ({100 * count / args.pairs:.0f}%, 95% CI "
+              f"{100 * low:.0f}..{100 * high:.0f}%)")
+    if spreads:
+        print(f"  (store: e.g. '{spreads[-1]}')")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
