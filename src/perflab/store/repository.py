@@ -430,9 +430,15 @@ class Store:
         each has a label no other such run has (ten A/A pairs labelled a1, b1, a2, ...: one
         group of twenty). Two labels of several runs each stay apart: a label is how a user
         says "this build" when the commit does not."""
+        complete = (runs.c.host.in_(sorted(hosts)), runs.c.status == RunStatus.COMPLETE.value)
+        # only a host and commit of two or more runs can hold replicates: a nightly store of
+        # one run a commit reads no spec at all
+        shared = (sa.select(runs.c.host, runs.c.commit).where(*complete)
+                  .group_by(runs.c.host, runs.c.commit).having(sa.func.count() >= 2).subquery())
         query = (sa.select(runs.c.id, runs.c.host, runs.c.label, runs.c.commit, runs.c.spec, runs.c.environment)
-                 .where(runs.c.host.in_(sorted(hosts)), runs.c.status == RunStatus.COMPLETE.value)
-                 .order_by(runs.c.id))
+                 .join(shared, sa.and_(runs.c.host == shared.c.host,
+                                       runs.c.commit.is_not_distinct_from(shared.c.commit)))
+                 .where(*complete).order_by(runs.c.id))
         same: dict[tuple[str, str | None, str], dict[str, list[int]]] = {}
         for run_id, host, label, commit, spec, environment in self.conn.execute(query):
             what = replicate_identity(spec or {}, environment or {})
