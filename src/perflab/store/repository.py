@@ -445,7 +445,8 @@ class Store:
             same.setdefault((host, commit, what), {}).setdefault(label, []).append(int(run_id))
         groups = []
         for labels in same.values():
-            # a label of several runs is a group even when a compared run leaves one of it
+            # a label of several runs stays apart: what the compared runs leave of it never
+            # joins the runs alone under labels of their own
             groups += [kept for ids in labels.values() if len(ids) >= 2
                        for kept in [[i for i in ids if i not in exclude]] if len(kept) >= 2]
             alone = [ids[0] for ids in labels.values() if len(ids) == 1 and ids[0] not in exclude]
