@@ -555,8 +555,7 @@ def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> 
     """
     n = z.size
     # the noise without every point found, once: the fullest segmentation's serves every round
-    top = 2 * max(windows(n), default=MIN_WINDOW)
-    floor = long_run_variance(variogram(_without_steps(z, {f.index for f in found}), top))
+    floor = long_run_variance(_noise_variogram(z, {f.index for f in found}))
     u = _normal_quantile(alpha / (2 * n))
     kept = list(found)
     while kept:
@@ -641,6 +640,12 @@ def _without_steps(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float64
     return np.concatenate([z[a:b] - np.median(z[a:b]) for a, b in zip(bounds, bounds[1:])])
 
 
+def _noise_variogram(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float64]:
+    """The variogram of z less its level between `cuts` (`_without_steps`), to lag 2h of
+    the widest window: the noise the scans and the confirmation are scaled by."""
+    return variogram(_without_steps(z, cuts), 2 * max(windows(z.size), default=MIN_WINDOW))
+
+
 def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int) -> list[Detection]:
     """The steps in the mean of z (already robustified) labelled `kind`.
 
@@ -661,7 +666,7 @@ def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int) -> list[
     # no candidate: the series' best single split stands in for one, so that a step
     # there does not count as noise in the variogram
     split = {f.index for f in found} or {_best_split(z)}
-    v = variogram(_without_steps(z, split), 2 * max(windows(z.size), default=MIN_WINDOW))
+    v = _noise_variogram(z, split)
     if found or max(windows(z.size), default=0) > FIRST_LOOK:  # else nothing more to find
         found = _scan(z, kind, share, parts, v=v, cache=cache)
     more = _segment_steps(z, found, share, parts, v, kind)
