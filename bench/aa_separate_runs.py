@@ -81,8 +81,12 @@ def main() -> int:
         perflab = [sys.executable, "-c", "from perflab.cli.main import main; main()"]
         for i in range(1, args.pairs + 1):  # round by round: a, b (and c) close in time
             for side, command in commands.items():
-                subprocess.run([*perflab, "--db", db, "run", "-n", str(args.n), "-q", "--name", "t",
-                                "--label", f"{side}{i}", "--", *command], check=True, stdout=subprocess.DEVNULL)
+                done = subprocess.run([*perflab, "--db", db, "run", "-n", str(args.n), "-q", "--name", "t",
+                                       "--label", f"{side}{i}", "--", *command], stdout=subprocess.DEVNULL)
+                if done.returncode != 0:  # perflab has said why on stderr
+                    print(f"aa_separate_runs: perflab run of {' '.join(command)!r} failed "
+                          f"(exit {done.returncode})", file=sys.stderr)
+                    return 2
         counts = {(kind, way): 0 for kind in ("A/A", "power") for way in WAYS}
         spreads: list[str] = []
         with Store(db) as store:
