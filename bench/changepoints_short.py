@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Change points on short series (30, 50, 80 points): mosum against e-divisive and "no change".
 
-The data behind `auto`'s choice below 100 points (perflab.model.report.history:
-AUTO_MOSUM_FROM), measured the way bench/changepoints_accuracy.py measures long series:
+Part of the data behind `auto`'s choice of mosum from 10 points (perflab.model.report.
+history: AUTO_MOSUM_FROM; the other part, real series annotated by people, is
+bench/changepoints_tcpd.py), measured the way bench/changepoints_accuracy.py measures long
+series:
 
 1. False alarms: the change-free recordings of bench/data (idle, quiet, loaded) cut into
    pieces of n points: change points per 1,000 points and pieces with any; simulated

@@ -250,13 +250,18 @@ CHANGEPOINT_METHODS: dict[str, str] = {
     "pelt": "exact penalised least squares for changes in mean (PELT)",
     "binseg": "seeded binary segmentation with PELT's penalty, the fastest on long series",
 }
-#: The default choice: mosum from AUTO_MOSUM_FROM points, e-divisive below (mosum's
-#: false-alarm budget makes it conservative on short series: recall 0.56 for 2-5-sd steps
-#: in 50 points, where e-divisive finds them all; tests/stats/test_changepoints_accuracy.py;
-#: on the synthetic families at 50-80 points mean F1 0.63 against 0.71-0.73, but e-divisive
-#: cuts every trending series: bench/changepoints_short.py).
+#: The default choice: mosum wherever it can search (two of its shortest segments,
+#: 2·stats.mosum.MIN_SEGMENT points), e-divisive below. Chosen on real series annotated by
+#: people (bench/changepoints_tcpd.py: TCPD's 31 univariate series, TCPDBench's F1 /
+#: covering): on the 8 shorter than 100 points mosum 0.785/0.679, e-divisive 0.704/0.552,
+#: "no change" 0.710/0.603 (e-divisive cuts the trends of GDP series); on all 31, auto
+#: 0.741/0.705 against 0.721/0.672 when it took e-divisive below 100 points. On pieces of
+#: the real change-free recordings e-divisive reports 2-9x mosum's false points and cuts
+#: every short series with a trend or a season (bench/changepoints_short.py). The synthetic
+#: families there favour e-divisive at 50-80 points (mean F1 0.71-0.73 against 0.63: steps
+#: 12 apart, closer than mosum's windows see), which the real series did not bear out.
 AUTO_METHOD = "auto"
-AUTO_MOSUM_FROM = 100  # points
+AUTO_MOSUM_FROM = 10  # points: 2·stats.mosum.MIN_SEGMENT
 
 
 def resolve_method(method: str, points: int) -> str:
