@@ -256,10 +256,11 @@ CHANGEPOINT_METHODS: dict[str, str] = {
 #: covering): on the 8 shorter than 100 points mosum 0.785/0.679, e-divisive 0.704/0.552,
 #: "no change" 0.710/0.603 (e-divisive cuts the trends of GDP series); on all 31, auto
 #: 0.741/0.705 against 0.721/0.672 when it took e-divisive below 100 points. On pieces of
-#: the real change-free recordings e-divisive reports 2-9x mosum's false points and cuts
-#: every short series with a trend or a season (bench/changepoints_short.py). The synthetic
-#: families there favour e-divisive at 50-80 points (mean F1 0.71-0.73 against 0.63: steps
-#: 12 apart, closer than mosum's windows see), which the real series did not bear out.
+#: the real change-free recordings e-divisive reports 1.5-8.5x mosum's false points, and it
+#: cuts every short series with a trend, and from 50 points with a season
+#: (bench/changepoints_short.py). The synthetic families there favour e-divisive at 50-80
+#: points (mean F1 0.71-0.73 against 0.63: steps 12 apart, closer than mosum's windows
+#: see), which the real series did not bear out.
 AUTO_METHOD = "auto"
 AUTO_MOSUM_FROM = 10  # points: 2·stats.mosum.MIN_SEGMENT
 
