@@ -111,8 +111,12 @@ def test_exports_read_back_equal_the_stored_samples(sqlite_db, tmp_path):
 
 
 def test_shell_takes_a_shell_and_warns_of_bash_syntax_under_sh(sqlite_db):
-    result = run_cli("run", "-n", "1", "--shell", "--", "sleep 0.01 &>/dev/null", db=sqlite_db, check=True)
+    result = run_cli("run", "-n", "1", "--shell", "--", "sleep 0.01 &>/dev/null", db=sqlite_db)
     assert "uses bash syntax '&>'" in result.stderr and "--shell=bash" in result.stderr
+    # dash backgrounds the sleep: the sample times about the shell's own start-up, and when
+    # it is no longer than the measured start-up it is invalid, so the run fails honestly
+    assert result.returncode == 0 or (result.returncode == 2 and "nothing is left to time" in result.stderr), \
+        result.stderr
     result = run_cli("run", "-q", "-n", "1", "--shell=bash", "--", "sleep 0.01 &>/dev/null", db=sqlite_db,
                      check=True)
     assert "bash syntax" not in result.stderr
