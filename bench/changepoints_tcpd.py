@@ -95,12 +95,15 @@ def f_measure(annotations: dict[str, list[int]], found: list[int]) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
+def positions(x: np.ndarray, indices: list[int]) -> list[int]:
+    """Indices into x's finite values as positions in x (its missing values skipped)."""
+    where = np.flatnonzero(np.isfinite(x))
+    return [int(where[i]) for i in indices if i < where.size]
+
+
 def finite_only(method: Callable[[np.ndarray], list[int]]) -> Callable[[np.ndarray], list[int]]:
-    """A method for finite series run on x without its missing values, indices mapped back."""
-    def run(x: np.ndarray) -> list[int]:
-        where = np.flatnonzero(np.isfinite(x))
-        return [int(where[i]) for i in method(x[where]) if i < where.size]
-    return run
+    """A method for finite series, run on x without its missing values."""
+    return lambda x: positions(x, method(x[np.isfinite(x)]))
 
 
 def main() -> int:
@@ -124,15 +127,14 @@ def main() -> int:
     if not args.no_otava:
         names = list(series)
         finite = [series[n][np.isfinite(series[n])] for n in names]
-        runs = accuracy.otava(finite)
-        if runs is not None:
-            found["otava"] = {n: [int(np.flatnonzero(np.isfinite(series[n]))[i]) for i in r]
-                              for n, r in zip(names, runs)}
+        by_otava = accuracy.otava(finite)
+        if by_otava is not None:
+            found["otava"] = {n: positions(series[n], r) for n, r in zip(names, by_otava)}
     found["no change"] = {name: [] for name in series}
 
     scores = {m: {n: (f_measure(annotations[n], p), statistics.mean(
         accuracy.covering(a, p, series[n].size) for a in annotations[n].values()))
-        for n, p in runs.items()} for m, runs in found.items()}
+        for n, p in points.items()} for m, points in found.items()}
     if args.verbose:
         for n, x in series.items():
             counts = ", ".join(str(len(a)) for a in annotations[n].values())
