@@ -27,7 +27,6 @@ Usage: bench/changepoints_tcpd.py --tcpd PATH/TO/TCPD [--no-otava] [--verbose]
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
@@ -41,14 +40,6 @@ sys.path.insert(0, str(ROOT / "src"))
 
 MARGIN = 5
 SHORT = 100  # points: the means are also split here
-
-
-def accuracy_bench():
-    """bench/changepoints_accuracy.py as a module: its covering, ruptures and Otava runners."""
-    spec = importlib.util.spec_from_file_location("changepoints_accuracy", ROOT / "bench" / "changepoints_accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def load(tcpd: Path) -> tuple[dict[str, np.ndarray], dict[str, dict[str, list[int]]], list[str]]:
@@ -116,7 +107,7 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="each series' points and scores")
     args = parser.parse_args()
     series, annotations, missing = load(args.tcpd)
-    accuracy = accuracy_bench()
+    import changepoints_accuracy as accuracy  # this script's folder: its covering, ruptures and Otava
 
     methods: dict[str, Callable[[np.ndarray], list[int]]] = {
         m: (lambda x, m=m: [c.index for c in detect(x, method=m)]) for m in METHODS}

@@ -447,11 +447,10 @@ class Store:
         for labels in same.values():
             # a label of several runs stays apart: what the compared runs leave of it never
             # joins the runs alone under labels of their own
-            groups += [kept for ids in labels.values() if len(ids) >= 2
-                       for kept in [[i for i in ids if i not in exclude]] if len(kept) >= 2]
-            alone = [ids[0] for ids in labels.values() if len(ids) == 1 and ids[0] not in exclude]
-            if len(alone) >= 2:
-                groups.append(alone)
+            alone = [ids[0] for ids in labels.values() if len(ids) == 1]
+            candidates = [ids for ids in labels.values() if len(ids) >= 2] + [alone]
+            groups += [kept for kept in ([i for i in ids if i not in exclude] for ids in candidates)
+                       if len(kept) >= 2]
         return groups
 
     def resolve_run(self, reference: str) -> RunInfo:
