@@ -74,7 +74,7 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 HOW_DECIDED = """
 
     \b
-    How a change is decided: the detector (--method; auto = mosum from 10 commits, with a
+    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
     stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
     p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
     floor is dropped. Its % and verdict (improvement or regression, by the metric's

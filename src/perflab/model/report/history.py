@@ -250,19 +250,18 @@ CHANGEPOINT_METHODS: dict[str, str] = {
     "pelt": "exact penalised least squares for changes in mean (PELT)",
     "binseg": "seeded binary segmentation with PELT's penalty, the fastest on long series",
 }
-#: The default choice: mosum wherever it can search (two of its shortest segments,
-#: 2·stats.mosum.MIN_SEGMENT points), e-divisive below. Chosen on real series annotated by
-#: people (bench/changepoints_tcpd.py: TCPD's 31 univariate series, TCPDBench's F1 /
-#: covering): on the 8 shorter than 100 points mosum 0.785/0.679, e-divisive 0.704/0.552,
-#: "no change" 0.710/0.603 (e-divisive cuts the trends of GDP series); on all 31, auto
-#: 0.741/0.705 against 0.721/0.672 when it took e-divisive below 100 points. On pieces of
-#: the real change-free recordings e-divisive reports 1.5-8.5x mosum's false points, and it
-#: cuts every short series with a trend, and from 50 points with a season
-#: (bench/changepoints_short.py). The synthetic families there favour e-divisive at 50-80
-#: points (mean F1 0.71-0.73 against 0.63: steps 12 apart, closer than mosum's windows
-#: see), which the real series did not bear out.
+#: The default choice: mosum from AUTO_MOSUM_FROM points, e-divisive below. mosum reports a
+#: new regime only once it has lasted MIN_SEGMENT (5) points -- shorter runs are outliers to
+#: its Hampel filter -- so on a short history a step near the newest commits waits for more
+#: commits, where e-divisive raises the alert (tests/test_fleet.py: a 4x step with 3-4
+#: commits after it). Against that, on real annotated series under 100 points
+#: (bench/changepoints_tcpd.py: TCPD, TCPDBench's F1 / covering) e-divisive scores 0.704/0.552,
+#: below "no change" 0.710/0.603, and mosum 0.785/0.679; e-divisive also cuts every short
+#: series with a trend and reports 1.5-8.5x mosum's false points on pieces of the real
+#: change-free recordings (bench/changepoints_short.py), while it finds more of close,
+#: sharp steps (mean F1 0.71-0.73 against 0.63 on 50-80 points there).
 AUTO_METHOD = "auto"
-AUTO_MOSUM_FROM = 10  # points: 2·stats.mosum.MIN_SEGMENT
+AUTO_MOSUM_FROM = 100  # points
 
 
 def resolve_method(method: str, points: int) -> str:
