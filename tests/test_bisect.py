@@ -130,7 +130,7 @@ def test_bisect_names_the_commit_in_9_of_10_noisy_trials(repo, tmp_path):
         result = _bisect(repo, "--run", "./prog", *WORK_METRIC, "--seed", str(seed), "-q",
                          env={"BISECT_NOISE_FILE": str(noise)})
         assert result.returncode in (0, 1), result.stderr
-        first = re.search(r"first bad commit: ([0-9a-f]{12})", result.stdout)
+        first = re.search(r"first higher commit \(a regression\): ([0-9a-f]{12})", result.stdout)
         right = bool(first and expected.startswith(first.group(1)))
         found += right
         runs.append(int(re.search(r"(\d+) benchmark runs", result.stdout).group(1)))
@@ -149,7 +149,7 @@ def test_bisect_by_cpu_time_finds_a_large_step(tmp_path):
     result = run_cli("bisect", "--repo", path, "--good", "main~59", "--bad", "main", "--build", "make -s",
                      "--run", "./prog", "--metric", "cpu", "-q", timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"first bad commit: {_sha(path, 'main~18')[:12]}" in result.stdout, result.stdout
+    assert f"first slower commit (a regression): {_sha(path, 'main~18')[:12]}" in result.stdout, result.stdout
     assert "Do 30% more work in the loop" in result.stdout and "mean ±sd (ms)" in result.stdout
 
 
@@ -159,7 +159,7 @@ def test_bisect_result_shows_evidence_skips_and_cost(repo):
     result = _bisect(repo, "--run", "./prog", *WORK_METRIC, "--seed", "1")
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
-    assert f"first bad commit: {_sha(repo, f'main~{199 - BAD_INDEX}')[:12]}" in out
+    assert f"first higher commit (a regression): {_sha(repo, f'main~{199 - BAD_INDEX}')[:12]}" in out
     assert "step  commit" in out and "confidence" in out and "benchmark runs" in out
     # paired estimates vs good, positive = better: 5% more work is -5%
     assert "Change 99" in out and "+0.00%" in out and "-5.00%" in out and "vs good (+ = better)" in out

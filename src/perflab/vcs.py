@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
@@ -107,9 +108,9 @@ def _resolve(repo: str, ref: str, which: str) -> str:
     return result.stdout.strip()
 
 
-def first_parent_range(repo: str, good: str, bad: str) -> list[tuple[str, str]]:
-    """(sha, subject) of good, then of every first-parent commit of good..bad, oldest first
-    (bad last); a bad ref or range is a UsageError naming the option."""
+def check_range(repo: str, good: str, bad: str) -> tuple[str, str]:
+    """(good sha, bad sha) of two refs, good an ancestor of bad; a bad ref or range is a
+    UsageError naming the option."""
     if not os.path.isdir(repo):
         raise UsageError(f"--repo {repo}: no such directory")
     if git(repo, "rev-parse", "--git-dir").returncode != 0:
@@ -120,6 +121,42 @@ def first_parent_range(repo: str, good: str, bad: str) -> list[tuple[str, str]]:
     if git(repo, "merge-base", "--is-ancestor", good_sha, bad_sha).returncode != 0:
         raise UsageError(f"--good {good} is not an ancestor of --bad {bad}",
                          hint="bisect needs good to come before bad in the history")
+    return good_sha, bad_sha
+
+
+@dataclass(frozen=True)
+class GraphCommit:
+    """A commit with its parents (first parent first) and subject line."""
+
+    sha: str
+    parents: tuple[str, ...]
+    subject: str
+
+
+def _graph_log(repo: str, *revisions: str) -> list[GraphCommit]:
+    out = git_checked(repo, "log", "--topo-order", "--reverse", "--format=%H %P%x00%s", *revisions, "--").stdout
+    commits = []
+    for line in out.splitlines():
+        ids, _, subject = line.partition("\0")
+        sha, *parents = ids.split()
+        commits.append(GraphCommit(sha, tuple(parents), subject))
+    return commits
+
+
+def commit_graph(repo: str, good_sha: str, bad_sha: str) -> list[GraphCommit]:
+    """Every commit of good..bad (reachable from bad, not from good), parents before
+    children (bad last), as `git bisect` takes them."""
+    return _graph_log(repo, bad_sha, f"^{good_sha}")
+
+
+def describe_commit(repo: str, sha: str) -> GraphCommit:
+    return _graph_log(repo, "--no-walk", sha)[0]
+
+
+def first_parent_range(repo: str, good: str, bad: str) -> list[tuple[str, str]]:
+    """(sha, subject) of good, then of every first-parent commit of good..bad, oldest first
+    (bad last); a bad ref or range is a UsageError naming the option."""
+    good_sha, bad_sha = check_range(repo, good, bad)
     listing = git_checked(repo, "log", "--first-parent", "--reverse", "--format=%H %s",
                           f"{good_sha}..{bad_sha}").stdout.splitlines()
     shas = [line.split(" ", 1) for line in listing]
@@ -127,6 +164,28 @@ def first_parent_range(repo: str, good: str, bad: str) -> list[tuple[str, str]]:
         raise UsageError(f"--bad {bad} is not on the first-parent line from --good {good}")
     good_subject = git_checked(repo, "log", "-1", "--format=%s", good_sha).stdout.strip()
     return [(good_sha, good_subject), *((sha, subject[0] if subject else "") for sha, *subject in shas)]
+
+
+def graph_order(repo: str, tip: str) -> list[tuple[str, bool]] | None:
+    """Every commit reachable from ``tip``, oldest first, as (sha, on tip's first-parent
+    line): the first-parent spine, each side branch's commits placed just before the merge
+    that brings them in (git's --topo-order), topological otherwise. None when git does not
+    know ``tip``."""
+    order = git_output(repo, "rev-list", "--topo-order", "--reverse", tip, "--")
+    spine = first_parent_line(repo, tip)
+    if order is None or spine is None:
+        return None
+    on_spine = set(spine)
+    return [(sha, sha in on_spine) for sha in order.split()]
+
+
+def tree_hashes(repo: str, shas: Iterable[str]) -> dict[str, str]:
+    """commit sha -> its tree's hash (one git call)."""
+    wanted = list(dict.fromkeys(shas))
+    if not wanted:
+        return {}
+    out = git_checked(repo, "log", "--no-walk=unsorted", "--format=%H %T", *wanted, "--").stdout
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
 # --------------------------------------------------------------------------- worktrees

@@ -1,33 +1,31 @@
 """Find the first commit that changed a metric: git bisect with a paired sequential test per step.
 
-This module keeps the search and the decisions; the worktrees, builds, runs and signals
-are `perflab.execute.bisect_runs` (your checkout is never touched), git is `perflab.vcs`,
-and the result is a `perflab.model.report.bisect.BisectResult`.
+This module keeps the search and the decisions; the graph bookkeeping is
+`perflab.analysis.bisect_graph`, measuring one commit is `perflab.analysis.bisect_measure`,
+the worktrees, builds, runs and signals are `perflab.execute.bisect_runs` (your checkout
+is never touched), git is `perflab.vcs`, and the result is a
+`perflab.model.report.bisect.BisectResult`.
 
-Runs are made in pairs, the order inside each pair drawn from a seeded generator
-(the seed is reported): on a busy machine the level drifts by more than a 5% step
-within seconds, while two runs side by side keep their ratio
-(`perflab.stats.sequential` has the model).
-
-1. The ends: good and bad are built and run in 10 pairs, then 20, 40 ... 160 in all,
-   until the robust paired t-test on logs says they differ (alpha 0.01, Bonferroni over
-   the looks). If they never differ: stop and say so. If a probe at either end is
-   expected to need more than half of ``max_pairs``, the result warns that calls may be
-   forced.
-2. Each step probes the untested commit nearest the middle of the remaining range
-   (git's choice; a skipped commit makes it try the next nearest), builds it, and runs
-   it in pairs with the ends (good, bad, good, ...) until the sequential test calls it
-   like-good or like-bad, or gives up at ``max_pairs`` and calls it by the closer side
-   (low confidence). The stated confidence is for the whole result: each step's
-   error rate is (1 - confidence) / ceil(log2 N) for N candidate commits (Bonferroni
-   over the steps of a bisect without skips).
-3. A commit whose build or run fails (any non-zero exit, 125 included) is skipped and
-   named in the result; if only skipped commits remain between the last good and the
-   first bad, the first bad is one of them (as git says).
-
-``fixed_runs`` turns this into the classic bisect kept as the peer in bench/bisect_runs:
-each end run ``fixed_runs`` times, then every probe run ``fixed_runs`` times, no pairs,
-no check that the ends differ, and each probe called by the end whose mean log is closer.
+1. The commits: every commit of good..bad, as `git bisect` takes them (``first_parent``:
+   only the first-parent line; a search that ends on a merge then descends into the
+   branch it merged, and the result names the path: the merge, then the commit in it).
+2. The ends: good (old) and bad (new) are built and run in pairs until the robust paired
+   t-test on logs says they differ (`bisect_measure`). If they never differ, or differ
+   the other way than ``direction`` asks: stop and say so. The change they measure
+   ("slower", "faster") names the answer: "first faster commit".
+3. Each step probes git's choice (the suspect whose ancestors halve the suspects; a
+   skipped commit makes it take the next best) and runs it in pairs with the ends until
+   the sequential test calls it like old or like new, or the three-way test finds it like
+   neither (significantly apart from both: between them, or beyond one). A commit like
+   neither is said at the step; ``neither`` says what then: "continue" (between counts
+   as new: the change has begun; beyond counts as the end it is past), "skip", or "stop".
+   The stated confidence is for the whole result: each step's error rate is
+   (1 - confidence) / ceil(log2 N) for N candidate commits.
+4. When a probe sat between the ends, the change may be gradual: the commits after the
+   first new one are measured in order until one is like the new end, and each one's
+   share of the whole step is reported.
+5. A commit whose build or run fails (any non-zero exit, 125 included) is skipped and
+   named; if only skipped commits remain, the first new commit is one of them (as git says).
 """
 
 from __future__ import annotations
@@ -36,54 +34,37 @@ import math
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass
 
-import numpy as np
-
+from perflab.analysis.bisect_graph import Graph, Suspects
+from perflab.analysis.bisect_measure import EndFailed, Measurer, Probe, look_schedule
 from perflab.execute.bisect_runs import METRICS, Bench, BenchSpec, Skip, open_bench
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction
 from perflab.model.report.bisect import (
     BAD_END,
+    BETWEEN,
     FOUND,
     GOOD_END,
     NO_DIFFERENCE,
+    OTHER_DIRECTION,
     PROBE,
+    STOPPED,
     UNDECIDED,
     BisectResult,
-    BisectStep,
     Commit,
-    EndsSummary,
+    Share,
     StepTest,
 )
-from perflab.model.verdicts import StatWarning, WarningSide
-from perflab.stats.changepoints import oriented
-from perflab.stats.sequential import Call, Classification, EndsCheck, SequentialTest
-from perflab.vcs import first_parent_range
+from perflab.stats.sequential import Call, EndsCheck, SequentialTest
+from perflab.vcs import check_range, commit_graph, describe_commit
 
-__all__ = ["METRICS", "BisectOptions", "BisectResult", "Commit", "bisect", "check_options", "commit_range",
-           "look_schedule", "next_probe", "steps_for"]
+__all__ = ["DIRECTIONS", "METRICS", "NEITHER_ACTIONS", "BisectOptions", "BisectResult", "Commit", "bisect",
+           "check_options", "look_schedule", "steps_for"]
 
-SMALL_STEP = "small-step"   # StatWarning kind: the step is small for the noise
-
-
-@dataclass
-class Probe:
-    """One commit that was built (and maybe run): its values, its references, its call."""
-
-    commit: Commit
-    role: str                       # GOOD_END, BAD_END, PROBE
-    values: list[float] = field(default_factory=list)
-    references: list[float] = field(default_factory=list)        # the end's run beside each value
-    reference_is_bad: list[bool] = field(default_factory=list)
-    classification: Classification | None = None
-    skipped: str | None = None      # why, when it was skipped
-
-    @property
-    def worktree(self) -> str:
-        """The execute.bisect_runs role whose worktree builds it."""
-        return {GOOD_END: "good", BAD_END: "bad"}.get(self.role, "probe")
+DIRECTIONS = ("any", "regression", "improvement")
+NEITHER_ACTIONS = ("continue", "skip", "stop")
+GRADUAL_MOST = 8   # commits measured after the first new one, following a gradual change
 
 
 @dataclass(frozen=True)
@@ -102,6 +83,11 @@ class BisectOptions:
     ends_alpha: float = 0.01
     seed: int | None = None    # of the order inside pairs; None: drawn and reported
     fixed_runs: int | None = None  # the classic peer: N unpaired runs per commit, closer end wins
+    first_parent: bool = False     # search the first-parent line only (descending into merges)
+    direction: str = "any"         # which change to look for: any, regression, improvement
+    neither: str = "continue"      # at a commit like neither end: continue, skip, stop
+    terms: tuple[str, str] = ("old", "new")
+    build_cache: str | None = None  # a directory keeping built trees across bisects
 
     def test(self, candidates: int) -> SequentialTest:
         """The per-step test: the result's error rate split over ceil(log2 N) steps."""
@@ -109,42 +95,14 @@ class BisectOptions:
         return SequentialTest(error, error, self.min_pairs, self.max_pairs)
 
     def bench(self) -> BenchSpec:
-        return BenchSpec(self.build, self.run, self.metric, self.metric_regex, self.timeout)
-
-
-def look_schedule(first: int, most: int) -> list[int]:
-    """Pairs of the ends at each look: first, doubled until most (which is the last)."""
-    looks = [first]
-    while looks[-1] < most:
-        looks.append(min(most, 2 * looks[-1]))
-    return looks
+        return BenchSpec(self.build, self.run, self.metric, self.metric_regex, self.timeout, self.build_cache)
 
 
 def steps_for(candidates: int) -> int:
-    """Steps of a bisect over ``candidates`` commits (the first bad is one of them)."""
+    """Steps of a bisect over ``candidates`` commits (the first new one is one of them)."""
     return max(1, math.ceil(math.log2(max(candidates, 2))))
 
 
-def commit_range(repo: str, good: str, bad: str) -> list[Commit]:
-    """good, then every first-parent commit of good..bad, oldest first (bad last)."""
-    return [Commit(sha, subject, i) for i, (sha, subject) in enumerate(first_parent_range(repo, good, bad))]
-
-
-# -- choosing -----------------------------------------------------------------------------
-def next_probe(low: int, high: int, excluded: set[int]) -> int | None:
-    """The commit index between low and high (exclusive) nearest their middle, not excluded.
-
-    Ties go to the lower index first, as git's midpoint does; None when none is left.
-    """
-    middle = (low + high) // 2
-    for distance in range(high - low):
-        for index in (middle - distance, middle + distance):
-            if low < index < high and index not in excluded:
-                return index
-    return None
-
-
-# -- the driver ---------------------------------------------------------------------------
 def check_options(options: BisectOptions) -> None:
     """Every option a user can get wrong, before git or a build runs."""
     if options.metric not in METRICS:
@@ -160,206 +118,171 @@ def check_options(options: BisectOptions) -> None:
         raise UsageError(f"need 1 <= --min-runs <= --max-runs, got {options.min_pairs} and {options.max_pairs}")
     if options.timeout is not None and options.timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {options.timeout}")
+    if options.direction not in DIRECTIONS:
+        raise UsageError(f"unknown --direction {options.direction!r}; choose one of {', '.join(DIRECTIONS)}")
+    if options.neither not in NEITHER_ACTIONS:
+        raise UsageError(f"unknown --neither {options.neither!r}; choose one of {', '.join(NEITHER_ACTIONS)}")
+    if len(set(options.terms)) != 2 or not all(t.strip() for t in options.terms):
+        raise UsageError(f"--term-old and --term-new must be two different words, got {options.terms}")
 
 
 def bisect(repo: str, good: str, bad: str, options: BisectOptions,
            progress: Callable[[str], None] = lambda line: None) -> BisectResult:
     """Bisect good..bad in `repo` (see the module doc). Raises UsageError for bad input."""
     check_options(options)
-    commits = commit_range(repo, good, bad)
-    with open_bench(repo, commits[0].sha, options.bench()) as bench:
-        return _Bisection(commits, bench, options, progress).run()
+    good_sha, bad_sha = check_range(repo, good, bad)
+    graph = Graph.of(describe_commit(repo, good_sha), commit_graph(repo, good_sha, bad_sha))
+    with open_bench(repo, options.bench()) as bench:
+        return _Bisection(graph, bench, options, progress).run()
+
+
+def change_words(ratio: float, options: BisectOptions) -> tuple[str, str]:
+    """(what the ends measure: "slower", "faster", "higher", "lower"; "regression" or "improvement")."""
+    rises = ratio > 1
+    if options.metric_regex:
+        better = rises == options.higher_is_better
+        return ("higher" if rises else "lower"), ("improvement" if better else "regression")
+    return ("slower" if rises else "faster"), ("regression" if rises else "improvement")
 
 
 class _Bisection:
-    def __init__(self, commits: list[Commit], bench: Bench, options: BisectOptions,
-                 progress: Callable[[str], None]):
-        self.commits = commits
-        self.bench = bench
+    def __init__(self, graph: Graph, bench: Bench, options: BisectOptions, progress: Callable[[str], None]):
+        self.graph = graph
         self.options = options
-        self.test = options.test(len(commits) - 1)
         self.progress = progress
-        self.probes: list[Probe] = []
-        self.unit = "" if options.metric_regex else "s"
-        self.seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
-        self.order = random.Random(self.seed)
-        self.good = Probe(commits[0], GOOD_END)
-        self.bad = Probe(commits[-1], BAD_END)
-        self.warnings: list[StatWarning] = []
+        self.test = options.test(len(graph.commits) - 1)
+        seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
+        self.measure = Measurer(bench, options, self.test, seed, progress)
+        self.measure.good = Probe(graph.commits[0], GOOD_END)
+        self.measure.bad = Probe(graph.commits[-1], BAD_END)
+        self.probes: dict[int, Probe] = {}
+        self.change, self.verdict = "", ""
+        self.ends: EndsCheck | None = None
 
     def result(self, outcome: str, message: str, first_bad: Commit | None = None,
-               candidates: list[Commit] | None = None, ends: EndsCheck | None = None) -> BisectResult:
+               candidates: list[Commit] | None = None, path: list[int] | None = None,
+               gradual: tuple[Share, ...] = ()) -> BisectResult:
         direction = Direction.HIGHER if self.options.higher_is_better else Direction.LOWER
-        steps = tuple(_step(p, ends, direction) for p in self.probes)
+        m = self.measure
+        steps = tuple(m.step(p, self.ends, direction) for p in m.order)
         measured = [s.mean for s in steps if s.n]
         t = self.test
         return BisectResult(
             outcome, message, first_bad, tuple(candidates or ()), steps,
-            None if ends is None else EndsSummary(ends.significant, ends.p_value, ends.alpha_per_look,
-                                                  ends.ratio, ends.pairs),
-            self.bench.runs, self.bench.builds, len(self.commits) - 1, self.unit,
-            StepTest(t.alpha, t.beta, t.min_n, t.max_n), self.options.confidence, self.seed,
+            m.ends_summary(self.ends), m.bench.runs, m.bench.builds, len(self.graph.commits) - 1, m.unit,
+            StepTest(t.alpha, t.beta, t.min_n, t.max_n), self.options.confidence, m.seed,
             self.options.fixed_runs is None, self.options.fixed_runs, measured[0] if measured else 0.0,
-            tuple(self.warnings))
+            tuple(m.warnings), self.options.first_parent,
+            tuple(self.graph.commits[i] for i in (path or [])), self.change, self.verdict,
+            self.options.terms, gradual, m.neither_statement())
 
     def run(self) -> BisectResult:
-        self.probes += [self.good, self.bad]
-        for end, role in ((self.good, "good"), (self.bad, "bad")):
-            try:
-                self.bench.build(role, end.commit.sha)
-            except Skip as why:
-                return self._end_failed(end, why)
         try:
-            ends = self._sample_ends()
-        except _EndFailed as failed:
-            return failed.result
-        if isinstance(ends, BisectResult):
-            return ends
-        low, high = 0, len(self.commits) - 1
-        skipped: set[int] = set()
+            self.ends = self.measure.ends()
+        except EndFailed as failed:
+            return self.result(UNDECIDED, failed.message)
+        if not self.ends.significant and not self.options.fixed_runs:
+            return self.result(NO_DIFFERENCE, self.measure.no_difference(self.ends))
+        self.change, self.verdict = change_words(self.ends.ratio, self.options)
+        wanted = self.options.direction
+        if wanted != "any" and wanted != self.verdict:
+            return self.result(OTHER_DIRECTION, f"good and bad differ, but as {_a(self.verdict)} "
+                               f"({self.change}, {self.measure.ends_text(self.ends)}), not the "
+                               f"{wanted} --direction asks for")
+        try:
+            return self.search()
+        except EndFailed as failed:
+            return self.result(UNDECIDED, failed.message)
+
+    def search(self) -> BisectResult:
+        suspects = Suspects.start(self.graph, self.options.first_parent)
+        path: list[int] = []
         while True:
-            index = next_probe(low, high, skipped)
-            if index is None:
+            stopped = self.narrow(suspects)
+            if stopped is not None:
+                return stopped
+            left = [i for i in suspects.members() if i != suspects.tip]
+            if left:   # only skipped ones
+                candidates = [self.graph.commits[i] for i in [*left, suspects.tip]]
+                reasons = sorted({p.skipped.split(" (")[0] for p in self.probes.values() if p.skipped})
+                return self.result(
+                    UNDECIDED, f"could not decide: {len(left)} commits skipped ({', '.join(reasons)}); "
+                    f"the first {self.change} commit is one of {len(candidates)}: "
+                    + " ".join(c.short for c in candidates), candidates=candidates)
+            inner = suspects.descend(suspects.tip) if self.options.first_parent else None
+            if inner is None or inner.alive == 1 << suspects.tip:
                 break
-            probe = Probe(self.commits[index], PROBE)
-            self.probes.append(probe)
-            try:
-                self.bench.build(probe.worktree, probe.commit.sha)
-                self._classify(probe, ends)
-            except Skip as why:
-                probe.skipped = str(why)
-                skipped.add(index)
-                self.progress(f"skip {probe.commit.short} {probe.commit.subject}: {why}")
+            self.progress(f"{self.graph.commits[suspects.tip].short} is a merge: descending into "
+                          "the branch it merged")
+            path.append(suspects.tip)
+            suspects = inner
+        found = suspects.tip
+        path = [*path, found] if self.options.first_parent else self.graph.path(found)
+        first = self.graph.commits[found]
+        gradual = self.follow_gradual(found)
+        message = f"first {self.change} commit ({_a(self.verdict)}): {first.short} {first.subject}"
+        if len(path) > 1:
+            message += "\n  " + "\n  ".join(
+                f"{'merged by' if i < len(path) - 1 else 'the commit'} {self.graph.commits[j].short} "
+                f"{self.graph.commits[j].subject}" for i, j in enumerate(path))
+        return self.result(FOUND, message, first, path=path, gradual=gradual)
+
+    def narrow(self, suspects: Suspects) -> BisectResult | None:
+        """Probe until only the tip (and skipped commits) are left; a result when --neither stop stops."""
+        while (index := suspects.next_probe()) is not None:
+            probe = self.probe(index)
+            if probe.skipped:
+                suspects.skip(index)
                 continue
-            except _EndFailed as failed:
-                return failed.result
             c = probe.classification
             assert c is not None
-            self.progress(f"{probe.commit.short} is {c.call.value} (n={c.n}, {100 * c.confidence:.2f}%"
-                          f"{', low confidence' if c.low_confidence else ''}) {probe.commit.subject}")
-            if c.call is Call.BAD:
-                high = index
-            else:
-                low = index
-        if high - low == 1:
-            first = self.commits[high]
-            return self.result(FOUND, f"first bad commit: {first.short} {first.subject}", first, ends=ends)
-        candidates = self.commits[low + 1: high + 1]
-        reasons = sorted({p.skipped.split(" (")[0] for p in self.probes if p.skipped})
-        return self.result(
-            UNDECIDED, f"could not decide: {len(skipped)} commits skipped ({', '.join(reasons)}); "
-            f"the first bad commit is one of {len(candidates)}: "
-            + " ".join(c.short for c in candidates), candidates=candidates, ends=ends)
-
-    def _end_failed(self, end: Probe, why: Skip) -> BisectResult:
-        end.skipped = str(why)
-        return self.result(UNDECIDED, f"could not decide: the {end.role} {end.commit.short} "
-                           f"cannot be measured: {why}")
-
-    def _run_end(self, end: Probe) -> float:
-        """One run of an end; its failure ends the bisect (raises _EndFailed)."""
-        try:
-            return self.bench.sample(end.worktree, end.commit.sha)
-        except Skip as why:
-            raise _EndFailed(self._end_failed(end, why)) from None
-
-    def _pair(self, first: Callable[[], float], second: Callable[[], float]) -> tuple[float, float]:
-        """Both runs, side by side, in a random order."""
-        if self.order.random() < 0.5:
-            a = first()
-            return a, second()
-        b = second()
-        return first(), b
-
-    def _sample_ends(self) -> EndsCheck | BisectResult:
-        o = self.options
-        fixed = o.fixed_runs
-        looks = [fixed] if fixed else look_schedule(o.end_pairs, o.max_end_pairs)
-        for target in looks:
-            while len(self.good.values) < target:
-                if fixed:  # the classic peer: all of good, then all of bad
-                    self.good.values.append(self._run_end(self.good))
+            if probe.distance is not None and probe.distance.neither:
+                if self.options.neither == "stop":
+                    return self.result(STOPPED, f"stopped at {probe.commit.short} {probe.commit.subject}: "
+                                       f"like neither end ({probe.distance.neither})", probe.commit)
+                if self.options.neither == "skip":
+                    suspects.skip(index)
                     continue
-                g, b = self._pair(lambda: self._run_end(self.good), lambda: self._run_end(self.bad))
-                self.good.values.append(g)
-                self.bad.values.append(b)
-            while len(self.bad.values) < target:
-                self.bad.values.append(self._run_end(self.bad))
-            check = self.test.check_ends(self.good.values, self.bad.values, alpha=o.ends_alpha,
-                                         looks=len(looks))
-            self.progress(f"ends after {target} {'runs' if fixed else 'pairs'} each: bad/good = {check.ratio:.4f}, "
-                          f"p = {check.p_value:.2g}")
-            if check.significant:
+            suspects.mark(index, c.call is Call.BAD)
+        return None
+
+    def probe(self, index: int) -> Probe:
+        """Index's commit built and classified (once: a commit measured before is reused)."""
+        if index in self.probes:
+            return self.probes[index]
+        probe = self.probes[index] = Probe(self.graph.commits[index], PROBE)
+        try:
+            self.measure.classify(probe, self.ends)  # type: ignore[arg-type]
+        except Skip as why:
+            probe.skipped = str(why)
+            self.progress(f"skip {probe.commit.short} {probe.commit.subject}: {why}")
+        return probe
+
+    def follow_gradual(self, found: int) -> tuple[Share, ...]:
+        """When a probe sat between the ends: the commits from ``found`` on (its descendants in
+        graph order) measured until one is like new; each one's share of the step."""
+        if not any(p.distance and p.distance.neither == BETWEEN for p in self.probes.values()):
+            return ()
+        chain = [found] + [i for i in range(found + 1, len(self.graph.commits))
+                           if self.graph.ancestors[i] >> found & 1][: GRADUAL_MOST - 1]
+        shares, before = [], 0.0
+        for index in chain:
+            probe = self.probe(index) if index != len(self.graph.commits) - 1 else None
+            if probe is not None and probe.skipped:
+                continue
+            position = 1.0 if probe is None else probe.position
+            shares.append(Share(self.graph.commits[index], position, position - before,
+                                self.measure.share_pct(position - before, self.ends)))
+            before = position
+            if probe is None or not (probe.distance and probe.distance.neither == BETWEEN):
                 break
-        if not check.significant and not fixed:  # the classic peer goes on regardless
-            change = 100 * (check.ratio - 1)
-            return self.result(
-                NO_DIFFERENCE, f"good and bad do not differ significantly: bad/good = {check.ratio:.4f} "
-                f"({change:+.2f}%), robust paired t-test on logs p = {check.p_value:.3g} "
-                f"(needs < {check.alpha_per_look:.2g}) after {check.pairs} pairs", ends=check)
-        if not fixed and not check.decidable:
-            need = self.test.expected_pairs(check.delta, check.scale)
-            self.warnings.append(StatWarning(
-                SMALL_STEP, f"the step ({100 * (check.ratio - 1):+.2f}%) is small for the noise "
-                f"(sd of a pair's log ratio {check.scale:.3f}): a step needs about "
-                f"{need:.0f} runs on average, --max-runs is {self.test.max_n}; "
-                "calls at the maximum are marked '?'", WarningSide.PAIR))
-        return check
-
-    def _classify(self, probe: Probe, ends: EndsCheck) -> None:
-        fixed = self.options.fixed_runs
-        if fixed is not None:
-            while len(probe.values) < fixed:
-                probe.values.append(self.bench.sample(probe.worktree, probe.commit.sha))
-            probe.classification = _closer(self.good.values, self.bad.values, probe.values)
-            return
-        while True:
-            end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
-            value, reference = self._pair(partial(self.bench.sample, probe.worktree, probe.commit.sha),
-                                          partial(self._run_end, end))
-            probe.values.append(value)
-            probe.references.append(reference)
-            probe.reference_is_bad.append(end is self.bad)
-            c = self.test.classify(ends, probe.values, probe.references, probe.reference_is_bad)
-            if c.call is not Call.MORE:
-                probe.classification = c
-                return
+        if len(shares) < 2:
+            return ()
+        self.progress("gradual change: " + ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in shares))
+        return tuple(shares)
 
 
-class _EndFailed(Exception):
-    """A run of good or bad failed: the bisect cannot go on (carries the result)."""
+def _a(word: str) -> str:
+    """The word with its indefinite article."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
-    def __init__(self, result: BisectResult):
-        super().__init__(result.message)
-        self.result = result
-
-
-def _closer(good: list[float], bad: list[float], values: list[float]) -> Classification:
-    """The classic fixed-N call: the end whose mean log is closer."""
-    g, b, x = (float(np.mean(np.log(v))) for v in (good, bad, values))
-    call = Call.BAD if abs(x - b) < abs(x - g) else Call.GOOD
-    position = (x - g) / (b - g) if b != g else math.nan
-    return Classification(call, math.nan, math.nan, len(values), False, position)
-
-
-def _step(probe: Probe, ends: EndsCheck | None, direction: Direction) -> BisectStep:
-    """A probe as a step of the result, with its numbers; the change against good is in %
-    with positive = better, as compare prints it."""
-    values = np.asarray(probe.values, dtype=float)
-    step_size = math.log(ends.ratio) if ends is not None and ends.ratio > 0 else math.nan
-    c = probe.classification
-    vs_good = math.nan
-    if probe.role == BAD_END and ends is not None and math.isfinite(step_size):
-        vs_good = 100 * (ends.ratio - 1)
-    elif probe.role == PROBE and c is not None and math.isfinite(c.position) and math.isfinite(step_size):
-        vs_good = 100 * math.expm1(c.position * step_size)
-    called = c is not None and probe.role == PROBE and not probe.skipped
-    return BisectStep(
-        commit=probe.commit, role=probe.role, n=int(values.size),
-        mean=float(values.mean()) if values.size else math.nan,
-        stddev=float(values.std(ddof=1)) if values.size > 1 else math.nan,
-        vs_good_pct=oriented(vs_good, direction) + 0.0 if not probe.skipped else math.nan,  # no -0.00%
-        call=c.call.value if called and c is not None else None,
-        low_confidence=bool(called and c is not None and c.low_confidence),
-        confidence=c.confidence if called and c is not None else math.nan,
-        skipped=probe.skipped)

@@ -37,25 +37,49 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
               help="Most runs per probed commit; then it is called by the closer end (low confidence).")
 @click.option("--timeout", type=float, metavar="S", help="A run taking longer is killed: the commit is skipped.")
 @click.option("--seed", type=int, help="Seed of the order inside each pair of runs (default: drawn, and reported).")
+@click.option("--first-parent", is_flag=True,
+              help="Search the first-parent line only; a merge found there is descended into.")
+@click.option("--direction", type=click.Choice(["any", "regression", "improvement"]), default="any",
+              show_default=True, help="The change to look for; 'any' takes what good and bad measure.")
+@click.option("--neither", type=click.Choice(["continue", "skip", "stop"]), default="continue",
+              show_default=True,
+              help="At a commit like neither end: go on (between counts as new, beyond as the end it "
+                   "is past), skip it, or stop there.")
+@click.option("--term-old", default="old", show_default=True, help="The word for a commit like good.")
+@click.option("--term-new", default="new", show_default=True, help="The word for a commit like bad.")
+@click.option("--build-cache", type=click.Path(file_okay=False), metavar="DIR",
+              help="Keep built trees in DIR (by tree hash and build line) for later bisects; "
+                   "default: a temporary directory.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: str,
            metric_regex: str | None, higher_is_better: bool, confidence: float, min_runs: int, max_runs: int,
-           timeout: float | None, seed: int | None, quiet: bool) -> None:
+           timeout: float | None, seed: int | None, first_parent: bool, direction: str, neither: str,
+           term_old: str, term_new: str, build_cache: str | None, quiet: bool) -> None:
     """Find the first commit between GOOD and BAD that changed the run's performance.
 
     \b
-    Good, bad and each probed commit are built in temporary git worktrees (your
-    checkout is not touched). Runs are made in pairs: each run of a probed commit
-    beside a run of good or bad, so a machine whose speed drifts cannot fool the
-    comparison. A sequential test samples each commit until it is like-good or
-    like-bad at the stated confidence. Good and bad are first checked to differ
-    significantly. Commits whose build or run fails are skipped and named.
+    How it walks: like `git bisect`, over every commit of good..bad (merged branches
+    included), each step probing the commit whose ancestors halve the suspects.
+    --first-parent walks the first-parent line only and, when that ends on a merge,
+    descends into the branch it merged; the answer names the path (merge, then commit).
+    How it builds: each commit in a fresh git worktree of its own (a clean checkout,
+    never your checkout), the build line run there once per tree: a commit whose tree
+    was built already (same tree hash and build line) is not built again.
+    How it measures: runs in pairs, each run of a probed commit beside a run of good
+    or bad, so a machine whose speed drifts cannot fool the comparison. Good and bad
+    are first checked to differ; that change names the answer ("first faster
+    commit"). A sequential test samples each commit until it is like old or like
+    new at the stated confidence, or like neither end (significantly apart from both:
+    between them, as in a gradual change, or beyond one); a gradual change is
+    followed and each commit's share reported. Commits whose build or run fails are
+    skipped and named. Changes are in % with + = better.
 
     \b
       perflab bisect --repo ~/src/tool --good v1.2 --bad main --build 'make -j2' --run './tool bench.in'
       perflab bisect --good A --bad B --build make --run './bench' --metric-regex 'ops/s: ([0-9.]+)'
 
-    Exit: 0 found, 1 good and bad do not differ (or only skipped commits are left),
+    Exit: 0 found, 1 good and bad do not differ, differ the other way than --direction,
+    only skipped commits are left, or --neither stop stopped,
     2 usage (unknown commit, good == bad, good not an ancestor of bad), 3 git missing.
     """
     from perflab.analysis.bisect import BisectOptions
@@ -65,7 +89,8 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
     options = BisectOptions(build=build, run=run_line, metric=metric, metric_regex=metric_regex,
                             higher_is_better=higher_is_better,
                             timeout=timeout, confidence=confidence, min_pairs=min_runs,
-                            max_pairs=max_runs, seed=seed)
+                            max_pairs=max_runs, seed=seed, first_parent=first_parent, direction=direction,
+                            neither=neither, terms=(term_old, term_new), build_cache=build_cache)
     progress = (lambda line: None) if quiet else (lambda line: click.echo(f"perflab: {line}", err=True))
     result = run_bisect(repo, good, bad, options, progress)
     click.echo(render_bisect(result), nl=False)

@@ -23,6 +23,12 @@ def _call(step: BisectStep) -> tuple[str, str]:
     return step.call + ("?" if step.low_confidence else ""), confidence
 
 
+def _neither(step: BisectStep) -> str:
+    if not step.neither:
+        return ""
+    return f"{step.neither} ({step.vs_old_pct:+.1f}% vs old, {step.vs_new_pct:+.1f}% vs new)"
+
+
 def render_bisect(result: BisectResult) -> str:
     lines = [result.message, ""]
     factor, unit = scale_for(result.typical, result.unit)
@@ -35,12 +41,17 @@ def render_bisect(result: BisectResult) -> str:
             mean = format_number(step.mean / factor) if step.n else "-"
         change = f"{step.vs_good_pct:+.2f}%" if finite(step.vs_good_pct) else ""
         rows.append([str(number), step.commit.short, str(step.commit.index), _cut(step.commit.subject),
-                     str(step.n), mean, change, call, confidence])
+                     str(step.n), mean, change, call, confidence, _neither(step)])
     headers = ["step", "commit", "#", "subject", "n", f"mean ±sd ({unit})" if unit else "mean ±sd",
-               "vs good (+ = better)", "call", "confidence"]
-    lines.append(format_table(headers, rows, "rlrlrrrll"))
+               "vs good (+ = better)", "call", "confidence", "like neither end"]
+    if not any(row[-1] for row in rows):
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    lines.append(format_table(headers, rows, "rlrlrrrlll"[: len(headers)]))
+    lines += _gradual(result)
     lines.append("")
-    lines.append(f"{result.commits} commits in good..bad; {result.runs} benchmark runs, {result.builds} builds.")
+    searched = "the first-parent line, descending into merges" if result.first_parent else "the whole commit graph"
+    lines.append(f"{result.commits} commits in good..bad (searched: {searched}); {result.runs} benchmark runs, "
+                 f"{result.builds} builds.")
     lines += _method(result)
     if result.warnings:
         lines += ["warnings:", *(f"  {w.message}" for w in result.warnings)]
@@ -48,6 +59,15 @@ def render_bisect(result: BisectResult) -> str:
         lines.append("skipped:")
         lines += [f"  {s.commit.short} {_cut(s.commit.subject)}: {s.skipped}" for s in result.skipped]
     return "\n".join(lines) + "\n"
+
+
+def _gradual(result: BisectResult) -> list[str]:
+    if not result.gradual:
+        return []
+    rows = [[s.commit.short, _cut(s.commit.subject), f"{100 * s.share:.0f}%", f"{s.change_pct:+.2f}%"]
+            for s in result.gradual]
+    return ["", f"The change is gradual: spread over {len(rows)} commits, each with its share of the step:",
+            format_table(["commit", "subject", "share", "change (+ = better)"], rows, "llrr")]
 
 
 def _method(result: BisectResult) -> list[str]:
@@ -59,7 +79,8 @@ def _method(result: BisectResult) -> list[str]:
              f"a run of good or bad (alternating; order in a pair seeded {result.seed}). "
              f"{100 * result.confidence:g}% confidence for the result: each step's error "
              f"alpha = beta = {test.alpha:.3g}; {test.min_n}..{test.max_n} runs per commit; "
-             f"'vs good' is the paired estimate; '?' = undecided at {test.max_n}, called by the closer end.")]
+             f"'vs good' is the paired estimate; '?' = undecided at {test.max_n}, called by the closer end. "
+             f"Three-way: {result.neither_test}. Changes: % with + = better; the words say which way.")]
 
 
 def _cut(text: str, width: int = 40) -> str:

@@ -263,3 +263,50 @@ class SequentialTest:
             return ends.scale
         ends_df = max(1.0, WINSOR_EFFICIENCY * (ends.pairs - 1))
         return math.sqrt((ends_df * ends.scale ** 2 + probe_df * probe_scale ** 2) / (ends_df + probe_df))
+
+
+@dataclass(frozen=True)
+class EndsDistance:
+    """The probe against each end measured beside it: like neither end?
+
+    Two robust one-sample t-tests of the probe's log ratios, those against good runs and
+    those against bad runs (Huber centres over their standard errors with the pooled
+    scale, Student's t with the ends' degrees of freedom). ``neither`` is set when both
+    reject at ``alpha``: "between" the ends, or "beyond old" / "beyond new".
+    """
+
+    neither: str | None
+    vs_old: float          # log(probe / old), NaN without a pair against old
+    vs_new: float
+    p_old: float
+    p_new: float
+    alpha: float
+
+
+def ends_distance(ends: EndsCheck, probe: ArrayLike, reference: ArrayLike, reference_is_bad: ArrayLike,
+                  alpha: float) -> EndsDistance:
+    """Is the probe significantly apart from both ends (see EndsDistance)?"""
+    p = np.asarray(probe, dtype=float).reshape(-1)
+    r = np.asarray(reference, dtype=float).reshape(-1)
+    is_bad = np.asarray(reference_is_bad, dtype=bool).reshape(-1)
+    keep = np.isfinite(p) & np.isfinite(r) & (p > 0) & (r > 0)
+    z, is_bad = np.log(p[keep]) - np.log(r[keep]), is_bad[keep]
+    scale = SequentialTest._scale(ends, z, is_bad) if z.size else ends.scale
+    df = max(1.0, WINSOR_EFFICIENCY * (ends.pairs - 1))
+    centres, ps = [], []
+    for side in (z[~is_bad], z[is_bad]):
+        centre = huber_centre(side, scale)
+        ps.append(robust_t_p(centre, scale / math.sqrt(side.size * HUBER_EFFICIENCY), df)
+                  if side.size else math.nan)
+        centres.append(centre)
+    vs_old, vs_new = centres
+    neither = None
+    if ps[0] < alpha and ps[1] < alpha:
+        step = ends.delta
+        if np.sign(vs_old) != np.sign(step):
+            neither = "beyond old"
+        elif np.sign(vs_new) == np.sign(step):
+            neither = "beyond new"
+        else:
+            neither = "between"
+    return EndsDistance(neither, vs_old, vs_new, ps[0], ps[1], alpha)

@@ -6,6 +6,7 @@ mean ±sd, the change against good, the confidence of a call) is computed in ana
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from perflab.model.verdicts import StatWarning
@@ -25,15 +26,23 @@ BISECT_METRICS: dict[str, str] = {
 FOUND = "found"
 NO_DIFFERENCE = "no difference"
 UNDECIDED = "undecided"
+OTHER_DIRECTION = "other direction"   # the ends differ, but not the way --direction asked for
+STOPPED = "stopped at neither"       # --neither stop, at a commit like neither end
+
+# what a probe like neither end is (BisectStep.neither)
+BETWEEN = "between"          # significantly apart from both ends, between them: a gradual change
+BEYOND_OLD = "beyond old"    # significantly apart from both ends, past the old one
+BEYOND_NEW = "beyond new"    # ... past the new one
 
 
 @dataclass(frozen=True)
 class Commit:
-    """One commit of good..bad on the first-parent line: index 0 is good, the last is bad."""
+    """One commit of good..bad: index 0 is good, then parents before children, the last is bad."""
 
     sha: str
     subject: str
     index: int
+    merge: bool = False
 
     @property
     def short(self) -> str:
@@ -55,6 +64,20 @@ class BisectStep:
     low_confidence: bool        # called at the maximum of runs, by the closer end
     confidence: float           # of the call (NaN: the classic fixed-runs call)
     skipped: str | None         # why, when it was skipped
+    neither: str | None = None  # BETWEEN, BEYOND_OLD, BEYOND_NEW: like neither end (the test: Neither)
+    vs_old_pct: float = math.nan  # the probe against each end measured beside it (+ = better)
+    vs_new_pct: float = math.nan
+    position: float = math.nan  # where it sits: 0 = at old, 1 = at new
+
+
+@dataclass(frozen=True)
+class Share:
+    """One commit's part of a change spread over several commits."""
+
+    commit: Commit
+    position: float             # where it sits: 0 = at old, 1 = at new
+    share: float                # position less the previous commit's: its part of the whole step
+    change_pct: float           # that part as a % of the metric (+ = better)
 
 
 @dataclass(frozen=True)
@@ -97,6 +120,13 @@ class BisectResult:
     runs_per_commit: int | None         # the classic peer's fixed number
     typical: float                      # the first measured commit's mean: what units are scaled for
     warnings: tuple[StatWarning, ...] = ()
+    first_parent: bool = False          # searched the first-parent line only (descending into merges)
+    path: tuple[Commit, ...] = ()       # how the found commit joins the first-parent line: merge(s), then it
+    change: str = ""                    # what the ends measure: "slower", "faster", "higher", "lower"
+    verdict: str = ""                   # "regression" or "improvement"
+    terms: tuple[str, str] = ("old", "new")
+    gradual: tuple[Share, ...] = ()     # the commits a gradual change is spread over, each with its share
+    neither_test: str = ""              # the three-way test as stated
 
     @property
     def skipped(self) -> tuple[BisectStep, ...]:
