@@ -4,12 +4,14 @@ A series is one (host, benchmark, parameter point, metric) followed across runs.
 of one commit merge their samples into one point; a run without a commit is a point of
 its own. Runs of different machines are never one series.
 
-Order. When the runs carry a repository that still exists, points follow git's
-first-parent line (``git rev-list --first-parent``) of the newest run's commit,
-extended to a measured descendant when one exists, so a commit measured late still
-lands in its place. Points off that line (side branches, unknown commits, runs
-without a commit) are placed by the time of their first run. Without a usable
-repository every point goes by time, with a warning when a recorded repository is gone.
+Order. When the runs carry a repository that still exists, points follow its commit
+graph up to the newest run's commit (extended to a measured descendant when one
+exists), whatever order the runs were recorded in: the first-parent spine, each side
+branch's commits placed just before the merge that brings them in, topological
+otherwise (`vcs.graph_order`). Only points the repository does not reach (unknown
+commits, runs without a commit) are placed by the time of their first run. Without a
+usable repository every point goes by time, with a warning when a recorded repository
+is gone.
 
 Detection runs on one value per point, the median of its samples (Otava works on one
 value per commit; the median, so that one wild sample of a commit, a timer wake-up 50 ms
@@ -51,7 +53,7 @@ from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_
 from perflab.model.report.history import (
     AUTO_METHOD,
     CHANGEPOINT_METHODS,
-    ORDER_FIRST_PARENT,
+    ORDER_GRAPH,
     ORDER_TIME,
     Change,
     ChangeList,
@@ -70,11 +72,11 @@ from perflab.model.report.history import (
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
 from perflab.store.alerts import alert_of_changes
-from perflab.vcs import commit_subjects, first_parent_line, is_repository
+from perflab.vcs import commit_subjects, graph_order, is_repository
 
 METHODS = (AUTO_METHOD, *CHANGEPOINT_METHODS)
 DIRECTIONS = (Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value)
-_MAX_LINE_TRIES = 8  # git rev-list calls spent looking for a longer first-parent line
+_MAX_LINE_TRIES = 8  # git rev-list calls spent looking for a tip that reaches more commits
 
 # warning kinds of a history (StatWarning.kind)
 REPOSITORY_GONE = "repository-gone"
@@ -92,7 +94,7 @@ def _warning(kind: str, message: str) -> StatWarning:
 # --------------------------------------------------------------------------- order
 
 def _line(runs: list[RunInfo], warnings: list[StatWarning]) -> tuple[str | None, dict[str, int]]:
-    """(repo, commit -> position on its first-parent line); (None, {}) for time order."""
+    """(repo, commit -> position in its graph order); (None, {}) for time order."""
     newest_first = sorted((r for r in runs if r.commit and r.repo), key=lambda r: -r.started_at)
     if not newest_first:
         return None, {}
@@ -112,9 +114,10 @@ def _line(runs: list[RunInfo], warnings: list[StatWarning]) -> tuple[str | None,
         if calls >= _MAX_LINE_TRIES:
             break
         calls += 1
-        found = first_parent_line(repo, sha)
-        if found is None:
+        graph = graph_order(repo, sha)
+        if graph is None:
             continue
+        found = [commit for commit, _ in graph]
         if line is None or tip in set(found):
             line, tip, known = found, sha, set(found)
     if line is None:
@@ -150,7 +153,7 @@ def order_points(runs: Sequence[RunInfo],
     ordered = list(after.get(-1, []))
     for i, p in enumerate(on):
         ordered += [p, *after.get(i, [])]
-    return ordered, (ORDER_FIRST_PARENT if repo else ORDER_TIME), repo
+    return ordered, (ORDER_GRAPH if repo else ORDER_TIME), repo
 
 
 # --------------------------------------------------------------------------- series

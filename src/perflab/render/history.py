@@ -4,7 +4,7 @@ computed here.
 
 History, one block per series:
 
-    nap  -  time (s, lower is better)  e-divisive; first-parent order of /src/app
+    nap  -  time (s, lower is better)  e-divisive; commit-graph order of /src/app
     ▁▁▁▁▁▁▁▁▇▇▇▇▇▇█▇
       #  commit        describe     n   median     mean  ±sd  change
       1  2f0c1d3e4a5b  v1.0         3  10.20ms  10.21ms  2.1%
@@ -12,8 +12,8 @@ History, one block per series:
       9  77ab01c2d3e4  v1.0-8-g77a  3  15.31ms  15.30ms  1.8%  -49.9% regression  [3f2a1b9c0d]
 
 The sparkline and the change are the per-commit medians detection ran on; a change's %
-is between its segments' centres (the mean of their per-commit medians). A commit off the
-first-parent line is marked ``~`` before its number.
+is between its segments' centres (the mean of their per-commit medians). A commit the
+repository's graph does not reach (placed by time) is marked ``~`` before its number.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from perflab.model.alerts import Alert
-from perflab.model.report.history import ORDER_FIRST_PARENT, Change, ChangeList, History, HistoryPoint, Segment, Series
+from perflab.model.report.history import ORDER_GRAPH, Change, ChangeList, History, HistoryPoint, Segment, Series
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
@@ -87,9 +87,18 @@ def when(timestamp: float) -> str:
     return dt.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
 
 
-def _order_text(history: History) -> str:
-    if history.order == ORDER_FIRST_PARENT:
-        return f"first-parent order of {history.repo}"
+def _off_graph(history: History) -> int:
+    """Points of the history the repository's graph does not reach (placed by time)."""
+    if history.order != ORDER_GRAPH:
+        return 0
+    return len({sp.point.key for s in history.series for sp in s.points if not sp.point.on_line})
+
+
+def _order_text(history: History, series: Series) -> str:
+    if history.order == ORDER_GRAPH:
+        off = sum(not sp.point.on_line for sp in series.points)
+        by_time = f", {off} not in it placed by time (~)" if off else ""
+        return f"commit-graph order of {history.repo}{by_time}"
     return "time order"
 
 
@@ -111,13 +120,13 @@ def _series_block(history: History, s: Series, hosts: int) -> str:
         m = sp.summary
         change = starts.get(i)
         mark = f"{shift(change)} {change.verdict.value}  [{change.id}]" if change else ""
-        rows.append([("" if sp.point.on_line or history.order != ORDER_FIRST_PARENT else "~") + str(i + 1),
+        rows.append([("" if sp.point.on_line or history.order != ORDER_GRAPH else "~") + str(i + 1),
                      sp.point.short, sp.point.describe or "", str(m.n), _scaled(m.median, factor, unit),
                      _scaled(m.mean, factor, unit), f"{m.cov_pct:.1f}%" if finite(m.cov_pct) else "", mark])
     direction = "lower" if s.info.direction.value == "lower" else "higher"
     title = (f"{s.benchmark}  " + (f"{s.point_name}  " if s.params else "")
              + f"{s.metric} ({s.unit or 'no unit'}, {direction} is better)"
-             f"  {s.method}; {_order_text(history)}" + (f"  [host {s.host}]" if hosts > 1 else ""))
+             f"  {s.method}; {_order_text(history, s)}" + (f"  [host {s.host}]" if hosts > 1 else ""))
     table = format_table(["#", "commit", "describe", "n", "median", "mean", "±sd", "change"], rows,
                          align="rllrrrrl", indent="  ")
     lines = [title, "  " + sparkline(s.medians()), table]
@@ -130,7 +139,9 @@ def _series_block(history: History, s: Series, hosts: int) -> str:
 def render_history(history: History) -> str:
     hosts = len({s.host for s in history.series})
     blocks = [_series_block(history, s, hosts) for s in history.series]
-    footer = ("~ = not on the first-parent line, placed by time\n" if history.order == ORDER_FIRST_PARENT else "")
+    footer = ("order: the commit graph (first-parent spine, a merged branch's commits just before its merge)"
+              + ("; ~ = not reached from the newest commit, placed by time" if _off_graph(history) else "")
+              + "\n" if history.order == ORDER_GRAPH else "")
     footer += ("sparkline: per-commit medians; ±sd: relative to the mean\n"
                f"change % oriented (positive = better) between the segments' centres ({CENTRE_NOTE}); "
                "its p: Welch t-test of those medians\n"

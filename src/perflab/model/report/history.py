@@ -19,7 +19,7 @@ from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.verdicts import StatWarning, Verdict
 
-ORDER_FIRST_PARENT = "first-parent"
+ORDER_GRAPH = "commit-graph"   # first-parent spine, merged branches at their merge, topological
 ORDER_TIME = "time"
 
 
@@ -31,7 +31,7 @@ class HistoryPoint:
     commit: str | None
     describe: str | None
     runs: tuple[RunInfo, ...]   # oldest first
-    on_line: bool               # placed by the first-parent line (False: by time)
+    on_line: bool               # placed by the commit graph (False: the repository does not reach it, by time)
 
     @property
     def started_at(self) -> float:
@@ -134,8 +134,8 @@ class Series:
 @dataclass(frozen=True)
 class History:
     series: tuple[Series, ...]
-    order: str                  # ORDER_FIRST_PARENT or ORDER_TIME
-    repo: str | None            # the repository whose first-parent line ordered the points
+    order: str                  # ORDER_GRAPH or ORDER_TIME
+    repo: str | None            # the repository whose commit graph ordered the points
     warnings: tuple[StatWarning, ...] = ()
 
     def changes(self) -> tuple[Change, ...]:
