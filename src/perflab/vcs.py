@@ -8,13 +8,10 @@ the timeout is set in one place. Nothing here knows about runs, series or statis
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
 
 from perflab.model.errors import EnvironmentProblem, UsageError
 
@@ -70,12 +67,6 @@ def git_commit(repo: str, commit: str | None = None) -> tuple[str, str]:
         raise UsageError(f"--repo {repo}: not a git repository with {what}")
     describe = git_output(repo, "describe", "--always", "--tags", sha) or sha[:12]
     return sha, describe
-
-
-def first_parent_line(repo: str, sha: str) -> list[str] | None:
-    """The first-parent line ending at ``sha``, oldest first; None when git does not know it."""
-    out = git_output(repo, "rev-list", "--first-parent", "--reverse", sha, "--")
-    return out.split() if out else None
 
 
 def commit_subjects(repo: str | None, shas: Iterable[str]) -> dict[str, str]:
@@ -166,17 +157,13 @@ def first_parent_range(repo: str, good: str, bad: str) -> list[tuple[str, str]]:
     return [(good_sha, good_subject), *((sha, subject[0] if subject else "") for sha, *subject in shas)]
 
 
-def graph_order(repo: str, tip: str) -> list[tuple[str, bool]] | None:
-    """Every commit reachable from ``tip``, oldest first, as (sha, on tip's first-parent
-    line): the first-parent spine, each side branch's commits placed just before the merge
-    that brings them in (git's --topo-order), topological otherwise. None when git does not
-    know ``tip``."""
-    order = git_output(repo, "rev-list", "--topo-order", "--reverse", tip, "--")
-    spine = first_parent_line(repo, tip)
-    if order is None or spine is None:
-        return None
-    on_spine = set(spine)
-    return [(sha, sha in on_spine) for sha in order.split()]
+def graph_order(repo: str, tips: Sequence[str]) -> list[str] | None:
+    """Every commit reachable from ``tips`` (unknown ones ignored), oldest first, in graph
+    order: git's --topo-order, which keeps a merged branch's commits together just before
+    the merge that brings them in and otherwise follows the first-parent line. None when
+    git knows none of them."""
+    order = git_output(repo, "rev-list", "--topo-order", "--reverse", "--ignore-missing", *tips, "--")
+    return order.split() if order else None
 
 
 def tree_hashes(repo: str, shas: Iterable[str]) -> dict[str, str]:
@@ -186,37 +173,3 @@ def tree_hashes(repo: str, shas: Iterable[str]) -> dict[str, str]:
         return {}
     out = git_checked(repo, "log", "--no-walk=unsorted", "--format=%H %T", *wanted, "--").stdout
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
-
-
-# --------------------------------------------------------------------------- worktrees
-
-class Worktrees:
-    """Detached worktrees of ``repo``, one per name, in a temporary directory removed on exit."""
-
-    def __init__(self, repo: str, start: str, names: Sequence[str], prefix: str = "perflab-worktrees-"):
-        self.repo = repo
-        self.start = start
-        self.parent = tempfile.mkdtemp(prefix=prefix)
-        self.paths = {name: os.path.join(self.parent, name) for name in names}
-
-    def __enter__(self) -> Self:
-        try:
-            for path in self.paths.values():
-                git_checked(self.repo, "worktree", "add", "--detach", "--quiet", path, self.start)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for path in self.paths.values():
-            if os.path.isdir(path):
-                git(self.repo, "worktree", "remove", "--force", path)
-        shutil.rmtree(self.parent, ignore_errors=True)
-        git(self.repo, "worktree", "prune")
-
-    def checkout(self, name: str, sha: str) -> str:
-        """Check ``sha`` out (detached, forced) in the worktree ``name``; its path."""
-        path = self.paths[name]
-        git_checked(path, "checkout", "--quiet", "--force", "--detach", sha)
-        return path

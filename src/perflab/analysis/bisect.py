@@ -22,8 +22,9 @@ is never touched), git is `perflab.vcs`, and the result is a
    The stated confidence is for the whole result: each step's error rate is
    (1 - confidence) / ceil(log2 N) for N candidate commits.
 4. When a probe sat between the ends, the change may be gradual: the commits after the
-   first new one are measured in order until one is like the new end, and each one's
-   share of the whole step is reported.
+   first new one are measured in order (each to at least 4 x min_pairs pairs, unless
+   found between sooner) until one is like the new end, and each one's share of the
+   whole step is reported.
 5. A commit whose build or run fails (any non-zero exit, 125 included) is skipped and
    named; if only skipped commits remain, the first new commit is one of them (as git says).
 """
@@ -65,6 +66,7 @@ __all__ = ["DIRECTIONS", "METRICS", "NEITHER_ACTIONS", "BisectOptions", "BisectR
 DIRECTIONS = ("any", "regression", "improvement")
 NEITHER_ACTIONS = ("continue", "skip", "stop")
 GRADUAL_MOST = 8   # commits measured after the first new one, following a gradual change
+SETTLE_RUNS = 4    # x --min-runs: pairs of a commit in a gradual change before it is called at the new end
 
 
 @dataclass(frozen=True)
@@ -270,6 +272,8 @@ class _Bisection:
             probe = self.probe(index) if index != len(self.graph.commits) - 1 else None
             if probe is not None and probe.skipped:
                 continue
+            if probe is not None and self.ends is not None:
+                self.measure.settle(probe, self.ends, SETTLE_RUNS * self.options.min_pairs)
             position = 1.0 if probe is None else probe.position
             shares.append(Share(self.graph.commits[index], position, position - before,
                                 self.measure.share_pct(position - before, self.ends)))

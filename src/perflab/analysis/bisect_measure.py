@@ -201,7 +201,14 @@ class Measurer:
                       f"{100 * c.confidence:.2f}%{', low confidence' if c.low_confidence else ''}{neither}) "
                       f"{probe.commit.subject}")
 
-    def _sequential(self, probe: Probe, ends: EndsCheck) -> None:
+    def settle(self, probe: Probe, ends: EndsCheck, pairs: int) -> None:
+        """More pairs of a probe called like new, up to ``pairs`` in all, unless the three-way
+        test finds it between first: following a gradual change asks whether a commit is
+        all the way at the new end, which the old-or-new test does not ask."""
+        if self.options.fixed_runs is None and not (probe.distance and probe.distance.neither):
+            self._sequential(probe, ends, settle=pairs)
+
+    def _sequential(self, probe: Probe, ends: EndsCheck, settle: int = 0) -> None:
         while True:
             end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
             value, reference = self._pair(partial(self.bench.sample, probe.commit.sha),
@@ -217,7 +224,7 @@ class Measurer:
                     call = Call.GOOD if probe.distance.neither == BEYOND_OLD else Call.BAD
                     probe.classification = Classification(call, c.llr, c.confidence, c.n, False, c.position)
                     return
-            if c.call is not Call.MORE:
+            if c.call is not Call.MORE and (c.n >= settle or c.call is Call.GOOD):
                 probe.classification = c
                 return
 

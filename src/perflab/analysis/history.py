@@ -5,8 +5,7 @@ of one commit merge their samples into one point; a run without a commit is a po
 its own. Runs of different machines are never one series.
 
 Order. When the runs carry a repository that still exists, points follow its commit
-graph up to the newest run's commit (extended to a measured descendant when one
-exists), whatever order the runs were recorded in: the first-parent spine, each side
+graph (of every measured commit it knows), whatever order the runs were recorded in: the first-parent spine, each side
 branch's commits placed just before the merge that brings them in, topological
 otherwise (`vcs.graph_order`). Only points the repository does not reach (unknown
 commits, runs without a commit) are placed by the time of their first run. Without a
@@ -76,7 +75,6 @@ from perflab.vcs import commit_subjects, graph_order, is_repository
 
 METHODS = (AUTO_METHOD, *CHANGEPOINT_METHODS)
 DIRECTIONS = (Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value)
-_MAX_LINE_TRIES = 8  # git rev-list calls spent looking for a tip that reaches more commits
 
 # warning kinds of a history (StatWarning.kind)
 REPOSITORY_GONE = "repository-gone"
@@ -104,22 +102,7 @@ def _line(runs: list[RunInfo], warnings: list[StatWarning]) -> tuple[str | None,
         warnings.append(_warning(REPOSITORY_GONE, f"repository {repo} is gone or not a git repository: "
                                  "commits ordered by the time of their runs"))
         return None, {}
-    candidates = list(dict.fromkeys(r.commit for r in newest_first if r.commit))
-    line: list[str] | None = None
-    known: set[str] = set()
-    tip, calls = None, 0
-    for sha in candidates:  # newest first: the newest run's line, extended by descendants
-        if sha in known:
-            continue
-        if calls >= _MAX_LINE_TRIES:
-            break
-        calls += 1
-        graph = graph_order(repo, sha)
-        if graph is None:
-            continue
-        found = [commit for commit, _ in graph]
-        if line is None or tip in set(found):
-            line, tip, known = found, sha, set(found)
+    line = graph_order(repo, list(dict.fromkeys(r.commit for r in newest_first if r.commit)))
     if line is None:
         warnings.append(_warning(REPOSITORY_UNRELATED, f"repository {repo} knows none of the measured commits: "
                                  "commits ordered by the time of their runs"))
