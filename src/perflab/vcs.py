@@ -1,6 +1,6 @@
-"""git: the one module that runs it. Commits, their order, subjects, worktrees.
+"""git: the one module that runs it. Commits, their graph and order, subjects, trees.
 
-Every caller (a run's commit identity, history's first-parent order, bisect's range and
+Every caller (a run's commit identity, history's graph order, bisect's range and
 worktrees) goes through `git`, so a missing or stuck git is one EnvironmentProblem and
 the timeout is set in one place. Nothing here knows about runs, series or statistics.
 """
