@@ -26,7 +26,9 @@ def test_a_clear_regression_is_decided_quickly_and_exits_1(sqlite_db):
     decision = spec["ab"]["decision"]
     # the rule (stats/sequential_ab.py): significant (the CS excludes 0) and the estimate beyond
     # the threshold; the CS itself need not clear the threshold (0.88% seen on a loaded machine)
-    assert decision["verdict"] == "regression" and decision["ci_pct"][0] > 0 and decision["estimate_pct"] > 1.0
+    # the one sign convention: % with + = better, so a slower candidate is negative
+    assert decision["verdict"] == "regression" and decision["ci_pct"][1] < 0 and decision["change_pct"] < -1.0
+    assert decision["sign"] == "+ = better" and f"{decision['change_pct']:+.2f}% (+ = better)" in first
     assert spec["stopped"]["rounds"] == decision["n"] < 200   # stopped early, at the decision
     assert spec["ab"]["settings"]["threshold_pct"] == 1.0
     # the run is an ordinary run of two commands: compare works inside it

@@ -106,7 +106,9 @@ def test_the_step_is_found_at_its_commit(nap):
     assert series["changes"], series
     change = max(series["changes"], key=lambda c: abs(c["oriented_pct"]))
     assert change["commit"] == slow and change["kind"] == "regression"
-    assert change["change_pct"] > 20 and change["oriented_pct"] == pytest.approx(-change["change_pct"])
+    # one sign convention: change_pct is + = better, as compare's; the raw ratio beside it
+    assert change["raw_change_pct"] > 20 and change["change_pct"] == pytest.approx(-change["raw_change_pct"])
+    assert change["oriented_pct"] == change["change_pct"]
     assert change["before"]["mean"] < change["after"]["mean"] and change["p_value"] < 1e-3
     text = run_cli("history", "--metric", "time", db=db, check=True).stdout
     assert f"[{change['id']}]" in text and "regression" in text and slow[:12] in text
@@ -223,8 +225,8 @@ def test_long_series_with_gaps_and_repeats(tmp_path):
         assert next(p for p in points if p["commit"] == shas[11])["n"] == 0  # the failed run: a gap
         (change,) = series["changes"]
         assert change["commit"] == shas[30] and change["kind"] == "regression", method
-        assert change["change_pct"] == pytest.approx(-10, abs=1.5)
-        assert change["oriented_pct"] == pytest.approx(change["change_pct"])
+        assert change["raw_change_pct"] == pytest.approx(-10, abs=1.5)
+        assert change["oriented_pct"] == pytest.approx(change["raw_change_pct"]) == change["change_pct"]
     report = run_cli("report", "change", change["id"], db=db, check=True).stdout
     table = report.split("Details are as below:")[1]
     lines = {line.split()[-1]: line for line in table.splitlines() if "perf-profile" in line}
@@ -292,8 +294,8 @@ def test_a_rise_in_time_is_a_regression_even_when_an_outlier_lifts_the_mean_befo
     assert change["commit"] == shas[6]
     assert change["before"]["mean"] > change["after"]["mean"]  # the trap: the means fell
     assert change["kind"] == "regression" and change["verdict"] == "regression"
-    assert change["change_pct"] == pytest.approx(5.0, abs=0.5)
-    assert change["oriented_pct"] == pytest.approx(-change["change_pct"])
+    assert change["raw_change_pct"] == pytest.approx(5.0, abs=0.5)
+    assert change["change_pct"] == pytest.approx(-change["raw_change_pct"])
     assert change["before"]["centre"] == pytest.approx(10.0, abs=0.05)
     listed = run_cli("changes", db=db, check=True).stdout
     assert "regression" in listed and "improvement" not in listed and "-5." in listed

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from perflab.execute.runner import Samples, StopLimits
 from perflab.model.report.verdict import Outcome
-from perflab.model.verdicts import Verdict
+from perflab.model.verdicts import SIGN, Verdict
 from perflab.store import Store
 
 if TYPE_CHECKING:
@@ -64,8 +64,9 @@ class AbRule:
         if d is None:
             return None
         verdict = d.verdict.value if d.verdict is not None else "sampling"
-        return (f"{verdict}: {d.estimate_pct:+.2f}%, {100 * (1 - d.alpha):g}% CI "
-                f"[{d.ci_pct[0]:+.2f}%, {d.ci_pct[1]:+.2f}%], n={d.n}: {d.reason}")
+        change, (low, high) = better_pct(d, self.settings.lower_is_better)
+        return (f"{verdict}: {change:+.2f}% (+ = better), {100 * (1 - d.alpha):g}% CI "
+                f"[{low:+.2f}%, {high:+.2f}%], n={d.n}: {d.reason}")
 
     def __call__(self, samples: Samples) -> str | None:
         decision = self.decide(samples)
@@ -85,14 +86,24 @@ def conclude(store: Store, run_id: int, rule: AbRule, samples: Samples) -> Seque
     decision = rule.decision
     if decision is None or decision.verdict is None:
         decision = rule.decide(samples, final=True)
-    store.update_spec(run_id, {"ab": {"settings": rule.settings.to_spec(), "decision": decision_record(decision)}})
+    store.update_spec(run_id, {"ab": {"settings": rule.settings.to_spec(),
+                                      "decision": decision_record(decision, rule.settings.lower_is_better)}})
     return decision
 
 
-def decision_record(decision: SequentialDecision) -> dict[str, Any]:
-    """What the run's spec keeps of the decision."""
+def better_pct(decision: SequentialDecision, lower_is_better: bool) -> tuple[float, tuple[float, float]]:
+    """The decision's change and interval in the house convention: % with + = better."""
+    if not lower_is_better:
+        return decision.estimate_pct, decision.ci_pct
+    low, high = decision.ci_pct
+    return -decision.estimate_pct + 0.0, (-high + 0.0, -low + 0.0)
+
+
+def decision_record(decision: SequentialDecision, lower_is_better: bool = True) -> dict[str, Any]:
+    """What the run's spec keeps of the decision: changes in % with + = better (``sign``)."""
+    change, interval = better_pct(decision, lower_is_better)
     return {"verdict": decision.verdict.value if decision.verdict is not None else None, "n": decision.n,
-            "estimate_pct": decision.estimate_pct, "ci_pct": list(decision.ci_pct), "alpha": decision.alpha,
+            "change_pct": change, "ci_pct": list(interval), "sign": SIGN, "alpha": decision.alpha,
             "reason": decision.reason}
 
 

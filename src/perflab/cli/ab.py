@@ -59,7 +59,7 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
       perflab ab --base './tool-old in.dat' --cand './tool-new in.dat' --threshold 1%
       perflab ab --base 'sleep 0.01' --cand 'sleep 0.03' -q
     """
-    from perflab.analysis.ab import AbSettings, ab_limits, conclude, outcome
+    from perflab.analysis.ab import AbSettings, ab_limits, better_pct, conclude, outcome
     from perflab.execute.runner import Runner, RunOptions
     from perflab.execute.targets import CommandChoices, plans_for
     from perflab.render import progress
@@ -98,9 +98,9 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
         write_exports(store, run_id, exports)
     answer = outcome(decision)
     verdict = decision.verdict.value if decision.verdict is not None else "undecided"
-    low, high = decision.ci_pct
-    click.echo(f"{verdict}: cand {names[1]!r} vs base {names[0]!r}: {decision.estimate_pct:+.2f}% "
-               f"(positive = cand larger), {100 * (1 - decision.alpha):g}% CI [{low:+.2f}%, {high:+.2f}%], "
+    change, (low, high) = better_pct(decision, settings.lower_is_better)
+    click.echo(f"{verdict}: cand {names[1]!r} vs base {names[0]!r}: {change:+.2f}% "
+               f"(+ = better), {100 * (1 - decision.alpha):g}% CI [{low:+.2f}%, {high:+.2f}%], "
                f"n = {decision.n} pairs")
     click.echo(f"  {decision.reason}")
     click.echo(f"  error rate: at most {decision.alpha:g} of decisions wrong (always-valid, however often it "

@@ -168,7 +168,7 @@ def _name(run) -> str:
 def _describe(row, change) -> str:
     point = "" if row.point == "-" else f" {row.point}"
     n_new = row.cells[0].side.n if row.cells[0].side else 0
-    return (f"{row.benchmark}{point} {row.metric} {change.pct:+.2f}% (positive = better; "
+    return (f"{row.benchmark}{point} {row.metric} {change.pct:+.2f}% (+ = better; "
             f"p = {change.p_value:.3g}, n = {row.base.n} vs {n_new})")
 
 

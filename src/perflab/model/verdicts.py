@@ -10,6 +10,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
+#: The one sign convention of every change perflab prints or writes as JSON (ab, compare,
+#: verdict, history, changes, bisect, report, dashboard): % with + = better, the verdict
+#: word (improvement, regression) saying which way; a field named raw_* is new/old - 1.
+SIGN = "+ = better"
+
 
 class Verdict(str, enum.Enum):
     """The three-way decision on one directed change (plus "no change" when the interval

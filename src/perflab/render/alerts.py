@@ -58,7 +58,8 @@ def alert_json(alert: Alert) -> dict[str, Any]:
             "last_good": point_commit(alert.last_good) or alert.last_good,
             "first_bad": point_commit(alert.first_bad) or alert.first_bad,
             "before": number(alert.before), "after": number(alert.after),
-            "change_pct": number(alert.change_pct), "oriented_pct": number(alert.oriented_pct),
+            "change_pct": number(alert.oriented_pct), "oriented_pct": number(alert.oriented_pct),  # SIGN
+            "raw_change_pct": number(alert.change_pct),
             "p_value": number(alert.p_value), "method": alert.method,
             "created_at": alert.created_at, "updated_at": alert.updated_at}
 

@@ -169,7 +169,8 @@ def change_json(c: Change, subject: str | None = None) -> dict[str, Any]:
         "runs": [r.id for r in c.point.runs], "previous": _point_json(c.previous),
         "started_at": c.point.started_at,
         "before": _segment_json(c.before), "after": _segment_json(c.after),
-        "change_pct": number(c.change_pct), "oriented_pct": number(c.oriented_pct),
+        "change_pct": number(c.oriented_pct), "oriented_pct": number(c.oriented_pct),  # SIGN: + = better
+        "raw_change_pct": number(c.change_pct),
         "p_value": number(c.p_value), "detection_p": number(c.detection_p), "method": c.method,
         # "kind" above is the verdict (kept for scripts); what changed is "change_kind"
         "change_kind": c.kind, "spread_ratio": number(c.spread_ratio),

@@ -73,8 +73,11 @@ def render_show(run: RunInfo, summaries: Sequence[Any], warnings: Sequence[str] 
     decision = (spec.get("ab") or {}).get("decision")
     if decision:
         low, high = decision["ci_pct"]
-        head.append(f"  ab: {decision['verdict'] or 'undecided'}, {decision['estimate_pct']:+.2f}% "
-                    f"({100 * (1 - decision['alpha']):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision['n']} pairs): "
+        # records before the one sign convention kept the raw change (+ = cand larger)
+        change, sign = ((decision["change_pct"], decision["sign"]) if "sign" in decision
+                        else (decision["estimate_pct"], "+ = cand larger"))
+        head.append(f"  ab: {decision['verdict'] or 'undecided'}, {change:+.2f}% ({sign}; "
+                    f"{100 * (1 - decision['alpha']):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision['n']} pairs): "
                     f"{decision['reason']}")
     tail = [f"warning: {w}" for w in warnings]
     return "\n".join(head + ["", render_machine(run.environment), "",
