@@ -11,6 +11,7 @@ commit and a failed run are written through the Store API the runner uses.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -144,7 +145,8 @@ def test_report_change_reads_like_the_robot(nap, tmp_path):
     assert "nap.time" in text.split("Details are as below:")[1]  # the lkp table lists the stat
     reproduce = text.split("To reproduce:")[1].strip().splitlines()
     assert reproduce[0].strip() == f"cd {repo}" and reproduce[1].strip() == f"git checkout {slow}"
-    argv = shlex.split(reproduce[2])
+    assert reproduce[2].strip().startswith("# build it as its runs were built")  # no build file in this tree
+    argv = shlex.split(reproduce[3])
     assert argv[0] == "perflab" and argv[argv.index("--commit") + 1] == slow
     assert argv.count("--commit") == 1 and argv[-2:] == ["sleep", "0.040"]
     # the command really measures that commit again (into a copy of the database)
@@ -154,6 +156,12 @@ def test_report_change_reads_like_the_robot(nap, tmp_path):
     run_cli(*argv[argv.index("run"):], db=copy, check=True)
     points = the_series(history_json(copy, "--metric", "time"), "time")["points"]
     assert next(p for p in points if p["commit"] == slow)["n"] == 6
+
+
+def _table_pct(report: str, stat: str) -> float:
+    """The lkp table's %change of ``stat`` (raw, as lkp prints it)."""
+    line = next(line for line in report.split("Details are as below:")[1].splitlines() if line.rstrip().endswith(stat))
+    return float(re.search(r"([+-][0-9.]+)%", line).group(1))
 
 
 def test_errors_are_one_line(nap, tmp_path):
@@ -301,7 +309,10 @@ def test_a_rise_in_time_is_a_regression_even_when_an_outlier_lifts_the_mean_befo
     assert "regression" in listed and "improvement" not in listed and "-5." in listed
     assert change["id"] in run_cli("changes", "--direction", "regression", db=db, check=True).stdout
     report = run_cli("report", "change", change["id"], db=db, check=True).stdout
-    assert report.splitlines()[0].startswith(f"perflab noticed a {change['oriented_pct']:+.1f}% regression of job.time")
+    headline = re.match(r"perflab noticed a ([+-][0-9.]+)% regression of job.time", report.splitlines()[0])
+    # the headline is the table's estimate (pooled samples), near the centres' change
+    assert headline and float(headline.group(1)) == pytest.approx(change["oriented_pct"], abs=1.0), report
+    assert _table_pct(report, "job.time") == pytest.approx(-float(headline.group(1)), abs=0.051)
 
 
 def test_report_fields_come_from_the_change_point_segments(tmp_path):
@@ -320,15 +331,18 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
     assert "not recorded is gone" not in report
     assert "# in a clone of the repository (the runs did not record its path" in report
     assert f"git checkout {shas[4]}" in report
-    assert f"before the change: {shas[0][:12]}..{shas[3][:12]} (all 4 commit(s) of the segment, 4 run(s))" in report
-    assert f"from it on:        {shas[4][:12]}..{shas[9][:12]} (all 6 commit(s) of the segment, 6 run(s))" in report
+    assert f"before the change: {shas[0][:12]}..{shas[3][:12]} (all 4 commits of the segment, 4 runs)" in report
+    assert f"from it on:        {shas[4][:12]}..{shas[9][:12]} (all 6 commits of the segment, 6 runs)" in report
+    # the complete commit list of each side
+    assert "    " + " ".join(sha[:12] for sha in shas[:4]) + "\n" in report
+    assert "    " + " ".join(sha[:12] for sha in shas[4:10]) + "\n" in report
     assert "(centre of 4 commit(s)); samples" in report and "(n=12)" in report and "(n=18)" in report
     named = {sha for sha in shas if sha[:10] in report}
     assert named <= set(shas[:10]), "a commit outside the two segments is named"
-    assert f"{first['oriented_pct']:+.1f}% regression" in report.splitlines()[0]
+    assert "% regression" in report.splitlines()[0] and " a regression)" in report
     nearest = run_cli("report", "change", first["id"], "--points", "2", "--method", "pelt", db=db, check=True).stdout
-    assert f"before the change: {shas[2][:12]}..{shas[3][:12]} (2 of the segment's 4 commit(s), nearest" in nearest
-    assert f"from it on:        {shas[4][:12]}..{shas[5][:12]} (2 of the segment's 6 commit(s), nearest" in nearest
+    assert f"before the change: {shas[2][:12]}..{shas[3][:12]} (2 of the segment's 4 commits, nearest" in nearest
+    assert f"from it on:        {shas[4][:12]}..{shas[5][:12]} (2 of the segment's 6 commits, nearest" in nearest
     back = run_cli("report", "change", second["id"], "--method", "pelt", db=db, check=True).stdout
     assert back.splitlines()[0].startswith(f"perflab noticed a {second['oriented_pct']:+.1f}% improvement")
     assert f"before the change: {shas[4][:12]}..{shas[9][:12]}" in back

@@ -63,6 +63,7 @@ def test_every_command_gives_the_same_sign_and_word(runs):
         report = run_cli("report", "change", found["id"], db=db, check=True).stdout
         headline = re.search(r"perflab noticed an? ([+-][0-9.]+)% (\w+)", report)
         assert headline and headline.group(1)[0] == expected[name] and headline.group(2) == WORD[name], report
+        assert f"{'an' if name == 'speedup' else 'a'} {WORD[name]})" in report   # the article agrees
     # verdict's line names the least favourable row: the slowdown, negative
     verdict = run_cli("verdict", "r0", "r7", "--metric", "time", db=db).stdout
     assert re.search(r"slowdown\S* time -[0-9.]+% \(\+ = better", verdict), verdict

@@ -173,3 +173,9 @@ def tree_hashes(repo: str, shas: Iterable[str]) -> dict[str, str]:
         return {}
     out = git_checked(repo, "log", "--no-walk=unsorted", "--format=%H %T", *wanted, "--").stdout
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def top_level_files(repo: str, sha: str) -> list[str]:
+    """Names at the top of ``sha``'s tree ([] when git cannot say)."""
+    out = git_output(repo, "ls-tree", "--name-only", sha)
+    return out.splitlines() if out else []

@@ -26,7 +26,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from perflab.analysis.history import build_history, change_report, find_change, parse_since, with_option
+from perflab.analysis.history import build_history, change_report, find_change, parse_since
+from perflab.analysis.reproduce import with_option
 from perflab.model.alerts import (
     ACTIONS,
     DUPLICATE,

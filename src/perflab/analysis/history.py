@@ -36,17 +36,16 @@ import datetime as dt
 import hashlib
 import itertools
 import math
-import shlex
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from perflab.analysis.compare import Filters, compare_pooled
+from perflab.analysis.reproduce import reproduce_lines
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_pressure_metric
 from perflab.model.report.history import (
@@ -400,7 +399,9 @@ def _side(series: Series, segment: Segment, points: int | None, *,
     measured = [p.point for p in series.points[segment.first:segment.end] if p.summary.n]
     pooled = measured if points is None else (measured[-points:] if nearest_last else measured[:points])
     runs = [r for p in pooled for r in p.runs]
-    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), len(runs), len(pooled) == len(measured)), runs
+    names = tuple(p.short if p.commit else f"run {p.runs[0].id}" for p in pooled)
+    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), len(runs), len(pooled) == len(measured),
+                      names), runs
 
 
 def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
@@ -445,46 +446,3 @@ def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo
         return compare_pooled_profiles(store, base_runs, new_runs, filters=Filters.for_point(benchmark, params))
     except UsageError:
         return None  # a side without a profile: the report has the metrics only
-
-
-def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None = None) -> list[str]:
-    """Shell lines that measure the change's commit again, as its first run was made.
-
-    ``repo``: the repository when it is there; ``recorded``: the path the runs recorded.
-    """
-    run = point.runs[0]
-    argv = list(run.spec.get("command_line") or [])
-    lines = []
-    if point.commit and repo and Path(repo).is_dir():
-        lines += [f"cd {shlex.quote(repo)}", f"git checkout {point.commit}"]
-    elif point.commit:
-        where = recorded or run.repo
-        why = (f"{where} is gone" if where else
-               "the runs did not record its path: 'perflab run --repo' does")
-        lines += [f"# in a clone of the repository ({why})", f"git checkout {point.commit}"]
-    if not argv:
-        lines.append(f"# run {run.id} did not keep its command line; 'perflab show {run.id}' has its plan")
-        return lines
-    lines.append(shlex.join(with_option(argv, "--commit", point.commit)))
-    return lines
-
-
-def with_option(argv: list[str], option: str, value: str | None) -> list[str]:
-    """The perflab ``run`` argv with ``option`` set to ``value`` (any old one replaced;
-    None: removed); only options before ``--`` are looked at."""
-    out, skip = [], False
-    stop = argv.index("--") if "--" in argv else len(argv)
-    for i, word in enumerate(argv):
-        if skip:
-            skip = False
-            continue
-        if i < stop and word == option:
-            skip = True
-            continue
-        if i < stop and word.startswith(option + "="):
-            continue
-        out.append(word)
-    if value and "run" in out:
-        at = out.index("run") + 1
-        out[at:at] = [option, value]
-    return out

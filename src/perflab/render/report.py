@@ -23,10 +23,12 @@
             git checkout SHA
             perflab run ... --commit SHA
 
-The header's % is oriented (negative = worse), as the robot's "-2.9% regression" of a
-rate, between the centres of the two segments the change point defines (the estimator
-that found it); the lkp table's %change is raw (new − base)/base of the samples of the
-same two segments. Layout of ``perflab.model.report.history.ChangeReport``; the
+The header's % is the table's estimate (the two sides' pooled samples, compare's
+estimator) in the one sign convention (+ = better), as the robot's "-2.9% regression"
+of a rate; the history section gives the centres of the two segments the change point
+defines (the estimator that found it) beside it, labelled; the lkp table's %change is
+raw (new − base)/base, as lkp prints it. Each side lists every commit it pools.
+Layout of ``perflab.model.report.history.ChangeReport``; the
 comparison inside it goes to ``render_comparison`` untouched.
 """
 
@@ -35,8 +37,11 @@ from __future__ import annotations
 from typing import Any
 
 from perflab.model.params import format_value
-from perflab.model.report.history import ChangeReport, ReportSide, Segment
+from perflab.model.report.compare import Change
+from perflab.model.report.history import ChangeReport, ReportSide, Segment, directed_verdict
+from perflab.model.verdicts import SIGN, Verdict
 from perflab.render.compare import render_comparison
+from perflab.render.compare_common import finite
 from perflab.render.history import CENTRE_NOTE, p_value, pct, shift
 from perflab.render.units import format_number, scale_for
 
@@ -74,18 +79,49 @@ def _segment(segment: Segment, unit: str) -> str:
     return text + f"; samples {samples} (n={segment.n})"
 
 
-def _side(side: ReportSide) -> str:
+def _side(side: ReportSide) -> list[str]:
     span = side.first.short if side.first.key == side.last.key else f"{side.first.short}..{side.last.short}"
-    pooled = (f"all {side.points} commit(s) of the segment" if side.whole
-              else f"{side.points} of the segment's {side.segment.points} commit(s), nearest the change")
-    return f"{span} ({pooled}, {side.runs} run(s))"
+    pooled = (f"all {_count(side.points, 'commit')} of the segment" if side.whole
+              else f"{side.points} of the segment's {_count(side.segment.points, 'commit')}, nearest the change")
+    listed = [" ".join(side.commits[i:i + 6]) for i in range(0, len(side.commits), 6)] if side.points > 1 else []
+    return [f"{span} ({pooled}, {_count(side.runs, 'run')})", *(f"    {line}" for line in listed)]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _a(text: str) -> str:
+    """``text`` with its indefinite article ("an improvement", "a -2.9% regression")."""
+    return ("an " if text[:1].lower() in "aeiou8" else "a ") + text
+
+
+def _table_change(report: ChangeReport) -> Change | None:
+    """The comparison's change of the report's own row: what the table shows of it."""
+    c = report.change
+    for row in report.comparison.rows:
+        if (row.benchmark, row.metric, dict(row.params)) == (c.benchmark, c.metric, dict(c.params)):
+            change = row.cells[0].change if row.cells else None
+            return change if change is not None and finite(change.pct) else None
+    return None
+
+
+def _headline(report: ChangeReport) -> str:
+    c = report.change
+    table = _table_change(report) if c.kind == "mean" else None
+    if table is None:
+        return f"{shift(c)} {c.verdict.value}"
+    word = c.verdict.value
+    if c.verdict in (Verdict.IMPROVEMENT, Verdict.REGRESSION):
+        word = directed_verdict(table.pct).value
+    return f"{table.pct:+.1f}% {word}"
 
 
 def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str:
     c = report.change
     subject = report.subject or c.point.describe or ""
     named = f" ({subject})" if subject else ""
-    out = [(f"perflab noticed a {shift(c)} {c.verdict.value} of {c.stat} on commit "
+    out = [(f"perflab noticed {_a(_headline(report))} of {c.stat} on commit "
             f"{c.point.short[:10]}{named}"), ""]
     if c.point.commit:
         out.append(f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else ""))
@@ -112,17 +148,19 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     out += ["", f"history of {c.stat} ({c.unit or 'no unit'}, {direction} is better):",
             f"  before: {_segment(c.before, c.unit)}",
             f"  after:  {_segment(c.after, c.unit)}",
-            (f"  change: {pct(c.change_pct)} ({pct(c.oriented_pct)} oriented, a {c.verdict.value}) between the "
+            (f"  change: {pct(c.oriented_pct)} ({SIGN}; raw {pct(c.change_pct)}, {_a(c.verdict.value)}) between the "
              f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); samples "
              f"p = {p_value(c.p_value)}") if c.kind == "mean" else
             (f"  change: the noise's {shift(c, 2)} (after/before; the level did not step), p = "
              f"{p_value(c.p_value)} (the search's, corrected for it)"),
             (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); "
              f"'perflab history --metric {c.metric}' shows the series")]
+    side_before, side_after = _side(report.before), _side(report.after)
     out += ["", "Details are as below:", RULE, "",
-            f"before the change: {_side(report.before)}",
-            f"from it on:        {_side(report.after)}",
-            f"their samples pooled, {'every stat' if show_all else 'every stat that changed'}:", ""]
+            f"before the change: {side_before[0]}", *side_before[1:],
+            f"from it on:        {side_after[0]}", *side_after[1:],
+            f"their samples pooled, {'every stat' if show_all else 'every stat that changed'} "
+            "(the headline's % is this table's, in the sign convention " + SIGN + "):", ""]
     table = render_comparison(report.comparison, "lkp", profile=report.profile,
                               rows=("all",) if show_all else ("amean",))
     out += [table.rstrip("\n")]

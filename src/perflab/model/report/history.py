@@ -167,6 +167,7 @@ class ReportSide:
     points: int                 # pooled points (all of the segment's measured ones unless --points)
     runs: int
     whole: bool                 # every measured point of the segment is pooled
+    commits: tuple[str, ...] = ()  # every pooled point, as short commits (or run ids), in order
 
 
 @dataclass(frozen=True)

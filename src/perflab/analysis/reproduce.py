@@ -1,0 +1,86 @@
+"""Shell lines that measure a change's commit again: "To reproduce" of `report change`.
+
+The checkout, the build (the runs' recorded build line, else one for the build system
+at the top of the tree, said to be a guess), and the perflab run line as the first run
+was made, with --commit set.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+
+from perflab.model.report.history import HistoryPoint
+from perflab.vcs import top_level_files
+
+__all__ = ["BUILD_SYSTEMS", "build_line", "reproduce_lines", "with_option"]
+
+
+def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None = None) -> list[str]:
+    """Shell lines that measure the change's commit again, as its first run was made.
+
+    ``repo``: the repository when it is there; ``recorded``: the path the runs recorded.
+    """
+    run = point.runs[0]
+    argv = list(run.spec.get("command_line") or [])
+    lines = []
+    if point.commit and repo and Path(repo).is_dir():
+        lines += [f"cd {shlex.quote(repo)}", f"git checkout {point.commit}"]
+        lines.append(build_line(run.spec.get("build"), top_level_files(repo, point.commit)))
+    elif point.commit:
+        where = recorded or run.repo
+        why = (f"{where} is gone" if where else
+               "the runs did not record its path: 'perflab run --repo' does")
+        lines += [f"# in a clone of the repository ({why})", f"git checkout {point.commit}"]
+        lines.append(build_line(run.spec.get("build"), []))
+    if not argv:
+        lines.append(f"# run {run.id} did not keep its command line; 'perflab show {run.id}' has its plan")
+        return lines
+    lines.append(shlex.join(with_option(argv, "--commit", point.commit)))
+    return lines
+
+
+#: A build line by the build system's file at the top of the tree, first found wins.
+BUILD_SYSTEMS = (
+    ("meson.build", "meson setup build --buildtype=release && ninja -C build"),
+    ("CMakeLists.txt", "cmake -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j\"$(nproc)\""),
+    ("Makefile", "make -j\"$(nproc)\""),
+    ("GNUmakefile", "make -j\"$(nproc)\""),
+    ("configure", "./configure && make -j\"$(nproc)\""),
+    ("Cargo.toml", "cargo build --release"),
+    ("go.mod", "go build ./..."),
+)
+
+
+def build_line(recorded: str | None, files: Sequence[str]) -> str:
+    """The build step of "To reproduce": the runs' recorded build line, else one for the
+    build system the tree has (said to be a guess), else a comment."""
+    if recorded:
+        return f"{recorded}   # the build line the runs recorded; in a clean tree (git clean -xdf)"
+    for name, line in BUILD_SYSTEMS:
+        if name in files:
+            return (f"{line}   # a guess from its {name} (the runs recorded no build line); "
+                    "in a clean tree: an incremental build can differ")
+    return "# build it as its runs were built (the runs recorded no build line, the tree has no known build file)"
+
+
+def with_option(argv: list[str], option: str, value: str | None) -> list[str]:
+    """The perflab ``run`` argv with ``option`` set to ``value`` (any old one replaced;
+    None: removed); only options before ``--`` are looked at."""
+    out, skip = [], False
+    stop = argv.index("--") if "--" in argv else len(argv)
+    for i, word in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if i < stop and word == option:
+            skip = True
+            continue
+        if i < stop and word.startswith(option + "="):
+            continue
+        out.append(word)
+    if value and "run" in out:
+        at = out.index("run") + 1
+        out[at:at] = [option, value]
+    return out
