@@ -58,16 +58,24 @@ class Graph:
             out |= 1 << i
         return out
 
-    def merged_at(self, index: int) -> int:
-        """The first commit of the first-parent line that contains ``index`` (itself when on it)."""
-        return next(s for s in self.spine if self.ancestors[s] >> index & 1)
+    def line_from(self, index: int | None) -> list[int]:
+        """The first-parent line down from ``index`` within the range, oldest first."""
+        line = []
+        while index:
+            line.append(index)
+            index = self.first_parents[index]
+        return line[::-1]
 
     def path(self, index: int) -> list[int]:
-        """How ``index`` reaches the first-parent line: [merge, ..., index], or [index] when on it."""
-        out = [index]
-        while out[0] not in self.spine:
-            out.insert(0, self.merged_at(out[0]))
-        return out
+        """How ``index`` reaches the first-parent line: the merge on it that brought it in,
+        the merge on that branch's first-parent line, ..., then ``index`` ([index] when on it)."""
+        out, line = [], self.spine
+        while index not in line:
+            merge = next(s for s in line if self.ancestors[s] >> index & 1)
+            out.append(merge)
+            side = [p for p in self.parents[merge] if p != self.first_parents[merge]]
+            line = [c for p in side for c in self.line_from(p)]
+        return [*out, index]
 
 
 @dataclass
