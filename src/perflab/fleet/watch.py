@@ -103,7 +103,8 @@ def detect(store: Store, app: Celery, options: WatchOptions,
         good, bad = change.previous.commit, change.point.commit
         if not good or not bad or change.id in bisected:
             continue
-        between = vcs.git_checked(options.repo, "rev-list", "--first-parent", "--count", f"{good}..{bad}").stdout
+        # every commit bisect would search (merged branches too), as it walks the graph
+        between = vcs.git_checked(options.repo, "rev-list", "--count", f"{good}..{bad}").stdout
         if int(between.strip() or 0) < 2:
             continue   # the change is at one commit: nothing to bisect
         if options.bisect_run is None:
