@@ -8,8 +8,11 @@ seconds, while two runs side by side keep their ratio (`perflab.stats.sequential
   paired t-test on logs says they differ (alpha 0.01, Bonferroni over the looks).
 * A probe: runs paired with the ends (good, bad, good, ...) until the sequential test
   calls it like old or like new, or gives up at ``max_pairs`` and calls it by the closer
-  end (low confidence). At every look the three-way test (`stats.sequential.ends_distance`)
-  asks whether it is significantly apart from both ends, at alpha / max_pairs a look
+  end (low confidence). A probe whose estimate sits more than a quarter of the step away
+  from both ends is sampled to 3 pairs against each end before it is called. From then
+  on, at every look the three-way test (`stats.sequential.ends_distance`, on robust
+  centres: one slow run among 3 is clipped) asks whether it is significantly apart from
+  both ends, at alpha / max_pairs a look
   (Bonferroni over the looks, so a commit like one end is called neither with at most the
   step's alpha); if so it is like neither: between the ends (counted as new: the change
   has begun) or beyond one (counted as that end).
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
     from perflab.analysis.bisect import BisectOptions
 
 SMALL_STEP = "small-step"   # StatWarning kind: the step is small for the noise
+NEITHER_SIDE = 3   # pairs against each end before the three-way test (a robust centre needs 3)
+NEAR_END = 0.25    # a probe within this share of the step of an end is not sampled more for it
 
 
 @dataclass
@@ -217,16 +222,23 @@ class Measurer:
             probe.references.append(reference)
             probe.reference_is_bad.append(end is self.bad)
             c = self.test.classify(ends, probe.values, probe.references, probe.reference_is_bad)
-            if c.n >= self.test.min_n:
+            against_bad = sum(probe.reference_is_bad)
+            sides = min(against_bad, len(probe.values) - against_bad)
+            if sides >= NEITHER_SIDE:
                 probe.distance = ends_distance(ends, probe.values, probe.references, probe.reference_is_bad,
                                                self.neither_alpha)
                 if probe.distance.neither:
                     call = Call.GOOD if probe.distance.neither == BEYOND_OLD else Call.BAD
                     probe.classification = Classification(call, c.llr, c.confidence, c.n, False, c.position)
                     return
-            if c.call is not Call.MORE and (c.n >= settle or c.call is Call.GOOD):
-                probe.classification = c
-                return
+            if c.call is Call.MORE:
+                continue
+            if c.call is Call.BAD and c.n < min(settle, self.test.max_n):
+                continue
+            if sides < NEITHER_SIDE and _away_from_both(c.position) and c.n < self.test.max_n:
+                continue   # look again with robust centres on both sides before calling it
+            probe.classification = c
+            return
 
     def step(self, probe: Probe, ends: EndsCheck | None, direction: Direction) -> BisectStep:
         """A probe as a step of the result, with its numbers; changes in % with + = better."""
@@ -253,6 +265,11 @@ class Measurer:
             vs_old_pct=oriented(100 * math.expm1(d.vs_old), direction) + 0.0 if d is not None else math.nan,
             vs_new_pct=oriented(100 * math.expm1(d.vs_new), direction) + 0.0 if d is not None else math.nan,
             position=c.position if called and c is not None else math.nan)
+
+
+def _away_from_both(position: float) -> bool:
+    """The estimate is beyond either end or well between them (NaN: not known to be)."""
+    return math.isfinite(position) and not (abs(position) <= NEAR_END or abs(position - 1) <= NEAR_END)
 
 
 def _closer(good: list[float], bad: list[float], values: list[float]) -> Classification:
