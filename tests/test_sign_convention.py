@@ -13,7 +13,10 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import run_cli
 
@@ -37,6 +40,63 @@ def runs(tmp_path_factory) -> str:
         path.write_text(json.dumps({"results": results}))
         run_cli("import", "hyperfine", str(path), "--label", f"r{run}", db=db, check=True)
     return db
+
+
+def _hyperfine(path, name: str, times: list[float]) -> None:
+    path.write_text(json.dumps({"results": [{
+        "command": name, "mean": sum(times) / len(times), "stddev": 0.0, "median": 0.0, "user": 0.0,
+        "system": 0.0, "min": min(times), "max": max(times), "times": times, "exit_codes": [0] * len(times)}]}))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(factor=st.sampled_from([0.6, 0.8, 0.9, 1.12, 1.3, 1.7]), seed=st.integers(0, 2**31))
+def test_the_sign_is_one_convention_on_any_step(tmp_path_factory, factor, seed):
+    """The property, in process: on the same eight runs (a step of ``factor`` in time from
+    the fifth on), compare, verdict, history, changes, report change, ab's and bisect's
+    figures all have the sign of 1 - factor (+ = better = faster) and its word."""
+    from perflab.analysis.ab import better_pct as ab_pct
+    from perflab.analysis.bisect_measure import better_pct as bisect_pct
+    from perflab.analysis.compare import compare_runs
+    from perflab.analysis.history import build_history, change_report, list_changes
+    from perflab.analysis.importing import import_file
+    from perflab.analysis.verdict import judge
+    from perflab.render.compare import render_comparison
+    from perflab.render.history import changes_json, history_json
+    from perflab.render.report import render_change_report
+    from perflab.stats.sequential import SequentialTest
+    from perflab.stats.sequential_ab import decide
+    from perflab.store import Store
+
+    rng = np.random.default_rng(seed)
+    base = tmp_path_factory.mktemp("prop")
+    want, word = ("+", "improvement") if factor < 1 else ("-", "regression")
+    samples = [list(0.010 * (factor if run >= 4 else 1.0) * (1 + 0.005 * rng.standard_normal(10)))
+               for run in range(8)]
+    with Store(str(base / "perflab.db"), create=True) as store:
+        for run, times in enumerate(samples):
+            _hyperfine(base / f"r{run}.json", "step", times)
+            import_file(store, "hyperfine", str(base / f"r{run}.json"), f"r{run}")
+        runs = [store.resolve_run(f"r{run}") for run in range(8)]
+        compared = json.loads(render_comparison(compare_runs(store, [runs[0], runs[7]]), "json"))
+        (row,) = [r for r in compared["rows"] if r["metric"] == "time"]
+        figures = {"compare": row["candidates"][0]["comparison"]["change_pct"]}
+        verdict = judge(store, runs[0], runs[7], metrics={"time"})
+        figures["verdict"] = verdict.decisive[1].pct
+        history = build_history(store)
+        (series,) = [s for s in json.loads(history_json(history))["series"] if s["metric"] == "time"]
+        (change,) = series["changes"]
+        figures["history"] = change["change_pct"]
+        listed = json.loads(changes_json(list_changes(history)))["changes"]
+        figures["changes"] = next(c["change_pct"] for c in listed if c["id"] == change["id"])
+        report = render_change_report(change_report(store, change["id"]))
+        headline = re.search(r"perflab noticed an? ([+-][0-9.]+)% (\w+)", report)
+        assert headline and headline.group(2) == word, report
+        figures["report"] = float(headline.group(1))
+    figures["ab"] = ab_pct(decide(samples[0], samples[7], threshold_pct=1.0, final=True), True)[0]
+    ends = SequentialTest().check_ends(samples[0], samples[7])
+    figures["bisect"] = bisect_pct(ends.ratio, False)
+    assert {name: _sign(value) for name, value in figures.items()} == dict.fromkeys(figures, want), figures
+    assert change["kind"] == word
 
 
 def _sign(value: float) -> str:

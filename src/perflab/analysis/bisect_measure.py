@@ -170,8 +170,7 @@ class Measurer:
         return f"{self.oriented_pct(check.ratio):+.2f}%, + = better"
 
     def oriented_pct(self, ratio: float) -> float:
-        direction = Direction.HIGHER if self.options.higher_is_better else Direction.LOWER
-        return oriented(100 * (ratio - 1), direction) + 0.0
+        return better_pct(ratio, self.options.higher_is_better)
 
     def no_difference(self, check: EndsCheck) -> str:
         return (f"good and bad do not differ significantly: bad against good {self.ends_text(check)} "
@@ -267,6 +266,11 @@ class Measurer:
             position=c.position if called and c is not None else math.nan)
 
 
+def better_pct(ratio: float, higher_is_better: bool) -> float:
+    """new/old as a % change in the one sign convention (+ = better)."""
+    return oriented(100 * (ratio - 1), Direction.HIGHER if higher_is_better else Direction.LOWER) + 0.0
+
+
 def _away_from_both(position: float) -> bool:
     """The estimate is beyond either end or well between them (NaN: not known to be)."""
     return math.isfinite(position) and not (abs(position) <= NEAR_END or abs(position - 1) <= NEAR_END)
@@ -280,4 +284,4 @@ def _closer(good: list[float], bad: list[float], values: list[float]) -> Classif
     return Classification(call, math.nan, math.nan, len(values), False, position)
 
 
-__all__ = ["EndFailed", "Measurer", "Probe", "look_schedule"]
+__all__ = ["EndFailed", "Measurer", "Probe", "better_pct", "look_schedule"]
