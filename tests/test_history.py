@@ -344,7 +344,9 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
     assert f"before the change: {shas[2][:12]}..{shas[3][:12]} (2 of the segment's 4 commits, nearest" in nearest
     assert f"from it on:        {shas[4][:12]}..{shas[5][:12]} (2 of the segment's 6 commits, nearest" in nearest
     back = run_cli("report", "change", second["id"], "--method", "pelt", db=db, check=True).stdout
-    assert back.splitlines()[0].startswith(f"perflab noticed a {second['oriented_pct']:+.1f}% improvement")
+    headline = re.match(r"perflab noticed a ([+-][0-9.]+)% improvement", back.splitlines()[0])
+    assert headline and float(headline.group(1)) == pytest.approx(second["oriented_pct"], abs=1.0)
+    assert _table_pct(back, "job.time") == pytest.approx(-float(headline.group(1)), abs=0.051)  # one estimator
     assert f"before the change: {shas[4][:12]}..{shas[9][:12]}" in back
 
 

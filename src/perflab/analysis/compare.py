@@ -170,10 +170,10 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
 
 
 def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
-                   q: float = 0.05) -> CompareReport:
+                   q: float = 0.05, filters: Filters = Filters()) -> CompareReport:
     """Every metric, monitors' too, of two sides of several runs each (the commits before a
     change and from it on), their samples pooled; labelled by the last base and first new run."""
-    return _compare_sides(store, [base_runs, new_runs], [base_runs[-1], new_runs[0]], filters=Filters(),
+    return _compare_sides(store, [base_runs, new_runs], [base_runs[-1], new_runs[0]], filters=filters,
                           method="welch-log", q=q, confidence=0.95, noise_floor=None, monitor_metrics=None,
                           best_pcts=(), exclude_metrics=frozenset())
 

@@ -425,7 +425,9 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
     full = store.with_details([base_runs[-1], new_runs[0], c.point.runs[0]])
     base_runs[-1], new_runs[0] = full[base_runs[-1].id], full[new_runs[0].id]
     point = replace(c.point, runs=(full[c.point.runs[0].id], *c.point.runs[1:]))
-    comparison = compare_pooled(store, base_runs, new_runs, q=q)
+    # the change's own test case (its benchmark and point), as the robot's report is: the
+    # table, its FDR and its warnings are of the rows it is about
+    comparison = compare_pooled(store, base_runs, new_runs, q=q, filters=Filters.for_point(c.benchmark, c.params))
     recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or point.runs[0].repo
     repo = history.repo or (recorded if recorded and is_repository(recorded) else None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])

@@ -81,8 +81,9 @@ def _segment(segment: Segment, unit: str) -> str:
 
 def _side(side: ReportSide) -> list[str]:
     span = side.first.short if side.first.key == side.last.key else f"{side.first.short}..{side.last.short}"
-    pooled = (f"all {_count(side.points, 'commit')} of the segment" if side.whole
-              else f"{side.points} of the segment's {_count(side.segment.points, 'commit')}, nearest the change")
+    noun = "commit" if side.first.commit else "point"
+    pooled = (f"all {_count(side.points, noun)} of the segment" if side.whole
+              else f"{side.points} of the segment's {_count(side.segment.points, noun)}, nearest the change")
     listed = [" ".join(side.commits[i:i + 6]) for i in range(0, len(side.commits), 6)] if side.points > 1 else []
     return [f"{span} ({pooled}, {_count(side.runs, 'run')})", *(f"    {line}" for line in listed)]
 
