@@ -21,6 +21,7 @@ from perflab.model.errors import UsageError
 from perflab.store import Store
 from perflab.store.alerts import events, get_summary
 
+from browser import BROWSER_GROUP
 from conftest import _new_pg_database, run_cli, serving
 from test_history import commit, git, new_repo
 
@@ -303,6 +304,7 @@ def test_triage_by_post_needs_the_token(lab, servers):
         triage(store, alert.id, "reopen", who="tester")
 
 
+@BROWSER_GROUP
 def test_triage_form_in_chromium_escapes_the_note(lab, servers):
     from selenium.webdriver.support.ui import Select
 
