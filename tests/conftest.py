@@ -54,22 +54,37 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items) -> None:
-    """On an xdist worker under --dist loadgroup: the ``@group`` suffix of the node ids of tests
-    marked xdist_group, which pytest-xdist 3.8 fails to add under pytest 9.2's structured node
-    ids (pytest-dev/pytest-xdist#1386): without it the browser's tests spread over every worker."""
+    """On an xdist worker under --dist loadgroup, the group of each test, as a ``@group`` suffix
+    of its node id (what pytest-xdist 3.8 fails to add under pytest 9.2's structured node ids,
+    pytest-dev/pytest-xdist#1386): its xdist_group mark's, or else, for a test using a
+    module-scoped fixture, its module's, so the fixture is built once, not once per worker."""
     if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
         return
     from _pytest.nodeid import NodeId
     for item in items:
+        if "@" in item.nodeid.rsplit("]", 1)[-1]:
+            continue                        # xdist did it (a pytest before 9.2)
         groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                          for m in item.iter_markers("xdist_group")})
-        if groups and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if not groups and fixtures and any(d.scope in ("module", "class", "package")
+                                           for defs in fixtures.name2fixturedefs.values() for d in defs):
+            groups = [item.nodeid.split("::", 1)[0]]
+        if groups:
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
     node.workerinput["perflab_services"] = str(node.config.stash[SESSION].directory)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test marked ``exclusive`` (it measures the whole machine, e.g. a system-wide profile)
+    runs, set-up to teardown, while no other test of the session runs, on any worker."""
+    with services.machine(exclusive=item.get_closest_marker("exclusive") is not None):
+        return (yield)
 
 
 def pytest_unconfigure(config) -> None:

@@ -19,7 +19,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REAPER_STOP_S = 60
@@ -71,6 +72,32 @@ def shared(name: str, start: Callable[[Callable[[dict], None]], str]) -> str:
         url = start(lambda stop: register(name, stop))
         url_file.write_text(url)
         return url
+
+
+@contextmanager
+def machine(exclusive: bool) -> Iterator[None]:
+    """Hold the session's machine while a test runs: shared by every test, alone for a test that
+    measures the whole machine (``exclusive``). A gate taken by the exclusive test first keeps new
+    tests from starting while it waits for the running ones to end (no starving it)."""
+    if directory is None:
+        yield
+        return
+    with open(directory / "machine.gate", "a") as gate, open(directory / "machine.lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        if exclusive:
+            fcntl.flock(lock, fcntl.LOCK_EX)     # every running test has ended; none starts: gate held
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        else:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def reap(where: Path) -> None:

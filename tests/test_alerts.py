@@ -25,6 +25,9 @@ from browser import BROWSER_GROUP
 from conftest import _new_pg_database, run_cli, serving
 from test_history import commit, git, new_repo
 
+# the session's one browser: the module's tests run on its xdist worker (its fixtures built once)
+pytestmark = BROWSER_GROUP
+
 FAST, SLOW = "15000", "60000"  # shell loop iterations (times k = 1, 2): from ~20 ms of user time here
 # a 4x step: a loaded machine's stray commit (its median of 3 at 1.5x) must not hide it
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -304,7 +307,6 @@ def test_triage_by_post_needs_the_token(lab, servers):
         triage(store, alert.id, "reopen", who="tester")
 
 
-@BROWSER_GROUP
 def test_triage_form_in_chromium_escapes_the_note(lab, servers):
     from selenium.webdriver.support.ui import Select
 

@@ -15,6 +15,9 @@ from browser import BROWSER_GROUP, chromium, click_change_point, console_errors,
 from conftest import _new_pg_database, run_cli, serving
 from test_history import long_history
 
+# the session's one browser: the module's tests run on its xdist worker (its fixtures built once)
+pytestmark = BROWSER_GROUP
+
 HOSTILE = "<img src=x onerror=alert(1)>"
 LABELS = ("base", "slow", HOSTILE)
 
@@ -116,7 +119,6 @@ def test_compare_page_is_the_report(server):
     assert len(page) < len(cli) - 1_000_000
 
 
-@BROWSER_GROUP
 def test_pages_in_chromium(server):
     url, _, _ = server
     with chromium() as driver:
@@ -174,7 +176,6 @@ def test_change_page_is_the_report(history_server):
     assert status == 400 and "bad change id" in page
 
 
-@BROWSER_GROUP
 def test_a_click_on_a_change_point_opens_its_report(history_server):
     url, db, change_id = history_server
     from selenium.webdriver.support.ui import WebDriverWait
