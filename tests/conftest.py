@@ -219,7 +219,7 @@ def serving(db: str, *extra: str, env: dict | None = None) -> Iterator[tuple[str
             except (urllib.error.URLError, ConnectionError):
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError(f"perflab serve did not start: {process.stderr.read().decode()}") from None
-                time.sleep(0.2)
+                time.sleep(0.05)   # until it answers: uvicorn prints no ready line at log level warning
         yield url, port, db
     finally:
         process.send_signal(signal.SIGINT)
