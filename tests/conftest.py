@@ -57,21 +57,29 @@ def pytest_collection_modifyitems(config, items) -> None:
     """On an xdist worker under --dist loadgroup, the group of each test, as a ``@group`` suffix
     of its node id (what pytest-xdist 3.8 fails to add under pytest 9.2's structured node ids,
     pytest-dev/pytest-xdist#1386): its xdist_group mark's, or else, for a test using a
-    module-scoped fixture, its module's, so the fixture is built once, not once per worker."""
+    module-scoped fixture, its module's, so the fixture is built once, not once per worker
+    (unless marked ``spread``: cheap fixtures, long tests better spread over the workers)."""
     if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
         return
-    from _pytest.nodeid import NodeId
     for item in items:
         if "@" in item.nodeid.rsplit("]", 1)[-1]:
             continue                        # xdist did it (a pytest before 9.2)
         groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                          for m in item.iter_markers("xdist_group")})
         fixtures = getattr(item, "_fixtureinfo", None)
-        if not groups and fixtures and any(d.scope in ("module", "class", "package")
-                                           for defs in fixtures.name2fixturedefs.values() for d in defs):
+        if not groups and fixtures and not item.get_closest_marker("spread") and any(
+                d.scope in ("module", "class", "package") for defs in fixtures.name2fixturedefs.values() for d in defs):
             groups = [item.nodeid.split("::", 1)[0]]
         if groups:
-            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+            _set_node_id(item, f"{item.nodeid}@{'_'.join(groups)}")
+
+
+def _set_node_id(item, nodeid: str) -> None:
+    if hasattr(item, "_id"):                # pytest 9.2: structured node ids
+        from _pytest.nodeid import NodeId
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
 
 
 @pytest.hookimpl(optionalhook=True)
