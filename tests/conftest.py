@@ -304,7 +304,8 @@ class RedisServer:
                     if sock.recv(64).startswith(b"+PONG"):
                         return
             except OSError:
-                time.sleep(0.02)   # not listening yet: redis binds within milliseconds of its start
+                pass
+            time.sleep(0.02)   # not listening (or still loading its data): redis is up within milliseconds
         raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def stop(self) -> None:
