@@ -1,5 +1,13 @@
 """The top-level CLI: bare `perflab` and `perflab --help` (real subprocesses of the CLI)."""
 
+import importlib
+import subprocess
+import sys
+
+import click
+
+from perflab.cli.main import _COMMANDS, cli
+
 from conftest import run_cli
 
 
@@ -30,3 +38,29 @@ def test_a_group_without_its_subcommand_prints_that_groups_help():
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.startswith("Usage: perflab report [OPTIONS] COMMAND [ARGS]...")
     assert "\n  change " in result.stdout
+
+
+HEAVY = ("numpy", "scipy", "sqlalchemy", "plotly", "celery")
+
+
+def _modules_loaded_by(*args: str) -> set[str]:
+    """The heavy top-level packages a real `perflab ARGS` process imported."""
+    code = ("import sys\nfrom perflab.cli.main import main\n"
+            f"try:\n    main({list(args)!r})\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return set(result.stderr.splitlines()[-1].split()) & set(HEAVY)
+
+
+def test_version_and_help_import_none_of_the_heavy_libraries():
+    # start-up time is measured by bench/startup.py; this holds what keeps it short
+    for args in (["--version"], ["--help"], ["compare", "--help"], ["run", "--help"], ["jobs", "--help"]):
+        assert _modules_loaded_by(*args) == set(), args
+
+
+def test_every_command_of_every_module_is_in_the_lazy_table():
+    # a command added to a module's COMMANDS but not to main._COMMANDS would vanish from the CLI
+    for module_name in {target.split(":")[0] for target in _COMMANDS.values()}:
+        module = importlib.import_module(f"perflab.cli.{module_name}")
+        for command in module.COMMANDS:
+            assert cli.get_command(click.Context(cli), command.name) is command, command.name

@@ -8,8 +8,8 @@ import click
 
 from perflab.cli.common import check_output, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
+from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
-from perflab.stats import METHOD_NAMES
 
 
 def percent(text: str, option: str) -> float:

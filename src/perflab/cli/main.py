@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -43,7 +44,40 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# -- the commands: name -> "module:function" under perflab.cli, imported only when used ----
+# (click's LazyGroup pattern) so `perflab --version` loads none of them and a command loads
+# only its own module; each module keeps numpy, scipy and the store inside its functions.
+_COMMANDS = {
+    "run": "record:run", "runs": "record:runs", "show": "record:show", "export": "record:export",
+    "ab": "ab:ab", "calibrate": "calibrate:calibrate",
+    "compare": "compare:compare", "import": "compare:import_",
+    "workloads": "machine:workloads", "doctor": "machine:doctor",
+    "profile": "profile:profile", "flamegraph": "profile:flamegraph",
+    "history": "history:history", "changes": "history:changes", "report": "history:report",
+    "changepoints": "changepoints:changepoints",
+    "bisect": "bisect:bisect", "verdict": "bisect:verdict",
+    "alerts": "alerts:alerts", "alert": "alerts:alert",
+    "serve": "serve:serve",
+    "worker": "fleet:worker", "submit": "fleet:submit", "jobs": "fleet:jobs", "watch": "fleet:watch",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported from ``_COMMANDS`` on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        module, name = _COMMANDS[cmd_name].split(":")
+        command = getattr(importlib.import_module(f"perflab.cli.{module}"), name)
+        assert isinstance(command, click.Command), command
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", metavar="PATH|URL", help="Database file or PostgreSQL URL "
               "(default: $PERFLAB_DB, else $XDG_DATA_HOME/perflab/perflab.db).")
 @click.version_option(package_name="perflab")
@@ -61,31 +95,6 @@ def cli(ctx: click.Context, db: str | None) -> None:
     'perflab COMMAND --help' says more about each.
     """
     ctx.obj = {"db": db}
-
-
-# -- the commands, one module per group --------------------------------------------------
-def _register(modules: list) -> None:
-    for module in modules:
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-from perflab.cli import (  # noqa: E402
-    ab,
-    alerts,
-    bisect,
-    calibrate,
-    changepoints,
-    compare,
-    fleet,
-    history,
-    machine,
-    profile,
-    record,
-    serve,
-)
-
-_register([record, ab, calibrate, compare, machine, profile, history, changepoints, bisect, alerts, serve, fleet])
 
 
 if __name__ == "__main__":  # pragma: no cover
