@@ -1,10 +1,12 @@
 """The top-level CLI: bare `perflab` and `perflab --help` (real subprocesses of the CLI)."""
 
 import importlib
+import re
 import subprocess
 import sys
 
 import click
+from click.testing import CliRunner
 
 from perflab.cli.main import _COMMANDS, cli
 
@@ -64,3 +66,31 @@ def test_every_command_of_every_module_is_in_the_lazy_table():
         module = importlib.import_module(f"perflab.cli.{module_name}")
         for command in module.COMMANDS:
             assert cli.get_command(click.Context(cli), command.name) is command, command.name
+
+
+def _every_command(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()):
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _every_command(command, click.Context(command), (*path, name))
+
+
+def test_help_reads_well_at_80_columns():
+    runner = CliRunner()
+    top = runner.invoke(cli, ["--help"], env={"COLUMNS": "80"}).output
+    helps = {(): top}
+    for path, _ in _every_command(cli, click.Context(cli)):
+        result = runner.invoke(cli, [*path, "--help"], env={"COLUMNS": "80"})
+        assert result.exit_code == 0, (path, result.output)
+        helps[path] = result.output
+    for path, text in helps.items():
+        lines = text.splitlines()
+        if "Commands:" in lines:  # every summary whole: click cuts a long one with "..."
+            listing = lines[lines.index("Commands:") + 1:]
+            assert not [line for line in listing if line.endswith("...")], (path, listing)
+        for line, following in zip(lines, lines[1:]):
+            # no name cut at a hyphen, no "[default:" parted from its value
+            assert not (line.endswith("-") and following.strip()[:1].isalnum()), (path, line, following)
+            assert not line.rstrip().endswith(("[default:", "[required", "[env var:")), (path, line)
+        assert not re.search(r"seeds? \d{3}|seed post", text), path  # ours; a user cannot look them up

@@ -29,7 +29,7 @@ def _db(ctx: click.Context) -> str:
 
 
 # -- worker -----------------------------------------------------------------------------
-@click.command()
+@click.command(short_help="Take jobs from the broker, one at a time.")
 @_BROKER
 @click.option("--host", metavar="NAME", help="Host name of this worker's queue host.NAME (default: the node name).")
 @click.option("--class", "machine_class", metavar="NAME", help="Also take jobs of the queue class.NAME.")
@@ -74,7 +74,7 @@ def worker(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 
 
 # -- submit -----------------------------------------------------------------------------
-@click.command(cls=_DashDashCommand)
+@click.command(cls=_DashDashCommand, short_help="Queue a run on a host or a class of machines.")
 @_BROKER
 @click.option("--host", metavar="NAME", help="Run on this host (queue host.NAME).")
 @click.option("--class", "machine_class", metavar="NAME", help="Run on any machine of this class (queue class.NAME).")
@@ -142,7 +142,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 
 
 # -- jobs -------------------------------------------------------------------------------
-@click.group(invoke_without_command=True)
+@click.group(invoke_without_command=True, short_help="The fleet's jobs, one line each; show, cancel or wait.")
 @click.option("--state", "states", metavar="LIST",
               help="Only jobs in these states: queued,running,done,failed,cancelled.")
 @click.option("--last", type=int, metavar="N", help="Only the N latest jobs.")
@@ -160,7 +160,7 @@ def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
         click.echo(render_jobs(book.list_jobs(store, wanted, last)))
 
 
-@jobs.command("cancel")
+@jobs.command("cancel", short_help="Cancel a job (a running one is killed by its worker).")
 @click.argument("job_id", type=int, metavar="ID")
 @click.option("--no-wait", is_flag=True, help="Do not wait for the worker to confirm.")
 @click.pass_context
@@ -179,7 +179,7 @@ def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
     click.echo(render_job_end(job) if job.state.finished else f"job {job_id}: cancel asked; its worker stops it")
 
 
-@jobs.command("show")
+@jobs.command("show", short_help="One job: request, state, times, runs, error, output.")
 @click.argument("job_id", type=int, metavar="ID")
 @click.pass_context
 def jobs_show(ctx: click.Context, job_id: int) -> None:
@@ -191,7 +191,7 @@ def jobs_show(ctx: click.Context, job_id: int) -> None:
         click.echo(render_job(book.get_job(store, job_id)))
 
 
-@jobs.command("wait")
+@jobs.command("wait", short_help="Wait for a job to end; exit 0 done, 1 failed, 3 timeout.")
 @click.argument("job_id", type=int, metavar="ID")
 @click.option("--timeout", type=float, metavar="S", help="Give up after S seconds (exit 3).")
 @click.pass_context
@@ -212,7 +212,7 @@ def jobs_wait(ctx: click.Context, job_id: int, timeout: float | None) -> None:
 
 
 # -- watch ------------------------------------------------------------------------------
-@click.command()
+@click.command(short_help="The regression robot: benchmark each new commit.")
 @_BROKER
 @click.option("--repo", required=True, type=click.Path(file_okay=False), help="The git repository to follow.")
 @click.option("--branch", default="main", show_default=True, help="The branch to follow.")

@@ -41,7 +41,7 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, 
     return history, texts
 
 
-@click.command()
+@click.command(short_help="A metric's series in commit order, with change points.")
 @_selection
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True,
               help="html: every sample, segment centres and change points (a click on one shows its "
@@ -73,7 +73,6 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 
 HOW_DECIDED = """
 
-    \b
     How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
     stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
     p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
@@ -89,7 +88,7 @@ def _decided(command: click.Command) -> click.Command:
 
 
 @_decided
-@click.command()
+@click.command(short_help="Every detected change of every series, largest first.")
 @_selection
 @click.option("--since", metavar="DATE", help="Only changes whose commit was measured on or after DATE (ISO).")
 @click.option("--direction", type=click.Choice([Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value]),
@@ -111,13 +110,13 @@ def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, si
     click.echo(text, nl=False)
 
 
-@click.group()
+@click.group(short_help="Reports written for people: 'perflab report change ID'.")
 def report() -> None:
     """Reports written for people: 'perflab report change ID'."""
 
 
 @_decided
-@report.command(name="change")
+@report.command(name="change", short_help="A change as a robot-style regression report.")
 @click.argument("change_id", metavar="ID")
 @click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
 @click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,

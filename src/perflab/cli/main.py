@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from perflab.cli.common import COMMAND_LINE
+from perflab.cli.common import COMMAND_LINE, Context, with_help_formatter
 from perflab.model.errors import EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted
 
 
@@ -65,6 +65,8 @@ _COMMANDS = {
 class LazyGroup(click.Group):
     """A group whose commands are imported from ``_COMMANDS`` on first use."""
 
+    context_class = Context
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
@@ -74,10 +76,11 @@ class LazyGroup(click.Group):
         module, name = _COMMANDS[cmd_name].split(":")
         command = getattr(importlib.import_module(f"perflab.cli.{module}"), name)
         assert isinstance(command, click.Command), command
-        return command
+        return with_help_formatter(command)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# help as wide as the terminal, up to 100 columns (80 in a pipe)
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--db", metavar="PATH|URL", help="Database file or PostgreSQL URL "
               "(default: $PERFLAB_DB, else $XDG_DATA_HOME/perflab/perflab.db).")
 @click.version_option(package_name="perflab")
@@ -90,7 +93,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
       perflab run 'sleep 0.01' 'sleep 0.02'   several commands, interleaved
       perflab ab --base CMD --cand CMD        stop as soon as the answer is clear
       perflab compare BASE CAND               runs (ids or labels), marked changes
-      perflab show RUN                        a run: environment, n, mean, ...
+      perflab show RUN                        a run: its environment and statistics
 
     'perflab COMMAND --help' says more about each.
     """
