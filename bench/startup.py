@@ -1,10 +1,12 @@
 """Start-up time of the commands a user types first, against `python3 -c pass` in the same run.
 
-    .venv/bin/python bench/startup.py [-n 15]
+    .venv/bin/python bench/startup.py [-n 15] [--before SRC]
 
 Runs each command N times, interleaved round by round (so a drift of the machine's load hits
 every command alike), against a store holding one small run, and prints each one's median
-wall time, its ratio to the interpreter's own start-up and its margin over the 0.15 s target.
+wall time, its ratio to the interpreter's own start-up and whether it is within the 0.15 s
+target. `--before SRC` also times another checkout's src/ (say, a worktree of an older commit)
+on the same commands in the same rounds.
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ import time
 from pathlib import Path
 
 TARGET_S = 0.15
-PERFLAB = str(Path(sys.executable).with_name("perflab"))
-COMMANDS = {
-    "python3 -c pass": [sys.executable, "-c", "pass"],
-    "perflab --version": [PERFLAB, "--version"],
-    "perflab --help": [PERFLAB, "--help"],
-    "perflab runs": [PERFLAB, "runs"],
-    "perflab show demo": [PERFLAB, "show", "demo"],
-    "perflab compare --help": [PERFLAB, "compare", "--help"],
-}
+PERFLAB = [str(Path(sys.executable).with_name("perflab"))]
+ARGS = [["--version"], ["--help"], ["runs"], ["show", "demo"], ["compare", "--help"]]
+
+
+def _commands(before: str | None) -> dict[str, list[str]]:
+    commands = {"python3 -c pass": [sys.executable, "-c", "pass"]}
+    for args in ARGS:
+        commands[" ".join(["perflab", *args])] = [*PERFLAB, *args]
+        if before:  # the same entry point, imported from the other checkout
+            launcher = f"import sys; sys.path.insert(0, {before!r}); from perflab.cli.main import main; main()"
+            commands[" ".join(["before:", *args])] = [sys.executable, "-c", launcher, *args]
+    return commands
 
 
 def _time(argv: list[str], env: dict[str, str]) -> float:
@@ -39,13 +44,15 @@ def _time(argv: list[str], env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=15, help="rounds (each command once per round)")
+    parser.add_argument("--before", metavar="SRC", help="another checkout's src/ directory, timed alongside")
     args = parser.parse_args()
+    commands = _commands(args.before and str(Path(args.before).resolve()))
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, PERFLAB_DB=os.path.join(tmp, "perflab.db"))
-        subprocess.run([PERFLAB, "run", "-n", "3", "-q", "--label", "demo", "--", "true"], env=env, check=True)
-        times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+        subprocess.run([*PERFLAB, "run", "-n", "3", "-q", "--label", "demo", "--", "true"], env=env, check=True)
+        times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.n):
-            for name, argv in COMMANDS.items():
+            for name, argv in commands.items():
                 times[name].append(_time(argv, env))
     base = statistics.median(times["python3 -c pass"])
     print(f"median of {args.n} runs each, interleaved; load average {os.getloadavg()[0]:.1f} "
