@@ -20,7 +20,7 @@ COMMAND_LINE: list[str] = []
 # the finished help gets the original text back.
 _HYPHEN, _SPACE, _MARK = "\u2011", "\u00a0", "\u2063"
 _BRACKETED = re.compile(r"\[(?:default|env var|required)[^\]]*\]")
-_SEPARATOR = re.compile(r"([,|])(?=[^\s\]])")
+_SEPARATOR = re.compile(r"([,|])(?=[^\s\]\d])")  # not before a digit: 10,000 stays whole
 
 
 def _glue(text: str) -> str:
