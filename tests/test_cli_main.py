@@ -1,6 +1,7 @@
 """The top-level CLI: bare `perflab` and `perflab --help` (real subprocesses of the CLI)."""
 
 import importlib
+import importlib.metadata
 import re
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import sys
 import click
 from click.testing import CliRunner
 
+import perflab
 from perflab.cli.main import _COMMANDS, cli
 
 from conftest import run_cli
@@ -52,6 +54,12 @@ def _modules_loaded_by(*args: str) -> set[str]:
             "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})), file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     return set(result.stderr.splitlines()[-1].split()) & set(HEAVY)
+
+
+def test_version_is_the_packages_own():
+    result = run_cli("--version")
+    assert (result.returncode, result.stdout) == (0, f"perflab, version {perflab.__version__}\n")
+    assert importlib.metadata.version("perflab") == perflab.__version__  # pyproject reads it from there
 
 
 def test_version_and_help_import_none_of_the_heavy_libraries():

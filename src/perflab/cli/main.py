@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from perflab import __version__
 from perflab.cli.common import COMMAND_LINE, Context, with_help_formatter
 from perflab.model.errors import EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted
 
@@ -83,7 +84,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--db", metavar="PATH|URL", help="Database file or PostgreSQL URL "
               "(default: $PERFLAB_DB, else $XDG_DATA_HOME/perflab/perflab.db).")
-@click.version_option(package_name="perflab")
+@click.version_option(version=__version__, prog_name="perflab")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
     """perflab: run benchmarks, keep every sample, compare with statistics you can trust.
