@@ -20,7 +20,7 @@ def threshold_percent(text: str) -> float:
     return value
 
 
-@click.command(cls=ShellSpelling, short_help="A/B of two commands until a sequential test decides.")
+@click.command(cls=ShellSpelling)
 @click.option("--base", metavar="CMD", help="The baseline command line.")
 @click.option("--cand", metavar="CMD", help="The candidate command line.")
 @click.option("--threshold", default="1%", show_default=True, metavar="PCT",

@@ -15,7 +15,7 @@ from perflab.model.report.history import AUTO_METHOD, method_choices, method_hel
 RERUN = "rerun"
 
 
-@click.command(short_help="Regression alerts from change points, with their state.")
+@click.command()
 @click.option("--state", type=click.Choice(STATES), help="Only alerts (with --summary: summaries) in this state.")
 @click.option("--summary", "summaries", is_flag=True,
               help="Group by summary: the alerts of one commit range, with the state that follows from them.")
@@ -52,7 +52,7 @@ def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool,
     click.echo(text, nl=False)
 
 
-@click.command(short_help="Show one alert and its history, or triage it.")
+@click.command()
 @click.argument("alert_id", metavar="ID", type=int)
 @click.argument("action", required=False, type=click.Choice([*ACTIONS, RERUN]))
 @click.argument("target", metavar="[N]", required=False, type=int)

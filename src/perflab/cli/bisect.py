@@ -13,7 +13,7 @@ EXIT_FOUND = 0
 EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped commits left)
 
 
-@click.command(short_help="Find the first commit that changed the performance.")
+@click.command()
 @click.option("--repo", default=".", show_default=True, type=click.Path(file_okay=False),
               help="The git repository (left untouched: temporary worktrees are used).")
 @click.option("--good", required=True, metavar="COMMIT", help="A commit with the old performance.")
@@ -74,7 +74,7 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
         sys.exit(EXIT_NOT_FOUND)
 
 
-@click.command(short_help="Is run B like the known-good run A? For `git bisect run`.")
+@click.command()
 @click.argument("good_ref", metavar="A")
 @click.argument("candidate_ref", metavar="B")
 @click.option("--metric", "metrics", multiple=True,

@@ -8,8 +8,7 @@ from perflab.cli.common import open_store
 from perflab.model.errors import UsageError
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
-               short_help="Record K replicate runs; print their run-to-run spread.")
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-k", "--runs", "k", type=int, default=5, show_default=True,
               help="Separate runs to record (2 or more; more runs, a surer estimate).")
 @click.option("--label", default="calibrate", show_default=True, help="Label of the runs.")

@@ -21,7 +21,7 @@ def _fraction(text: str) -> float:
     return value
 
 
-@click.command("changepoints", short_help="Change points of the series in a CSV or JSON file.")
+@click.command("changepoints")
 @click.argument("file", metavar="FILE")
 @click.option("-c", "--column", "columns", multiple=True, metavar="NAME",
               help="Metric column to analyse; repeat for several [default: every numeric column].")

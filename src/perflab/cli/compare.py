@@ -22,7 +22,7 @@ def percent(text: str, option: str) -> float:
     return value
 
 
-@click.command(short_help="Compare runs, the points of a run, or its commands.")
+@click.command()
 @click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--format", "fmt", type=click.Choice(list(COMPARE_FORMATS)), default="mmtests", show_default=True,
               help="; ".join(f"{name}: {f.description}" for name, f in COMPARE_FORMATS.items()) + ".")
@@ -135,7 +135,7 @@ def _import_kinds() -> list[str]:
     return list(KINDS)
 
 
-@click.command(name="import", help=_import_help(), short_help="Import another tool's result file as a run.")
+@click.command(name="import", help=_import_help())
 @click.argument("kind", type=click.Choice(_import_kinds()))
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--label", required=True, help="Label of the new run.")

@@ -29,7 +29,7 @@ def _db(ctx: click.Context) -> str:
 
 
 # -- worker -----------------------------------------------------------------------------
-@click.command(short_help="Take jobs from the broker, one at a time.")
+@click.command()
 @_BROKER
 @click.option("--host", metavar="NAME", help="Host name of this worker's queue host.NAME (default: the node name).")
 @click.option("--class", "machine_class", metavar="NAME", help="Also take jobs of the queue class.NAME.")
@@ -74,7 +74,7 @@ def worker(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 
 
 # -- submit -----------------------------------------------------------------------------
-@click.command(cls=_DashDashCommand, short_help="Queue a run on a host or a class of machines.")
+@click.command(cls=_DashDashCommand)
 @_BROKER
 @click.option("--host", metavar="NAME", help="Run on this host (queue host.NAME).")
 @click.option("--class", "machine_class", metavar="NAME", help="Run on any machine of this class (queue class.NAME).")
@@ -142,7 +142,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 
 
 # -- jobs -------------------------------------------------------------------------------
-@click.group(invoke_without_command=True, short_help="The fleet's jobs, one line each; show, cancel or wait.")
+@click.group(invoke_without_command=True)
 @click.option("--state", "states", metavar="LIST",
               help="Only jobs in these states: queued,running,done,failed,cancelled.")
 @click.option("--last", type=int, metavar="N", help="Only the N latest jobs.")
@@ -212,7 +212,7 @@ def jobs_wait(ctx: click.Context, job_id: int, timeout: float | None) -> None:
 
 
 # -- watch ------------------------------------------------------------------------------
-@click.command(short_help="The regression robot: benchmark each new commit.")
+@click.command()
 @_BROKER
 @click.option("--repo", required=True, type=click.Path(file_okay=False), help="The git repository to follow.")
 @click.option("--branch", default="main", show_default=True, help="The branch to follow.")

@@ -41,7 +41,7 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, 
     return history, texts
 
 
-@click.command(short_help="A metric's series in commit order, with change points.")
+@click.command()
 @_selection
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True,
               help="html: every sample, segment centres and change points (a click on one shows its "
@@ -88,7 +88,7 @@ def _decided(command: click.Command) -> click.Command:
 
 
 @_decided
-@click.command(short_help="Every detected change of every series, largest first.")
+@click.command()
 @_selection
 @click.option("--since", metavar="DATE", help="Only changes whose commit was measured on or after DATE (ISO).")
 @click.option("--direction", type=click.Choice([Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value]),
@@ -110,7 +110,7 @@ def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, si
     click.echo(text, nl=False)
 
 
-@click.group(short_help="Reports written for people: 'perflab report change ID'.")
+@click.group()
 def report() -> None:
     """Reports written for people: 'perflab report change ID'."""
 

@@ -8,7 +8,7 @@ import click
 
 
 # -- workloads ----------------------------------------------------------------------------
-@click.command(short_help="Built-in workloads and whether each can run here.")
+@click.command()
 def workloads() -> None:
     """Built-in workloads: what each measures, parameters, metrics, available here or why not."""
     from perflab.render.workloads import render_workloads
@@ -19,7 +19,7 @@ def workloads() -> None:
 
 
 # -- doctor -----------------------------------------------------------------------------
-@click.command(short_help="This machine as a benchmark host: noise and fixes.")
+@click.command()
 def doctor() -> None:
     """This machine as a benchmark host: what works, what adds noise, how to fix it."""
     from perflab.execute import environment, probe, tuning

@@ -45,21 +45,35 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
 
 
-# -- the commands: name -> "module:function" under perflab.cli, imported only when used ----
-# (click's LazyGroup pattern) so `perflab --version` loads none of them and a command loads
-# only its own module; each module keeps numpy, scipy and the store inside its functions.
-_COMMANDS = {
-    "run": "record:run", "runs": "record:runs", "show": "record:show", "export": "record:export",
-    "ab": "ab:ab", "calibrate": "calibrate:calibrate",
-    "compare": "compare:compare", "import": "compare:import_",
-    "workloads": "machine:workloads", "doctor": "machine:doctor",
-    "profile": "profile:profile", "flamegraph": "profile:flamegraph",
-    "history": "history:history", "changes": "history:changes", "report": "history:report",
-    "changepoints": "changepoints:changepoints",
-    "bisect": "bisect:bisect", "verdict": "bisect:verdict",
-    "alerts": "alerts:alerts", "alert": "alerts:alert",
-    "serve": "serve:serve",
-    "worker": "fleet:worker", "submit": "fleet:submit", "jobs": "fleet:jobs", "watch": "fleet:watch",
+# -- the commands: name -> ("module:function" under perflab.cli, its one-line summary) -----
+# (click's LazyGroup pattern) `perflab --help` lists them from here and imports none; a command
+# loads only its own module, which keeps numpy, scipy and the store inside its functions.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("record:run", "Run commands, workloads or suites; record every sample."),
+    "runs": ("record:runs", "One line per run: id, label, commit, host, when, status."),
+    "show": ("record:show", "A run's environment and each point's statistics."),
+    "export": ("record:export", "A run's raw samples, one row per value."),
+    "ab": ("ab:ab", "A/B of two commands until a sequential test decides."),
+    "calibrate": ("calibrate:calibrate", "Record K replicate runs; print their run-to-run spread."),
+    "compare": ("compare:compare", "Compare runs, the points of a run, or its commands."),
+    "import": ("compare:import_", "Import another tool's result file as a run."),
+    "workloads": ("machine:workloads", "Built-in workloads and whether each can run here."),
+    "doctor": ("machine:doctor", "This machine as a benchmark host: noise and fixes."),
+    "profile": ("profile:profile", "A run's profile: self and children % per symbol."),
+    "flamegraph": ("profile:flamegraph", "Write a flame graph of a run's profile (or a diff)."),
+    "history": ("history:history", "A metric's series in commit order, with change points."),
+    "changes": ("history:changes", "Every detected change of every series, largest first."),
+    "report": ("history:report", "Reports written for people: 'perflab report change ID'."),
+    "changepoints": ("changepoints:changepoints", "Change points of the series in a CSV or JSON file."),
+    "bisect": ("bisect:bisect", "Find the first commit that changed the performance."),
+    "verdict": ("bisect:verdict", "Is run B like the known-good run A? For `git bisect run`."),
+    "alerts": ("alerts:alerts", "Regression alerts from change points, with their state."),
+    "alert": ("alerts:alert", "Show one alert and its history, or triage it."),
+    "serve": ("serve:serve", "A web dashboard of the store (read-only unless --token)."),
+    "worker": ("fleet:worker", "Take jobs from the broker, one at a time."),
+    "submit": ("fleet:submit", "Queue a run on a host or a class of machines."),
+    "jobs": ("fleet:jobs", "The fleet's jobs, one line each; show, cancel or wait."),
+    "watch": ("fleet:watch", "The regression robot: benchmark each new commit."),
 }
 
 
@@ -74,10 +88,16 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in _COMMANDS:
             return None
-        module, name = _COMMANDS[cmd_name].split(":")
+        target, summary = _COMMANDS[cmd_name]
+        module, name = target.split(":")
         command = getattr(importlib.import_module(f"perflab.cli.{module}"), name)
         assert isinstance(command, click.Command), command
+        command.short_help = summary
         return with_help_formatter(command)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, summary) for name, (_, summary) in sorted(_COMMANDS.items())])
 
 
 # help as wide as the terminal, up to 100 columns (80 in a pipe)

@@ -10,7 +10,7 @@ _FILTER = click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE"
                        help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable.")
 
 
-@click.command(short_help="A run's profile: self and children % per symbol.")
+@click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("--children", is_flag=True, help="Sort by children % (the symbol and its callees) instead of self %.")
 @click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
@@ -39,7 +39,7 @@ def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters:
     click.echo(text, nl=False)
 
 
-@click.command(short_help="Write a flame graph of a run's profile (or a diff).")
+@click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("--vs", "vs_ref", metavar="RUN2",
               help="Differential: widths from RUN2, red/blue = self share grew/shrank from RUN to RUN2.")

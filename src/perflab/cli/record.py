@@ -83,7 +83,7 @@ def check_exports(exports: dict[str, str | None]) -> None:
             check_output(path)
 
 
-@click.command(cls=ShellSpelling, short_help="Run commands, workloads or suites; record every sample.")
+@click.command(cls=ShellSpelling)
 @click.option("-n", "-r", "--runs", "repetitions", type=int,
               help="Measured repetitions per point [default: 10, or the suite's].")
 @click.option("-w", "--warmup", type=int, default=0, show_default=True, help="Unrecorded runs per point first.")
@@ -303,7 +303,7 @@ def _parse_cpus(text: str) -> list[int]:
 
 
 # -- runs / show / export ---------------------------------------------------------------
-@click.command(short_help="One line per run: id, label, commit, host, when, status.")
+@click.command()
 @click.pass_context
 def runs(ctx: click.Context) -> None:
     """One line per run: id, label, commit, host, when, status, benchmarks, samples."""
@@ -318,7 +318,7 @@ def runs(ctx: click.Context) -> None:
         click.echo(listing)
 
 
-@click.command(short_help="A run's environment and each point's statistics.")
+@click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.pass_context
 def show(ctx: click.Context, run_ref: str) -> None:
@@ -333,7 +333,7 @@ def show(ctx: click.Context, run_ref: str) -> None:
         click.echo(render_show(info, summarize_run(rows, infos), contention_warnings(store, [info])))
 
 
-@click.command(short_help="A run's raw samples, one row per value.")
+@click.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to a file.")

@@ -13,7 +13,7 @@ from perflab.cli.common import open_store, warn
 from perflab.model.errors import EnvironmentProblem, UsageError
 
 
-@click.command(short_help="A web dashboard of the store (read-only unless --token).")
+@click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind: loopback by default; the dashboard has no login.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
