@@ -92,7 +92,7 @@ def test_recording_examples_run_as_written(tmp_path):
     for data in ("input.dat", "input-small.dat", "input-large.dat"):
         (tmp_path / data).write_text("x" * 1000)
     for line in _commands(_blocks("docs/recording.md")[0]):
-        line = line.replace("RUN", "baseline").replace("json|csv", "csv").replace("-n 20", "-n 3")
+        line = line.replace("RUN", "baseline").replace("-n 20", "-n 3")
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
         assert result.returncode == 0, f"{line}: {result.stderr}"
         assert result.stdout.strip(), line
