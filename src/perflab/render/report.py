@@ -23,11 +23,12 @@
             git checkout SHA
             perflab run ... --commit SHA
 
-The header's % is the table's estimate (the two sides' pooled samples, compare's
-estimator) in the one sign convention (+ = better), as the robot's "-2.9% regression"
-of a rate; the history section gives the centres of the two segments the change point
-defines (the estimator that found it) beside it, labelled; the lkp table's %change is
-raw (new − base)/base, as lkp prints it. Each side lists every commit it pools.
+The header's % is in the one sign convention (+ = better), as the robot's "-2.9%
+regression" of a rate, between the centres of the two segments the change point defines
+(the estimator that found it, the one history and changes print: per-commit medians, so
+one wild run cannot turn a regression into an improvement, as the pooled mean can); the
+lkp table's %change is raw (new − base)/base of the pooled samples' means, as lkp prints
+it, and says so. Each side lists every commit it pools.
 Layout of ``perflab.model.report.history.ChangeReport``; the
 comparison inside it goes to ``render_comparison`` untouched.
 """
@@ -37,11 +38,9 @@ from __future__ import annotations
 from typing import Any
 
 from perflab.model.params import format_value
-from perflab.model.report.compare import Change
-from perflab.model.report.history import ChangeReport, ReportSide, Segment, directed_verdict
-from perflab.model.verdicts import SIGN, Verdict
+from perflab.model.report.history import ChangeReport, ReportSide, Segment
+from perflab.model.verdicts import SIGN
 from perflab.render.compare import render_comparison
-from perflab.render.compare_common import finite
 from perflab.render.history import CENTRE_NOTE, p_value, pct, shift
 from perflab.render.units import format_number, scale_for
 
@@ -97,25 +96,9 @@ def _a(text: str) -> str:
     return ("an " if text[:1].lower() in "aeiou8" else "a ") + text
 
 
-def _table_change(report: ChangeReport) -> Change | None:
-    """The comparison's change of the report's own row: what the table shows of it."""
-    c = report.change
-    for row in report.comparison.rows:
-        if (row.benchmark, row.metric, dict(row.params)) == (c.benchmark, c.metric, dict(c.params)):
-            change = row.cells[0].change if row.cells else None
-            return change if change is not None and finite(change.pct) else None
-    return None
-
-
 def _headline(report: ChangeReport) -> str:
     c = report.change
-    table = _table_change(report) if c.kind == "mean" else None
-    if table is None:
-        return f"{shift(c)} {c.verdict.value}"
-    word = c.verdict.value
-    if c.verdict in (Verdict.IMPROVEMENT, Verdict.REGRESSION):
-        word = directed_verdict(table.pct).value
-    return f"{table.pct:+.1f}% {word}"
+    return f"{shift(c)} {c.verdict.value}"
 
 
 def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str:
@@ -160,8 +143,9 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     out += ["", "Details are as below:", RULE, "",
             f"before the change: {side_before[0]}", *side_before[1:],
             f"from it on:        {side_after[0]}", *side_after[1:],
-            f"their samples pooled, {'every stat' if show_all else 'every stat that changed'} "
-            "(the headline's % is this table's, in the sign convention " + SIGN + "):", ""]
+            "(the headline's % is the centres' above, robust to a wild run; the table's %change is lkp's:",
+            " raw (new - base)/base of the pooled samples' means)",
+            f"their samples pooled, {'every stat' if show_all else 'every stat that changed'}:", ""]
     table = render_comparison(report.comparison, "lkp", profile=report.profile,
                               rows=("all",) if show_all else ("amean",))
     out += [table.rstrip("\n")]
