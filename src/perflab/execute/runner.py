@@ -12,13 +12,12 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import random
 import signal
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +30,7 @@ from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
 from perflab.model.params import cartesian, check_size, placeholders, point_text
 from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.live import LiveRow, LiveView
+from perflab.model.run_request import Layout, PlanRecord, RunOptions, RunRequest, Stopped
 from perflab.stats.intervals import median_ci
 from perflab.store import Store, this_host
 from perflab.workloads.base import SampleContext, Workload
@@ -42,31 +42,11 @@ CLEANUP_TIMEOUT_S = 60.0
 FLUSH_INTERVAL_S = 1.0  # pending samples reach the database at least this often
 
 
-@dataclass
-class RunOptions:
-    repetitions: int = 10
-    warmup: int = 0
-    shuffle: bool = False
-    seed: int | None = None
-    cpus: list[int] | None = None
-    timeout: float | None = None
-    prepare: str | None = None
-    setup: str | None = None
-    cleanup: str | None = None
-    show_output: bool = False
-    metrics: list[str] | None = None   # keep only these (a suite's choice); None keeps all
-    monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
-    events: list[str] | None = None    # perf-stat's events; None: its default choice
-    profile_freq: int = monitoring.PROFILE_FREQ_HZ
-    call_graph: str = "fp"
-    profile_scope: str = "system"
-    force: bool = False                # run a sweep above params.MAX_POINTS
-
-    def monitor_config(self) -> monitoring.MonitorConfig:
-        return monitoring.MonitorConfig(
-            names=tuple(self.monitors or ()), events=tuple(self.events) if self.events is not None else None,
-            profile_freq=self.profile_freq, call_graph=self.call_graph,
-            profile_scope=self.profile_scope, cpus=tuple(self.cpus) if self.cpus else None)
+def monitor_config(options: RunOptions) -> monitoring.MonitorConfig:
+    return monitoring.MonitorConfig(
+        names=tuple(options.monitors or ()), events=tuple(options.events) if options.events is not None else None,
+        profile_freq=options.profile_freq, call_graph=options.call_graph,
+        profile_scope=options.profile_scope, cpus=tuple(options.cpus) if options.cpus else None)
 
 
 @dataclass
@@ -77,23 +57,17 @@ class RunPlan:
     points: list[dict[str, Any]] = field(default_factory=list)
     shell_overhead: tuple[float, float, float] | None = None
 
-    def spec(self) -> dict[str, Any]:
-        spec = {"workload": self.workload.spec(), "sweep": self.sweep,
-                "options": asdict(self.options),
-                "shell_overhead": list(self.shell_overhead) if self.shell_overhead else None}
-        # how compare lays out this workload's rows (a suite may name its own); from_spec ignores it
-        spec["layout"] = {"benchmark": self.workload.benchmark, "title": self.workload.report_title,
-                          "row": self.workload.report_row}
-        overheads = monitor_overheads(self.options)
-        if overheads:
-            spec["monitor_overhead"] = overheads   # for `perflab show`; from_spec ignores it
-        return spec
+    def record(self) -> PlanRecord:
+        """What the stored request keeps of this plan; the layout (how compare lays out its
+        rows) and monitor overheads (for `perflab show`) are not read back by from_record."""
+        return PlanRecord(self.workload.spec(), self.sweep, self.options, self.shell_overhead,
+                          Layout(self.workload.benchmark, self.workload.report_title, self.workload.report_row),
+                          monitor_overheads(self.options))
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> RunPlan:
-        run_plan = plan_run(from_spec(spec["workload"]), spec["sweep"], RunOptions(**spec["options"]))
-        if spec.get("shell_overhead"):
-            run_plan.shell_overhead = tuple(spec["shell_overhead"])
+    def from_record(cls, record: PlanRecord) -> RunPlan:
+        run_plan = plan_run(from_spec(record.workload), record.sweep, record.options)
+        run_plan.shell_overhead = record.shell_overhead
         return run_plan
 
 
@@ -172,7 +146,7 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         if outside:
             raise UsageError(f"--cpu {outside[0]} is not an online CPU available to perflab "
                              f"(available: {_cpu_list(allowed)})")
-    monitoring.check_config(options.monitor_config())
+    monitoring.check_config(monitor_config(options))
     reason = workload.unavailable()
     if reason:
         raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")
@@ -184,8 +158,6 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         if unknown:
             raise UsageError(f"unknown placeholder {{{sorted(unknown)[0]}}} in --{kind}",
                              hint="define it with -p")
-    if options.shuffle and options.seed is None:
-        options.seed = random.SystemRandom().randrange(2**31)
     points = [workload.complete(p) for p in cartesian(sweep)]
     return RunPlan(workload, sweep, options, points=points)
 
@@ -208,7 +180,7 @@ class Runner:
         self.plans = plans
         self.stop = stop or StopLimits()
         self.samples: Samples = {}
-        self.stopped: dict[str, Any] | None = None   # why and when the run ended early
+        self.stopped: Stopped | None = None   # why and when the run ended early
         self._pressure = pressure.Reader()
         self.progress = progress
         self.warn = warn
@@ -223,9 +195,8 @@ class Runner:
         self._monitor_cgroup: Path | None = None   # where monitors start perf (see cgroups.py)
         self._point_warned: set[tuple[str, int]] = set()   # a workload's warning, once per point
 
-    def start(self, *, label: str, commit: str | None = None, describe: str | None = None,
-              repo: str | None = None, command_line: list[str] | None = None,
-              extra_spec: dict[str, Any] | None = None, job_id: int | None = None) -> int:
+    def start(self, request: RunRequest) -> int:
+        """Record a new run of ``request`` (its identity resolved: execute.record does it)."""
         snapshot = environment.capture()
         with _streams(self._show_output) as streams:
             overheads: dict[str, tuple[float, float, float]] = {}
@@ -235,10 +206,12 @@ class Runner:
                     if shell not in overheads:
                         overheads[shell] = measure_shell_overhead(streams, shell)
                     run_plan.shell_overhead = overheads[shell]
+            me = request.identity
+            stored = replace(request, plans=tuple(p.record() for p in self.plans),
+                             interleaved=interleaved(self.plans))
             run_id = self.store.create_run(
-                label=label, host=this_host(),
-                spec=runs_spec(self.plans, command_line) | (extra_spec or {}),
-                environment=snapshot, commit=commit, commit_describe=describe, repo=repo, job_id=job_id)
+                label=me.label or "", host=this_host(), request=stored, environment=snapshot,
+                commit=me.commit, commit_describe=me.describe, repo=me.repo, job_id=me.job_id)
             for run_plan in self.plans:
                 self.store.save_metric_info(run_plan.workload.benchmark, run_plan.workload.metrics)
             self._execute(run_id, self._work(set()), streams, snapshot)
@@ -328,7 +301,8 @@ class Runner:
             snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
             if self.stopped is not None:
                 stopped = self.stopped
-                self.store.when_reachable(lambda: self.store.update_spec(run_id, {"stopped": stopped}))
+                self.store.when_reachable(
+                    lambda: self.store.update_request(run_id, lambda r: replace(r, stopped=stopped)))
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
             final = status
@@ -415,7 +389,7 @@ class Runner:
             reason = f"--max-time {self.stop.max_time_s:g} s reached"
         if reason is None:
             return False
-        self.stopped = {"reason": reason, "rounds": rounds, "elapsed_s": round(elapsed, 3), "at": time.time()}
+        self.stopped = Stopped(reason, rounds, round(elapsed, 3), time.time())
         return True
 
     def _plan_state(self, run_plan: RunPlan) -> _PlanState:
@@ -426,7 +400,7 @@ class Runner:
         return _PlanState(run_plan, [self.store.point_id(point) for point in points],
                           [(point.benchmark, point.key) for point in points],
                           [point.describe() for point in points],
-                          self._monitors_for(options.monitor_config()),
+                          self._monitors_for(monitor_config(options)),
                           set(options.cpus) if options.cpus else None)
 
     def _hook(self, kind: str, line: str, params: dict[str, Any], streams: Streams,
@@ -669,20 +643,13 @@ def monitor_overheads(options: RunOptions) -> dict[str, str]:
             for name in options.monitors or () if name in known and known[name].overhead}
 
 
-def runs_spec(plans: list[RunPlan], command_line: list[str] | None = None) -> dict[str, Any]:
-    """What a run stores of its plans: enough to rebuild them for --resume, and the
-    perflab command line that asked for it (for reports: "to reproduce")."""
-    spec: dict[str, Any] = {"plans": [p.spec() for p in plans], "interleaved": interleaved(plans)}
-    if command_line:
-        spec["command_line"] = command_line
-    return spec
-
-
-def plans_from_spec(spec: dict[str, Any]) -> list[RunPlan]:
-    if "plans" not in spec:
-        source = f" from {spec['file']}" if spec.get("file") else ""
+def plans_of(request: RunRequest) -> list[RunPlan]:
+    """The plans a recorded request resolved to (for --resume)."""
+    if not request.plans:
+        imported = request.imported
+        source = f" from {imported.file}" if imported and imported.file else ""
         raise UsageError(f"this run was imported{source}: there is nothing to resume")
-    return [RunPlan.from_spec(p) for p in spec["plans"]]
+    return [RunPlan.from_record(p) for p in request.plans]
 
 
 @contextmanager
