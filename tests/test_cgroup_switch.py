@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
-from perflab.model.run_request import Identity, RunRequest
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads import native
@@ -183,7 +184,9 @@ def test_sigterm_of_the_program_removes_its_cgroups_before_exit(no_leftovers):
 
 PERFLAB_CHILD = """
 import sys
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner
+from perflab.execute.run_plan import plan_run
+from perflab.model.run_request import RunOptions
 from perflab.model.run_request import Identity, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store

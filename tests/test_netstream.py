@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
-from perflab.model.run_request import Identity, RunRequest
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
@@ -30,7 +31,9 @@ FAILED_1 = ProcessResult(0.01, 0.0, 0.0, None, 1, None, False)
 
 RUNNER_SCRIPT = """
 import json, sys
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner
+from perflab.execute.run_plan import plan_run
+from perflab.model.run_request import RunOptions
 from perflab.model.run_request import Identity, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from perflab.execute.process import CapturedOutput, open_devnull_streams, spawn_and_wait
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
-from perflab.model.run_request import Identity, RunRequest
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext

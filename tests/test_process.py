@@ -88,8 +88,9 @@ def test_peak_rss_below_perflabs_own_is_not_claimed(streams):
 
 def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeypatch):
     from perflab.execute import cgroups
-    from perflab.execute.runner import Runner, RunOptions, plan_run
-    from perflab.model.run_request import Identity, RunRequest
+    from perflab.execute.run_plan import plan_run
+    from perflab.execute.runner import Runner
+    from perflab.model.run_request import Identity, RunOptions, RunRequest
     from perflab.render.progress import NullProgress
     from perflab.store import Store
     from perflab.workloads.command import CommandWorkload

@@ -7,10 +7,10 @@ import signal
 
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, StopLimits
+from perflab.execute.runner import Runner, StopLimits
 from perflab.execute.targets import plans_for
 from perflab.formats.importers import parse_file
-from perflab.model.run_request import Identity, RunRequest, Target
+from perflab.model.run_request import Identity, RunOptions, RunRequest, Target
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from test_durability import _start, _wait_for_samples

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
-from perflab.model.run_request import Identity, RunRequest
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from perflab.execute import identity
 from perflab.execute.ab_rule import AbRule, ab_limits, conclude
-from perflab.execute.runner import Progress, Runner, RunPlan, StopLimits, plans_of
+from perflab.execute.run_plan import RunPlan, plans_of
+from perflab.execute.runner import Progress, Runner, StopLimits
 from perflab.execute.targets import plans_for
 from perflab.model import params as sweeps
 from perflab.model.errors import UsageError

@@ -6,7 +6,7 @@ import dataclasses
 import shlex
 from typing import Any
 
-from perflab.execute.runner import RunPlan, plan_run
+from perflab.execute.run_plan import RunPlan, plan_run
 from perflab.model.errors import UsageError
 from perflab.model.run_request import RunOptions, Target
 from perflab.workloads.command import CommandWorkload, shell_syntax, shell_word
