@@ -63,6 +63,8 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
 @click.option("-i", "--ignore-failure", is_flag=True, help="Keep non-zero exits as values.")
 @click.option("--prepare", metavar="CMD",
               help="Shell line before every sample (not timed): hyperfine's --prepare, same spelling.")
+@click.option("--conclude", metavar="CMD",
+              help="Shell line after every sample (not timed): hyperfine's --conclude, same spelling.")
 @click.option("--setup", metavar="CMD", help="Shell line once per point before its samples.")
 @click.option("--cleanup", metavar="CMD", help="Shell line once per point after the run.")
 @click.option("--shuffle", is_flag=True, help="Randomise the order inside each round (seed recorded).")
@@ -141,6 +143,7 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
     run_options = RunOptions(
         warmup=o["warmup"], shuffle=o["shuffle"] or o["seed"] is not None, seed=o["seed"],
         cpus=_parse_cpus(o["cpu_list"]) if o["cpu_list"] else None, timeout=o["timeout"], prepare=o["prepare"],
+        conclude=o["conclude"],
         setup=o["setup"], cleanup=o["cleanup"], show_output=o["show_output"],
         monitors=list(monitors.parse_names(o["monitor_list"])) if o["monitor_list"] else None,
         events=_event_list(o["events"]) if o["events"] is not None else None, profile_freq=o["profile_freq"],

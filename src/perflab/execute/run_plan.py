@@ -78,7 +78,7 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")
     check_size(sweep, options.force)
     workload.validate(sweep)
-    for kind in ("prepare", "setup", "cleanup"):
+    for kind in ("prepare", "conclude", "setup", "cleanup"):
         line = getattr(options, kind)
         unknown = placeholders(line or "") - set(sweep)
         if unknown:

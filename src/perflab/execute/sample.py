@@ -3,7 +3,7 @@ cgroup, with the run's monitors around it and the pressure (PSI) it met.
 
 It knows nothing of rounds, order or stop rules (execute/runner.py schedules); it returns
 a sample's measurements and leaves storing them to the scheduler. Hooks (--setup,
---prepare, --cleanup) and a workload's session run outside the samples' cgroup.
+--prepare, --conclude, --cleanup) and a workload's session run outside the samples' cgroup.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class SampleExecutor:
 
     def hook(self, kind: str, line: str, params: dict[str, Any], streams: Streams,
              timeout: float | None = None) -> None:
-        """A --setup/--prepare/--cleanup line, run where perflab started, not in the
+        """A --setup/--prepare/--conclude/--cleanup line, run where perflab started, not in the
         samples' cgroup: what it leaves running (a server a --setup starts) must outlive
         the samples, whose leftovers are killed."""
         if self._cgroups is not None:
@@ -95,7 +95,7 @@ class SampleExecutor:
 
     def take(self, run_plan: RunPlan, point: int, repetition: int, *, warmup: bool, label: str,
              watched: list[monitoring.Monitor], streams: Streams, capture: CapturedOutput) -> Taken | None:
-        """Run one sample (its --prepare first); None for a warm-up (nothing is kept)."""
+        """Run one sample (its --prepare before, --conclude after); None for a warm-up (nothing is kept)."""
         workload, options = run_plan.workload, run_plan.options
         params = run_plan.points[point]
         if options.prepare:
@@ -116,6 +116,8 @@ class SampleExecutor:
             self.monitors.abort(started)
             raise
         stalls = self._pressure.since(counters)
+        if options.conclude:
+            self.hook("conclude", options.conclude, params, streams)
         self._last_wall[(workload.benchmark, point)] = result.wall_s
         if warmup:
             return None

@@ -34,6 +34,7 @@ class RunOptions:
     cpus: list[int] | None = None
     timeout: float | None = None
     prepare: str | None = None
+    conclude: str | None = None        # hyperfine's --conclude: a shell line after every sample
     setup: str | None = None
     cleanup: str | None = None
     show_output: bool = False
