@@ -6,6 +6,8 @@ each in-process variant,
 interleaved sample by sample:
   - spawn_and_wait, no cgroup          (the spawn path alone)
   - spawn_and_wait, in the sample cgroup (what `perflab run` measures)
+  - the same with the cgroups' own PSI accounting off (cgroup.pressure = 0; perflab reads
+    only the system-wide /proc/pressure): is per-cgroup accounting the cgroup's cost?
   - the parts of the clock's window: os.posix_spawn's return, then wait4's
 Reports each variant's median measured time and its ratio to hyperfine's median, and the
 median microseconds of each part. The machine's load is printed with it: read ratios,
@@ -47,6 +49,14 @@ def perflab_median(runs: int, db: str) -> float:
     return statistics.median(s["value"] for s in json.loads(out)["samples"] if s["metric"] == "time")
 
 
+def psi_accounting(cgroups: RunCgroups, on: bool) -> None:
+    """Per-cgroup PSI of perflab's cgroups on or off (outside the clock; kernel 6.1+)."""
+    for group in (cgroups.base.parent, cgroups.base, cgroups.for_sample()):
+        pressure = group / "cgroup.pressure"
+        if pressure.exists():
+            pressure.write_text("1" if on else "0")
+
+
 def parts(streams) -> tuple[float, float]:
     """The clock's window cut in two: posix_spawn's return, then wait4's."""
     actions = [(os.POSIX_SPAWN_DUP2, streams.stdin, 0), (os.POSIX_SPAWN_DUP2, streams.stdout, 1),
@@ -73,18 +83,23 @@ def main() -> int:
     cgroups, reason = RunCgroups.create()
     if reason:
         print(f"no sample cgroup here: {reason}")
-    times: dict[str, list[float]] = {"hyperfine -N": [], "perflab run": [], "no cgroup": [], "sample cgroup": []}
+    times: dict[str, list[float]] = {"hyperfine -N": [], "perflab run": [], "no cgroup": [], "sample cgroup": [],
+                                     "cgroup, no PSI": []}
     spawn_us: list[float] = []
     wait_us: list[float] = []
     try:
         for r in range(args.rounds):
             times["hyperfine -N"].append(hyperfine_median(args.runs, os.path.join(workdir, "h.json")))
             times["perflab run"].append(perflab_median(args.runs, os.path.join(workdir, f"p{r}.db")))
-            plain, grouped = [], []
+            plain, grouped, quiet = [], [], []
             for _ in range(args.runs):
                 plain.append(spawn_and_wait(TRUE, [TRUE], streams=streams).wall_s)
                 if cgroups is not None:
+                    psi_accounting(cgroups, True)
                     grouped.append(spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s)
+                    psi_accounting(cgroups, False)
+                    quiet.append(spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s)
+                    psi_accounting(cgroups, True)
                     cgroups.leave()
                 spawned, waited = parts(streams)
                 spawn_us.append(spawned)
@@ -92,6 +107,7 @@ def main() -> int:
             times["no cgroup"].append(statistics.median(plain))
             if grouped:
                 times["sample cgroup"].append(statistics.median(grouped))
+                times["cgroup, no PSI"].append(statistics.median(quiet))
     finally:
         if cgroups is not None:
             cgroups.close()
