@@ -54,12 +54,12 @@ def test_the_sign_is_one_convention_on_any_step(tmp_path_factory, factor, seed):
     """The property, in process: on the same eight runs (a step of ``factor`` in time from
     the fifth on), compare, verdict, history, changes, report change, ab's and bisect's
     figures all have the sign of 1 - factor (+ = better = faster) and its word."""
-    from perflab.analysis.ab import better_pct as ab_pct
     from perflab.analysis.bisect_measure import better_pct as bisect_pct
     from perflab.analysis.compare import compare_runs
     from perflab.analysis.history import build_history, change_report, list_changes
     from perflab.analysis.importing import import_file
     from perflab.analysis.verdict import judge
+    from perflab.execute.ab_rule import decision_record
     from perflab.render.compare import render_comparison
     from perflab.render.history import changes_json, history_json
     from perflab.render.report import render_change_report
@@ -92,7 +92,7 @@ def test_the_sign_is_one_convention_on_any_step(tmp_path_factory, factor, seed):
         headline = re.search(r"perflab noticed an? ([+-][0-9.]+)% (\w+)", report)
         assert headline and headline.group(2) == word, report
         figures["report"] = float(headline.group(1))
-    figures["ab"] = ab_pct(decide(samples[0], samples[7], threshold_pct=1.0, final=True), True)[0]
+    figures["ab"] = decision_record(decide(samples[0], samples[7], threshold_pct=1.0, final=True)).estimate_pct
     ends = SequentialTest().check_ends(samples[0], samples[7])
     figures["bisect"] = bisect_pct(ends.ratio, False)
     assert {name: _sign(value) for name, value in figures.items()} == dict.fromkeys(figures, want), figures

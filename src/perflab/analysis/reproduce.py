@@ -1,7 +1,7 @@
 """Shell lines that measure a change's commit again: "To reproduce" of `report change`.
 
-The checkout, the build (the runs' recorded build line, else one for the build system
-at the top of the tree, said to be a guess), and the perflab run line as the first run
+The checkout, the build (a line for the build system at the top of the tree, said to be
+a guess: runs record no build line), and the perflab run line as the first run
 was made, with --commit set.
 """
 
@@ -23,17 +23,17 @@ def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None 
     ``repo``: the repository when it is there; ``recorded``: the path the runs recorded.
     """
     run = point.runs[0]
-    argv = list(run.spec.get("command_line") or [])
+    argv = list(run.request.identity.command_line or [])
     lines = []
     if point.commit and repo and Path(repo).is_dir():
         lines += [f"cd {shlex.quote(repo)}", f"git checkout {point.commit}"]
-        lines.append(build_line(run.spec.get("build"), top_level_files(repo, point.commit)))
+        lines.append(build_line(top_level_files(repo, point.commit)))
     elif point.commit:
         where = recorded or run.repo
         why = (f"{where} is gone" if where else
                "the runs did not record its path: 'perflab run --repo' does")
         lines += [f"# in a clone of the repository ({why})", f"git checkout {point.commit}"]
-        lines.append(build_line(run.spec.get("build"), []))
+        lines.append(build_line([]))
     if not argv:
         lines.append(f"# run {run.id} did not keep its command line; 'perflab show {run.id}' has its plan")
         return lines
@@ -53,11 +53,9 @@ BUILD_SYSTEMS = (
 )
 
 
-def build_line(recorded: str | None, files: Sequence[str]) -> str:
-    """The build step of "To reproduce": the runs' recorded build line, else one for the
-    build system the tree has (said to be a guess), else a comment."""
-    if recorded:
-        return f"{recorded}   # the build line the runs recorded; in a clean tree (git clean -xdf)"
+def build_line(files: Sequence[str]) -> str:
+    """The build step of "To reproduce": a line for the build system the tree has (said to
+    be a guess: runs record no build line), else a comment."""
     for name, line in BUILD_SYSTEMS:
         if name in files:
             return (f"{line}   # a guess from its {name} (the runs recorded no build line); "

@@ -15,6 +15,14 @@ from dataclasses import dataclass, replace
 #: word (improvement, regression) saying which way; a field named raw_* is new/old - 1.
 SIGN = "+ = better"
 
+
+def better_pct(raw_pct: float, interval: tuple[float, float],
+               lower_is_better: bool) -> tuple[float, tuple[float, float]]:
+    """A raw % change (new/old - 1) and its interval in the SIGN convention."""
+    if not lower_is_better:
+        return raw_pct, interval
+    return -raw_pct + 0.0, (-interval[1] + 0.0, -interval[0] + 0.0)
+
 # the tests and rules a comparison row may use (stats.difference): key -> the name reports print
 METHOD_NAMES: dict[str, str] = {
     "welch-log": "Welch t-test on log values",
