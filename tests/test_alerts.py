@@ -354,7 +354,7 @@ def test_rerun_attaches_a_fresh_run_of_each_side(lab):
             f"alert{alert.id}-{side}-{runs[attached[-1].run_id].label.rsplit('-', 1)[1]}" for side in ("good", "bad")]
         assert all(e.who == "eve" and "is it noise?" in e.note for e in attached[-2:])
         good = runs[attached[-2].run_id]
-        assert f"$(({FAST}*{{k}}))" in good.spec["command_line"][-1]
+        assert f"$(({FAST}*{{k}}))" in good.request.identity.command_line[-1]
     given = run_cli("alert", str(alert.id), "rerun", "--run", str(good.id), db=db)
     assert given.returncode == 0, given.stderr
     bad = run_cli("alert", str(alert.id), "rerun", "--run", "no-such-run", db=db)

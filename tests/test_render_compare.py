@@ -34,6 +34,7 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.compare import Block, Cell, Change, CompareReport, Interval, Row, SideSummary
 from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow, ShareSide
+from perflab.model.run_request import RunRequest
 from perflab.model.verdicts import Shift, Verdict
 from perflab.render.compare import FORMATS, render_comparison
 from perflab.render.texttable import TextTab
@@ -53,11 +54,11 @@ def _fill(store: Store) -> list:
     rng = np.random.default_rng(20231119)
     env = {"hostname": "lab1", "cpu": {"model": "Xeon 8260", "online": "0-95"}}
     ids = {
-        "base": store.create_run(label="base", host="lab1", spec={}, environment=env,
+        "base": store.create_run(label="base", host="lab1", request=RunRequest(), environment=env,
                                  commit=BASE_COMMIT, commit_describe="v6.7-rc1"),
-        "patched": store.create_run(label="patched", host="lab1", spec={}, environment=env,
+        "patched": store.create_run(label="patched", host="lab1", request=RunRequest(), environment=env,
                                     commit=PATCHED_COMMIT, commit_describe="v6.7-rc1-1-g0ede61d858"),
-        "tuned": store.create_run(label="tuned", host="lab2", spec={},
+        "tuned": store.create_run(label="tuned", host="lab2", request=RunRequest(),
                                   environment={**env, "hostname": "lab2"}),
     }
     store.save_metric_info("hackbench", [MetricInfo("time", "s", Direction.LOWER)])
