@@ -1,0 +1,71 @@
+"""The tip detector: calibrated per look, a step at the tip a suspect then confirmed,
+a single spike only a suspect, a short history undecided."""
+
+import math
+
+import numpy as np
+import pytest
+
+from perflab.stats import tip
+
+
+def test_thresholds_fall_as_the_history_grows_and_match_the_t_law():
+    c8, _ = tip.thresholds(8)
+    c50, confirm50 = tip.thresholds(50)
+    assert c8 > c50 > 3.5
+    assert len(confirm50) == tip.MAX_TIP - tip.SUSPECT_TIP
+    # the suspect rule's tail at its bar is exactly its share of the per-look rate
+    from scipy.stats import t
+    share = tip.FALSE_RATE_PER_1000 / 1000 / 2
+    tail = sum(2 * t.sf(c50 / math.sqrt(1 + m / 50), 49) for m in (1, 2))
+    assert tail == pytest.approx(share, rel=0.02)
+
+
+def test_a_look_at_change_free_normal_noise_alarms_within_the_stated_rate():
+    rng = np.random.default_rng(7)
+    looks = alarms = 0
+    for _ in range(60):
+        for found in tip.replay(rng.standard_normal(80)):
+            looks += 1
+            alarms += found.status in (tip.SUSPECT, tip.CONFIRMED)
+    # 4,260 looks at 0.5 per 1,000: 2.1 expected at most (Bonferroni makes it fewer)
+    assert looks == 60 * (80 - tip.MIN_HISTORY)
+    assert alarms <= 8
+
+
+def test_a_step_at_the_tip_is_suspect_then_confirmed_where_it_starts():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([100 + rng.standard_normal(40), 106 + rng.standard_normal(6)])
+    looks = tip.replay(x, first=41)
+    states = [f.status for f in looks]
+    assert tip.SUSPECT in states[:2] or tip.CONFIRMED in states[:2]
+    confirmed = next(f for f in looks if f.status == tip.CONFIRMED)
+    assert confirmed.start == 40
+    assert confirmed.change_pct == pytest.approx(6.0, abs=1.0)
+    assert looks[-1].status == tip.CONFIRMED and looks[-1].start == 40
+
+
+def test_a_single_spike_is_a_suspect_and_never_confirmed():
+    rng = np.random.default_rng(5)
+    x = 100 + rng.standard_normal(50)
+    x[40] = 120.0
+    looks = tip.replay(x, first=41)
+    assert looks[0].status == tip.SUSPECT and looks[0].start == 40 and looks[0].commits == 1
+    assert all(f.status != tip.CONFIRMED for f in looks)
+
+
+def test_short_or_flat_histories_are_undecided_not_no_change():
+    assert tip.look([1.0, 2.0, 1.5]).status == tip.UNDECIDED
+    flat = tip.look([5.0] * 20 + [9.0])
+    assert flat.status == tip.UNDECIDED and "no spread" in flat.reason
+    # history from `since`: the values before it are not part of it
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.standard_normal(30) + 50, rng.standard_normal(5)])
+    assert tip.look(x, since=28).status == tip.UNDECIDED
+
+
+def test_missing_values_are_skipped_and_the_start_is_in_the_callers_numbering():
+    rng = np.random.default_rng(11)
+    x = np.concatenate([10 + 0.1 * rng.standard_normal(30), [np.nan], 12 + 0.1 * rng.standard_normal(4)])
+    found = tip.look(x)
+    assert found.status == tip.CONFIRMED and found.start == 31
