@@ -9,16 +9,13 @@ import pytest
 from perflab.stats import tip
 
 
-def test_thresholds_fall_as_the_history_grows_and_match_the_t_law():
-    c8, _ = tip.thresholds(8)
-    c50, confirm50 = tip.thresholds(50)
-    assert c8 > c50 > 3.5
-    assert len(confirm50) == tip.MAX_TIP - tip.SUSPECT_TIP
+def test_bars_fall_as_the_history_grows_and_match_the_t_law():
+    assert tip.suspect_bar(8, 1) > tip.suspect_bar(50, 1) > 3.5
+    assert tip.confirm_bar(8, 3) > tip.confirm_bar(50, 3) > tip.confirm_bar(50, 9)
     # the suspect rule's tail at its bar is exactly its share of the per-look rate
     from scipy.stats import t
-    share = tip.FALSE_RATE_PER_1000 / 1000 / 2
-    tail = sum(2 * t.sf(c50 / math.sqrt(1 + m / 50), 49) for m in (1, 2))
-    assert tail == pytest.approx(share, rel=0.02)
+    share = tip.FALSE_RATE_PER_1000 / 1000 / 2 / tip.SUSPECT_TIP
+    assert 2 * t.sf(tip.suspect_bar(50, 2) / math.sqrt(1 + 2 / 50), 49) == pytest.approx(share, rel=1e-6)
 
 
 def test_a_look_at_change_free_normal_noise_alarms_within_the_stated_rate():
@@ -28,7 +25,7 @@ def test_a_look_at_change_free_normal_noise_alarms_within_the_stated_rate():
         for found in tip.replay(rng.standard_normal(80)):
             looks += 1
             alarms += found.status in (tip.SUSPECT, tip.CONFIRMED)
-    # 4,260 looks at 0.5 per 1,000: 2.1 expected at most (Bonferroni makes it fewer)
+    # 4,320 looks at 0.5 per 1,000: 2.2 expected at most (Bonferroni makes it fewer)
     assert looks == 60 * (80 - tip.MIN_HISTORY)
     assert alarms <= 8
 

@@ -15,8 +15,7 @@ Detection runs on one value per point, the median of its samples (Otava works on
 value per commit; the median, so that one wild sample of a commit, a timer wake-up 50 ms
 late, neither hides nor fakes a change; missing points and failed runs are NaN gaps the
 detectors skip), by
-mosum from 100 commits (``resolve_method``), E-divisive with t-tests below, binseg
-or when asked. Changes smaller than the metric's noise floor are dropped. A change's size
+mosum by default (``resolve_method``), E-divisive, PELT or binseg when asked. Changes smaller than the metric's noise floor are dropped. A change's size
 and verdict come from that same estimator: each segment's centre is the mean of its
 per-point medians (the level the detectors compare), the change % is between the two
 centres, oriented by the metric's direction. The raw samples' mean ± sd and Welch p-value

@@ -74,9 +74,8 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 HOW_DECIDED = """
 
     \b
-    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
-    stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
-    p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
+    How a change is decided: the detector (--method; auto = mosum, with a stated
+    false-alarm rate of 0.2 per 1,000 points) runs on each commit's median; a change smaller than the metric's noise
     floor is dropped. Its % and verdict (improvement or regression, by the metric's
     direction) come from the centres of those medians before and after; p is Welch's
     t-test on the two segments' medians, the raw samples' test shown beside it."""  # indented as a docstring
