@@ -45,10 +45,8 @@ def stage(db: str, repo: Path, subjects: list[str], loops: str | None) -> list[s
     return shas
 
 
-# binseg, not auto's e-divisive: on 21 commits low-high-low e-divisive's first split (a
-# t-test of 6 low commits against 9 high and 6 low) is not significant, so it finds neither
-# change of the user time (seen on this data); binseg and pelt find both.
-METHOD = "binseg"
+# the default: mosum for the whole series, the tip detector behind it for the newest commits
+METHOD = "auto"
 
 
 def update(db: str) -> list:

@@ -58,7 +58,7 @@ def test_short_or_flat_histories_are_undecided_not_no_change():
     # history from `since`: the values before it are not part of it
     rng = np.random.default_rng(1)
     x = np.concatenate([rng.standard_normal(30) + 50, rng.standard_normal(5)])
-    assert tip.look(x, since=28).status == tip.UNDECIDED
+    assert tip.look(x, since=31).status == tip.UNDECIDED
 
 
 def test_missing_values_are_skipped_and_the_start_is_in_the_callers_numbering():

@@ -46,8 +46,8 @@ FALSE_RATE_PER_1000 = 0.5
 MAX_TIP = 10
 #: Commits the suspect rule reads (m = 1 .. SUSPECT_TIP); the confirmation reads the rest.
 SUSPECT_TIP = 2
-#: The fewest history values a look decides on (below: "undecided").
-MIN_HISTORY = 8
+#: The fewest history values a look decides on (below: "undecided"): mosum's shortest segment.
+MIN_HISTORY = 5
 #: The most recent history values used: slow drift makes older ones less like the tip.
 HISTORY_CAP = 100
 
@@ -195,3 +195,19 @@ def replay(values: ArrayLike, *, since: int = 0, first: int | None = None,
     x = np.asarray(values, dtype=float).reshape(-1)
     begin = max(since, 0) + MIN_HISTORY + 1 if first is None else first
     return [look(x[:end + 1], since=since, false_rate=false_rate) for end in range(begin - 1, x.size)]
+
+
+def confirmed_starts(values: ArrayLike, *, since: int = 0,
+                     false_rate: float = FALSE_RATE_PER_1000) -> list[int]:
+    """The new levels a robot looking at every commit would have confirmed, in order: each
+    look's history starts at the last level confirmed (so a level, once confirmed, is the
+    history the next is read against). Each look keeps the per-look rate of `look`."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    starts: list[int] = []
+    begin = max(since, 0)
+    for end in range(begin + MIN_HISTORY + 1, x.size + 1):
+        found = look(x[:end], since=begin, false_rate=false_rate)
+        if found.status == CONFIRMED and found.start > begin:
+            starts.append(found.start)
+            begin = found.start
+    return starts

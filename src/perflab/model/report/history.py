@@ -14,6 +14,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.model.alerts import CONFIRMED as CONFIRMED  # Change.status, re-exported
+from perflab.model.alerts import SUSPECT as SUSPECT
+from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
 from perflab.model.alerts import Alert
 from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
@@ -99,10 +102,17 @@ class Change:
     #: the verdict UNDECIDED (wider noise is neither better nor worse by itself)
     kind: str = "mean"
     spread_ratio: float = math.nan
+    #: CONFIRMED for the whole-series detector's changes; the tip detector's (method
+    #: TIP_METHOD) are SUSPECT (one or two commits out of line) or CONFIRMED (the level held)
+    status: str = CONFIRMED
 
     @property
     def point_name(self) -> str:
         return point_text(self.params)
+
+    @property
+    def suspect(self) -> bool:
+        return self.status == SUSPECT
 
     @property
     def stat(self) -> str:
@@ -122,6 +132,8 @@ class Series:
     changes: tuple[Change, ...]
     method: str
     typical: float     # median |per-point median|: the magnitude units are scaled for
+    #: the tip detector's finding on the newest commits after the last change, when it has one
+    tip: Change | None = None
 
     @property
     def point_name(self) -> str:
@@ -140,6 +152,10 @@ class History:
 
     def changes(self) -> tuple[Change, ...]:
         return tuple(c for s in self.series for c in s.changes)
+
+    def tips(self) -> tuple[Change, ...]:
+        """The tip detector's findings (suspect or confirmed), one per series at most."""
+        return tuple(s.tip for s in self.series if s.tip is not None)
 
 
 @dataclass(frozen=True)
