@@ -63,6 +63,7 @@ def latency(noises: list[np.ndarray], history: int, trials: int, rng: np.random.
 def false_alerts(folder: Path) -> tuple[int, int, int]:
     """(looks, alerts, alerts outside the set's labelled regimes) over the set's recordings."""
     import changepoints_accuracy as accuracy
+
     from perflab.stats import tip
     labels_file = folder / "labels.json"
     labels = json.loads(labels_file.read_text())["regimes"] if labels_file.is_file() else {}
