@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """The tip detector's latency and false alerts on this machine's real noise (stats/tip.py).
 
+A commit's value is the median of --per-commit consecutive repetitions of a recording (as
+perflab records a commit: the median of its run's samples; 1 = every repetition a commit).
+
 Latency: a history of --history commits of real noise (a contiguous block of a recording's
 relative residuals about its running median, so its memory and tails are kept), then a
-step of 2, 3, 4 or 5 robust sds (1.4826·MAD of the residuals) and 10 more commits; the
-robot looks at each commit after the step. Commits until "suspect" (either state) and until
+step of 2, 3, 4 or 5 robust sds (1.4826·MAD of the commits' residuals) and 10 more
+commits; the robot looks at each commit after the step. Commits until "suspect" (either state) and until
 "confirmed": median and p90 (">10": not within 10), and the share suspect within 2 and
 confirmed within 5 (the targets: >= 90% each for 4 sd).
 
 False alerts: the robot looks at every commit of each raw recording (bench/data/noise,
-noise-quiet, noise-idle); an alert is a distinct first commit of a suspect or confirmed
-finding. Per 1,000 looks, all of them, and those whose start lies outside the regimes a
+noise-quiet, noise-idle), remembering the levels it confirmed (stats/tip.watch, as
+`alerts --update` does); an alert is a distinct first commit of a suspect or of a
+confirmed finding, counted apart. Per 1,000 looks, all of them, and those whose start lies outside the regimes a
 set's labels.json annotates (when it has one).
 
-Usage: bench/tip_latency.py [--trials 200] [--history 50] [--seed 2026]
+Usage: bench/tip_latency.py [--trials 200] [--history 50] [--per-commit 1] [--seed 2026]
 """
 
 from __future__ import annotations
@@ -60,21 +64,30 @@ def latency(noises: list[np.ndarray], history: int, trials: int, rng: np.random.
               f"{text(con):>20}{np.mean(np.array(con) <= 5):>7.0%}")
 
 
-def false_alerts(folder: Path) -> tuple[int, int, int]:
-    """(looks, alerts, alerts outside the set's labelled regimes) over the set's recordings."""
+def commits(x: np.ndarray, per_commit: int) -> np.ndarray:
+    """Medians of consecutive blocks of ``per_commit`` repetitions: one value per commit."""
+    n = x.size // per_commit
+    return np.asarray(np.median(x[:n * per_commit].reshape(n, per_commit), axis=1))
+
+
+def false_alerts(folder: Path, per_commit: int) -> tuple[int, dict[str, int], dict[str, int]]:
+    """(looks, alerts by state, of them outside the set's labelled regimes) over its recordings.
+    A start inside a labelled regime, or within 5 repetitions (and one commit) of it, is not outside."""
     import changepoints_accuracy as accuracy
 
     from perflab.stats import tip
     labels_file = folder / "labels.json"
     labels = json.loads(labels_file.read_text())["regimes"] if labels_file.is_file() else {}
-    looks = alerts = outside = 0
-    for name, x in accuracy.load_noise(folder).items():
-        found = tip.replay(x)
+    looks, alerts, outside = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0}, {tip.SUSPECT: 0, tip.CONFIRMED: 0}
+    for name, raw in accuracy.load_noise(folder).items():
+        found = tip.watch(commits(raw, per_commit))
         looks += len(found)
-        starts = {f.start for f in found if f.status in (tip.SUSPECT, tip.CONFIRMED)}
-        alerts += len(starts)
-        regimes = labels.get(name, [])
-        outside += sum(1 for s in starts if not any(a - 5 <= s <= b + 5 for a, b in regimes))
+        margin = 5 + per_commit
+        spans = [(r["first"] - margin, r["end"] + margin) for r in labels.get(name, [])]
+        for state in alerts:
+            starts = {f.start for f in found if f.status == state}
+            alerts[state] += len(starts)
+            outside[state] += sum(1 for s in starts if not any(a <= s * per_commit <= b for a, b in spans))
     return looks, alerts, outside
 
 
@@ -83,16 +96,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--history", type=int, default=50)
+    parser.add_argument("--per-commit", type=int, default=1, help="repetitions per commit (their median)")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    noises = [accuracy.residuals(x) for s in SETS for x in accuracy.load_noise(ROOT / "data" / s).values()]
+    noises = [accuracy.residuals(commits(x, args.per_commit))
+              for s in SETS for x in accuracy.load_noise(ROOT / "data" / s).values()]
+    print(f"one commit = the median of {args.per_commit} repetition(s)")
     latency(noises, args.history, args.trials, rng)
-    print("\nfalse alerts per 1,000 looks (new commits) on the raw recordings")
+    print("\nfalse alerts per 1,000 looks (new commits) on the recordings: suspect / confirmed")
     for s in SETS:
-        looks, alerts, outside = false_alerts(ROOT / "data" / s)
-        print(f"  {s:<12}{looks:>6} looks  {1000 * alerts / looks:5.2f} all  "
-              f"{1000 * outside / looks:5.2f} outside labelled regimes")
+        looks, alerts, outside = false_alerts(ROOT / "data" / s, args.per_commit)
+        print(f"  {s:<12}{looks:>6} looks  all {1000 * alerts['suspect'] / looks:5.2f} / "
+              f"{1000 * alerts['confirmed'] / looks:5.2f}   outside labelled regimes "
+              f"{1000 * outside['suspect'] / looks:5.2f} / {1000 * outside['confirmed'] / looks:5.2f}")
     return 0
 
 
