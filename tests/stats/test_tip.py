@@ -1,7 +1,6 @@
 """The tip detector: calibrated per look, a step at the tip a suspect then confirmed,
 a single spike only a suspect, a short history undecided."""
 
-import math
 
 import numpy as np
 import pytest
