@@ -2,20 +2,21 @@
 a single spike only a suspect, a short history undecided."""
 
 
+import math
+
 import numpy as np
 import pytest
 
 from perflab.stats import tip
 
 
-def test_bars_fall_as_the_history_grows_and_near_the_normal_bar_for_long_ones():
-    assert tip.suspect_bar(8, 1) > tip.suspect_bar(50, 1) > tip.suspect_bar(100, 1)
-    assert tip.confirm_bar(8, 3) > tip.confirm_bar(50, 3) > tip.confirm_bar(50, 9)
-    # a long history is known well: the suspect bar nears the normal quantile of its share
-    # (the winsorised sd of normal values is below σ, so z is a little wider)
-    from scipy.stats import norm
+def test_bars_fall_as_the_history_grows_and_match_the_t_law():
+    assert tip.suspect_bar(4, 1) > tip.suspect_bar(8, 1) > tip.suspect_bar(50, 1) > 3.5
+    assert tip.confirm_bar(4, 3) > tip.confirm_bar(8, 3) > tip.confirm_bar(50, 3) > tip.confirm_bar(50, 9)
+    # the suspect rule's tail at its bar is exactly its share of the per-look rate
+    from scipy.stats import t
     share = tip.FALSE_RATE_PER_1000 / 1000 / 2 / tip.SUSPECT_TIP
-    assert norm.isf(share / 2) < tip.suspect_bar(100, 1) < 1.3 * norm.isf(share / 2)
+    assert 2 * t.sf(tip.suspect_bar(50, 2) / math.sqrt(1 + 2 / 50), 49) == pytest.approx(share, rel=1e-6)
 
 
 def test_a_look_at_change_free_normal_noise_alarms_within_the_stated_rate():

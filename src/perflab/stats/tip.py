@@ -3,8 +3,7 @@
 A robot looks once per new commit. At a look, for each m = 1 .. MAX_TIP, the tip is the
 newest m commits and the history the values before them (from ``since``, the last change
 already known, at most the newest HISTORY_CAP, at least MIN_HISTORY), standardised by the
-history's winsorised mean and sd (WINSOR of its values clipped at each side, so spikes in
-it cost no power): z = (x − level) / sd. Two rules:
+history's mean and sd: z = (x − mean) / sd. Two rules:
 
   suspect    m = 1 or 2: |mean of the m z|·√m > c_s. One or two commits out of line; a
              single outlying commit is only this (the robot may rerun it).
@@ -16,12 +15,13 @@ it cost no power): z = (x − level) / sd. Two rules:
 Calibration (the per-look false-alarm rate): under the null (history and tip i.i.d.
 normal, any mean and sd) the chance that a look raises either state is at most
 ``false_rate``/1,000: half to each rule, split evenly over its MAX_TIP or SUSPECT_TIP
-tests (Bonferroni; the tests overlap, so the true rate is below it). Given the history's
-level and sd each test's tail is exact (a normal tail for the suspect rule; a binomial
-tail of normal tails for the median rule); it is averaged over the law of the level and sd
-at the history's length k, drawn once from HISTORY_DRAWS simulated normal histories (fixed
-seed). So the uncertainty of a short history is paid for in its bars, which are higher the
-shorter it is. A robot that looks at every new commit then
+tests (Bonferroni; the tests overlap, so the true rate is below it). Each test's tail is
+exact for its history length k: a scaled Student t with k − 1 df for the suspect rule;
+for the median rule a binomial tail of normal tails, integrated over the law of the
+history's mean and sd by quadrature. So the uncertainty of a short history is paid for in
+its bars, which are higher the shorter it is. (A winsorised level and sd found more of the
+steps in real noise but needed simulated bars, seconds per history length: bench/README.md.)
+A robot that looks at every new commit then
 raises at most false_rate false alerts per 1,000 commits of change-free normal noise,
 however long it watches. Heavier tails, drift and memory in real noise raise it:
 bench/tip_latency.py measures it on the real recordings.
@@ -53,10 +53,6 @@ SUSPECT_TIP = 2
 MIN_HISTORY = 3
 #: The most recent history values used: slow drift makes older ones less like the tip.
 HISTORY_CAP = 100
-#: The share of the history's values winsorised at each side for its level and sd.
-WINSOR = 0.1
-#: Simulated normal histories per length that the bars integrate over (fixed seed).
-HISTORY_DRAWS = 20000
 
 NONE, SUSPECT, CONFIRMED, UNDECIDED = "none", "suspect", "confirmed", "undecided"
 
@@ -91,52 +87,36 @@ class TipFinding:
 
 
 def _level_and_sd(v: NDArray[np.float64]) -> tuple[float, float]:
-    """(mean, sd) of the history winsorised at WINSOR of its values each side: a spike or
-    two neither moves the level nor widens the sd (a plain sd, widened by the spikes of
-    real timing noise, lost most of the power on the recordings)."""
-    level, sd = _winsorised(v[None, :])
-    return float(level[0]), float(sd[0])
+    """(mean, sd) of the history: plain, so that the thresholds are exact (a spike in the
+    history widens the sd, which costs power, not false alarms)."""
+    return float(v.mean()), float(v.std(ddof=1))
 
 
-def _winsorised(h: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Winsorised mean and sd (ddof 1) of each row of h."""
-    k = h.shape[1]
-    g = int(WINSOR * k)
-    if g:
-        s = np.sort(h, axis=1)
-        h = np.clip(h, s[:, g:g + 1], s[:, k - 1 - g:k - g])
-    return h.mean(axis=1), h.std(axis=1, ddof=1)
-
-
-@lru_cache(maxsize=128)
-def _nodes(k: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The history's (level, sd) for HISTORY_DRAWS standard normal histories of k values,
-    with a fixed seed: the law the bars integrate over."""
-    rng = np.random.default_rng(20261125 + k)
-    levels, sds = [], []
-    for _ in range(HISTORY_DRAWS // 2000):  # in slices: at most 2000 × HISTORY_CAP values at once
-        level, sd = _winsorised(rng.standard_normal((2000, k)))
-        levels.append(level)
-        sds.append(sd)
-    return np.concatenate(levels), np.concatenate(sds)
-
-
-def _suspect_tail(c: float, m: int, k: int) -> float:
-    """P(|mean of m tip z|·√m > c), integrated over the history's law: given the history's
-    level L and sd S, √m·(tip mean) ~ N(0, 1) and the event is |N − √m·L| > c·S."""
-    from scipy.special import ndtr
-    levels, sds = _nodes(k)
-    shift = math.sqrt(m) * levels
-    return float(np.mean(ndtr(-c * sds + shift) + ndtr(-c * sds - shift)))
+@lru_cache(maxsize=256)
+def _nodes(k: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Quadrature over the history's (mean, sd) for k standard normal values: the mean
+    N(0, 1/k) by Gauss-Hermite, the sd (χ²_{k−1}/(k−1))^½ on a log grid reaching its
+    1e-14 tails (a small sd is what makes a short history's bars high). (means, sds,
+    weights), weights summing to 1."""
+    from scipy.stats import chi
+    u, wu = np.polynomial.hermite_e.hermegauss(16)
+    df = k - 1
+    law = chi(df, scale=1.0 / math.sqrt(df))
+    s = np.geomspace(law.ppf(1e-14), law.isf(1e-14), 300)
+    ws = law.pdf(s) * np.gradient(s)
+    means = np.repeat(u / math.sqrt(k), s.size)
+    sds = np.tile(s, u.size)
+    weights = np.outer(wu, ws).reshape(-1)
+    return means, sds, weights / weights.sum()
 
 
 def _median_tail(c: float, m: int, k: int) -> float:
     """P(more than half of m tip z beyond c on one side), integrated over the history."""
     from scipy.special import ndtr
-    levels, sds = _nodes(k)
-    up = ndtr(-(levels + c * sds))       # P(x > level + c·sd)
-    down = ndtr(levels - c * sds)        # P(x < level − c·sd)
-    return float(np.mean(_majority(up, m) + _majority(down, m)))
+    means, sds, weights = _nodes(k)
+    up = ndtr(-(means + c * sds))       # P(x > mean + c·sd)
+    down = ndtr(means - c * sds)        # P(x < mean − c·sd)
+    return float(weights @ (_majority(up, m) + _majority(down, m)))
 
 
 def _majority(p: NDArray[np.float64], m: int) -> NDArray[np.float64]:
@@ -153,9 +133,11 @@ def _solve(tail: Callable[[float], float], alpha: float) -> float:
 
 @lru_cache(maxsize=4096)
 def suspect_bar(k: int, m: int, false_rate: float = FALSE_RATE_PER_1000) -> float:
-    """c_s for a tip of m commits after a history of k: its share of the per-look rate."""
+    """c_s for a tip of m commits after a history of k: its share of the per-look rate
+    (√m·(tip mean − history mean)/sd is a Student t with k − 1 df scaled by √(1 + m/k))."""
+    from scipy.stats import t
     share = false_rate / 1000.0 / 2 / SUSPECT_TIP
-    return _solve(partial(_suspect_tail, m=m, k=k), share)
+    return float(t.isf(share / 2, k - 1) * math.sqrt(1.0 + m / k))
 
 
 @lru_cache(maxsize=4096)
