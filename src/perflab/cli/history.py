@@ -73,9 +73,9 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 
 HOW_DECIDED = """
 
-    \b
     How a change is decided: the detector (--method; auto = mosum, with a stated
-    false-alarm rate of 0.2 per 1,000 points) runs on each commit's median; a change smaller than the metric's noise
+    false-alarm rate of 0.2 per 1,000 points) runs on each commit's median; a change
+    smaller than the metric's noise
     floor is dropped. Its % and verdict (improvement or regression, by the metric's
     direction) come from the centres of those medians before and after; p is Welch's
     t-test on the two segments' medians, the raw samples' test shown beside it."""  # indented as a docstring
@@ -115,7 +115,7 @@ def report() -> None:
 
 
 @_decided
-@report.command(name="change")
+@report.command(name="change", short_help="A change as a robot-style regression report.")
 @click.argument("change_id", metavar="ID")
 @click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
 @click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,
