@@ -36,7 +36,7 @@ def test_csv_table_names_the_change(tmp_path):
     path = write(tmp_path, "s.csv", csv_text())
     result = run_cli("changepoints", path, "--direction", "lower")
     assert result.returncode == 0, result.stderr
-    # auto: mosum from 100 points
+    # auto: mosum
     assert "value, 100 points, 1 change point (mosum: false_alarms_per_1000_points 0.2)" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "c050" in line).split()
     assert row[0] == "50" and row[1] == "c050"

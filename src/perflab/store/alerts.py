@@ -13,7 +13,15 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from perflab.model.alerts import CREATED, Alert, AlertEvent, AlertSummary
+from perflab.model.alerts import (
+    CONFIRMED_EVENT,
+    CREATED,
+    TIP_METHOD,
+    TIP_SUSPECT_METHOD,
+    Alert,
+    AlertEvent,
+    AlertSummary,
+)
 from perflab.model.errors import UsageError
 from perflab.store.database import insert_or_ignore
 from perflab.store.repository import Store, decode_params
@@ -90,6 +98,18 @@ def mark_recovered(store: Store, alert: Alert, by_change: str, *, who: str, note
         .values(recovered=True, recovered_by=by_change, updated_at=time.time()))
     if result.rowcount == 1:
         _event(store, alert.id, who=who, action="recovered", from_state=alert.state, to_state=alert.state,
+               note=note)
+    store.conn.commit()
+
+
+def confirm(store: Store, alert: Alert, *, who: str, note: str) -> None:
+    """A suspect alert of the tip detector becomes confirmed (its stored method, see
+    model.alerts.TIP_SUSPECT_METHOD), with a 'confirmed' event."""
+    result = store.conn.execute(
+        alerts.update().where(alerts.c.id == alert.id, alerts.c.method == TIP_SUSPECT_METHOD)
+        .values(method=TIP_METHOD, updated_at=time.time()))
+    if result.rowcount == 1:
+        _event(store, alert.id, who=who, action=CONFIRMED_EVENT, from_state=alert.state, to_state=alert.state,
                note=note)
     store.conn.commit()
 

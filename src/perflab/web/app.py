@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage
+from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage, with_alerted
 from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.history import build_history, change_report, list_changes, parse_since, preload
 from perflab.analysis.summary import summarize_run
@@ -190,9 +190,9 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
 
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
-        listing = list_changes(_history(request), since=parse_since(since) if since else None)
         with store() as s:
-            listing = mark_alerts(s, listing)
+            listing = mark_alerts(s, list_changes(with_alerted(s, _history(request)),
+                                                  since=parse_since(since) if since else None))
         return _page("text.html.j2", title="changes", text=render_changes(listing))
 
     def jobs(request: Request) -> HTMLResponse:
