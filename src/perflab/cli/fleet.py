@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from perflab.cli.common import open_store, warn
+from perflab.cli.common import RowId, open_store, warn
 from perflab.model.errors import EnvironmentProblem, UsageError
 
 _BROKER = click.option("--broker", metavar="URL", help="Redis broker, redis://HOST:PORT/DB (default: $PERFLAB_BROKER).")
@@ -161,7 +161,7 @@ def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
 
 
 @jobs.command("cancel")
-@click.argument("job_id", type=int, metavar="ID")
+@click.argument("job_id", type=RowId("job id"), metavar="ID")
 @click.option("--no-wait", is_flag=True, help="Do not wait for the worker to confirm.")
 @click.pass_context
 def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
@@ -180,7 +180,7 @@ def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
 
 
 @jobs.command("show")
-@click.argument("job_id", type=int, metavar="ID")
+@click.argument("job_id", type=RowId("job id"), metavar="ID")
 @click.pass_context
 def jobs_show(ctx: click.Context, job_id: int) -> None:
     """One job: its request, state, times, runs, error and the tail of its output
@@ -192,7 +192,7 @@ def jobs_show(ctx: click.Context, job_id: int) -> None:
 
 
 @jobs.command("wait")
-@click.argument("job_id", type=int, metavar="ID")
+@click.argument("job_id", type=RowId("job id"), metavar="ID")
 @click.option("--timeout", type=float, metavar="S", help="Give up after S seconds (exit 3).")
 @click.pass_context
 def jobs_wait(ctx: click.Context, job_id: int, timeout: float | None) -> None:

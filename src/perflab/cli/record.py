@@ -6,7 +6,7 @@ import os
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, check_output, open_store, warn, write_output
+from perflab.cli.common import COMMAND_LINE, RowId, check_output, open_store, warn, write_output
 from perflab.model.errors import UsageError
 
 
@@ -134,7 +134,8 @@ def check_exports(exports: dict[str, str | None]) -> None:
 @click.option("--profile-scope", type=click.Choice(["system", "process"]), default="system",
               show_default=True, help="perf-profile: every CPU, or only the benchmark's processes.")
 @export_options
-@click.option("--job", "job_id", type=int, hidden=True, help="The fleet job this run is for (set by a worker).")
+@click.option("--job", "job_id", type=RowId("job id"), hidden=True,
+              help="The fleet job this run is for (set by a worker).")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx: click.Context, repetitions: int | None, warmup: int, commands: tuple[str, ...],

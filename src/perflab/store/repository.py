@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from perflab.model.errors import UsageError
+from perflab.model.limits import is_id
 from perflab.model.records import (
     ENVIRONMENT_NOT_LOADED,
     SPEC_NOT_LOADED,
@@ -458,7 +459,7 @@ class Store:
         (its hash or a prefix of 4 or more hex digits)."""
         reference = reference.strip()
         latest = (runs.c.started_at.desc(), runs.c.id.desc())
-        queries = [sa.select(runs).where(runs.c.id == int(reference))] if reference.isdigit() else []
+        queries = [sa.select(runs).where(runs.c.id == int(reference))] if is_id(reference) else []
         queries.append(sa.select(runs).where(runs.c.label == reference).order_by(*latest))
         if len(reference) >= 4 and all(c in "0123456789abcdefABCDEF" for c in reference):
             queries.append(sa.select(runs).where(runs.c.commit.startswith(reference.lower())).order_by(*latest))
