@@ -49,8 +49,9 @@ def count(most: int = MAX_REPETITIONS, least: int = 1) -> click.IntRange:
     return click.IntRange(least, most)
 
 
-POSITIVE_SECONDS = Finite(min=0, min_open=True)
-RATE = Finite(min=0, max=1, min_open=True, max_open=True)   # a probability: alpha, fdr, p-value
+SECONDS = Finite(min=0, min_open=True)
+RATE = Finite(min=0, max=1, min_open=True, max_open=True)   # a probability: alpha, fdr, confidence
+SEED = click.IntRange(0, 2**64 - 1)   # recorded in the run's spec: a JSON number every store keeps
 
 
 def warn(message: str) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import click
 
-from perflab.cli.common import check_output, open_store, write_output
+from perflab.cli.common import RATE, check_output, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
 from perflab.stats import METHOD_NAMES
@@ -17,8 +18,8 @@ def percent(text: str, option: str) -> float:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
         raise UsageError(f"bad {option} {text!r}: expected a percentage like 2%") from None
-    if value < 0:
-        raise UsageError(f"{option} cannot be negative: {text}")
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"{option} must be a finite percentage >= 0, got {text[:40]}")
     return value
 
 
@@ -32,7 +33,7 @@ def percent(text: str, option: str) -> float:
 @click.option("--method", type=click.Choice(list(METHOD_NAMES)), default="welch-log", show_default=True,
               help="The test (or a reference tool's rule): "
               + "; ".join(f"{key}: {name}" for key, name in METHOD_NAMES.items()) + ".")
-@click.option("--fdr", type=float, default=0.05, show_default=True,
+@click.option("--fdr", type=RATE, default=0.05, show_default=True,
               help="False discovery rate controlled across the report.")
 @click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
 @click.option("--rows", default="amean", show_default=True,
