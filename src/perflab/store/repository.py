@@ -32,7 +32,7 @@ from perflab.model.records import (
     is_monitor_metric,
 )
 from perflab.store import location, pending
-from perflab.store.database import insert_or_ignore, open_engine, upsert
+from perflab.store.database import insert_or_ignore, open_engine, opens_read_only, upsert
 from perflab.store.schema import (
     artifacts,
     job_runs,
@@ -168,11 +168,13 @@ class Store:
 
     def __init__(self, target: str | None = None, *, create: bool = False):
         self.target = location.resolve(target)
+        self.read_only = opens_read_only(self.target, create=create)
         self.engine: Engine = open_engine(self.target, create=create)
         self._conn: sa.Connection | None = None
         self._point_ids: dict[tuple[str, str], int] = {}
         self._insert_samples = samples.insert()
-        self.recover_pending()
+        if not self.read_only:   # a reader without write permission cannot finish others' runs
+            self.recover_pending()
 
     # -- lifetime --------------------------------------------------------------
     @property
