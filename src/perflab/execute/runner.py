@@ -26,8 +26,8 @@ from perflab.execute import environment, plan, pressure
 from perflab.execute import monitors as monitoring
 from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.hooks import run_hook
-from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
-from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
+from perflab.execute.process import CapturedOutput, GroupJanitor, Streams, open_devnull_streams, spawn_and_wait
+from perflab.model.errors import EnvironmentProblem, PerflabError, RunInterrupted, UsageError
 from perflab.model.params import cartesian, check_size, placeholders, point_text
 from perflab.model.records import Measurement, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.live import LiveRow, LiveView
@@ -129,7 +129,7 @@ class _Block:
 
     plans: list[RunPlan]
     units: list[tuple[int, int]]            # unit index -> (plan index, point index)
-    tasks: list[plan.Task]                  # task.point is a unit index
+    tasks: plan.Schedule                    # task.point is a unit index
 
     def key(self, unit: int) -> tuple[str, str]:
         i, point = self.units[unit]
@@ -265,9 +265,8 @@ class Runner:
             options = group[0].options
             block = _Block(group, units, plan.schedule(len(units), options.repetitions, options.warmup,
                                                        options.seed))
-            keys = [block.key(unit) for unit in range(len(units))]
-            done = {(unit, rep) for unit, key in enumerate(keys) for rep in range(options.repetitions)
-                    if (*key, rep) in recorded}
+            unit_of = {block.key(unit): unit for unit in range(len(units))}
+            done = {(unit_of[(b, p)], rep) for b, p, rep in recorded if (b, p) in unit_of}
             block.tasks = plan.remaining(block.tasks, done)
             blocks.append(block)
         return blocks
@@ -301,11 +300,13 @@ class Runner:
         self._cgroups, reason = RunCgroups.create()
         self._monitor_cgroup = None
         if reason:
-            self._warn_once(f"samples run without a cgroup of their own ({reason}): a process "
-                            "a sample moves out of its process group (setsid, a daemon) can "
-                            "outlive a timeout or a kill of perflab")
+            self._warn_once(f"samples run without a cgroup of their own ({reason}): a sample's "
+                            "process dies with perflab and its process group is killed, but a "
+                            "process that leaves the group (setsid, a daemon) or runs a set-user-ID "
+                            "program can outlive a timeout or a kill of perflab")
         try:
-            with _terminate_as_interrupt():
+            guard = GroupJanitor.running(self._deathsig_shim()) if reason else contextlib.nullcontext()
+            with _terminate_as_interrupt(), guard:
                 for block in work:
                     if block.tasks and not self._execute_block(run_id, block, streams, capture):
                         break
@@ -335,6 +336,15 @@ class Runner:
             self.store.when_reachable(lambda: self.store.set_run_status(run_id, final, environment=snapshot))
             self.store.when_reachable(lambda: self.store.seal(run_id))
 
+    def _deathsig_shim(self) -> str | None:
+        """The shim that makes a sample die with perflab (no cgroups), built on first use."""
+        from perflab.workloads import native
+        try:
+            return native.binary("deathsig")
+        except PerflabError as error:
+            self._warn_once(f"a sample's process may outlive perflab's death: cannot build its guard ({error})")
+            return None
+
     def _flush(self, run_id: int) -> None:
         """Move the pending samples in; while a PostgreSQL store is away they stay in the
         pending file (written already) and move in at a later flush."""
@@ -348,7 +358,7 @@ class Runner:
     def _execute_block(self, run_id: int, block: _Block, streams: Streams,
                        capture: CapturedOutput) -> bool:
         """Run one block's tasks; False when the stop limits ended the run."""
-        active = {t.point for t in block.tasks}
+        active = block.tasks.busy()
         active_points: dict[int, list[int]] = {i: [] for i in range(len(block.plans))}
         for unit in sorted(active):
             i, point = block.units[unit]
@@ -363,11 +373,10 @@ class Runner:
                         if run_plan.options.setup:
                             for point in active_points[i]:
                                 self._hook("setup", run_plan.options.setup, run_plan.points[point], streams)
-                for k, task in enumerate(block.tasks):
+                for task, following in plan.with_next(block.tasks):
                     i, point = block.units[task.point]
                     self._sample(run_id, states[i], plan.Task(point, task.repetition, task.warmup),
                                  streams, capture)
-                    following = block.tasks[k + 1] if k + 1 < len(block.tasks) else None
                     round_end = not task.warmup and (following is None or following.repetition != task.repetition)
                     if round_end and following is not None:
                         # the view shows the decision of the round it shows the samples of
