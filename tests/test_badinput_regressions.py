@@ -107,3 +107,20 @@ def test_the_dashboard_answers_404_for_an_id_no_key_holds(store):
     content = [(b"content-type", b"application/x-www-form-urlencoded")]
     assert _asgi(app, "POST", f"/alerts/{H}", form, content) == 404
     assert _asgi(app, "POST", "/alerts/1", form, content) == 404
+
+
+def test_an_import_streams_in_batches_tells_its_progress_and_seals_every_value(tmp_path):
+    import json
+
+    from perflab.analysis.importing import import_file
+    from perflab.store import Store
+    times = [0.001 + (i % 97) * 1e-6 for i in range(25_000)]
+    codes = [0 if i % 1000 else 1 for i in range(25_000)]   # every 1000th failed: kept as failed
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps({"results": [{"command": "sleep 0.001", "times": times, "exit_codes": codes}]}))
+    heard: list[tuple[int, int]] = []
+    with Store(str(tmp_path / "db"), create=True) as store:
+        run_id = import_file(store, "hyperfine", str(path), "big", progress=lambda n, total: heard.append((n, total)))
+        [group] = store.value_groups(run_id)
+    assert heard == [(10_000, 25_000), (20_000, 25_000), (25_000, 25_000)]
+    assert group.failures == 25 and list(group.values) == [t for t, c in zip(times, codes) if c == 0]

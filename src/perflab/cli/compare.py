@@ -142,8 +142,26 @@ def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure
     from perflab.formats.importers import parse_file
     parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
     with open_store(ctx, create=True) as store:
-        run_id = import_file(store, parsed, label)
+        run_id = import_file(store, parsed, label, progress=_ImportProgress(path))
     click.echo(f"imported {path} as run {run_id} ({label})")
+
+
+class _ImportProgress:
+    """A line on stderr every few seconds while a large import is written."""
+
+    EVERY_S = 2.0
+
+    def __init__(self, path: str):
+        import time
+        self._clock, self._path = time.monotonic, path
+        self._started = self._last = self._clock()
+
+    def __call__(self, written: int, total: int) -> None:
+        now = self._clock()
+        if now - self._last >= self.EVERY_S and written < total:
+            self._last = now
+            click.echo(f"perflab: importing {self._path}: {written:,} of {total:,} repetitions "
+                       f"({written / (now - self._started):,.0f}/s)", err=True)
 
 
 COMMANDS: list[click.Command] = [compare, import_]

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -530,14 +531,33 @@ class Store:
         return found
 
     def seal(self, run_id: int) -> None:
-        """Write the run's series blobs (after its last sample)."""
+        """Write the run's series blobs (after its last sample). The samples are read in
+        order, a batch at a time: memory holds the blobs (8 bytes a value), not the rows."""
         self.conn.execute(series.delete().where(series.c.run_id == run_id))
-        ids = {(b, p): i for i, b, p in self.conn.execute(
-            sa.select(points.c.id, points.c.benchmark, points.c.params))}
-        rows = [{"run_id": run_id, "point_id": ids[(g.benchmark, g.point)], "metric": g.metric,
-                 "unit": g.unit, "failures": g.failures,
-                 "ok_values": np.ascontiguousarray(g.values, dtype="<f8").tobytes()}
-                for g in self._groups_from_rows(run_id, None, None)]
+        query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
+                           samples.c.status)
+                 .where(samples.c.run_id == run_id)
+                 .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
+        rows: list[dict[str, Any]] = []
+        group: tuple[int, str] | None = None
+        unit, failures = "", 0
+        chunks: list[bytes] = []
+
+        def close() -> None:
+            if group is not None:
+                rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
+                             "failures": failures, "ok_values": b"".join(chunks)})
+
+        for batch in self.conn.execute(query).partitions(_SEAL_BATCH):
+            for point_id, metric, value, row_unit, status in batch:
+                if (point_id, metric) != group:
+                    close()
+                    group, unit, failures, chunks = (point_id, metric), row_unit, 0, []
+                if status == "ok" and value is not None and value == value:   # not NaN
+                    chunks.append(_F8.pack(value))
+                else:
+                    failures += 1
+        close()
         if rows:
             self.conn.execute(series.insert(), rows)
         self.conn.commit()
@@ -698,10 +718,13 @@ class Store:
     def import_run(self, *, label: str, host: str, spec: dict[str, Any], environment: dict[str, Any],
                    samples: Iterable[tuple[Point, int, Sequence[Measurement], float | None]],
                    metric_infos: dict[str, Sequence[MetricInfo]],
-                   status: RunStatus = RunStatus.COMPLETE) -> int:
+                   status: RunStatus = RunStatus.COMPLETE,
+                   progress: Callable[[int], None] | None = None) -> int:
         """Write a whole finished run in ONE transaction: all of it, or nothing.
 
-        ``samples`` are (point, repetition, measurements, measured_at or None). The run row,
+        ``samples`` are (point, repetition, measurements, measured_at or None), read as
+        they come and inserted a batch at a time (memory does not grow with them);
+        ``progress(n)`` is told the samples written so far after each batch. The run row,
         new points, samples, metric metadata and the series blobs (``seal``) commit
         together; any error rolls everything back, so a failed import leaves no trace.
         """
@@ -716,6 +739,7 @@ class Store:
                 started_at=now, finished_at=now, status=status.value, pid=None,
                 spec=spec, environment=environment)))
             rows: list[dict[str, Any]] = []
+            written = 0
             for point, repetition, measurements, measured_at in samples:
                 key = (point.benchmark, point.key)
                 point_id = self._point_ids.get(key) or new_ids.get(key)
@@ -726,8 +750,16 @@ class Store:
                              "metric": m.metric, "value": m.value, "unit": m.unit,
                              "status": m.status.value, "note": m.note, "measured_at": stamp}
                             for m in measurements)
+                written += 1
+                if len(rows) >= _IMPORT_BATCH:
+                    conn.execute(self._insert_samples, rows)
+                    rows = []
+                    if progress is not None:
+                        progress(written)
             if rows:
                 conn.execute(self._insert_samples, rows)
+            if progress is not None:
+                progress(written)
             for benchmark, infos in metric_infos.items():
                 _save_metric_infos(conn, benchmark, infos)
             self.seal(run_id)  # writes the series blobs and commits: the one commit
@@ -748,6 +780,10 @@ class Store:
             found = _inserted_id(self.conn.execute(points.insert().values(benchmark=benchmark, params=params)))
         return int(found)
 
+
+_SEAL_BATCH = 50_000      # sample rows read at once when sealing a run
+_IMPORT_BATCH = 10_000    # sample rows inserted at once by an import
+_F8 = struct.Struct("<d")  # a series blob's value: little-endian float64, as numpy's "<f8"
 
 # value_groups_of_runs names up to this many runs in its query (an IN list); more, and it
 # reads the chosen metrics' series of every run and keeps the wanted ones (no huge IN list)
