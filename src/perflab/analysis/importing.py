@@ -58,7 +58,7 @@ def write_import(store: Store, parsed: ImportedFile, label: str,
     for bench in parsed.benchmarks:
         known = metric_infos.get(bench.point.benchmark, ())
         metric_infos[bench.point.benchmark] = (*known, *(info for info in bench.metrics if info not in known))
-    return store.import_run(label=label, host=parsed.host, spec=parsed.spec,
+    return store.import_run(label=label, host=parsed.host, request=parsed.request,
                             environment=parsed.environment, samples=samples,
                             metric_infos=metric_infos, status=RunStatus.COMPLETE,
                             progress=None if progress is None else lambda written: progress(written, total))

@@ -6,7 +6,10 @@ import enum
 import json
 import signal
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+from perflab.model.run_request import RunRequest
 
 # kernel.randomize_va_space values
 ASLR_MODES = {0: "off", 1: "partial", 2: "full"}
@@ -154,6 +157,11 @@ class RunInfo:
     benchmarks: int = 0
     samples: int = 0
     repo: str | None = None  # absolute path of the git repository the commit came from
+
+    @cached_property
+    def request(self) -> RunRequest:
+        """The stored spec as its type (the only way to read it; see model/run_request.py)."""
+        return RunRequest.from_json(self.spec)
 
 
 @dataclass(frozen=True)
