@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from clifuzz import assert_one_line_refusal, invoke
 from perflab.model.limits import MAX_ID, MAX_REPETITIONS
 
+pytestmark = pytest.mark.xdist_group("cli_fuzz")   # one worker: TRIED counts every invocation
 TRIED = {"invocations": 0}
 FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -143,6 +144,6 @@ def test_readers_given_an_id_no_key_holds_say_so(store, reader, bad):
 
 
 def test_zz_the_figure(capsys):
-    with capsys.disabled():
+    with capsys.disabled():   # shown with -n 0 -s
         print(f"\nCLI fuzz: {TRIED['invocations']} invocations tried, 0 tracebacks")
     assert TRIED["invocations"] >= 200
