@@ -66,7 +66,7 @@ def test_compare_errors(ab_db):
         (["compare", "base", "slow", "--filter", "benchmark=other"], "nothing to compare"),
         (["compare", "base", "slow", "--threshold", "abc", "--fail-on", "regression"], "bad --threshold"),
         (["compare", "base", "slow", "--noise-floor", "x"], "bad --noise-floor 'x'"),
-        (["compare", "base", "slow", "--fdr", "2"], "--fdr must be between 0 and 1"),
+        (["compare", "base", "slow", "--fdr", "2"], "Invalid value for '--fdr': 2.0 is not in the range 0<x<1"),
     ]
     for args, message in cases:
         result = run_cli(*args, db=ab_db)
@@ -112,7 +112,8 @@ def test_calibrate_measures_run_to_run_variance_and_compare_uses_it(tmp_path):
 
 def test_calibrate_usage_errors(tmp_path):
     db = str(tmp_path / "perflab.db")
-    for args, message in ((["-k", "1", "--", "true"], "2 or more"), (["-n", "2", "--resume", "1"], "resume"),
+    for args, message in ((["-k", "1", "--", "true"], "1 is not in the range 2<=x<=10000"),
+                          (["-n", "2", "--resume", "1"], "resume"),
                           (["-n", "2", "--label", "x", "--", "true"], "sets the label"), ([], "needs what to run")):
         result = run_cli("calibrate", *args, db=db)
         assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import click
 
-from perflab.cli.common import check_output, open_store, write_output
+from perflab.cli.common import RATE, check_output, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
 from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
@@ -17,8 +18,8 @@ def percent(text: str, option: str) -> float:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
         raise UsageError(f"bad {option} {text!r}: expected a percentage like 2%") from None
-    if value < 0:
-        raise UsageError(f"{option} cannot be negative: {text}")
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"{option} must be a finite percentage >= 0, got {text[:40]}")
     return value
 
 
@@ -32,7 +33,7 @@ def percent(text: str, option: str) -> float:
 @click.option("--method", type=click.Choice(list(METHOD_NAMES)), default="welch-log", show_default=True,
               help="The test (or a reference tool's rule): "
               + "; ".join(f"{key}: {name}" for key, name in METHOD_NAMES.items()) + ".")
-@click.option("--fdr", type=float, default=0.05, show_default=True,
+@click.option("--fdr", type=RATE, default=0.05, show_default=True,
               help="False discovery rate controlled across the report.")
 @click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
 @click.option("--rows", default="amean", show_default=True,
@@ -147,8 +148,26 @@ def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure
     from perflab.formats.importers import parse_file
     parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
     with open_store(ctx, create=True) as store:
-        run_id = import_file(store, parsed, label)
+        run_id = import_file(store, parsed, label, progress=_ImportProgress(path))
     click.echo(f"imported {path} as run {run_id} ({label})")
+
+
+class _ImportProgress:
+    """A line on stderr every few seconds while a large import is written."""
+
+    EVERY_S = 2.0
+
+    def __init__(self, path: str):
+        import time
+        self._clock, self._path = time.monotonic, path
+        self._started = self._last = self._clock()
+
+    def __call__(self, written: int, total: int) -> None:
+        now = self._clock()
+        if now - self._last >= self.EVERY_S and written < total:
+            self._last = now
+            click.echo(f"perflab: importing {self._path}: {written:,} of {total:,} repetitions "
+                       f"({written / (now - self._started):,.0f}/s)", err=True)
 
 
 COMMANDS: list[click.Command] = [compare, import_]

@@ -20,8 +20,9 @@ from perflab.execute import pressure
 from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.hooks import run_hook
 from perflab.execute.monitor_set import MonitorSet, Outputs
-from perflab.execute.process import CapturedOutput, Streams, spawn_and_wait
+from perflab.execute.process import CapturedOutput, GroupJanitor, Streams, spawn_and_wait
 from perflab.execute.run_plan import RunPlan
+from perflab.model.errors import PerflabError
 from perflab.model.records import Measurement, MetricInfo, SampleStatus
 from perflab.workloads.base import SampleContext, Workload
 
@@ -49,6 +50,7 @@ class SampleExecutor:
         self.monitors = MonitorSet(warn_once)
         self._pressure = pressure.Reader()
         self._cgroups: RunCgroups | None = None
+        self._guards = contextlib.ExitStack()
         self._described: set[tuple[str, str]] = set()        # (benchmark, metric) described so far
         self._last_wall: dict[tuple[str, int], float] = {}   # (benchmark, point) -> last wall time
         self._point_warned: set[tuple[str, int]] = set()     # a workload's warning, once per point
@@ -58,15 +60,27 @@ class SampleExecutor:
         self._cgroups, reason = RunCgroups.create()
         self.monitors.use_cgroups(self._cgroups)
         if reason:
-            self._warn_once(f"samples run without a cgroup of their own ({reason}): a process "
-                            "a sample moves out of its process group (setsid, a daemon) can "
-                            "outlive a timeout or a kill of perflab")
+            self._warn_once(f"samples run without a cgroup of their own ({reason}): a sample's "
+                            "process dies with perflab and its process group is killed, but a "
+                            "process that leaves the group (setsid, a daemon) or runs a set-user-ID "
+                            "program can outlive a timeout or a kill of perflab")
+            self._guards.enter_context(GroupJanitor.running(self._deathsig_shim()))
+
+    def _deathsig_shim(self) -> str | None:
+        """The shim that makes a sample die with perflab (no cgroups), built on first use."""
+        from perflab.workloads import native
+        try:
+            return native.binary("deathsig")
+        except PerflabError as error:
+            self._warn_once(f"a sample's process may outlive perflab's death: cannot build its guard ({error})")
+            return None
 
     def close(self) -> None:
         self._pressure.close()
         self.monitors.close()
         if self._cgroups is not None:
             self._cgroups.close()
+        self._guards.close()   # the group janitor, without cgroups
 
     def hook(self, kind: str, line: str, params: dict[str, Any], streams: Streams,
              timeout: float | None = None) -> None:

@@ -129,7 +129,8 @@ def parse_rows(rows: Sequence[str]) -> tuple[list[Stat], bool]:
             stat = Stat(name)
         else:
             prefix, _, pct = name.partition("-")
-            if prefix not in ("bamean", "bhmean", "bgmean", "bmean") or not pct.isdigit() or not 0 < int(pct) <= 100:
+            best = prefix in ("bamean", "bhmean", "bgmean", "bmean") and pct.isascii() and pct.isdigit()
+            if not best or not 0 < int(pct) <= 100:
                 raise UsageError(f"unknown row {raw!r}: choose from amean (or hmean: the metric's mean), "
                                  "min, max, stddev, coeffvar, median, bamean-N (best N%), all")
             stat = Stat("best", int(pct))
