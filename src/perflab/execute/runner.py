@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from perflab.execute import environment, plan, pressure
+from perflab.execute import environment, outside, plan
 from perflab.execute import monitors as monitoring
 from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.hooks import run_hook
@@ -209,7 +209,7 @@ class Runner:
         self.stop = stop or StopLimits()
         self.samples: Samples = {}
         self.stopped: dict[str, Any] | None = None   # why and when the run ended early
-        self._pressure = pressure.Reader()
+        self._outside = outside.Reader(None)   # the load outside perflab's cgroups, once they exist
         self.progress = progress
         self.warn = warn
         self.failures = 0
@@ -300,6 +300,8 @@ class Runner:
         self._flushed_at = time.monotonic()
         self._cgroups, reason = RunCgroups.create()
         self._monitor_cgroup = None
+        self._outside.close()
+        self._outside = outside.Reader(self._cgroups.base if self._cgroups is not None else None)
         if reason:
             self._warn_once(f"samples run without a cgroup of their own ({reason}): a process "
                             "a sample moves out of its process group (setsid, a daemon) can "
@@ -469,7 +471,7 @@ class Runner:
             workload.benchmark, task.repetition,
             self._last_wall.get((workload.benchmark, task.point)) or monitoring.expected_duration(params))
         started = self._start_monitors(watched, sample)
-        counters = self._pressure.read()
+        counters = self._outside.read()
         try:
             result = spawn_and_wait(invocation.executable, invocation.argv,
                                     streams=capture.streams() if invocation.capture else streams,
@@ -480,7 +482,7 @@ class Runner:
             for monitor in started:
                 monitor.abort()
             raise
-        stalls = self._pressure.since(counters)
+        stalls = self._outside.since(counters)
         self._last_wall[(workload.benchmark, task.point)] = result.wall_s
         if task.warmup:
             self.progress.advance(f"{label} warm-up {task.repetition + 1}")
@@ -617,16 +619,16 @@ class Runner:
         return measurements
 
     def _pressure_measurements(self, benchmark: str, stalls: dict[str, float] | None) -> list[Measurement]:
-        """The µs other tasks stalled on CPU, memory and I/O while the sample ran (PSI),
-        and the µs those stalls were counted over (``psi.window_us``: contention.py's
-        denominator, the spawn included, which a shell line's ``time`` is not)."""
+        """The CPU µs used and the memory/I/O stall µs outside perflab's cgroups while the
+        sample ran (execute/outside.py), and the window they cover (contention.py's
+        denominator, the spawn included)."""
         if stalls is None:
-            self._warn_once(f"no pressure stall information ({self._pressure.missing}): samples are not "
-                            "checked for competing load")
+            self._warn_once(f"the load outside the samples' cgroups is not measured ({self._outside.missing}): "
+                            "samples are not checked for competing load")
             return []
-        if (benchmark, pressure.METRICS[0].name) not in self._metric_infos:
-            self._metric_infos.update((benchmark, info.name) for info in pressure.METRICS)
-            self.store.when_reachable(lambda: self.store.save_metric_info(benchmark, pressure.METRICS),
+        if (benchmark, outside.METRICS[0].name) not in self._metric_infos:
+            self._metric_infos.update((benchmark, info.name) for info in outside.METRICS)
+            self.store.when_reachable(lambda: self.store.save_metric_info(benchmark, outside.METRICS),
                                       on_wait=self._warn_unreachable)
         return [Measurement(name, value, "us") for name, value in stalls.items()]
 
@@ -642,7 +644,7 @@ class Runner:
                 self.store.add_artifact(run_id, point_id, repetition, kind, path)
 
     def _close_monitors(self) -> None:
-        self._pressure.close()
+        self._outside.close()
         for monitor in self._built_monitors:
             monitor.close()
 
