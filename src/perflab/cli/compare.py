@@ -101,6 +101,9 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             from perflab.analysis.profile import profile_report
             report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
                                                             q=fdr, noise_floor=floor))
+    if fmt == "benchstat":   # benchstat's own statistics, computed only when its table is asked for
+        from perflab.analysis.benchstat import with_benchstat
+        report = with_benchstat(report)
     text = render_comparison(report, fmt, rows=row_names, width=width)
     if output:
         write_output(output, text)
