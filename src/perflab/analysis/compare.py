@@ -42,7 +42,17 @@ from perflab.model.report.compare import (
     SideSummary,
 )
 from perflab.model.verdicts import Verdict, WarningSide
-from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
+from perflab.stats import (
+    METHOD_NAMES,
+    Difference,
+    Summary,
+    best_mean,
+    compare,
+    decide,
+    median_ci,
+    oriented,
+    summarize,
+)
 from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
 from perflab.stats.warnings import RUN_VARIANCE
 from perflab.store import Store
@@ -228,6 +238,13 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     pending: list[tuple[int, int, Difference]] = []
+    summaries: dict[tuple[int, Key], Summary] = {}   # each side's once: the test and the table share it
+
+    def summary_of(side: int, key: Key, group: ValueGroup, info: MetricInfo) -> Summary:
+        if (side, key) not in summaries:
+            summaries[(side, key)] = summarize(group.values, info.mean)
+        return summaries[(side, key)]
+
     for r, key in enumerate(keys):
         base = tables[0].get(key)
         info = infos[(key[0], key[2])]
@@ -241,7 +258,8 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                     base.values, other.values, direction=info.direction, mean_kind=info.mean,
                     method=method,  # type: ignore[arg-type]
                     noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
-                    separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]))))
+                    separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]),
+                    summaries=(summary_of(0, key, base, info), summary_of(c + 1, key, other, info)))))
         missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
             params = next(table[key] for table in tables if key in table).params
@@ -259,7 +277,9 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     for r, key in enumerate(keys):
         info = infos[(key[0], key[2])]
         groups = [table.get(key) for table in tables]
-        sides_ = [_side(g, info, confidence, best_pcts, WarningSide.BASE if i == 0 else WarningSide.CANDIDATE)
+        sides_ = [None if g is None else
+                  _side(g, summary_of(i, key, g, info), info, confidence, best_pcts,
+                        WarningSide.BASE if i == 0 else WarningSide.CANDIDATE)
                   for i, g in enumerate(groups)]
         unit = next(g for g in groups if g is not None).unit
         cells = tuple(_cell(runs[c + 1].label, sides_[0], side, by_cell.get((r, c)), info)
@@ -302,12 +322,9 @@ def _layout(benchmark: str) -> Layout:
     return Layout(workload.report_title, workload.report_row, tuple(m.name for m in workload.metrics))
 
 
-def _side(group: ValueGroup | None, info: MetricInfo, confidence: float, best_pcts: Sequence[int],
-          side: WarningSide) -> SideSummary | None:
-    """Every statistic any format shows of one side's samples."""
-    if group is None:
-        return None
-    s = summarize(group.values, info.mean)
+def _side(group: ValueGroup, s: Summary, info: MetricInfo, confidence: float, best_pcts: Sequence[int],
+          side: WarningSide) -> SideSummary:
+    """Every statistic any format shows of one side's samples (``s``: their `summarize`)."""
     x = group.values[np.isfinite(group.values)]
     median_interval = median_ci(x, confidence)
     amean = float(x.mean()) if x.size else math.nan
@@ -315,7 +332,7 @@ def _side(group: ValueGroup | None, info: MetricInfo, confidence: float, best_pc
     best = tuple((pct, best_mean(x, pct, info.mean, info.direction) if x.size else math.nan)
                  for pct in best_pcts)
     return SideSummary(
-        n=s.n, failures=int(group.failures), values=tuple(float(v) for v in x), mean_kind=info.mean,
+        n=s.n, failures=int(group.failures), values=tuple(x.tolist()), mean_kind=info.mean,
         centre=s.centre, median=s.median,
         median_ci=Interval(median_interval.low, median_interval.high, median_interval.confidence,
                            tuple(w.on(side) for w in median_interval.warnings)),
