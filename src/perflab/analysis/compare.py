@@ -42,17 +42,7 @@ from perflab.model.report.compare import (
     SideSummary,
 )
 from perflab.model.verdicts import Verdict, WarningSide
-from perflab.stats import (
-    METHOD_NAMES,
-    Difference,
-    Summary,
-    best_mean,
-    compare,
-    decide,
-    median_ci,
-    oriented,
-    summarize,
-)
+from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, compare, decide, median_ci, oriented, summarize
 from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
 from perflab.stats.warnings import RUN_VARIANCE
 from perflab.store import Store
