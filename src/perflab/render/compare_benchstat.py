@@ -139,7 +139,9 @@ def _table(block: Block, report: CompareReport) -> str:
     return t.format() + "".join(f"{_superscript(i + 1)} {note}\n" for i, note in enumerate(notes))
 
 
-def render_benchstat(report: CompareReport) -> str:
+def render_benchstat(report: CompareReport, verbose: bool = False) -> str:
+    """benchstat's tables; ``verbose`` is accepted for the registry (benchstat's own warnings
+    are footnotes, the report's follow once)."""
     parts = []
     previous = None
     for block in report.blocks:
@@ -151,5 +153,6 @@ def render_benchstat(report: CompareReport) -> str:
     out = "\n".join(parts)
     out += ("\nbenchstat's statistics: median ± 95% CI of the median (order statistics); vs base: change of "
             "the medians, ~ when the Mann-Whitney U test's p > 0.05 (no FDR control, as benchstat)\n")
+    out += "".join(f"{note}\n" for note in report.notes)
     out += "".join(f"warning: {w}\n" for w in report.warnings)
     return out

@@ -54,7 +54,7 @@ def _verdict(d: Change | None) -> str:
     return f"**{d.verdict.value}**" if d.significant else d.verdict.value
 
 
-def render_markdown(report: CompareReport) -> str:
+def render_markdown(report: CompareReport, verbose: bool = False) -> str:
     labels = report.labels
     headers = ["benchmark", "point", "metric", labels[0]]
     align = ["---", "---", "---", "---:"]
@@ -79,7 +79,8 @@ def render_markdown(report: CompareReport) -> str:
            f"with its {confidence} confidence interval"
            + (f" ({'; '.join(intervals)})" if intervals else "") + ".",
            f"Significant (bold verdict): {significance_rule(report)}; q = Benjamini-Hochberg adjusted p."]
-    warnings = warning_lines(report, indent="- ")
+    out += [_escape(note) for note in report.notes]
+    warnings = warning_lines(report, indent="- ", verbose=verbose)
     if warnings:
         out += ["", "**Warnings**", "", *(_escape(w) for w in warnings)]
     return "\n".join(out) + "\n"

@@ -11,7 +11,8 @@ marks, exactly where mmtests puts them. The mean row is Amean or Hmean by the me
 mean kind; Min, Stddev, CoeffVar, Max, Median and BAmean-N/BHmean-N rows are optional
 (``rows``) and come in mmtests' order. Stddev and CoeffVar changes count lower as
 better, as mmtests does; marks go on the mean row only, because the test is about the
-centre. Times are scaled to one unit per block (s, ms, us, ns); a missing side or an
+centre. Times are in seconds as mmtests prints them (hackbench's 0.0310, not 31.0000 ms)
+while 4 decimals keep 3 digits, else scaled to one unit per block (ms, us, ns); a missing side or an
 undefined value (one sample's stddev, an Hmean over a value <= 0) shows as ``-``.
 """
 
@@ -28,6 +29,7 @@ from perflab.render.compare_common import (
     block_op,
     block_title,
     finite,
+    note_lines,
     short_commit,
     significance_rule,
     warning_lines,
@@ -69,8 +71,8 @@ def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
 def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_width: int | None = None) -> str:
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
     factor, unit = scale_for(max(centres, default=0.0), block.unit)
-    if block.unit == "s" and min(centres, default=0.0) >= 0.1:
-        factor, unit = 1.0, "s"  # mmtests' seconds with 4 decimals, while they keep 4 digits
+    if block.unit == "s" and min(centres, default=0.0) >= 0.01:
+        factor, unit = 1.0, "s"  # mmtests' seconds with 4 decimals, while they keep 3 digits
     lines_data = []  # (stat name, op, [numbers], [(change, marked)], stat key)
     for stat in stats:
         for row in block.rows:
@@ -118,13 +120,14 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_wid
 
 
 def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool = False,
-                   width: int | None = None) -> str:
+                   width: int | None = None, verbose: bool = False) -> str:
     """``width``: narrow the value columns (to the widest number and a space) so that a table
     fits that many columns where it can; run labels longer than a column are cut."""
     parts = [_block(block, stats, report.runs, width) for block in report.blocks]
     footer = [f"* = significant: {significance_rule(report)}",
               "% = change vs the baseline, positive = better"]
-    warnings = warning_lines(report)
+    footer += note_lines(report)
+    warnings = warning_lines(report, verbose=verbose)
     if warnings:
         footer += ["warnings:", *warnings]
     if report.profile is not None:

@@ -26,7 +26,14 @@ from perflab.model.params import format_value
 from perflab.model.records import Direction
 from perflab.model.report.compare import Block, Change, CompareReport, SideSummary
 from perflab.model.verdicts import Verdict
-from perflab.render.compare_common import block_title, describe_run, finite, significance_rule, warning_lines
+from perflab.render.compare_common import (
+    block_title,
+    describe_run,
+    finite,
+    note_lines,
+    significance_rule,
+    warning_lines,
+)
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
 
@@ -90,7 +97,7 @@ def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
     return title + "\n" + format_table(headers, rows, align=align), slower
 
 
-def render_speedup(report: CompareReport) -> str:
+def render_speedup(report: CompareReport, verbose: bool = False) -> str:
     labels = report.labels
     runs = report.runs
     head = ([f"Before: {describe_run(runs[0])}", f"After:  {describe_run(runs[1])}"] if len(runs) == 2
@@ -104,7 +111,8 @@ def render_speedup(report: CompareReport) -> str:
               f"* = significant speed-up, ! = significant slowdown: {significance_rule(report)}"]
     if slower:
         footer += ["significant slowdowns:", *slower]
-    warnings = warning_lines(report)
+    footer += note_lines(report)
+    warnings = warning_lines(report, verbose=verbose)
     if warnings:
         footer += ["warnings:", *warnings]
     return "\n\n".join([*parts, "\n".join(footer)]) + "\n"

@@ -248,6 +248,7 @@ class CompareReport:
     noise_floors: tuple[float, ...]  # the distinct floors of the compared rows
     warnings: tuple[str, ...] = ()
     profile: ProfileReport | None = None   # with --profile: profile and counter deltas
+    notes: tuple[str, ...] = ()      # what the report left out and how to see it (not warnings)
 
     @property
     def labels(self) -> list[str]:
