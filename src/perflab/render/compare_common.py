@@ -17,6 +17,7 @@ from perflab.model.params import format_value
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Block, CompareReport, Row
 from perflab.model.verdicts import StatWarning, WarningSide
+from perflab.render.units import scale_for
 
 MEAN_NAMES = {"amean": "Amean", "hmean": "Hmean", "gmean": "Gmean"}
 
@@ -154,11 +155,28 @@ def block_op(block: Block, row: Row) -> str:
     return op_name(block.row_params(row), block.param_names)
 
 
-def block_title(block: Block) -> str:
-    """The block's name: its layout's title, else the benchmark and the hoisted parameters."""
+def block_title(block: Block, labels: Sequence[str] = ()) -> str:
+    """The block's name: its layout's title, else the benchmark and the hoisted parameters;
+    the benchmark is left out when it is a side's own label (the commands of one run
+    compared with each other: their names head the columns, not the baseline's every row)."""
     if block.title:
         return block.title
-    return " ".join([block.benchmark, *(f"{k}={format_value(v)}" for k, v in block.hoisted)])
+    name = [] if block.benchmark in labels else [block.benchmark]
+    return " ".join([*name, *(f"{k}={format_value(v)}" for k, v in block.hoisted)])
+
+
+def tool_scale(centres: Sequence[float], unit: str) -> tuple[float, str]:
+    """The divisor and unit of a block as mmtests and perf stat print times: seconds with 4
+    decimals while those keep 3 digits (hackbench's 0.0310, not 31.0000 ms), else the
+    unit that gives the largest centre 1..999 before the point."""
+    if unit == "s" and centres and min(centres) >= 0.01:
+        return 1.0, "s"
+    return scale_for(max(centres, default=0.0), unit)
+
+
+def titled(title: str, metric: str) -> str:
+    """``title: metric``, or the metric alone when there is no title."""
+    return f"{title}: {metric}" if title else metric
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,9 @@ def render_markdown(report: CompareReport, verbose: bool = False) -> str:
     lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "|".join(align) + "|"]
     for row in report.rows:
         reference = next((s.centre for s in row.sides if s is not None and finite(s.centre)), 0.0)
-        cells = [row.benchmark, row.point, row.metric, side_text(row.base, row.unit, reference)]
+        # the commands of one run head the columns: their baseline's name is no row's benchmark
+        benchmark = "" if row.benchmark in labels else row.benchmark
+        cells = [benchmark, row.point, row.metric, side_text(row.base, row.unit, reference)]
         for cell in row.cells:
             d = cell.change
             cells += [side_text(cell.side, row.unit, reference), change_text(d),

@@ -32,9 +32,10 @@ from perflab.render.compare_common import (
     note_lines,
     short_commit,
     significance_rule,
+    titled,
+    tool_scale,
     warning_lines,
 )
-from perflab.render.units import scale_for
 
 VALUE_WIDTH = 12
 
@@ -70,9 +71,7 @@ def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
 
 def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_width: int | None = None) -> str:
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
-    factor, unit = scale_for(max(centres, default=0.0), block.unit)
-    if block.unit == "s" and min(centres, default=0.0) >= 0.01:
-        factor, unit = 1.0, "s"  # mmtests' seconds with 4 decimals, while they keep 3 digits
+    factor, unit = tool_scale(centres, block.unit)
     lines_data = []  # (stat name, op, [numbers], [(change, marked)], stat key)
     for stat in stats:
         for row in block.rows:
@@ -100,7 +99,7 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_wid
     header_op = block.row_param if block.row_param is not None and names == [block.row_param] else ""
 
     direction = "lower" if block.direction is Direction.LOWER else "higher"
-    out = [f"{block_title(block)}: {block.metric} ({unit}, {direction} is better)"]
+    out = [f"{titled(block_title(block, [r.label for r in runs]), block.metric)} ({unit}, {direction} is better)"]
     lead = " " * (name_width + op_width)
     if any(r.commit for r in runs):
         out.append((lead + "".join(short_commit(r)[:cell_width - 1].rjust(cell_width) for r in runs)).rstrip())
