@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perflab.model.records import OUTSIDE_METRIC_PREFIX, OUTSIDE_WINDOW_METRIC, RunInfo
+from perflab.model.records import OUTSIDE_METRIC_PREFIX, OUTSIDE_WINDOW_METRIC, NotLoaded, RunInfo
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
 
@@ -66,10 +66,15 @@ def outside_shares(groups: Sequence[ValueGroup], cpus: int) -> dict[str, float]:
 def outside_loads(store: Store, runs: Sequence[RunInfo]) -> list[Outside]:
     """The outside load of each run that recorded it, one query for many runs."""
     groups = store.value_groups_of_runs([run.id for run in runs], None, READ)
+    measured = [run for run in runs if groups.get(run.id)]
+    # a long history's runs come without their environment: read it for those measured
+    light = [run for run in measured if isinstance(run.environment, NotLoaded)]
+    detailed = store.with_details(light) if light else {}
     out = []
-    for run in runs:
-        cpus = int(((run.environment or {}).get("cpu") or {}).get("online_count") or 1)
-        shares = outside_shares(groups.get(run.id, []), cpus)
+    for run in measured:
+        environment = detailed[run.id].environment if run.id in detailed else run.environment
+        cpus = int(((environment or {}).get("cpu") or {}).get("online_count") or 1)
+        shares = outside_shares(groups[run.id], cpus)
         if shares:
             out.append(Outside(run, cpus, shares["cpu"], shares["memory"], shares["io"]))
     return out
