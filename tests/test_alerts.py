@@ -21,8 +21,12 @@ from perflab.model.errors import UsageError
 from perflab.store import Store
 from perflab.store.alerts import events, get_summary
 
+from browser import BROWSER_GROUP
 from conftest import _new_pg_database, run_cli, serving
 from test_history import commit, git, new_repo
+
+# the session's one browser: the module's tests run on its xdist worker (its fixtures built once)
+pytestmark = BROWSER_GROUP
 
 FAST, SLOW = "15000", "60000"  # shell loop iterations (times k = 1, 2): from ~20 ms of user time here
 # a 4x step: a loaded machine's stray commit (its median of 3 at 1.5x) must not hide it
@@ -350,7 +354,7 @@ def test_rerun_attaches_a_fresh_run_of_each_side(lab):
             f"alert{alert.id}-{side}-{runs[attached[-1].run_id].label.rsplit('-', 1)[1]}" for side in ("good", "bad")]
         assert all(e.who == "eve" and "is it noise?" in e.note for e in attached[-2:])
         good = runs[attached[-2].run_id]
-        assert f"$(({FAST}*{{k}}))" in good.spec["command_line"][-1]
+        assert f"$(({FAST}*{{k}}))" in good.request.identity.command_line[-1]
     given = run_cli("alert", str(alert.id), "rerun", "--run", str(good.id), db=db)
     assert given.returncode == 0, given.stderr
     bad = run_cli("alert", str(alert.id), "rerun", "--run", "no-such-run", db=db)

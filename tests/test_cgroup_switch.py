@@ -8,21 +8,24 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads import native
 from perflab.workloads.base import SampleContext
 from perflab.workloads.cgroup_switch import PROGRAM, parse_output, switch_count_problem
 from perflab.workloads.registry import builtin
+
+from proc import wait_for
 
 DATA = Path(__file__).resolve().parent / "data"
 OK = ProcessResult(0.1, 0.0, 0.1, None, 0, None, False)
@@ -47,15 +50,6 @@ def leftovers(root: str) -> list[str]:
                         recursive=True))
 
 
-def wait_for(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
-
-
 @pytest.fixture
 def no_leftovers(hierarchy):
     """After the test, every perflab cgroup is gone (the janitor may need a moment)."""
@@ -66,7 +60,7 @@ def no_leftovers(hierarchy):
 def run(tmp_path, sweep):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin("cgroup-switch"), sweep, RunOptions(repetitions=1))
-    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(label="t")
+    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(RunRequest(identity=Identity(label="t")))
     return store.sample_rows(run_id).own()   # every sample also records pressure stalls (psi.*)
 
 
@@ -182,13 +176,16 @@ def test_sigterm_of_the_program_removes_its_cgroups_before_exit(no_leftovers):
 
 PERFLAB_CHILD = """
 import sys
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner
+from perflab.execute.run_plan import plan_run
+from perflab.model.run_request import RunOptions
+from perflab.model.run_request import Identity, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.registry import builtin
 store = Store(sys.argv[1], create=True)
 plan = plan_run(builtin("cgroup-switch"), {"loops": [int(sys.argv[2])]}, RunOptions(repetitions=1))
-Runner(store, [plan], NullProgress(), warn=print).start(label="t")
+Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="t")))
 """
 
 

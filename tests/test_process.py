@@ -8,7 +8,7 @@ import pytest
 
 from perflab.execute.process import open_devnull_streams, spawn_and_wait
 
-from proc import running
+from proc import running, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +51,7 @@ def test_timeout_kills_the_whole_process_group(streams, tmp_path):
     assert result.timed_out and not result.ok
     assert result.describe_failure().startswith("timed out")
     background = int(marker.read_text())
-    time.sleep(0.1)
-    assert not running(background)  # the backgrounded grandchild died with the group
+    assert wait_for(lambda: not running(background), 10)  # the backgrounded grandchild died with the group
 
 
 
@@ -88,7 +87,9 @@ def test_peak_rss_below_perflabs_own_is_not_claimed(streams):
 
 def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeypatch):
     from perflab.execute import cgroups
-    from perflab.execute.runner import Runner, RunOptions, plan_run
+    from perflab.execute.run_plan import plan_run
+    from perflab.execute.runner import Runner
+    from perflab.model.run_request import Identity, RunOptions, RunRequest
     from perflab.render.progress import NullProgress
     from perflab.store import Store
     from perflab.workloads.command import CommandWorkload
@@ -96,7 +97,8 @@ def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeyp
     warnings: list[str] = []
     with Store(str(tmp_path / "db"), create=True) as store:
         plan = plan_run(CommandWorkload(["true"]), {}, RunOptions(repetitions=3))
-        run_id = Runner(store, [plan], NullProgress(), warn=warnings.append).start(label="t")
+        runner = Runner(store, [plan], NullProgress(), warn=warnings.append)
+        run_id = runner.start(RunRequest(identity=Identity(label="t")))
         assert len(store.sample_rows(run_id)) > 0
     assert warnings == ["samples run without a cgroup of their own (no cgroup2 hierarchy is "
                         "mounted): a process a sample moves out of its process group (setsid, "

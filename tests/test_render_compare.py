@@ -35,6 +35,7 @@ from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.compare import Block, Cell, Change, CompareReport, Interval, Row, SideSummary
 from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow, ShareSide
+from perflab.model.run_request import RunRequest
 from perflab.model.verdicts import Shift, Verdict
 from perflab.render.compare import FORMATS, render_comparison
 from perflab.render.texttable import TextTab
@@ -43,6 +44,7 @@ from perflab.stats import oriented
 from perflab.store import Store
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
+SEEDS = Path(__file__).resolve().parent / "data" / "seeds"   # the seed posts' tables, verbatim
 UPDATE = os.environ.get("PERFLAB_UPDATE_GOLDEN") == "1"
 
 BASE_COMMIT = "93faf426e3cc000c1a2b3c4d5e6f708192a3b4c5"
@@ -53,11 +55,11 @@ def _fill(store: Store) -> list:
     rng = np.random.default_rng(20231119)
     env = {"hostname": "lab1", "cpu": {"model": "Xeon 8260", "online": "0-95"}}
     ids = {
-        "base": store.create_run(label="base", host="lab1", spec={}, environment=env,
+        "base": store.create_run(label="base", host="lab1", request=RunRequest(), environment=env,
                                  commit=BASE_COMMIT, commit_describe="v6.7-rc1"),
-        "patched": store.create_run(label="patched", host="lab1", spec={}, environment=env,
+        "patched": store.create_run(label="patched", host="lab1", request=RunRequest(), environment=env,
                                     commit=PATCHED_COMMIT, commit_describe="v6.7-rc1-1-g0ede61d858"),
-        "tuned": store.create_run(label="tuned", host="lab2", spec={},
+        "tuned": store.create_run(label="tuned", host="lab2", request=RunRequest(),
                                   environment={**env, "hostname": "lab2"}),
     }
     store.save_metric_info("hackbench", [MetricInfo("time", "s", Direction.LOWER)])
@@ -178,10 +180,9 @@ def test_rule_method_golden(store):
 # -- the layouts of the seeds, reproduced character for character ----------------------
 
 def _seed_lines(prefix: str, first: str, count: int) -> list[str]:
-    """``count`` lines of a seed from the first line that starts with ``first``."""
-    path = next((Path(__file__).resolve().parents[2] / "shared" / "seeds").glob(f"{prefix}_*.txt"), None)
-    if path is None:
-        pytest.skip("the shared seeds are not available")
+    """``count`` lines of a seed post's table from the first line that starts with ``first``
+    (tests/data/seeds holds the tables' lines verbatim, so this runs in any clone)."""
+    path = next(SEEDS.glob(f"{prefix}_*.txt"))
     lines = path.read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(first))
     return lines[start:start + count]

@@ -7,9 +7,10 @@ import signal
 
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, StopLimits
-from perflab.execute.targets import CommandChoices, plans_for
+from perflab.execute.runner import Runner, StopLimits
+from perflab.execute.targets import plans_for
 from perflab.formats.importers import parse_file
+from perflab.model.run_request import Identity, RunOptions, RunRequest, Target
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from test_durability import _start, _wait_for_samples
@@ -77,13 +78,13 @@ def test_a_stop_rule_sees_every_round_in_order(sqlite_db):
         seen.append({key[0]: len(values) for key, values in samples.items()})
         return "three rounds" if len(seen) == 3 else None
 
-    plans = plans_for([], after_dashdash=False, sweep={}, options=RunOptions(repetitions=50),
-                      command=CommandChoices(commands=("true", "sleep 0")), repetitions=None, duration=None)
+    plans = plans_for(Target(commands=("true", "sleep 0")), sweep={}, options=RunOptions(repetitions=50),
+                      repetitions=None)
     with Store(sqlite_db, create=True) as store:
         runner = Runner(store, plans, NullProgress(), lambda text: None, stop=StopLimits(rule=rule))
-        run_id = runner.start(label="rule")
+        run_id = runner.start(RunRequest(identity=Identity(label="rule")))
         assert seen == [{"true": n, "sleep 0": n} for n in (1, 2, 3)]
-        assert store.resolve_run(str(run_id)).spec["stopped"]["reason"] == "three rounds"
+        assert store.resolve_run(str(run_id)).request.stopped.reason == "three rounds"
         assert all(len(values) == 3 for values in runner.samples.values())
 
 

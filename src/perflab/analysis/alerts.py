@@ -218,7 +218,7 @@ def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
     sides = []
     for side, point in (("good", c.previous), ("bad", c.point)):
         run = full[point.runs[0].id]
-        recorded = list(run.spec.get("command_line") or [])
+        recorded = list(run.request.identity.command_line or [])
         if "run" not in recorded:
             raise UsageError(f"run {run.id} did not record a 'perflab run' command line: "
                              "measure the commit yourself and attach it with --run RUN")

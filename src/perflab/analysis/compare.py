@@ -152,11 +152,10 @@ def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, fil
 def run_benchmarks(run: RunInfo) -> list[str]:
     """The commands of a several-command run (`perflab run 'a' 'b'`, `perflab ab`), in order;
     empty for any other run."""
-    spec = run.spec or {}
-    plans = [p for p in spec.get("plans", []) if isinstance(p, dict)]
-    if not spec.get("interleaved") or len(plans) < 2:
+    request = run.request
+    if not request.interleaved or len(request.plans) < 2:
         return []
-    return [p["workload"]["benchmark"] for p in plans]
+    return request.benchmarks
 
 
 def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None, *,
@@ -331,12 +330,11 @@ def _recorded_layouts(runs: Sequence[RunInfo]) -> dict[str, Layout]:
     """The layouts the baseline's run recorded with its plans (a suite's title and row),
     over the workloads' own."""
     found: dict[str, Layout] = {}
-    for plan in (runs[0].spec or {}).get("plans", []):
-        layout = plan.get("layout") if isinstance(plan, dict) else None
-        if isinstance(layout, dict) and isinstance(layout.get("benchmark"), str):
-            own = _layout(layout["benchmark"])
-            found[layout["benchmark"]] = Layout(layout.get("title") or own.title, layout.get("row") or own.row,
-                                                own.metrics)
+    for plan in runs[0].request.plans:
+        layout = plan.layout
+        if layout is not None:
+            own = _layout(layout.benchmark)
+            found[layout.benchmark] = Layout(layout.title or own.title, layout.row or own.row, own.metrics)
     return found
 
 

@@ -467,7 +467,7 @@ def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None 
     ``repo``: the repository when it is there; ``recorded``: the path the runs recorded.
     """
     run = point.runs[0]
-    argv = list(run.spec.get("command_line") or [])
+    argv = list(run.request.identity.command_line or [])
     lines = []
     if point.commit and repo and Path(repo).is_dir():
         lines += [f"cd {shlex.quote(repo)}", f"git checkout {point.commit}"]

@@ -52,6 +52,6 @@ def write_import(store: Store, parsed: ImportedFile, label: str) -> int:
     for bench in parsed.benchmarks:
         known = metric_infos.get(bench.point.benchmark, ())
         metric_infos[bench.point.benchmark] = (*known, *(info for info in bench.metrics if info not in known))
-    return store.import_run(label=label, host=parsed.host, spec=parsed.spec,
+    return store.import_run(label=label, host=parsed.host, request=parsed.request,
                             environment=parsed.environment, samples=samples,
                             metric_infos=metric_infos, status=RunStatus.COMPLETE)

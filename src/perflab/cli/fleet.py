@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -101,11 +102,13 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
       perflab submit --class 2cpu -n 20 -- ./tool in.dat
       perflab submit --host bm1 --ab --base './old in.dat' --cand './new in.dat' -n 20
     """
+    from perflab.execute import monitors
     from perflab.fleet.app import DEFAULT_JOB_TIMEOUT_S, class_queue, host_queue, make_app, resolve_broker
     from perflab.fleet.submit import submit as queue_job
-    from perflab.fleet.submit import suite_request
+    from perflab.fleet.submit import suite_request, with_run
     from perflab.model import params as sweeps
     from perflab.model.jobs import JobKind
+    from perflab.model.run_request import Identity, RunOptions, RunRequest, SweepText, Target
     from perflab.workloads.suite import machine_variables
 
     if bool(host) == bool(machine_class):
@@ -115,12 +118,17 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
     variables = machine_variables()   # this machine's: the sweeps are only checked here
     for param in params:
         sweeps.parse_assignment(param, variables)
-    request: dict = {"runs": repetitions, "label": label, "commit": commit, "params": list(params),
-                     "monitor": monitor, "shuffle": shuffle, "timeout": job_timeout or DEFAULT_JOB_TIMEOUT_S}
+    request: dict = {"timeout": job_timeout or DEFAULT_JOB_TIMEOUT_S}
+    run = RunRequest(sweep=SweepText(params=params), repetitions=repetitions,
+                     options=RunOptions(shuffle=shuffle or ab,
+                                        monitors=list(monitors.parse_names(monitor)) if monitor else None),
+                     identity=Identity(label=label, commit=commit))
     if ab:
         if not (base and cand) or target:
             raise UsageError("--ab takes --base CMD and --cand CMD, and no other command")
+        # both arms: two commands of one run, in random order inside every round
         kind, request = JobKind.AB, dict(request, base=base, cand=cand)
+        run = replace(run, target=Target(commands=(base, cand), command_names=("base", "cand"), shell=True))
     else:
         if base or cand:
             raise UsageError("--base and --cand go with --ab")
@@ -133,9 +141,10 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
                 raise UsageError(f"no suite file {target[0]}")
             request["suite"] = suite_request(target[0])
         else:
-            request.update(target=list(target), dashdash=dashdash)
+            request.update(target=list(target))
+        run = replace(run, target=Target(words=tuple(target), after_dashdash=dashdash))
     with open_store(ctx, create=True) as store:
-        job_id, warning = queue_job(store, make_app(url), kind, queue, request)
+        job_id, warning = queue_job(store, make_app(url), kind, queue, with_run(request, run))
     if warning:
         warn(warning)
     click.echo(job_id)
@@ -160,7 +169,7 @@ def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
         click.echo(render_jobs(book.list_jobs(store, wanted, last)))
 
 
-@jobs.command("cancel")
+@jobs.command("cancel", short_help="Cancel a job (a running one is killed by its worker).")
 @click.argument("job_id", type=int, metavar="ID")
 @click.option("--no-wait", is_flag=True, help="Do not wait for the worker to confirm.")
 @click.pass_context
@@ -179,7 +188,7 @@ def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
     click.echo(render_job_end(job) if job.state.finished else f"job {job_id}: cancel asked; its worker stops it")
 
 
-@jobs.command("show")
+@jobs.command("show", short_help="One job: request, state, times, runs, error, output.")
 @click.argument("job_id", type=int, metavar="ID")
 @click.pass_context
 def jobs_show(ctx: click.Context, job_id: int) -> None:
@@ -191,7 +200,7 @@ def jobs_show(ctx: click.Context, job_id: int) -> None:
         click.echo(render_job(book.get_job(store, job_id)))
 
 
-@jobs.command("wait")
+@jobs.command("wait", short_help="Wait for a job to end; exit 0 done, 1 failed, 3 timeout.")
 @click.argument("job_id", type=int, metavar="ID")
 @click.option("--timeout", type=float, metavar="S", help="Give up after S seconds (exit 3).")
 @click.pass_context

@@ -23,6 +23,7 @@ from pydantic_core import ErrorDetails
 from perflab.formats.jsontext import parse_json
 from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point
+from perflab.model.run_request import Imported, RunRequest
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -62,8 +63,8 @@ class ImportedFile:
     benchmarks: list[ImportedBenchmark]
 
     @property
-    def spec(self) -> dict[str, Any]:
-        return {"imported": self.kind, "file": self.path, "sha256": self.sha256}
+    def request(self) -> RunRequest:
+        return RunRequest(imported=Imported(self.kind, self.path, self.sha256))
 
 
 class Malformed(Exception):

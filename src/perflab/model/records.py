@@ -6,7 +6,10 @@ import enum
 import json
 import signal
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+from perflab.model.run_request import RunRequest
 
 # kernel.randomize_va_space values
 ASLR_MODES = {0: "off", 1: "partial", 2: "full"}
@@ -68,7 +71,7 @@ COMMAND_METRICS = (
 # e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
                            "rusage.")
-PRESSURE_METRIC_PREFIX = "psi."   # the runner's own watch of every sample (execute/pressure.py)
+PRESSURE_METRIC_PREFIX = "psi."   # the runner's watch in runs recorded before outside.* (PSI)
 PRESSURE_WINDOW_METRIC = "psi.window_us"   # the µs a sample's psi stalls were counted over
 OUTSIDE_METRIC_PREFIX = "outside."   # the load outside perflab's cgroups (execute/outside.py)
 OUTSIDE_WINDOW_METRIC = "outside.window_us"   # the µs a sample's outside.* figures cover
@@ -156,6 +159,11 @@ class RunInfo:
     benchmarks: int = 0
     samples: int = 0
     repo: str | None = None  # absolute path of the git repository the commit came from
+
+    @cached_property
+    def request(self) -> RunRequest:
+        """The stored spec as its type (the only way to read it; see model/run_request.py)."""
+        return RunRequest.from_json(self.spec)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from perflab.model.params import format_value
 from perflab.model.records import RunInfo
+from perflab.model.run_request import PlanRecord
 from perflab.render.machine import render_machine
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, format_scaled
@@ -29,7 +30,7 @@ def when(timestamp: float | None) -> str:
 
 def render_runs(runs: Sequence[RunInfo]) -> str:
     if not runs:
-        return "no runs yet: record one with 'perflab run -- COMMAND'"
+        return ""  # nothing recorded: an empty listing (exit 0), as `ls` prints nothing
     rows = [[str(r.id), r.label, (r.commit_describe or r.commit or "-")[:20], r.host,
              when(r.started_at), r.status.value, str(r.benchmarks), str(r.samples)] for r in runs]
     return format_table(["id", "label", "commit", "host", "started", "status", "benchmarks", "samples"],
@@ -96,44 +97,42 @@ def render_show(run: RunInfo, summaries: Sequence[Any], notes: Sequence[str] = (
     """The run's plans, machine and per-point summaries, then ``notes`` (a line each:
     the competing load, what was left out)."""
     commit = run.commit_describe or run.commit
-    spec = run.spec or {}
+    request = run.request
     head = [f"run {run.id}  label {run.label}" + (f"  commit {commit}" if commit else ""),
             f"  status {run.status.value}, started {when(run.started_at)}, finished {when(run.finished_at)}"]
-    plans = spec.get("plans", [])
-    if spec.get("interleaved") and len(plans) > 1:
+    plans = request.plans
+    if request.interleaved and len(plans) > 1:
         head.append(f"  {len(plans)} commands interleaved: every round runs each once")
     for plan in plans:
         head.append("  " + _describe_plan(plan))
-        for name, overhead in (plan.get("monitor_overhead") or {}).items():
+        for name, overhead in plan.monitor_overhead.items():
             head.append(f"    monitor {name}: {overhead}")
-    stopped = spec.get("stopped")
+    stopped = request.stopped
     if stopped:
-        head.append(f"  stopped after {stopped.get('rounds')} rounds ({format_number(stopped.get('elapsed_s', 0))} s): "
-                    f"{stopped.get('reason')}")
-    decision = (spec.get("ab") or {}).get("decision")
+        head.append(f"  stopped after {stopped.rounds} rounds ({format_number(stopped.elapsed_s)} s): "
+                    f"{stopped.reason}")
+    decision = request.ab.decision if request.ab else None
     if decision:
-        low, high = decision["ci_pct"]
-        head.append(f"  ab: {decision['verdict'] or 'undecided'}, {decision['estimate_pct']:+.2f}% "
-                    f"({100 * (1 - decision['alpha']):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision['n']} pairs): "
-                    f"{decision['reason']}")
+        low, high = decision.ci_pct
+        head.append(f"  ab: {decision.verdict or 'undecided'}, {decision.estimate_pct:+.2f}% "
+                    f"({100 * (1 - decision.alpha):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision.n} pairs): "
+                    f"{decision.reason}")
     return "\n".join(head + ["", render_machine(run.environment, width), "",
                              render_point_summaries(summaries, width), "", *notes]).rstrip()
 
 
-def _describe_plan(plan: dict[str, Any]) -> str:
+def _describe_plan(plan: PlanRecord) -> str:
     """How one benchmark of the run was sampled, in one line."""
-    workload = plan.get("workload") or {}
-    options = plan.get("options") or {}
-    what = workload.get("benchmark") or workload.get("workload", "?")
-    order = f"shuffled (seed {options.get('seed')})" if options.get("shuffle") else "round-robin"
-    parts = [f"{what}: repetitions {options.get('repetitions')}", f"warm-up {options.get('warmup')}",
+    options = plan.options
+    order = f"shuffled (seed {options.seed})" if options.shuffle else "round-robin"
+    parts = [f"{plan.benchmark}: repetitions {options.repetitions}", f"warm-up {options.warmup}",
              f"order {order}"]
-    if options.get("cpus"):
-        parts.append(f"cpus {options['cpus']}")
-    if options.get("monitors"):
-        parts.append("monitors " + ",".join(options["monitors"]))
-    if options.get("timeout"):
-        parts.append(f"timeout {format_number(options['timeout'])} s")
-    if plan.get("shell_overhead"):
-        parts.append(f"shell start-up subtracted {format_number(plan['shell_overhead'][0] * 1e3)} ms")
+    if options.cpus:
+        parts.append(f"cpus {list(options.cpus)}")
+    if options.monitors:
+        parts.append("monitors " + ",".join(options.monitors))
+    if options.timeout:
+        parts.append(f"timeout {format_number(options.timeout)} s")
+    if plan.shell_overhead:
+        parts.append(f"shell start-up subtracted {format_number(plan.shell_overhead[0] * 1e3)} ms")
     return ", ".join(parts)

@@ -10,14 +10,16 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+
+if TYPE_CHECKING:  # numpy is imported where samples are read: `perflab runs` needs none
+    import numpy as np
 
 from perflab.model.errors import UsageError
 from perflab.model.records import (
@@ -30,6 +32,7 @@ from perflab.model.records import (
     RunStatus,
     is_monitor_metric,
 )
+from perflab.model.run_request import RunRequest
 from perflab.store import location, pending
 from perflab.store.database import insert_or_ignore, open_engine, upsert
 from perflab.store.schema import (
@@ -76,6 +79,7 @@ class SampleRows:
     def own(self) -> SampleRows:
         """Only the benchmarks' own metrics: without what monitors and the runner's pressure
         watch record beside every sample."""
+        import numpy as np
         keep = [i for i, metric in enumerate(self.metric) if not is_monitor_metric(metric)]
         kept: dict[str, Any] = {}
         for f in fields(self):
@@ -221,7 +225,7 @@ class Store:
         self.close()
 
     # -- writing ---------------------------------------------------------------
-    def create_run(self, *, label: str, host: str, spec: dict[str, Any],
+    def create_run(self, *, label: str, host: str, request: RunRequest,
                    environment: dict[str, Any], commit: str | None = None,
                    commit_describe: str | None = None, repo: str | None = None,
                    job_id: int | None = None) -> int:
@@ -230,7 +234,7 @@ class Store:
         result = self.conn.execute(runs.insert().values(
             label=label, commit=commit, commit_describe=commit_describe, repo=repo, host=host,
             started_at=time.time(), status=RunStatus.RUNNING.value, pid=os.getpid(),
-            spec=spec, environment=environment))
+            spec=request.to_json(), environment=environment))
         run_id = _inserted_id(result)
         if job_id is not None:
             self.conn.execute(job_runs.insert().values(job_id=job_id, run_id=run_id))
@@ -368,11 +372,10 @@ class Store:
         self.conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
         self.conn.commit()
 
-    def update_spec(self, run_id: int, changes: dict[str, Any]) -> None:
-        """Add keys to a run's spec (how an early-stopped run ended, an A/B's decision)."""
-        spec = dict(self._run_row(run_id).spec or {})
-        spec.update(changes)
-        self.conn.execute(runs.update().where(runs.c.id == run_id).values(spec=spec))
+    def update_request(self, run_id: int, change: Callable[[RunRequest], RunRequest]) -> None:
+        """Rewrite a run's stored request (how an early-stopped run ended, an A/B's decision)."""
+        request = change(RunRequest.from_json(self._run_row(run_id).spec or {}))
+        self.conn.execute(runs.update().where(runs.c.id == run_id).values(spec=request.to_json()))
         self.conn.commit()
 
     # -- reading ---------------------------------------------------------------
@@ -470,6 +473,7 @@ class Store:
                          hint="'perflab runs' lists them")
 
     def sample_rows(self, run_id: int) -> SampleRows:
+        import numpy as np
         query = (sa.select(points.c.benchmark, points.c.params, samples.c.repetition,
                            samples.c.metric, samples.c.value, samples.c.unit, samples.c.status,
                            samples.c.note, samples.c.measured_at)
@@ -493,6 +497,7 @@ class Store:
         A sealed (finished) run is read from its series blobs; an unsealed one from its
         sample rows (the database sorts via the index, numpy splits).
         """
+        import numpy as np
         if self._sealed(run_id):
             query = _series_query(benchmarks, metrics).where(series.c.run_id == run_id)
             return [ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures)
@@ -504,6 +509,7 @@ class Store:
         """``value_groups`` of many runs at once (a history of 5,000 commits): the sealed
         runs' series of the chosen benchmarks and metrics in one query, the few unsealed
         runs (killed, resumed) from their sample rows."""
+        import numpy as np
         wanted = set(run_ids)
         if not wanted:
             return {}
@@ -528,6 +534,7 @@ class Store:
 
     def seal(self, run_id: int) -> None:
         """Write the run's series blobs (after its last sample)."""
+        import numpy as np
         self.conn.execute(series.delete().where(series.c.run_id == run_id))
         ids = {(b, p): i for i, b, p in self.conn.execute(
             sa.select(points.c.id, points.c.benchmark, points.c.params))}
@@ -545,6 +552,7 @@ class Store:
 
     def _groups_from_rows(self, run_id: int, benchmarks: set[str] | None,
                           metrics: set[str] | None) -> list[ValueGroup]:
+        import numpy as np
         point_query = (sa.select(points.c.id, points.c.benchmark, points.c.params)
                        .where(points.c.id.in_(sa.select(samples.c.point_id).distinct()
                                                .where(samples.c.run_id == run_id))))
@@ -692,7 +700,7 @@ class Store:
                         self.artifact_dir / sha[:2] / sha)
 
     # -- importing -------------------------------------------------------------
-    def import_run(self, *, label: str, host: str, spec: dict[str, Any], environment: dict[str, Any],
+    def import_run(self, *, label: str, host: str, request: RunRequest, environment: dict[str, Any],
                    samples: Iterable[tuple[Point, int, Sequence[Measurement], float | None]],
                    metric_infos: dict[str, Sequence[MetricInfo]],
                    status: RunStatus = RunStatus.COMPLETE) -> int:
@@ -711,7 +719,7 @@ class Store:
             run_id = _inserted_id(conn.execute(runs.insert().values(
                 label=label, commit=None, commit_describe=None, repo=None, host=host,
                 started_at=now, finished_at=now, status=status.value, pid=None,
-                spec=spec, environment=environment)))
+                spec=request.to_json(), environment=environment)))
             rows: list[dict[str, Any]] = []
             for point, repetition, measurements, measured_at in samples:
                 key = (point.benchmark, point.key)
@@ -776,12 +784,13 @@ def replicate_identity(spec: dict[str, Any], environment: dict[str, Any]) -> str
     (rows pair up by point), and the kernel it ran on; of an imported run, the tool it came
     from. Runs with the same key, host and commit are replicates of one thing
     (`Store.replicate_runs`)."""
-    plans = [p for p in spec.get("plans", []) if isinstance(p, dict)]
-    what = sorted(json.dumps({"workload": p.get("workload"),
-                              "options": {k: v for k, v in (p.get("options") or {}).items() if k not in _NOT_SETUP}},
+    request = RunRequest.from_json(spec)
+    what = sorted(json.dumps({"workload": p.workload,
+                              "options": {k: v for k, v in asdict(p.options).items() if k not in _NOT_SETUP}},
                              sort_keys=True, default=str)
-                  for p in plans)
-    return json.dumps([what, spec.get("imported"), environment.get("kernel")], sort_keys=True, default=str)
+                  for p in request.plans)
+    imported = request.imported.kind if request.imported else None
+    return json.dumps([what, imported, environment.get("kernel")], sort_keys=True, default=str)
 
 
 def _insert_ignoring_duplicates(dialect: str) -> Any:
