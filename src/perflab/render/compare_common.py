@@ -132,6 +132,8 @@ KIND_TITLES = {
     "bimodal": "values in two groups",
     "trend": "values drifting along the repetitions",
     "opposite-estimate": "the change and the test's interval point opposite ways",
+    "coarse-resolution": "values in steps coarser than the change: not judged",
+    "unstable-run": "a side drifts or splits in two and the ranges overlap: not judged",
     "failed": "failed samples left out",
 }
 
