@@ -87,8 +87,8 @@ def contention_line(store: Store, run: RunInfo) -> str:
         return "another load: not measured (the run was recorded without perflab's own cgroups)"
     load = found[0]
     if load.competed:
-        return (f"warning: another load competed (outside perflab's cgroups, over {100 * OUTSIDE_SHARE:g}%): "
-                f"{load.text()}")
+        return (f"warning: another load competed (over {100 * OUTSIDE_SHARE:g}%): {load.text()} "
+                "outside perflab's cgroups")
     return f"another load (outside perflab's cgroups): {load.text()}"
 
 
