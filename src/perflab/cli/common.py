@@ -122,3 +122,15 @@ def write_output(path: str, text: str) -> None:
             handle.write(text)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+DEFAULT_WIDTH = 120   # text tables fit a mailing-list post unless the terminal is wider
+
+
+def terminal_width() -> int:
+    """DEFAULT_WIDTH, or the terminal's columns when stdout is a wider terminal."""
+    import shutil
+    import sys
+    if not sys.stdout.isatty():
+        return DEFAULT_WIDTH
+    return max(DEFAULT_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)

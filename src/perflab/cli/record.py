@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, RowId, count, open_store, warn, write_output
+from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, RowId, count, open_store, terminal_width, warn, write_output
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 
@@ -249,17 +249,34 @@ def runs(ctx: click.Context) -> None:
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME",
+              help="Only these metrics (a monitor's too, e.g. outside.cpu_us); repeatable.")
+@click.option("--all", "show_all", is_flag=True, help="Every metric, the monitors' and the runner's watch too.")
+@click.option("--width", type=click.IntRange(40, 1000), metavar="COLUMNS",
+              help="Fit the tables to this many columns (default: 120, or the terminal's when wider).")
 @click.pass_context
-def show(ctx: click.Context, run_ref: str) -> None:
+def show(ctx: click.Context, run_ref: str, metrics: tuple[str, ...], show_all: bool, width: int | None) -> None:
     """A run's environment and, per point, n, mean, median, stddev, min, max, failures."""
-    from perflab.analysis.contention import contention_warnings
+    from perflab.analysis.contention import contention_line
     from perflab.analysis.summary import summarize_run
+    from perflab.model.records import is_monitor_metric
     from perflab.render.runs import render_show
     with open_store(ctx, create=False) as store:
         info = store.resolve_run(run_ref)
         rows = store.sample_rows(info.id)
         infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
-        click.echo(render_show(info, summarize_run(rows, infos), contention_warnings(store, [info])))
+        summaries = summarize_run(rows, infos)
+        shown = [s for s in summaries if s.metric in metrics] if metrics else \
+            summaries if show_all else [s for s in summaries if not is_monitor_metric(s.metric)]
+        if metrics and not shown:
+            raise UsageError(f"run {info.id} has no metric {', '.join(metrics)}",
+                             hint="'perflab show RUN --all' lists every metric")
+        notes = [contention_line(store, info)]
+        hidden = sorted({s.metric.split(".")[0] + ".*" for s in summaries if s not in shown})
+        if hidden and not metrics:
+            notes.append(f"not shown: {', '.join(hidden)} (the monitors' and the runner's watch): "
+                         "--all shows them, --metric NAME one")
+        click.echo(render_show(info, shown, notes, width or terminal_width()))
 
 
 @click.command()
