@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
+from perflab.model.run_request import RunRequest
 from perflab.store import Store
 from perflab.store.schema import runs
 
@@ -93,7 +94,7 @@ def test_metric_registration_is_idempotent_under_concurrency(db_target):
 
 def _dead_run_with_pending(db: str) -> tuple[int, str]:
     with Store(db, create=True) as store:
-        run_id = store.create_run(label="dead", host=os.uname().nodename, spec={}, environment={})
+        run_id = store.create_run(label="dead", host=os.uname().nodename, request=RunRequest(), environment={})
         pending = store.open_pending(run_id)
         point_id = store.point_id(Point("b", {}))
         for rep in range(20):
@@ -144,7 +145,7 @@ def test_a_recovered_dead_run_is_written_interrupted(db_target):
 
 def test_a_dead_run_without_pending_file_is_written_interrupted(db_target):
     with Store(db_target, create=True) as store:
-        run_id = store.create_run(label="dead", host=os.uname().nodename, spec={}, environment={})
+        run_id = store.create_run(label="dead", host=os.uname().nodename, request=RunRequest(), environment={})
         store.conn.execute(runs.update().where(runs.c.id == run_id).values(pid=2**22 + 4321))
         store.conn.commit()
     with Store(db_target) as store:
