@@ -365,12 +365,14 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     commits += [_commit(repo, 0.04, f"Change {i}") for i in (8, 9)]
     last = fleet.cli(*watch, timeout=900)
     assert last.returncode == 0, last.stderr
-    assert "queued 4 build jobs for 2 commits" in last.stdout
-    assert "alerts raised: " in last.stdout and "alerts raised: 0" not in last.stdout, last.stdout
+    assert "queued 4 build jobs for 2 commits" in last.stdout and "alerts raised: " in last.stdout
+    # the tip detector may already raise a host's alert (and queue its bisect) in the
+    # --tip-only round, from the step's first measured commit; the whole series confirms it later
     alerts = [line for line in fleet.cli("alerts").stdout.splitlines()
               if f"{commits[3][:12]}..{commits[7][:12]}" in line and "regression" in line]
     assert sorted(line.split("@")[1].split()[0] for line in alerts) == ["bm1", "bm2"]   # one alert per host
-    bisects = [int(line.split()[2]) for line in last.stdout.splitlines() if line.startswith("bisect job")]
+    bisects = [int(line.split()[2]) for line in (skipped.stdout + last.stdout).splitlines()
+               if line.startswith("bisect job")]
     assert len(bisects) == 2                                               # one per host that saw it
     hosts = set()
     for job_id in bisects:
