@@ -282,7 +282,8 @@ def test_alert_pages_list_filter_and_page(lab, servers):
     status, page = request(url + f"/alerts/{step.id}")
     assert status == 200 and "perflab noticed a" in page and 'id="triage"' not in page
     assert request(url + "/alerts/99999")[0] == 404
-    assert request(url + "/alerts/abc")[0] == 400
+    assert request(url + "/alerts/abc")[0] == 404   # names no alert
+    assert request(url + "/alerts/9223372036854775808")[0] == 404   # no key holds it: never a 500
     assert request(url + "/alerts?state=bogus")[0] == 400
 
 

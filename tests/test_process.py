@@ -101,8 +101,9 @@ def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeyp
         run_id = runner.start(RunRequest(identity=Identity(label="t")))
         assert len(store.sample_rows(run_id)) > 0
     assert warnings == ["samples run without a cgroup of their own (no cgroup2 hierarchy is "
-                        "mounted): a process a sample moves out of its process group (setsid, "
-                        "a daemon) can outlive a timeout or a kill of perflab"]
+                        "mounted): a sample's process dies with perflab and its process group is "
+                        "killed, but a process that leaves the group (setsid, a daemon) or runs a "
+                        "set-user-ID program can outlive a timeout or a kill of perflab"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root")
@@ -157,3 +158,13 @@ def test_a_shell_line_no_longer_than_the_shells_start_up_is_invalid_not_zero():
     assert "no longer than the shell's measured start-up" in time_row.note
     longer = workload.measure(ProcessResult(0.0100, 0.002, 0.001, None, 0, None, False), None)
     assert longer[0].value == pytest.approx(0.006) and longer[0].status is SampleStatus.OK
+
+
+def test_through_the_deathsig_shim_a_sample_is_timed_from_its_exec_and_a_missing_program_raises(streams):
+    from perflab.execute.process import GroupJanitor
+    from perflab.workloads import native
+    with GroupJanitor.running(native.binary("deathsig")):
+        result = spawn_and_wait("/bin/sleep", ["sleep", "0.05"], streams=streams)
+        assert result.exit_code == 0 and 0.05 <= result.wall_s < 1.0
+        with pytest.raises(FileNotFoundError):
+            spawn_and_wait("/no/such/program", ["x"], streams=streams)

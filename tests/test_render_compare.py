@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from perflab.analysis.benchstat import with_benchstat
 from perflab.analysis.compare import compare_runs
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus
@@ -122,14 +123,15 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def three(store):
+    """With benchstat's own figures too (computed only where its format is asked for)."""
     s, runs = store
-    return compare_runs(s, runs)
+    return with_benchstat(compare_runs(s, runs))
 
 
 @pytest.fixture(scope="module")
 def ab(store):
     s, runs = store
-    return compare_runs(s, runs[:2])
+    return with_benchstat(compare_runs(s, runs[:2]))
 
 
 def check_golden(name: str, text: str) -> None:
@@ -404,7 +406,7 @@ def test_render_is_pure_layout():
 
 def test_identical_runs_mark_nothing(store):
     s, runs = store
-    same = compare_runs(s, [runs[0], runs[0]])
+    same = with_benchstat(compare_runs(s, [runs[0], runs[0]]))
     assert "%*" not in render_comparison(same, "mmtests")
     lkp = render_comparison(same, "lkp")
     assert "no stat changed significantly (8 compared, of hackbench, netperf, will-it-scale, nap;" in lkp

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, open_store, warn
+from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, Finite, count, open_store, warn
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 
@@ -25,20 +25,20 @@ def threshold_percent(text: str) -> float:
 @click.option("--cand", metavar="CMD", help="The candidate command line.")
 @click.option("--threshold", default="1%", show_default=True, metavar="PCT",
               help="Smallest change that matters, in percent (1% or 1).")
-@click.option("-m", "--min-runs", type=int, default=5, show_default=True, help="Rounds before it may stop.")
-@click.option("-M", "--max-runs", type=int, default=200, show_default=True, help="Rounds at most.")
+@click.option("-m", "--min-runs", type=count(), default=5, show_default=True, help="Rounds before it may stop.")
+@click.option("-M", "--max-runs", type=count(), default=200, show_default=True, help="Rounds at most.")
 @click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
+@click.option("--alpha", type=Finite(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Error rate of a decision (always valid: it holds however often the test looks).")
-@click.option("-w", "--warmup", type=int, default=1, show_default=True, help="Unrecorded rounds first.")
+@click.option("-w", "--warmup", type=count(least=0), default=1, show_default=True, help="Unrecorded rounds first.")
 @click.option("--label", help="Label of the run (default: ab).")
 @click.option("--shell", is_flag=True,
               help="Run both lines through /bin/sh -c, or --shell=bash through bash (start-up subtracted).")
 @click.option("--shell-program", hidden=True)
 @click.option("--prepare", metavar="CMD", help="Shell line before every sample (not timed).")
 @click.option("--no-shuffle", is_flag=True, help="Base then cand in every round (default: random order).")
-@click.option("--seed", type=int, help="Seed of the order inside each round.")
-@click.option("--timeout", type=float, metavar="S", help="Kill a command's process group after S seconds.")
+@click.option("--seed", type=SEED, help="Seed of the order inside each round.")
+@click.option("--timeout", type=SECONDS, metavar="S", help="Kill a command's process group after S seconds.")
 @click.option("-q", "--quiet", is_flag=True, help="No live view; only the decision.")
 @export_options
 @click.pass_context

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from perflab.cli.common import open_store, warn
+from perflab.cli.common import count, open_store, warn
 from perflab.model.errors import UsageError
+from perflab.model.limits import MAX_SEPARATE_RUNS
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("-k", "--runs", "k", type=int, default=5, show_default=True,
+@click.option("-k", "--runs", "k", type=count(MAX_SEPARATE_RUNS, least=2), default=5, show_default=True,
               help="Separate runs to record (2 or more; more runs, a surer estimate).")
 @click.option("--label", default="calibrate", show_default=True, help="Label of the runs.")
 @click.argument("run_args", nargs=-1, type=click.UNPROCESSED, metavar="[RUN OPTIONS] TARGET...")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from perflab.cli.common import check_output, open_store, warn, write_output
+from perflab.cli.common import RATE, check_output, count, open_store, warn, write_output
+from perflab.model.limits import MAX_ID
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
 from perflab.model.verdicts import Verdict
 
@@ -120,10 +121,10 @@ def report() -> None:
 @click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
 @click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,
               help="The detector the change was listed with.")
-@click.option("--points", type=int, default=None,
+@click.option("--points", type=count(MAX_ID), default=None,
               help="Pool only the N measured commits nearest the change on each side in the detailed "
                    "comparison [default: the whole segments the change point defines, as 'history' shows].")
-@click.option("--fdr", type=float, default=0.05, show_default=True,
+@click.option("--fdr", type=RATE, default=0.05, show_default=True,
               help="False discovery rate across the stats of the detailed comparison.")
 @click.option("--rows", type=click.Choice(["changed", "all"]), default="changed", show_default=True,
               help="Stats of the detailed comparison: only those that changed, or all.")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, open_store, warn, write_output
+from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, RowId, count, open_store, terminal_width, warn, write_output
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 
@@ -35,15 +35,16 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
 
 
 @click.command(cls=ShellSpelling)
-@click.option("-n", "-r", "--runs", "repetitions", type=int,
+@click.option("-n", "-r", "--runs", "repetitions", type=count(),
               help="Measured repetitions per point [default: 10, or the suite's].")
-@click.option("-w", "--warmup", type=int, default=0, show_default=True, help="Unrecorded runs per point first.")
+@click.option("-w", "--warmup", type=count(least=0), default=0, show_default=True,
+              help="Unrecorded runs per point first.")
 @click.option("-c", "--command", "commands", multiple=True, metavar="CMD",
               help="A command line to measure; repeat for several, interleaved in one run.")
 @click.option("--command-name", "command_names", multiple=True, metavar="NAME",
               help="Benchmark name of each command, in order (hyperfine's -n/--command-name).")
-@click.option("-m", "--min-runs", type=int, metavar="N", help="With --max-time: rounds before it may stop.")
-@click.option("-M", "--max-runs", type=int, metavar="N", help="Rounds at most (the same as -n).")
+@click.option("-m", "--min-runs", type=count(), metavar="N", help="With --max-time: rounds before it may stop.")
+@click.option("-M", "--max-runs", type=count(), metavar="N", help="Rounds at most (the same as -n).")
 @click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
 @click.option("--label", help="Name of what is measured (default: the kernel release).")
 @click.option("--commit", help="Commit being measured (resolved in --repo if given).")
@@ -60,7 +61,7 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
                    "start-up time is subtracted.")
 @click.option("--shell-program", hidden=True)
 @click.option("--name", help="Benchmark name to store samples under (default: the command).")
-@click.option("--timeout", type=float, metavar="S", help="Kill the command's process group after S seconds.")
+@click.option("--timeout", type=SECONDS, metavar="S", help="Kill the command's process group after S seconds.")
 @click.option("-i", "--ignore-failure", is_flag=True, help="Keep non-zero exits as values.")
 @click.option("--prepare", metavar="CMD",
               help="Shell line before every sample (not timed): hyperfine's --prepare, same spelling.")
@@ -69,25 +70,26 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
 @click.option("--setup", metavar="CMD", help="Shell line once per point before its samples.")
 @click.option("--cleanup", metavar="CMD", help="Shell line once per point after the run.")
 @click.option("--shuffle", is_flag=True, help="Randomise the order inside each round (seed recorded).")
-@click.option("--seed", type=int, help="Seed for --shuffle (implies it).")
+@click.option("--seed", type=SEED, help="Seed for --shuffle (implies it).")
 @click.option("--cpu", "cpu_list", metavar="LIST", help="Pin the benchmark to CPUs, e.g. 0 or 0,2-3.")
 @click.option("--show-output", is_flag=True, help="Let the command print to the terminal.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
 @click.option("--force", is_flag=True, help="Run a sweep of more than 10,000 points.")
-@click.option("--duration", type=float, metavar="S", help="Duration of a built-in workload's sample.")
+@click.option("--duration", type=SECONDS, metavar="S", help="Duration of a built-in workload's sample.")
 @click.option("--resume", metavar="RUN", help="Finish an interrupted run (id or label).")
 @click.option("--monitor", "monitor_list", metavar="LIST",
               help="Watch each sample: perf-stat,perf-profile,vmstat,proc-stat,schedstat,interrupts,rusage.")
 @click.option("--events", metavar="LIST", help="perf-stat's events (default: cycles,instructions "
               "where supported, else task-clock,context-switches,cpu-migrations,page-faults).")
-@click.option("--profile-freq", type=int, metavar="HZ", default=800, show_default=True,
+@click.option("--profile-freq", type=click.IntRange(1, 1_000_000), metavar="HZ", default=800, show_default=True,
               help="perf-profile sampling frequency (lkp's).")
 @click.option("--call-graph", type=click.Choice(["fp", "dwarf"]), default="fp", show_default=True,
               help="perf-profile unwinding: frame pointers (cheap) or dwarf (callers of -O2 code).")
 @click.option("--profile-scope", type=click.Choice(["system", "process"]), default="system",
               show_default=True, help="perf-profile: every CPU, or only the benchmark's processes.")
 @export_options
-@click.option("--job", "job_id", type=int, hidden=True, help="The fleet job this run is for (set by a worker).")
+@click.option("--job", "job_id", type=RowId("job id"), hidden=True,
+              help="The fleet job this run is for (set by a worker).")
 @click.option("--request", "request_file", type=click.Path(dir_okay=False, exists=True), hidden=True,
               help="Record the RunRequest document in FILE (a fleet worker's job).")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
@@ -247,17 +249,34 @@ def runs(ctx: click.Context) -> None:
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME",
+              help="Only these metrics (a monitor's too, e.g. outside.cpu_us); repeatable.")
+@click.option("--all", "show_all", is_flag=True, help="Every metric, the monitors' and the runner's watch too.")
+@click.option("--width", type=click.IntRange(40, 1000), metavar="COLUMNS",
+              help="Fit the tables to this many columns (default: 120, or the terminal's when wider).")
 @click.pass_context
-def show(ctx: click.Context, run_ref: str) -> None:
+def show(ctx: click.Context, run_ref: str, metrics: tuple[str, ...], show_all: bool, width: int | None) -> None:
     """A run's environment and, per point, n, mean, median, stddev, min, max, failures."""
-    from perflab.analysis.contention import contention_warnings
+    from perflab.analysis.contention import contention_line
     from perflab.analysis.summary import summarize_run
+    from perflab.model.records import is_monitor_metric
     from perflab.render.runs import render_show
     with open_store(ctx, create=False) as store:
         info = store.resolve_run(run_ref)
         rows = store.sample_rows(info.id)
         infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
-        click.echo(render_show(info, summarize_run(rows, infos), contention_warnings(store, [info])))
+        summaries = summarize_run(rows, infos)
+        shown = [s for s in summaries if s.metric in metrics] if metrics else \
+            summaries if show_all else [s for s in summaries if not is_monitor_metric(s.metric)]
+        if metrics and not shown:
+            raise UsageError(f"run {info.id} has no metric {', '.join(metrics)}",
+                             hint="'perflab show RUN --all' lists every metric")
+        notes = [contention_line(store, info)]
+        hidden = sorted({s.metric.split(".")[0] + ".*" for s in summaries if s not in shown})
+        if hidden and not metrics:
+            notes.append(f"not shown: {', '.join(hidden)} (the monitors' and the runner's watch): "
+                         "--all shows them, --metric NAME one")
+        click.echo(render_show(info, shown, notes, width or terminal_width()))
 
 
 @click.command()

@@ -62,7 +62,7 @@ class _Block:
 
     plans: list[RunPlan]
     units: list[tuple[int, int]]            # unit index -> (plan index, point index)
-    tasks: list[plan.Task]                  # task.point is a unit index
+    tasks: plan.Schedule                    # task.point is a unit index
 
     def key(self, unit: int) -> tuple[str, str]:
         i, point = self.units[unit]
@@ -150,9 +150,8 @@ class Runner:
             options = group[0].options
             block = _Block(group, units, plan.schedule(len(units), options.repetitions, options.warmup,
                                                        options.seed))
-            keys = [block.key(unit) for unit in range(len(units))]
-            done = {(unit, rep) for unit, key in enumerate(keys) for rep in range(options.repetitions)
-                    if (*key, rep) in recorded}
+            unit_of = {block.key(unit): unit for unit in range(len(units))}
+            done = {(unit_of[(b, p)], rep) for b, p, rep in recorded if (b, p) in unit_of}
             block.tasks = plan.remaining(block.tasks, done)
             blocks.append(block)
         return blocks
@@ -227,7 +226,7 @@ class Runner:
     def _execute_block(self, run_id: int, block: _Block, streams: Streams,
                        capture: CapturedOutput) -> bool:
         """Run one block's tasks; False when the stop limits ended the run."""
-        active = {t.point for t in block.tasks}
+        active = block.tasks.busy()
         active_points: dict[int, list[int]] = {i: [] for i in range(len(block.plans))}
         for unit in sorted(active):
             i, point = block.units[unit]
@@ -243,11 +242,10 @@ class Runner:
                             for point in active_points[i]:
                                 self.executor.hook("setup", run_plan.options.setup, run_plan.points[point],
                                                    streams)
-                for k, task in enumerate(block.tasks):
+                for task, following in plan.with_next(block.tasks):
                     i, point = block.units[task.point]
                     self._sample(run_id, states[i], plan.Task(point, task.repetition, task.warmup),
                                  streams, capture)
-                    following = block.tasks[k + 1] if k + 1 < len(block.tasks) else None
                     round_end = not task.warmup and (following is None or following.repetition != task.repetition)
                     if round_end and following is not None:
                         # the view shows the decision of the round it shows the samples of

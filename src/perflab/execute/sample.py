@@ -1,5 +1,5 @@
 """The sample executor: one sample of one point, spawned and timed in the sample's own
-cgroup, with the run's monitors around it and the pressure (PSI) it met.
+cgroup, with the run's monitors around it and the load outside perflab's cgroups it met.
 
 It knows nothing of rounds, order or stop rules (execute/runner.py schedules); it returns
 a sample's measurements and leaves storing them to the scheduler. Hooks (--setup,
@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.execute import monitors as monitoring
-from perflab.execute import pressure
+from perflab.execute import outside
 from perflab.execute.cgroups import RunCgroups, remove_tree
 from perflab.execute.hooks import run_hook
 from perflab.execute.monitor_set import MonitorSet, Outputs
-from perflab.execute.process import CapturedOutput, Streams, spawn_and_wait
+from perflab.execute.process import CapturedOutput, GroupJanitor, Streams, spawn_and_wait
 from perflab.execute.run_plan import RunPlan
+from perflab.model.errors import PerflabError
 from perflab.model.records import Measurement, MetricInfo, SampleStatus
 from perflab.workloads.base import SampleContext, Workload
 
@@ -42,13 +43,14 @@ class Taken:
 
 
 class SampleExecutor:
-    """Spawn, cgroup, clock, pressure and monitors of every sample of one run."""
+    """Spawn, cgroup, clock, outside load and monitors of every sample of one run."""
 
     def __init__(self, warn: Callable[[str], None], warn_once: Callable[[str], None], describe: Describe):
         self.warn, self._warn_once, self._describe = warn, warn_once, describe
         self.monitors = MonitorSet(warn_once)
-        self._pressure = pressure.Reader()
+        self._outside = outside.Reader(None)   # the load outside perflab's cgroups, once they exist
         self._cgroups: RunCgroups | None = None
+        self._guards = contextlib.ExitStack()
         self._described: set[tuple[str, str]] = set()        # (benchmark, metric) described so far
         self._last_wall: dict[tuple[str, int], float] = {}   # (benchmark, point) -> last wall time
         self._point_warned: set[tuple[str, int]] = set()     # a workload's warning, once per point
@@ -57,16 +59,30 @@ class SampleExecutor:
         """The run's cgroups (a warning when there are none)."""
         self._cgroups, reason = RunCgroups.create()
         self.monitors.use_cgroups(self._cgroups)
+        self._outside.close()
+        self._outside = outside.Reader(self._cgroups.base if self._cgroups is not None else None)
         if reason:
-            self._warn_once(f"samples run without a cgroup of their own ({reason}): a process "
-                            "a sample moves out of its process group (setsid, a daemon) can "
-                            "outlive a timeout or a kill of perflab")
+            self._warn_once(f"samples run without a cgroup of their own ({reason}): a sample's "
+                            "process dies with perflab and its process group is killed, but a "
+                            "process that leaves the group (setsid, a daemon) or runs a set-user-ID "
+                            "program can outlive a timeout or a kill of perflab")
+            self._guards.enter_context(GroupJanitor.running(self._deathsig_shim()))
+
+    def _deathsig_shim(self) -> str | None:
+        """The shim that makes a sample die with perflab (no cgroups), built on first use."""
+        from perflab.workloads import native
+        try:
+            return native.binary("deathsig")
+        except PerflabError as error:
+            self._warn_once(f"a sample's process may outlive perflab's death: cannot build its guard ({error})")
+            return None
 
     def close(self) -> None:
-        self._pressure.close()
+        self._outside.close()
         self.monitors.close()
         if self._cgroups is not None:
             self._cgroups.close()
+        self._guards.close()   # the group janitor, without cgroups
 
     def hook(self, kind: str, line: str, params: dict[str, Any], streams: Streams,
              timeout: float | None = None) -> None:
@@ -106,7 +122,7 @@ class SampleExecutor:
             workload.benchmark, repetition,
             self._last_wall.get((workload.benchmark, point)) or monitoring.expected_duration(params))
         started = self.monitors.start([] if warmup else watched, sample)
-        counters = self._pressure.read()
+        counters = self._outside.read()
         try:
             result = spawn_and_wait(invocation.executable, invocation.argv,
                                     streams=capture.streams() if invocation.capture else streams,
@@ -115,7 +131,7 @@ class SampleExecutor:
         except BaseException:
             self.monitors.abort(started)
             raise
-        stalls = self._pressure.since(counters)
+        stalls = self._outside.since(counters)
         if options.conclude:
             self.hook("conclude", options.conclude, params, streams)
         self._last_wall[(workload.benchmark, point)] = result.wall_s
@@ -158,14 +174,14 @@ class SampleExecutor:
         return measurements
 
     def _pressure_measurements(self, benchmark: str, stalls: dict[str, float] | None) -> list[Measurement]:
-        """The µs other tasks stalled on CPU, memory and I/O while the sample ran (PSI),
-        and the µs those stalls were counted over (``psi.window_us``: contention.py's
-        denominator, the spawn included, which a shell line's ``time`` is not)."""
+        """The CPU µs used and the memory/I/O stall µs outside perflab's cgroups while the
+        sample ran (execute/outside.py), and the window they cover (contention.py's
+        denominator, the spawn included)."""
         if stalls is None:
-            self._warn_once(f"no pressure stall information ({self._pressure.missing}): samples are not "
-                            "checked for competing load")
+            self._warn_once(f"the load outside the samples' cgroups is not measured ({self._outside.missing}): "
+                            "samples are not checked for competing load")
             return []
-        if (benchmark, pressure.METRICS[0].name) not in self._described:
-            self._described.update((benchmark, info.name) for info in pressure.METRICS)
-            self._describe(benchmark, pressure.METRICS)
+        if (benchmark, outside.METRICS[0].name) not in self._described:
+            self._described.update((benchmark, info.name) for info in outside.METRICS)
+            self._describe(benchmark, outside.METRICS)
         return [Measurement(name, value, "us") for name, value in stalls.items()]

@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,7 +43,7 @@ class ImportedBenchmark:
 
     point: Point
     metrics: list[MetricInfo]
-    repetitions: list[list[Measurement]]
+    repetitions: Sequence[Sequence[Measurement]]   # may be made as read (hyperfine's)
     measured_at: list[float | None] = field(default_factory=list)  # per repetition, if known
 
     @property

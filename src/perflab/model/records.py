@@ -71,19 +71,21 @@ COMMAND_METRICS = (
 # e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
                            "rusage.")
-PRESSURE_METRIC_PREFIX = "psi."   # the runner's own watch of every sample (execute/pressure.py)
+PRESSURE_METRIC_PREFIX = "psi."   # the runner's watch in runs recorded before outside.* (PSI)
 PRESSURE_WINDOW_METRIC = "psi.window_us"   # the µs a sample's psi stalls were counted over
+OUTSIDE_METRIC_PREFIX = "outside."   # the load outside perflab's cgroups (execute/outside.py)
+OUTSIDE_WINDOW_METRIC = "outside.window_us"   # the µs a sample's outside.* figures cover
 
 
 def is_pressure_metric(name: str) -> bool:
-    """The runner's watch of the machine around every sample: it judges the run
-    (analysis/contention.py), not the benchmark, so reports and histories leave it out
-    unless asked for by name."""
-    return name.startswith(PRESSURE_METRIC_PREFIX)
+    """The runner's watch of the machine around every sample (outside.*; psi.* in runs
+    recorded before it): it judges the run (analysis/contention.py), not the benchmark,
+    so reports and histories leave it out unless asked for by name."""
+    return name.startswith((OUTSIDE_METRIC_PREFIX, PRESSURE_METRIC_PREFIX))
 
 
 def is_monitor_metric(name: str) -> bool:
-    return name.startswith((*MONITOR_METRIC_PREFIXES, PRESSURE_METRIC_PREFIX))
+    return name.startswith((*MONITOR_METRIC_PREFIXES, PRESSURE_METRIC_PREFIX, OUTSIDE_METRIC_PREFIX))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from perflab.model.limits import check_count
+
 SCHEMA_VERSION = 2
 PROFILE_FREQ_HZ = 800   # lkp-tests' perf-profile default: comparable with robot reports, cheap
 
@@ -47,6 +49,10 @@ class RunOptions:
     force: bool = False                # run a sweep above params.MAX_POINTS
 
     def __post_init__(self) -> None:
+        # the limits of docs/limits.md, for a request made without the CLI (a fleet job, a
+        # suite file): a count beyond them is refused before any plan is built
+        check_count(self.repetitions, "repetitions (-n)")
+        check_count(self.warmup, "warm-ups (-w)", least=0)
         if self.shuffle and self.seed is None:
             object.__setattr__(self, "seed", draw_seed())
 
@@ -82,6 +88,9 @@ class StopSpec:
     max_time_s: float | None = None
     min_rounds: int = 1
 
+    def __post_init__(self) -> None:
+        check_count(self.min_rounds, "-m/--min-runs")
+
 
 @dataclass(frozen=True)
 class AbSettings:
@@ -93,6 +102,10 @@ class AbSettings:
     max_runs: int = 200
     max_time_s: float | None = None
     lower_is_better: bool = True
+
+    def __post_init__(self) -> None:
+        check_count(self.min_runs, "-m/--min-runs")
+        check_count(self.max_runs, "-M/--max-runs")
 
 
 @dataclass(frozen=True)
@@ -198,6 +211,10 @@ class RunRequest:
     stopped: Stopped | None = None
     imported: Imported | None = None
     version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if self.repetitions is not None:
+            check_count(self.repetitions, "-n/--runs")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(replace(self, version=SCHEMA_VERSION))

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from perflab.model.params import format_value
 from perflab.model.records import RunInfo
 from perflab.model.run_request import PlanRecord
 from perflab.render.machine import render_machine
@@ -36,26 +37,65 @@ def render_runs(runs: Sequence[RunInfo]) -> str:
                         rows, align="rlllllrr")
 
 
-def render_point_summaries(summaries: Iterable[Any]) -> str:
-    """One row per point and metric: n, centre, median, stddev, min, max, failures."""
-    rows = []
+DEFAULT_WIDTH = 120   # a mailing-list post's table; wider only on request or a wider terminal
+
+
+def render_point_summaries(summaries: Iterable[Any], width: int = DEFAULT_WIDTH) -> str:
+    """Per benchmark, a heading with the parameters all its points share, then one row per
+    point and metric: n, mean (tagged Amean/Hmean), median, stddev, cov, min, max, unit,
+    failures. One unit per metric of a benchmark; a point longer than the room left
+    under ``width`` moves to a line of its own above its row."""
+    grouped: dict[str, list[Any]] = {}
     for s in summaries:
+        grouped.setdefault(s.benchmark, []).append(s)
+    if not grouped:
+        return "no samples"
+    return "\n\n".join(_benchmark_table(name, members, width) for name, members in grouped.items())
+
+
+def _benchmark_table(benchmark: str, members: list[Any], width: int) -> str:
+    names = list(dict.fromkeys(k for s in members for k in s.params))
+    values = {k: {format_value(s.params.get(k)) for s in members} for k in names}
+    shared = [k for k in names if len(values[k]) == 1 and all(k in s.params for s in members)]
+    heading = " ".join([benchmark, *(f"{k}={format_value(members[0].params[k])}" for k in shared)])
+    scales: dict[str, float] = {}
+    for s in members:
+        centre = abs(s.summary.centre) if math.isfinite(s.summary.centre) else 0.0
+        scales[s.metric] = max(scales.get(s.metric, 0.0), centre)
+    rows = []
+    for s in members:
         stats = s.summary
         cells, unit = format_scaled([stats.centre, stats.median, stats.stddev, stats.min, stats.max],
-                                    s.unit, reference=stats.centre)
-        point = " ".join(f"{k}={v}" for k, v in s.params.items()) or "-"
+                                    s.unit, reference=scales[s.metric])
+        point = " ".join(f"{k}={format_value(v)}" for k, v in s.params.items() if k not in shared) or "-"
         cov = f"{stats.cov:.2f}%" if math.isfinite(stats.cov) else "-"
         failures = str(s.failures) + (f" ({s.failure_note})" if s.failures else "")
-        rows.append([s.benchmark, point, s.metric, str(stats.n),
-                     f"{_MEAN_NAMES.get(s.mean_kind.value, s.mean_kind.value)} {cells[0]}",
-                     cells[1], cells[2], cov, cells[3], cells[4], unit, failures])
-    if not rows:
-        return "no samples"
-    return format_table(["benchmark", "point", "metric", "n", "mean", "median", "stddev", "cov",
-                         "min", "max", "unit", "failures"], rows, align="lllrrrrrrrll")
+        rows.append([point, s.metric, str(stats.n), _MEAN_NAMES.get(s.mean_kind.value, s.mean_kind.value),
+                     cells[0], cells[1], cells[2], cov, cells[3], cells[4], unit, failures])
+    headers = ["point", "metric", "n", "mean", "", "median", "stddev", "cov", "min", "max", "unit", "failures"]
+    table = format_table(headers, rows, align="llrlrrrrrrll")
+    if max(map(len, table.splitlines())) > width:   # the points on lines of their own
+        table = _points_above(headers, rows)
+    return heading + "\n" + table
 
 
-def render_show(run: RunInfo, summaries: Sequence[Any], warnings: Sequence[str] = ()) -> str:
+def _points_above(headers: list[str], rows: list[list[str]]) -> str:
+    """The table without its point column, each point on a line of its own where it changes."""
+    lines = format_table(headers[1:], [row[1:] for row in rows], align="lrlrrrrrrll", indent="  ").splitlines()
+    out = lines[:2]
+    previous = None
+    for row, line in zip(rows, lines[2:]):
+        if row[0] != previous:
+            out.append(row[0])
+            previous = row[0]
+        out.append(line)
+    return "\n".join(out)
+
+
+def render_show(run: RunInfo, summaries: Sequence[Any], notes: Sequence[str] = (),
+                width: int = DEFAULT_WIDTH) -> str:
+    """The run's plans, machine and per-point summaries, then ``notes`` (a line each:
+    the competing load, what was left out)."""
     commit = run.commit_describe or run.commit
     request = run.request
     head = [f"run {run.id}  label {run.label}" + (f"  commit {commit}" if commit else ""),
@@ -77,9 +117,8 @@ def render_show(run: RunInfo, summaries: Sequence[Any], warnings: Sequence[str] 
         head.append(f"  ab: {decision.verdict or 'undecided'}, {decision.estimate_pct:+.2f}% "
                     f"({100 * (1 - decision.alpha):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision.n} pairs): "
                     f"{decision.reason}")
-    tail = [f"warning: {w}" for w in warnings]
-    return "\n".join(head + ["", render_machine(run.environment), "",
-                             render_point_summaries(summaries), *tail])
+    return "\n".join(head + ["", render_machine(run.environment, width), "",
+                             render_point_summaries(summaries, width), "", *notes]).rstrip()
 
 
 def _describe_plan(plan: PlanRecord) -> str:

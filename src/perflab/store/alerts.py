@@ -23,6 +23,7 @@ from perflab.model.alerts import (
     AlertSummary,
 )
 from perflab.model.errors import UsageError
+from perflab.model.limits import parse_id
 from perflab.store.database import insert_or_ignore
 from perflab.store.repository import Store, decode_params
 from perflab.store.schema import alert_events, alert_summaries, alerts
@@ -152,6 +153,7 @@ def list_alerts(store: Store, *, state: str | None = None, summary_id: int | Non
 
 
 def get_alert(store: Store, alert_id: int) -> Alert:
+    parse_id(alert_id, "alert id")   # an id no key can hold is refused before the driver overflows
     row = store.conn.execute(_alert_query().where(alerts.c.id == alert_id)).mappings().first()
     if row is None:
         raise UsageError(f"no alert {alert_id}", hint="'perflab alerts' lists them")

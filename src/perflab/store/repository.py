@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # numpy is imported where samples are read: `perflab runs` ne
     import numpy as np
 
 from perflab.model.errors import UsageError
+from perflab.model.limits import is_id
 from perflab.model.records import (
     ENVIRONMENT_NOT_LOADED,
     SPEC_NOT_LOADED,
@@ -34,7 +36,7 @@ from perflab.model.records import (
 )
 from perflab.model.run_request import RunRequest
 from perflab.store import location, pending
-from perflab.store.database import insert_or_ignore, open_engine, upsert
+from perflab.store.database import insert_or_ignore, open_engine, opens_read_only, upsert
 from perflab.store.schema import (
     artifacts,
     job_runs,
@@ -171,11 +173,13 @@ class Store:
 
     def __init__(self, target: str | None = None, *, create: bool = False):
         self.target = location.resolve(target)
+        self.read_only = opens_read_only(self.target, create=create)
         self.engine: Engine = open_engine(self.target, create=create)
         self._conn: sa.Connection | None = None
         self._point_ids: dict[tuple[str, str], int] = {}
         self._insert_samples = samples.insert()
-        self.recover_pending()
+        if not self.read_only:   # a reader without write permission cannot finish others' runs
+            self.recover_pending()
 
     # -- lifetime --------------------------------------------------------------
     @property
@@ -461,7 +465,7 @@ class Store:
         (its hash or a prefix of 4 or more hex digits)."""
         reference = reference.strip()
         latest = (runs.c.started_at.desc(), runs.c.id.desc())
-        queries = [sa.select(runs).where(runs.c.id == int(reference))] if reference.isdigit() else []
+        queries = [sa.select(runs).where(runs.c.id == int(reference))] if is_id(reference) else []
         queries.append(sa.select(runs).where(runs.c.label == reference).order_by(*latest))
         if len(reference) >= 4 and all(c in "0123456789abcdefABCDEF" for c in reference):
             queries.append(sa.select(runs).where(runs.c.commit.startswith(reference.lower())).order_by(*latest))
@@ -533,15 +537,33 @@ class Store:
         return found
 
     def seal(self, run_id: int) -> None:
-        """Write the run's series blobs (after its last sample)."""
-        import numpy as np
+        """Write the run's series blobs (after its last sample). The samples are read in
+        order, a batch at a time: memory holds the blobs (8 bytes a value), not the rows."""
         self.conn.execute(series.delete().where(series.c.run_id == run_id))
-        ids = {(b, p): i for i, b, p in self.conn.execute(
-            sa.select(points.c.id, points.c.benchmark, points.c.params))}
-        rows = [{"run_id": run_id, "point_id": ids[(g.benchmark, g.point)], "metric": g.metric,
-                 "unit": g.unit, "failures": g.failures,
-                 "ok_values": np.ascontiguousarray(g.values, dtype="<f8").tobytes()}
-                for g in self._groups_from_rows(run_id, None, None)]
+        query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
+                           samples.c.status)
+                 .where(samples.c.run_id == run_id)
+                 .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
+        rows: list[dict[str, Any]] = []
+        group: tuple[int, str] | None = None
+        unit, failures = "", 0
+        chunks: list[bytes] = []
+
+        def close() -> None:
+            if group is not None:
+                rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
+                             "failures": failures, "ok_values": b"".join(chunks)})
+
+        for batch in self.conn.execute(query).partitions(_SEAL_BATCH):
+            for point_id, metric, value, row_unit, status in batch:
+                if (point_id, metric) != group:
+                    close()
+                    group, unit, failures, chunks = (point_id, metric), row_unit, 0, []
+                if status == "ok" and value is not None and value == value:   # not NaN
+                    chunks.append(_F8.pack(value))
+                else:
+                    failures += 1
+        close()
         if rows:
             self.conn.execute(series.insert(), rows)
         self.conn.commit()
@@ -703,10 +725,13 @@ class Store:
     def import_run(self, *, label: str, host: str, request: RunRequest, environment: dict[str, Any],
                    samples: Iterable[tuple[Point, int, Sequence[Measurement], float | None]],
                    metric_infos: dict[str, Sequence[MetricInfo]],
-                   status: RunStatus = RunStatus.COMPLETE) -> int:
+                   status: RunStatus = RunStatus.COMPLETE,
+                   progress: Callable[[int], None] | None = None) -> int:
         """Write a whole finished run in ONE transaction: all of it, or nothing.
 
-        ``samples`` are (point, repetition, measurements, measured_at or None). The run row,
+        ``samples`` are (point, repetition, measurements, measured_at or None), read as
+        they come and inserted a batch at a time (memory does not grow with them);
+        ``progress(n)`` is told the samples written so far after each batch. The run row,
         new points, samples, metric metadata and the series blobs (``seal``) commit
         together; any error rolls everything back, so a failed import leaves no trace.
         """
@@ -721,6 +746,7 @@ class Store:
                 started_at=now, finished_at=now, status=status.value, pid=None,
                 spec=request.to_json(), environment=environment)))
             rows: list[dict[str, Any]] = []
+            written = 0
             for point, repetition, measurements, measured_at in samples:
                 key = (point.benchmark, point.key)
                 point_id = self._point_ids.get(key) or new_ids.get(key)
@@ -731,8 +757,16 @@ class Store:
                              "metric": m.metric, "value": m.value, "unit": m.unit,
                              "status": m.status.value, "note": m.note, "measured_at": stamp}
                             for m in measurements)
+                written += 1
+                if len(rows) >= _IMPORT_BATCH:
+                    conn.execute(self._insert_samples, rows)
+                    rows = []
+                    if progress is not None:
+                        progress(written)
             if rows:
                 conn.execute(self._insert_samples, rows)
+            if progress is not None:
+                progress(written)
             for benchmark, infos in metric_infos.items():
                 _save_metric_infos(conn, benchmark, infos)
             self.seal(run_id)  # writes the series blobs and commits: the one commit
@@ -753,6 +787,10 @@ class Store:
             found = _inserted_id(self.conn.execute(points.insert().values(benchmark=benchmark, params=params)))
         return int(found)
 
+
+_SEAL_BATCH = 50_000      # sample rows read at once when sealing a run
+_IMPORT_BATCH = 10_000    # sample rows inserted at once by an import
+_F8 = struct.Struct("<d")  # a series blob's value: little-endian float64, as numpy's "<f8"
 
 # value_groups_of_runs names up to this many runs in its query (an IN list); more, and it
 # reads the chosen metrics' series of every run and keeps the wanted ones (no huge IN list)
