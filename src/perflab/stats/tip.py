@@ -14,8 +14,8 @@ history's mean and sd: z = (x − mean) / sd. Two rules:
 
 Calibration (the per-look false-alarm rate): under the null (history and tip i.i.d.
 normal, any mean and sd) the chance that a look raises either state is at most
-``false_rate``/1,000: half to each rule, split evenly over its MAX_TIP or SUSPECT_TIP
-tests (Bonferroni; the tests overlap, so the true rate is below it). Each test's tail is
+``false_rate``/1,000: half to each rule, split evenly over the tests the look runs (fewer
+while the series is young; Bonferroni: the tests overlap, so the true rate is below it). Each test's tail is
 exact for its history length k: a scaled Student t with k − 1 df for the suspect rule;
 for the median rule a binomial tail of normal tails, integrated over the law of the
 history's mean and sd by quadrature. So the uncertainty of a short history is paid for in
@@ -131,19 +131,30 @@ def _solve(tail: Callable[[float], float], alpha: float) -> float:
     return float(brentq(lambda c: math.log(max(tail(c), 1e-300)) - math.log(alpha), 0.5, 2000.0, xtol=1e-3))
 
 
+def _shares(top: int, false_rate: float) -> tuple[float, float]:
+    """(each suspect test's, each confirmation test's) share of the per-look rate when the
+    look can read a tip of up to ``top`` commits: half to each rule (all to the suspect rule
+    while the tip is too short to confirm), split evenly over the tests it runs."""
+    alpha = false_rate / 1000.0
+    suspects, confirms = min(top, SUSPECT_TIP), max(top - SUSPECT_TIP, 0)
+    if not confirms:
+        return alpha / suspects, 0.0
+    return alpha / 2 / suspects, alpha / 2 / confirms
+
+
 @lru_cache(maxsize=4096)
-def suspect_bar(k: int, m: int, false_rate: float = FALSE_RATE_PER_1000) -> float:
-    """c_s for a tip of m commits after a history of k: its share of the per-look rate
+def suspect_bar(k: int, m: int, false_rate: float = FALSE_RATE_PER_1000, top: int = MAX_TIP) -> float:
+    """c_s for a tip of m commits after a history of k, in a look of up to ``top`` commits
     (√m·(tip mean − history mean)/sd is a Student t with k − 1 df scaled by √(1 + m/k))."""
     from scipy.stats import t
-    share = false_rate / 1000.0 / 2 / SUSPECT_TIP
+    share, _ = _shares(top, false_rate)
     return float(t.isf(share / 2, k - 1) * math.sqrt(1.0 + m / k))
 
 
 @lru_cache(maxsize=4096)
-def confirm_bar(k: int, m: int, false_rate: float = FALSE_RATE_PER_1000) -> float:
-    """c_m for a tip of m commits after a history of k: its share of the per-look rate."""
-    share = false_rate / 1000.0 / 2 / (MAX_TIP - SUSPECT_TIP)
+def confirm_bar(k: int, m: int, false_rate: float = FALSE_RATE_PER_1000, top: int = MAX_TIP) -> float:
+    """c_m for a tip of m commits after a history of k, in a look of up to ``top`` commits."""
+    _, share = _shares(top, false_rate)
     return _solve(partial(_median_tail, m=m, k=k), share)
 
 
@@ -169,12 +180,12 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
             continue
         z = (v[-m:] - level) / sd
         if m <= SUSPECT_TIP:
-            c = suspect_bar(past.size, m, false_rate)
+            c = suspect_bar(past.size, m, false_rate, top)
             score = abs(float(z.mean())) * math.sqrt(m)
             if score > c and (suspect is None or score / c > suspect[0]):
                 suspect = (score / c, m, level, sd, c, past.size)
             continue
-        c = confirm_bar(past.size, m, false_rate)
+        c = confirm_bar(past.size, m, false_rate, top)
         for sign in (1.0, -1.0):
             if sign * z[0] > c and int((sign * z > c).sum()) > m // 2:
                 confirmed = (0.0, m, level, sd, c, past.size)
@@ -184,7 +195,7 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
         level, sd = _level_and_sd(past)
         if not sd > 0.0:
             return _undecided("the history has no spread to measure a step against", past.size)
-        return TipFinding(NONE, -1, 0, level, sd, math.nan, math.nan, suspect_bar(past.size, 1, false_rate),
+        return TipFinding(NONE, -1, 0, level, sd, math.nan, math.nan, suspect_bar(past.size, 1, false_rate, top),
                           past.size)
     _, m, level, sd, c, k = found
     tip = v[-m:]

@@ -267,26 +267,33 @@ CHANGEPOINT_METHODS: dict[str, str] = {
     "pelt": "exact penalised least squares for changes in mean (PELT)",
     "binseg": "seeded binary segmentation with PELT's penalty, the fastest on long series",
 }
-#: The default choice: mosum at every length. On real annotated series under 100 points
-#: (bench/changepoints_tcpd.py: TCPD, TCPDBench's F1 / covering) it scores 0.785/0.679, where
-#: e-divisive (the short-series choice until 2026-11-25) scored 0.704/0.552, below "no
-#: change" 0.710/0.603, and cut every short trending series. mosum reports a new regime
-#: only once it has lasted 5 points, so the newest commits are read by the tip detector
-#: (stats/tip.py: a suspect after 1-2 commits, confirmed when the new level holds), which
-#: alerts and watch run behind it.
+#: The default choice: mosum from 10 points (e-divisive below, where mosum cannot cut). On real
+#: annotated series under 100 points (bench/changepoints_tcpd.py: TCPD, TCPDBench's F1 /
+#: covering) it scores 0.785/0.679, where e-divisive (the short-series choice until 2026-11-25)
+#: scored 0.704/0.552, below "no change" 0.710/0.603, and cut every short trending series.
+#: mosum reports a new regime only once it has lasted 5 points, so the newest commits are read
+#: by the tip detector (stats/tip.py: a suspect after 1-2 commits, confirmed when the new level
+#: holds), which alerts and watch run behind it.
 AUTO_METHOD = "auto"
+
+
+#: Below this many points mosum cannot place a change (two of its 5-point segments), and
+#: `auto` takes e-divisive, whose t-test needs 3 a side (TCPD has no series this short).
+AUTO_MOSUM_FROM = 10
 
 
 def resolve_method(method: str, points: int) -> str:
     """The detector ``method`` names for a series of ``points`` points."""
-    del points  # every length takes mosum now; kept for callers that pass it
-    return "mosum" if method == AUTO_METHOD else method
+    if method != AUTO_METHOD:
+        return method
+    return "mosum" if points >= AUTO_MOSUM_FROM else "e-divisive"
 
 
 def method_help(*, auto: bool = True) -> str:
     """The --method help text, from the registry."""
     listed = "; ".join(f"{name}: {text}" for name, text in CHANGEPOINT_METHODS.items())
-    return (f"Change-point detector (auto: mosum at every length; alerts and watch read the newest "
+    return (f"Change-point detector (auto: mosum from {AUTO_MOSUM_FROM} points, e-divisive below; alerts and "
+            f"watch read the newest "
             f"commits with the tip detector). {listed}." if auto else f"{listed}.")
 
 
