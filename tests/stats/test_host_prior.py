@@ -8,15 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma, polygamma
 
-from perflab.stats.host_prior import (
-    Prior,
-    beyond_prior,
-    fit_prior,
-    moderated,
-    runs_to_decide,
-    spread,
-    trigamma_inverse,
-)
+from perflab.stats.host_prior import Prior, beyond_prior, fit_prior, moderated, runs_to_decide, spread, trigamma_inverse
 
 
 def draw(rng: np.random.Generator, s0: float, d0: float, df: float, groups: int) -> tuple[np.ndarray, np.ndarray]:

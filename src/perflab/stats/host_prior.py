@@ -160,7 +160,8 @@ def runs_to_decide(variance: float, prior_df: float, change: float, *, alpha: fl
     """Replicate runs per side that would call a change of ``change`` (relative, e.g. 0.02)
     with ``power`` at two-sided ``alpha``: r runs a side make the difference's variance
     2 (variance + within) / r on prior_df + 2 (r - 1) df. None beyond ``limit``."""
-    from scipy.stats import nct, t as student
+    from scipy.stats import nct
+    from scipy.stats import t as student
     effect = abs(math.log1p(change))
     for r in range(1, limit + 1):
         df = prior_df + 2 * (r - 1)
