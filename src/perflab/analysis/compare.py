@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.contention import contention_warnings
+from perflab.analysis.host_model import separate_runs_knowledge
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import (
@@ -39,12 +40,14 @@ from perflab.model.report.compare import (
     Layout,
     Row,
     RuleOutcome,
+    RunToRunUsed,
     SideSummary,
 )
-from perflab.model.verdicts import Verdict, WarningSide
+from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
+from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
-from perflab.stats.warnings import RUN_VARIANCE
+from perflab.stats.warnings import RUN_VARIANCE, RUNS_TO_DECIDE
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
 
@@ -201,9 +204,12 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
     variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     shares = {key: [run_shares([len(values) for values in side.get(key, [])]) for side in parts] for key in keys}
+    # single runs a side: the host prior moderates their run-to-run variance (pooled sides measure their own)
+    known = (separate_runs_knowledge(store, sides, keys, infos, variances)
+             if any(separate) and all(len(side) == 1 for side in sides) else None)
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
-                          run_shares=shares, layouts=_recorded_layouts(runs))
+                          run_shares=shares, layouts=_recorded_layouts(runs), run_to_run=known)
     every = list({run.id: run for side in sides for run in side}.values())
     return replace(report, warnings=(*report.warnings, *_environment_warnings(runs),
                                      *contention_warnings(store, every)))
@@ -217,14 +223,17 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                  noise_floor: float | None = None, best_pcts: Sequence[int] = (),
                  warnings: Sequence[str] = (), layouts: dict[str, Layout] | None = None,
                  separate: Sequence[bool] = (), run_variances: dict[Key, RunVariance | None] | None = None,
-                 run_shares: dict[Key, list[float]] | None = None) -> CompareReport:
+                 run_shares: dict[Key, list[float]] | None = None,
+                 run_to_run: dict[Key, RunToRun] | None = None) -> CompareReport:
     """The report of the sides' value tables (baseline first), one row per key any side has:
     each candidate tested against the baseline, verdicts decided across the whole report.
 
     ``separate[c]``: candidate c and the baseline were recorded by different runs, so
     their run-to-run variance enters the test: ``run_variances[key]`` where known; where
     not, changes below stats.difference.UNKNOWN_RUN_FLOOR are not judged. ``run_shares[key]``:
-    per side, how many runs it pools (`stats.variance.run_shares`; 1, a single run, if absent)."""
+    per side, how many runs it pools (`stats.variance.run_shares`; 1, a single run, if absent).
+    ``run_to_run[key]``: the host prior a row of single separate runs borrows
+    (`analysis.host_model`), which then takes the place of ``run_variances``."""
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     pending: list[tuple[int, int, Difference]] = []
@@ -237,11 +246,15 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                 apart = bool(separate[c]) if c < len(separate) else False
                 variance = (run_variances or {}).get(key) if apart else None
                 shares = (run_shares or {}).get(key) or [1.0] * len(tables)
+                known = (run_to_run or {}).get(key) if apart else None
+                if known is not None:
+                    known = replace(known, load=(known.load[0], known.load[c + 1]))
                 pending.append((r, c, compare(
                     base.values, other.values, direction=info.direction, mean_kind=info.mean,
                     method=method,  # type: ignore[arg-type]
                     noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
-                    separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]))))
+                    separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]),
+                    run_to_run=known)))
         missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
             params = next(table[key] for table in tables if key in table).params
@@ -345,10 +358,22 @@ def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Dif
         pct=d.change_pct, raw_pct=oriented(d.change_pct, info.direction),
         ci=Interval(d.ci_low, d.ci_high, d.confidence), method=d.method_key, test=d.method,
         interval=d.interval, p_value=d.p_value, q_value=d.q_value, min_p=d.min_p, noise_floor=d.noise_floor,
-        verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes))
+        verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes),
+        run_to_run=RunToRunUsed(d.variance_source, d.d0, d.d, d.runs_needed, d.run_change, d.run_spread)
+        if d.variance_source else None)
     # how run-to-run variance entered the test is said once for the report, not per row
-    return Cell(label, side, change, tuple(w for w in d.warnings
-                                           if w.side is WarningSide.PAIR and w.kind != RUN_VARIANCE))
+    pair = [w for w in d.warnings if w.side is WarningSide.PAIR and w.kind != RUN_VARIANCE]
+    if change.run_to_run is not None and d.verdict is Verdict.UNDECIDED:
+        pair.append(_runs_to_decide(change.run_to_run))
+    return Cell(label, side, change, tuple(pair))
+
+
+def _runs_to_decide(used: RunToRunUsed) -> StatWarning:
+    """What would decide an undecided row of separate runs: replicate runs per side."""
+    runs = f"{used.runs_needed}" if used.runs_needed is not None else "more than 1000"
+    return StatWarning(RUNS_TO_DECIDE, f"undecided: {runs} separate runs per side (80% power) would decide a change "
+                       f"of {100 * used.size:.3g}% at this host's run-to-run spread ('perflab calibrate -k K')",
+                       WarningSide.PAIR)
 
 
 def _blocks(rows: list[Row], n_sides: int, layouts: dict[str, Layout],

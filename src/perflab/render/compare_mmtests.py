@@ -30,6 +30,7 @@ from perflab.render.compare_common import (
     finite,
     short_commit,
     significance_rule,
+    verdict_lines,
     warning_lines,
 )
 from perflab.render.units import scale_for
@@ -124,6 +125,9 @@ def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool 
     parts = [_block(block, stats, report.runs, width) for block in report.blocks]
     footer = [f"* = significant: {significance_rule(report)}",
               "% = change vs the baseline, positive = better"]
+    verdicts = verdict_lines(report)
+    if verdicts and not report.is_rule:
+        footer += ["verdicts:", *verdicts]
     warnings = warning_lines(report)
     if warnings:
         footer += ["warnings:", *warnings]

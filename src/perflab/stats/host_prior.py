@@ -58,12 +58,12 @@ class Prior:
     data_df: float               # their degrees of freedom in all
     slope: float = 0.0           # of E log s^2 in log within-run variance (0: no trend)
     centre: float = 0.0          # the covariate's mean (log within-run variance)
-    low: float = -math.inf       # the covariate's range among the groups
-    high: float = math.inf
+    low: float = -math.inf       # the covariate's range among the groups (log within-run
+    high: float = math.inf       # variance); kept with or without a trend
 
     def scale(self, within: float = math.nan) -> float:
         """s0^2 for a benchmark whose runs have within-run variance ``within`` (logs)."""
-        if self.slope == 0.0 or not within > 0:
+        if self.slope == 0.0 or not within > 0 or not math.isfinite(self.low):
             return self.s0_squared
         x = min(max(math.log(within), self.low), self.high)   # no extrapolation past the data
         return self.s0_squared * math.exp(self.slope * (x - self.centre))
@@ -121,21 +121,35 @@ def fit_prior(s2: Sequence[float], df: Sequence[float], covariate: Sequence[floa
     g = e.size
     slope, centre, low, high, residual_df = 0.0, 0.0, -math.inf, math.inf, g - 1
     fitted = np.full(g, e.mean())
-    if covariate is not None and g >= MIN_GROUPS + 1:
-        z = np.log(np.asarray(covariate, dtype=float)[ok])
-        if np.all(np.isfinite(z)) and np.ptp(z) > 0:
+    z = np.log(np.asarray(covariate, dtype=float)[ok]) if covariate is not None else np.empty(0)
+    if z.size and np.all(np.isfinite(z)):
+        centre, low, high = float(z.mean()), float(z.min()), float(z.max())
+        if g >= MIN_GROUPS + 1 and high > low:
             b, a = np.polyfit(z, e, 1)
             residuals = e - (a + b * z)
             se = math.sqrt(float(residuals @ residuals) / (g - 2) / float(((z - z.mean()) ** 2).sum()))
             if se > 0 and 2 * student.sf(abs(b) / se, g - 2) < TREND_ALPHA:
-                slope, centre, low, high, residual_df = float(b), float(z.mean()), float(z.min()), float(z.max()), g - 2
-                fitted = a + b * z
+                slope, residual_df, fitted = float(b), g - 2, a + b * z
     excess = float(((e - fitted) ** 2).sum() / residual_df - np.mean(polygamma(1, d / 2)))
     cap = float(d.sum())
     d0 = min(2.0 * trigamma_inverse(excess), cap) if excess > 0 else cap
-    level = float(fitted.mean()) if slope == 0.0 else float(a + b * centre)
+    level = float(fitted.mean())   # the line's value at the covariate's mean, when trended
     s0 = math.exp(level + float(digamma(d0 / 2)) - math.log(d0 / 2))
     return Prior(s0, d0, g, cap, slope, centre, low, high)
+
+
+def metric_kind(metric: str, unit: str, higher_is_better: bool) -> str:
+    """The kind of a metric, which a host prior is fitted per: wall time, CPU time, rate, count.
+    Their run-to-run variances differ in kind (CPU time does not see waiting; rates are
+    inverse times of work done), so they do not share a prior."""
+    if metric in ("user", "system") or "cpu" in metric.split(".")[-1] and unit in TIME_UNITS:
+        return "cpu time"
+    if unit in TIME_UNITS:
+        return "wall time"
+    return "rate" if higher_is_better else "count"
+
+
+TIME_UNITS = frozenset({"s", "ms", "us", "µs", "ns", "usecs", "msecs", "secs"})
 
 
 def moderated(prior: Prior, s2: float = math.nan, df: float = 0.0, within: float = math.nan) -> tuple[float, float]:
@@ -149,9 +163,9 @@ def moderated(prior: Prior, s2: float = math.nan, df: float = 0.0, within: float
 
 def beyond_prior(prior: Prior, s2: float, df: float, within: float = math.nan) -> float:
     """Upper-tail p of a benchmark's own s^2 under the prior: s^2 / s0^2 ~ F(d, d0)."""
-    from scipy.stats import f
     if not df > 0 or not math.isfinite(s2):
         return math.nan
+    from scipy.stats import f
     return float(f.sf(max(s2, 0.0) / prior.scale(within), df, prior.d0))
 
 
@@ -160,15 +174,23 @@ def runs_to_decide(variance: float, prior_df: float, change: float, *, alpha: fl
     """Replicate runs per side that would call a change of ``change`` (relative, e.g. 0.02)
     with ``power`` at two-sided ``alpha``: r runs a side make the difference's variance
     2 (variance + within) / r on prior_df + 2 (r - 1) df. None beyond ``limit``."""
-    from scipy.stats import nct
+    from scipy.stats import nct, norm
     from scipy.stats import t as student
     effect = abs(math.log1p(change))
-    for r in range(1, limit + 1):
+    unit = 2 * (variance + within)
+    if unit == 0:
+        return 1
+    if effect == 0:
+        return None
+
+    def enough(r: int) -> bool:
         df = prior_df + 2 * (r - 1)
-        se = math.sqrt(2 * (variance + within) / r)
-        if se == 0:
+        return float(nct.sf(float(student.ppf(1 - alpha / 2, df)), df, effect / math.sqrt(unit / r))) >= power
+
+    # the normal approximation's r is a lower bound (t's tails are wider): step up from it
+    r = max(1, math.ceil(unit * (float(norm.ppf(1 - alpha / 2)) + float(norm.ppf(power))) ** 2 / effect**2))
+    while r <= limit:
+        if enough(r):
             return r
-        critical = float(student.ppf(1 - alpha / 2, df))
-        if float(nct.sf(critical, df, effect / se)) >= power:
-            return r
+        r = r + 1 if r < 16 else math.ceil(r * 1.05)
     return None

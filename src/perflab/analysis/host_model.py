@@ -1,0 +1,128 @@
+"""The host model: what the store knows of a host's run-to-run variance, per kind of metric.
+
+Every replicate group on the host (`Store.replicate_runs`: calibrate's runs, A/A pairs,
+repeated runs of one thing) gives each of its benchmark, point and metric rows a
+between-run variance (`stats.host_prior.spread`); the rows of one kind of metric fit one
+prior (`stats.host_prior.fit_prior`, trended in the within-run variance where that
+helps). The fit is stored and refitted when the host's replicate runs change.
+
+A host with no prior of a kind borrows perflab's default (`DEFAULT_PRIORS`), fitted on the
+recordings committed under bench/data/noise* by ``bench/aa_host_prior.py --fit-default``:
+runs of three sessions of a shared 2-CPU machine, idle to loaded, so it is wide.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from perflab.model.records import Direction, MetricInfo, RunInfo
+from perflab.stats.host_prior import Prior, Spread, fit_prior, metric_kind, spread
+from perflab.stats.separate_runs import RunToRun
+from perflab.stats.variance import RunVariance
+from perflab.store import Store
+from perflab.store import host_model as stored
+
+Key = tuple[str, str, str]   # benchmark, params JSON, metric
+#: The host of runs whose machine is not known (imports that do not say): never a replicate
+#: of anything, and no host model.
+UNKNOWN_HOST = "unknown"
+
+#: Wall time only: fitted by ``bench/aa_host_prior.py --fit-default`` on bench/data/noise*/
+#: (12 benchmarks, six separate runs each from three recording sessions, one of them under
+#: other people's test suites): wide on purpose (docs/separate-runs.md). Other kinds have none.
+DEFAULT_PRIORS: dict[str, tuple[Prior, int]] = {
+    "wall time": (Prior(s0_squared=0.1670, d0=8.822, groups=12, data_df=60.0, slope=0.8939, centre=-2.368,
+                        low=-4.326, high=-0.5840), 12),
+}
+
+
+def replicate_spreads(store: Store, groups: Iterable[list[int]],
+                      benchmarks: set[str] | None = None) -> dict[tuple[str, str, str], list[Spread]]:
+    """(benchmark, point, metric) -> the spread of each replicate group that holds it."""
+    out: dict[tuple[str, str, str], list[Spread]] = {}
+    for ids in groups:
+        per_key: dict[tuple[str, str, str], list[np.ndarray]] = {}
+        for found in store.value_groups_of_runs(ids, benchmarks, None).values():
+            for g in found:
+                per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
+        for key, values in per_key.items():
+            measured = spread(values)
+            if measured is not None:
+                out.setdefault(key, []).append(measured)
+    return out
+
+
+def kind_of(info: MetricInfo) -> str:
+    return metric_kind(info.name, info.unit, info.direction is Direction.HIGHER)
+
+
+def fit(spreads: dict[tuple[str, str, str], list[Spread]],
+        infos: dict[tuple[str, str], MetricInfo]) -> dict[str, tuple[Prior, int]]:
+    """Kind of metric -> (prior, benchmarks it learned from), from the groups' spreads."""
+    by_kind: dict[str, list[tuple[str, Spread]]] = {}
+    for (benchmark, _, metric), found in spreads.items():
+        info = infos.get((benchmark, metric))
+        if info is None or metric.startswith("psi."):
+            continue
+        by_kind.setdefault(kind_of(info), []).extend((benchmark, s) for s in found)
+    out = {}
+    for kind, members in by_kind.items():
+        prior = fit_prior([s.s2 for _, s in members], [s.df for _, s in members],
+                          covariate=[s.within for _, s in members])
+        if prior is not None:
+            out[kind] = (prior, len({b for b, _ in members}))
+    return out
+
+
+def _infos(store: Store, benchmarks: Iterable[str]) -> dict[tuple[str, str], MetricInfo]:
+    return {(b, name): info for b in set(benchmarks) for name, info in store.metric_infos(b).items()}
+
+
+def host_model(store: Store, host: str) -> list[stored.HostPrior]:
+    """The host's priors, refitted and stored first when its replicate runs changed."""
+    groups = store.replicate_runs({host})
+    every = sorted(i for ids in groups for i in ids)
+    stamp = f"{len(every)}:{every[-1] if every else 0}"
+    known = stored.load(store, host)
+    if known and known[0].stamp == stamp or not known and not every:
+        return known
+    spreads = replicate_spreads(store, groups)
+    stored.save(store, host, stamp, fit(spreads, _infos(store, {k[0] for k in spreads})))
+    return stored.load(store, host)
+
+
+def _loaded(store: Store, runs: list[RunInfo]) -> bool:
+    """Whether another load competed with any of these runs (CPU pressure beyond STALL_SHARE)."""
+    from perflab.analysis.contention import READ, STALL_SHARE, stall_shares
+    groups = store.value_groups_of_runs([run.id for run in runs], None, READ)
+    return any(stall_shares(groups.get(run.id, [])).get("cpu", 0.0) > STALL_SHARE for run in runs)
+
+
+def _own(variance: RunVariance | None) -> Spread | None:
+    if variance is None or not math.isfinite(variance.ms_between):
+        return None
+    return Spread((variance.ms_between - variance.ms_within) / variance.n0, variance.df, variance.ms_within,
+                  variance.n0)
+
+
+def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iterable[Key],
+                            infos: dict[tuple[str, str], MetricInfo],
+                            own: dict[Key, RunVariance | None]) -> dict[Key, RunToRun]:
+    """Per row of single-run sides: the host prior of its kind of metric (the baseline's
+    host; perflab's default where the host has none), its own replicates, and on which
+    sides another load competed (``load`` holds every side; a cell takes its pair's). A host
+    named 'unknown' has no model."""
+    host = sides[0][0].host
+    priors = {p.kind: (p.prior, p.benchmarks) for p in (host_model(store, host) if host != UNKNOWN_HOST else [])}
+    load = tuple(_loaded(store, side) for side in sides)
+    out = {}
+    for key in keys:
+        kind = kind_of(infos[(key[0], key[2])])
+        prior, benchmarks = priors.get(kind) or DEFAULT_PRIORS.get(kind) or (None, 0)
+        variance = own.get(key)
+        out[key] = RunToRun(prior, kind not in priors, benchmarks, _own(variance),
+                            variance.runs if variance is not None else 0, load)
+    return out
