@@ -371,9 +371,8 @@ def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Dif
 def _runs_to_decide(used: RunToRunUsed) -> StatWarning:
     """What would decide an undecided row of separate runs: replicate runs per side."""
     runs = f"{used.runs_needed}" if used.runs_needed is not None else "more than 1000"
-    return StatWarning(RUNS_TO_DECIDE, f"undecided: {runs} separate runs per side (80% power) would decide a change "
-                       f"of {100 * used.size:.3g}% at this host's run-to-run spread ('perflab calibrate -k K')",
-                       WarningSide.PAIR)
+    return StatWarning(RUNS_TO_DECIDE, f"undecided: {runs} runs a side would decide {100 * used.size:.3g}% "
+                       "(80% power, this host's run-to-run spread)", WarningSide.PAIR)
 
 
 def _blocks(rows: list[Row], n_sides: int, layouts: dict[str, Layout],

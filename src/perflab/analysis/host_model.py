@@ -81,13 +81,18 @@ def _infos(store: Store, benchmarks: Iterable[str]) -> dict[tuple[str, str], Met
     return {(b, name): info for b in set(benchmarks) for name, info in store.metric_infos(b).items()}
 
 
+def stamp_of(groups: list[list[int]]) -> str:
+    """What a host model was fitted on: its replicate runs' count and newest id."""
+    every = sorted(i for ids in groups for i in ids)
+    return f"{len(every)}:{every[-1] if every else 0}"
+
+
 def host_model(store: Store, host: str) -> list[stored.HostPrior]:
     """The host's priors, refitted and stored first when its replicate runs changed."""
     groups = store.replicate_runs({host})
-    every = sorted(i for ids in groups for i in ids)
-    stamp = f"{len(every)}:{every[-1] if every else 0}"
+    stamp = stamp_of(groups)
     known = stored.load(store, host)
-    if known and known[0].stamp == stamp or not known and not every:
+    if known and known[0].stamp == stamp or not known and not groups:
         return known
     spreads = replicate_spreads(store, groups)
     stored.save(store, host, stamp, fit(spreads, _infos(store, {k[0] for k in spreads})))
