@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from perflab.model.records import Direction, MetricInfo, RunInfo
+from perflab.model.records import UNKNOWN_HOSTS, Direction, MetricInfo, RunInfo
 from perflab.stats.host_prior import Prior, Spread, fit_prior, metric_kind, spread
 from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance
@@ -26,9 +26,6 @@ from perflab.store import Store
 from perflab.store import host_model as stored
 
 Key = tuple[str, str, str]   # benchmark, params JSON, metric
-#: The host of runs whose machine is not known (imports that do not say): never a replicate
-#: of anything, and no host model.
-UNKNOWN_HOST = "unknown"
 
 #: Wall time only: fitted by ``bench/aa_host_prior.py --fit-default`` on bench/data/noise*/
 #: (12 benchmarks, six separate runs each from three recording sessions, one of them under
@@ -121,7 +118,7 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
     sides another load competed (``load`` holds every side; a cell takes its pair's). A host
     named 'unknown' has no model."""
     host = sides[0][0].host
-    priors = {p.kind: (p.prior, p.benchmarks) for p in (host_model(store, host) if host != UNKNOWN_HOST else [])}
+    priors = {p.kind: (p.prior, p.benchmarks) for p in (host_model(store, host) if host not in UNKNOWN_HOSTS else [])}
     load = tuple(_loaded(store, side) for side in sides)
     out = {}
     for key in keys:
