@@ -19,6 +19,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from perflab.model.records import UNKNOWN_HOSTS, Direction, MetricInfo, RunInfo
+from perflab.model.report.calibration import HostModelView, HostPriorLine
 from perflab.stats.host_prior import Prior, Spread, fit_prior, metric_kind, spread
 from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance
@@ -128,3 +129,18 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
         out[key] = RunToRun(prior, kind not in priors, benchmarks, _own(variance),
                             variance.runs if variance is not None else 0, load)
     return out
+
+
+def view(store: Store | None, host: str) -> HostModelView:
+    """The host model as shown by doctor and calibrate: the host's priors (none without a
+    store), and perflab's default for each kind the host has none of."""
+    learned = host_model(store, host) if store is not None and host not in UNKNOWN_HOSTS else []
+    lines = [_line(p.kind, p.prior, p.benchmarks, False) for p in learned]
+    known = {p.kind for p in learned}
+    lines += [_line(kind, prior, benchmarks, True) for kind, (prior, benchmarks) in DEFAULT_PRIORS.items()
+              if kind not in known]
+    return HostModelView(host, tuple(lines))
+
+
+def _line(kind: str, prior: Prior, benchmarks: int, default: bool) -> HostPriorLine:
+    return HostPriorLine(kind, prior.cov_pct, prior.d0, prior.groups, benchmarks, prior.slope != 0.0, default)
