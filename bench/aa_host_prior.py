@@ -21,7 +21,8 @@ slow-down), called a regression. Rates are per row (one comparison), alpha 0.05 
 with Wilson's 95% interval; undecided is its own share.
 
 --fit-default prints the default prior fitted on bench/data/noise*/ (12 benchmarks, six
-separate runs each: -a and -b of three recording sessions).
+separate runs each: -a and -b of three recording sessions), each run cut to its first 30
+values (a common run size: the prior describes a run mean's variance at a run size).
 
 Usage: bench/aa_host_prior.py [--data FILE] [--seed 2026] | --fit-default
 """
@@ -154,7 +155,7 @@ def main() -> int:
     parser.add_argument("--fit-default", action="store_true")
     args = parser.parse_args()
     if args.fit_default:
-        groups = list(noise_runs().values())
+        groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
         prior = prior_of(groups)
         print(f"default wall-time prior from {len(groups)} benchmarks of bench/data/noise*: {prior}")
         return 0

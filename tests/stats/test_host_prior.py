@@ -99,16 +99,18 @@ def test_replicates_far_beyond_the_prior_have_a_small_p() -> None:
     assert beyond_prior(prior, 25e-4, 4.0) < 0.001
 
 
-def test_spread_nets_out_the_within_run_noise() -> None:
+def test_spread_is_a_run_means_variance_with_its_within_run_part() -> None:
     rng = np.random.default_rng(5)
-    estimates = []
+    estimates, parts = [], []
     for _ in range(400):
         levels = rng.normal(0, 0.02, 6)
         runs = [np.exp(level + rng.normal(0, 0.05, 30)) for level in levels]
         found = spread(runs)
-        assert found is not None and found.df == 5
+        assert found is not None and found.df == 5 and found.n0 == 30
         estimates.append(found.s2)
-    assert np.mean(estimates) == pytest.approx(0.02**2, rel=0.1)   # unbiased, not 0.02^2 + 0.05^2/30
+        parts.append(found.within)
+    assert np.mean(estimates) == pytest.approx(0.02**2 + 0.05**2 / 30, rel=0.1)   # Kalibera and Jones's levels
+    assert np.mean(parts) == pytest.approx(0.05**2 / 30, rel=0.02)
 
 
 def test_runs_to_decide_grows_with_the_spread() -> None:

@@ -69,7 +69,7 @@ def test_rows_the_prior_cannot_stand_for_are_undecided(case: str, kind: str) -> 
     rng = np.random.default_rng(5)
     a, b = runs(rng, 0.0)
     b = b * 1.2
-    prior = Prior(0.01**2, 20.0, 20, 100.0, high=float(np.log(0.05**2)))
+    prior = Prior(0.01**2, 20.0, 20, 100.0, high=float(np.log(0.05**2 / 30)))
     known = RunToRun(prior, benchmarks=20)
     if case == "bimodal":
         b = np.concatenate([b[:15], b[15:] * 1.5])

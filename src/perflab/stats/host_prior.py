@@ -1,10 +1,17 @@
 """A host's prior of run-to-run variance, fitted by empirical Bayes as limma does.
 
 Each replicate group (k runs of one benchmark, point and metric on one host) gives the
-between-run variance of its log values net of the noise inside the runs (Kalibera and
-Jones 2013, variance levels; the one-way ANOVA of `stats.variance.between_runs`):
+variance of a run's mean log value, with Kalibera and Jones's (2013) two levels, runs and
+the samples in them (the one-way ANOVA of `stats.variance.between_runs`):
 
-    s_g^2 = (MS_between - MS_within) / n0,   d_g = k - 1 degrees of freedom.
+    s_g^2 = MS_between / n0  estimates  sigma_b^2 + sigma_w^2 / n0,   d_g = k - 1 df,
+
+exactly a scaled chi-square under the normal model, and exactly the variance that two
+separate runs of n0 samples differ by (halved). Its within-run part, w_g = MS_within / n0,
+is known precisely (hundreds of df) and is the trend's covariate below, so the prior
+learns the between-run part net of the within-run noise. (The difference
+(MS_between - MS_within) / n0 alone is often <= 0 when runs agree within their own noise;
+limma offsets zero variances, and many such offsets collapse d0 to nothing.)
 
 Across groups the true variances are taken as draws of a scaled inverse chi-square
 distribution, sigma_g^2 ~ s0^2 d0 / chi^2_d0 (Smyth 2004, "Linear models and empirical
@@ -12,9 +19,9 @@ Bayes methods for assessing differential expression in microarray experiments", 
 `fit_prior` estimates (s0^2, d0) by the method of moments on log s_g^2 (limma's fitFDist:
 E log s^2 and Var log s^2 through digamma and trigamma, d0 by inverting trigamma).
 Where the host's benchmarks differ widely, Var log s^2 is large and d0 comes out small:
-the prior then says little, and tests that lean on it are wide. With a covariate (the
-group's within-run variance, as limma-trend conditions on expression level) E log s^2 is
-a line in it, kept only when its slope is significant at TREND_ALPHA.
+the prior then says little, and tests that lean on it are wide. With a covariate (w_g, the
+within-run part, as limma-trend conditions on expression level) E log s^2 is a line in
+log w, kept only when its slope is significant at TREND_ALPHA.
 
 `moderated` is the posterior variance of one benchmark, (d0 s0^2 + d s^2) / (d0 + d) on
 d0 + d degrees of freedom; with no replicates of its own (d = 0), the prior alone.
@@ -40,17 +47,18 @@ MIN_GROUPS = 3
 
 @dataclass(frozen=True)
 class Spread:
-    """One replicate group: its between-run variance of logs (s^2, df) and the noise inside its runs."""
+    """One replicate group: the variance of a run's mean log (s^2, df) and its within-run part."""
 
-    s2: float            # between-run variance of log values, net of the within-run noise
+    s2: float            # MS_between / n0: sigma_b^2 + sigma_w^2 / n0
     df: float            # k - 1
-    within: float        # MS_within of the logs: the variance inside a run
+    within: float        # MS_within / n0: the within-run part of s2 (the trend's covariate)
     n0: float            # the runs' mean size (unbalanced ANOVA)
 
 
 @dataclass(frozen=True)
 class Prior:
-    """A scaled inverse chi-square prior of sigma_b^2: s0^2 (at ``within`` when trended) and d0."""
+    """A scaled inverse chi-square prior of a run mean's variance: s0^2 (a line in the
+    within-run part when trended) and d0."""
 
     s0_squared: float            # at the groups' mean covariate when trended
     d0: float                    # prior degrees of freedom (finite: at most the data's)
@@ -58,11 +66,11 @@ class Prior:
     data_df: float               # their degrees of freedom in all
     slope: float = 0.0           # of E log s^2 in log within-run variance (0: no trend)
     centre: float = 0.0          # the covariate's mean (log within-run variance)
-    low: float = -math.inf       # the covariate's range among the groups (log within-run
-    high: float = math.inf       # variance); kept with or without a trend
+    low: float = -math.inf       # the covariate's range among the groups (log of the
+    high: float = math.inf       # within-run part); kept with or without a trend
 
     def scale(self, within: float = math.nan) -> float:
-        """s0^2 for a benchmark whose runs have within-run variance ``within`` (logs)."""
+        """s0^2 for runs whose mean log has within-run part ``within`` (sigma_w^2 / n)."""
         if self.slope == 0.0 or not within > 0 or not math.isfinite(self.low):
             return self.s0_squared
         x = min(max(math.log(within), self.low), self.high)   # no extrapolation past the data
@@ -75,13 +83,13 @@ class Prior:
 
 
 def spread(groups: Sequence[np.ndarray]) -> Spread | None:
-    """The between-run variance of the runs' log values (each array one run), net of the
-    within-run noise; None with fewer than 2 runs of 2+ positive values."""
+    """The variance of a run's mean log value (each array one run) and its within-run part;
+    None with fewer than 2 runs of 2+ positive values."""
     from perflab.stats.variance import between_runs
     anova = between_runs(groups)
     if anova is None:
         return None
-    return Spread((anova.ms_between - anova.ms_within) / anova.n0, anova.df, anova.ms_within, anova.n0)
+    return Spread(anova.ms_between / anova.n0, anova.df, anova.ms_within / anova.n0, anova.n0)
 
 
 def trigamma_inverse(x: float) -> float:
@@ -104,7 +112,7 @@ def trigamma_inverse(x: float) -> float:
 def fit_prior(s2: Sequence[float], df: Sequence[float], covariate: Sequence[float] | None = None) -> Prior | None:
     """(s0^2, d0) of the scaled inverse chi-square that the groups' variances s2 (on df
     degrees of freedom each) are drawn from: limma's fitFDist (method of moments on log s2).
-    ``covariate``: each group's within-run variance, for a trend (see the module). d0 is
+    ``covariate``: each group's within-run part, for a trend (see the module). d0 is
     capped at the groups' own total df: a prior never knows more than its data. None with
     fewer than MIN_GROUPS usable groups."""
     from scipy.special import digamma, polygamma
@@ -153,8 +161,8 @@ TIME_UNITS = frozenset({"s", "ms", "us", "µs", "ns", "usecs", "msecs", "secs"})
 
 
 def moderated(prior: Prior, s2: float = math.nan, df: float = 0.0, within: float = math.nan) -> tuple[float, float]:
-    """(posterior variance, its df): (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df; the prior
-    alone when there are no replicates (df 0). A negative s2 counts as 0."""
+    """(posterior variance, its df): (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df, s0^2 at
+    ``within`` when trended; the prior alone when there are no replicates (df 0)."""
     scale = prior.scale(within)
     if not df > 0 or not math.isfinite(s2):
         return scale, prior.d0
@@ -170,14 +178,14 @@ def beyond_prior(prior: Prior, s2: float, df: float, within: float = math.nan) -
 
 
 def runs_to_decide(variance: float, prior_df: float, change: float, *, alpha: float = 0.05,
-                   power: float = 0.8, within: float = 0.0, limit: int = 1000) -> int | None:
+                   power: float = 0.8, limit: int = 1000) -> int | None:
     """Replicate runs per side that would call a change of ``change`` (relative, e.g. 0.02)
-    with ``power`` at two-sided ``alpha``: r runs a side make the difference's variance
-    2 (variance + within) / r on prior_df + 2 (r - 1) df. None beyond ``limit``."""
+    with ``power`` at two-sided ``alpha``, ``variance`` a run mean's: r runs a side make the
+    difference's variance 2 variance / r on prior_df + 2 (r - 1) df. None beyond ``limit``."""
     from scipy.stats import nct, norm
     from scipy.stats import t as student
     effect = abs(math.log1p(change))
-    unit = 2 * (variance + within)
+    unit = 2 * variance
     if unit == 0:
         return 1
     if effect == 0:

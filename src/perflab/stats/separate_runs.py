@@ -1,12 +1,13 @@
 """The moderated test of two separate runs: run-to-run variance borrowed from the host.
 
 Two separate runs' mean logs differ by their samples' noise and by their runs' levels
-(``stats.variance``): Var = sigma_w^2 (1/n_a + 1/n_b) + 2 sigma_b^2. The first part the
-pair measures itself; sigma_b^2 it cannot. `judge` takes it from the host prior
-(`stats.host_prior`), moderated by the benchmark's own replicates where the store has
-some: s~^2 = (d0 s0^2 + d s^2) / (d0 + d), on d0 + d degrees of freedom (Smyth 2004). The
-test is then Welch's on log values with 2 s~^2 added to its variance, Satterthwaite's df
-over the two parts (`RunVariance.difference_variance` without mean squares).
+(``stats.variance``): each run's mean log has variance tau^2 = sigma_b^2 + sigma_w^2 / n,
+and the pair can measure only the second part. `judge` takes tau^2 from the host prior
+(`stats.host_prior`, at the pair's own within-run part sigma_w^2 / n when the prior is
+trended), moderated by the benchmark's own replicates where the store has some:
+s~^2 = (d0 s0^2 + d s^2) / (d0 + d), on d0 + d degrees of freedom (Smyth 2004). The test
+is Welch's on log values with the difference's variance 2 s~^2 on d0 + d df (never below
+the pair's own variance of the difference: `RunVariance.difference_variance`).
 
 A row is left undecided (the returned ``blocked`` warning) when what the prior stands for
 does not hold for it:
@@ -14,7 +15,7 @@ does not hold for it:
   - competing load on one side only (one run's level carries another job);
   - its own replicates beyond the prior's upper tail at TAIL_ALPHA (F test, s^2/s0^2 ~
     F(d, d0)): this benchmark varies more than the host's others, so the prior understates it;
-  - its runs' within-run spread beyond any the prior learned from: nothing the host measured
+  - its runs' within-run part beyond any the prior learned from: nothing the host measured
     says how much runs this noisy differ.
 """
 
@@ -87,16 +88,20 @@ def judge(known: RunToRun, base: np.ndarray, new: np.ndarray, *, floor: float, c
     prior = known.prior
     if prior is None:
         return None
-    within = [_within(np.asarray(side, dtype=float)) for side in (base, new)]
-    pooled = float(np.nanmean(within)) if any(math.isfinite(w) for w in within) else math.nan
+    sides = [np.asarray(side, dtype=float) for side in (base, new)]
+    within = [_within(x) / x.size if x.size else math.nan for x in sides]   # sigma_w^2 / n a side
+    n = 2 / sum(1 / x.size for x in sides) if all(x.size for x in sides) else math.nan
+    finite = [w for w in within if math.isfinite(w)]
+    part = sum(finite) / len(finite) if finite else math.nan
     s2, d = (known.own.s2, known.own.df) if known.own is not None else (math.nan, 0.0)
-    variance, df = moderated(prior, s2, d, pooled)
-    blocked = _blocked(known, prior, within, bimodal, s2, d, pooled)
-    n = min(np.size(base), np.size(new))
+    variance, df = moderated(prior, s2, d, part)
+    blocked = _blocked(known, prior, within, bimodal, s2, d, part)
     size = max(floor, abs(change)) if math.isfinite(change) else floor
-    needed = runs_to_decide(variance, prior.d0, size, alpha=1 - confidence,
-                            within=pooled / n if n and math.isfinite(pooled) else 0.0)
-    return Judged(RunVariance(variance, df, known.own_runs, known.source), prior.d0, d, blocked, needed, size)
+    needed = runs_to_decide(variance, prior.d0, size, alpha=1 - confidence)
+    # as mean squares at the pair's run size: 2 s~^2 on d0 + d df is the difference's variance
+    ms_within = part * n if math.isfinite(part) else math.nan
+    run = RunVariance(variance, df, known.own_runs, known.source, variance * n, ms_within, max(n - 1, 1.0), n)
+    return Judged(run, prior.d0, d, blocked, needed, size)
 
 
 def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[bool, bool],
@@ -117,6 +122,7 @@ def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[
     widest = max((w for w in within if math.isfinite(w)), default=math.nan)
     if math.isfinite(prior.high) and widest > math.exp(prior.high):
         inside, learned = 100 * math.sqrt(widest), 100 * math.exp(prior.high / 2)
-        return StatWarning(BEYOND_PRIOR, f"separate runs: the spread inside these runs ({inside:.2g}%) is beyond "
-                           f"any the host prior learned from ({learned:.2g}%); not judged")
+        return StatWarning(BEYOND_PRIOR, f"separate runs: the noise of these runs' means ({inside:.2g}%, the "
+                           f"spread inside a run over sqrt(n)) is beyond any the host prior learned from "
+                           f"({learned:.2g}%); not judged")
     return None
