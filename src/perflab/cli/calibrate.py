@@ -34,8 +34,8 @@ def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...])
       perflab calibrate -k 5 suites/quick.toml
     """
     from perflab.analysis.compare import run_to_run
-    from perflab.cli.record import run
     from perflab.analysis.host_model import view
+    from perflab.cli.record import run
     from perflab.render.calibrate import render_calibration, render_host_model
 
     if k < 2:
