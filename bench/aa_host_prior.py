@@ -45,7 +45,7 @@ if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resol
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-CHANGE = 1.10
+NEEDED: dict[tuple[float, str], list[int]] = {}   # runs a side that would decide, per (factor, design)
 FLOOR = 0.01          # the command metric's noise floor (model.records.MetricInfo)
 STALL_SHARE = 0.10    # analysis.contention's: CPU pressure beyond it is a competing load
 DESIGNS = ("nothing", "host prior", "3 + prior", "2% rule", "oracle")
@@ -103,31 +103,35 @@ def verdicts(base: dict[str, np.ndarray], new: dict[str, np.ndarray], factor: fl
         "host prior": RunToRun(priors["lobo"], False, priors["others"], None, 0, load),
         "3 + prior": RunToRun(priors["lobo"], False, priors["others"], own_spread, len(own), load),
     }
-    out = {name: compare(a, b, run_to_run=k, **common).verdict.value for name, k in known.items()}  # type: ignore[arg-type]
+    rows = {name: compare(a, b, run_to_run=k, **common) for name, k in known.items()}  # type: ignore[arg-type]
+    out = {name: d.verdict.value for name, d in rows.items()}
+    NEEDED.setdefault((factor, "host prior"), []).append(rows["host prior"].runs_needed or 10**9)
+    NEEDED.setdefault((factor, "3 + prior"), []).append(rows["3 + prior"].runs_needed or 10**9)
     out["2% rule"] = compare(a, b, **common).verdict.value  # type: ignore[arg-type]
     oracle = RunVariance(max(oracle_s2, 0.0), 1e9, 0, "oracle")
     out["oracle"] = compare(a, b, run_variance=oracle, **common).verdict.value  # type: ignore[arg-type]
     return out
 
 
-def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int) -> dict[str, dict[str, list[int]]]:
+def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int,
+             change: float) -> dict[str, dict[str, list[int]]]:
     """design -> {"aa": [false calls, undecided, trials], "power": [regressions called, undecided, trials]}."""
     from perflab.analysis.host_model import DEFAULT_PRIORS
-    from perflab.stats.host_prior import spread
+    from perflab.stats.variance import between_runs
     rng = np.random.default_rng(seed)
     counts = {d: {"aa": [0, 0, 0], "power": [0, 0, 0]} for d in DESIGNS}
     default = DEFAULT_PRIORS["wall time"][0]
     for name, runs in data.items():
         others = [[r["time"] for r in rs] for other, rs in data.items() if other != name]
         priors = {"default": default, "lobo": prior_of(others), "others": len(others)}
-        truth = spread([r["time"] for r in runs])
-        oracle_s2 = truth.s2 if truth is not None else 0.0
+        truth = between_runs([r["time"] for r in runs])   # sigma_b^2, net of the within-run noise
+        oracle_s2 = truth.sigma2 if truth is not None else 0.0
         for i in range(len(runs)):
             for j in range(i + 1, len(runs)):
                 rest = [k for k in range(len(runs)) if k not in (i, j)]
                 own = [runs[k]["time"] for k in rng.choice(rest, size=3, replace=False)]
                 for kind, factor, hit in (("aa", 1.0, ("improvement", "regression")),
-                                          ("power", CHANGE, ("regression",))):
+                                          ("power", change, ("regression",))):
                     for design, verdict in verdicts(runs[i], runs[j], factor, priors, own, oracle_s2).items():
                         tally = counts[design][kind]
                         tally[0] += verdict in hit
@@ -137,12 +141,12 @@ def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int) -> dict[st
 
 
 def per_benchmark(data: dict[str, list[dict[str, np.ndarray]]]) -> list[str]:
-    from perflab.stats.host_prior import spread
+    from perflab.stats.variance import between_runs
     lines = []
     for name, runs in data.items():
-        s = spread([r["time"] for r in runs])
-        within = 100 * math.sqrt(s.within) if s else math.nan
-        between = 100 * math.sqrt(max(s.s2, 0)) if s else math.nan
+        s = between_runs([r["time"] for r in runs])
+        within = 100 * math.sqrt(s.ms_within) if s else math.nan
+        between = s.cov_pct if s else math.nan
         lines.append(f"  {name:<16} {len(runs):>3} runs  within-run sd {within:6.2f}%  between-run sd {between:6.2f}%"
                      f"  loaded runs {sum(loaded(r) for r in runs)}")
     return lines
@@ -153,6 +157,8 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "separate-runs" / "runs.csv")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--fit-default", action="store_true")
+    parser.add_argument("--change", type=float, action="append",
+                        help="factor of the power's change, repeatable (default 1.10)")
     args = parser.parse_args()
     if args.fit_default:
         groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
@@ -171,9 +177,15 @@ def main() -> int:
         p = prior_of([[r["time"] for r in rs] for other, rs in data.items() if other != name])
         print(f"  without {name:<16} s0 {p.cov_pct:6.2f}%  d0 {p.d0:5.2f}  trend slope {p.slope:+.2f}" if p else
               f"  without {name}: no prior")
-    counts = evaluate(data, args.seed)
+    for change in args.change or [1.10]:
+        table(evaluate(data, args.seed, change), change, wilson)
+    return 0
+
+
+def table(counts: dict[str, dict[str, list[int]]], change: float, wilson) -> None:
     oracle_power = counts["oracle"]["power"][0] / counts["oracle"]["power"][2]
-    print(f"\n{'design':<12} {'A/A false calls (95% CI)':<28} {'undecided':>9}   {'power at +10% (95% CI)':<26} "
+    title = f"power at +{100 * (change - 1):g}% (95% CI)"
+    print(f"\n{'design':<12} {'A/A false calls (95% CI)':<28} {'undecided':>9}   {title:<26} "
           f"{'undecided':>9}  {'of oracle':>9}")
     for design in DESIGNS:
         row = []
@@ -185,7 +197,12 @@ def main() -> int:
         power = counts[design]["power"][0] / counts[design]["power"][2]
         ratio = f"{100 * power / oracle_power:8.0f}%" if oracle_power else "-"
         print(f"{design:<12} {row[0]:<28} {row[1]:>9}   {row[2]:<26} {row[3]:>9}  {ratio:>9}")
-    return 0
+    for design in ("host prior", "3 + prior"):
+        needed = NEEDED.get((change, design), [])
+        if needed:
+            median = float(np.median(needed))
+            print(f"  {design}: median runs a side that would decide a change of the row's size (at least "
+                  f"{100 * FLOOR:g}%) with 80% power: " + (f"{median:.0f}" if median < 10**9 else "over 1000"))
 
 
 if __name__ == "__main__":

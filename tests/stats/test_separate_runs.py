@@ -77,9 +77,23 @@ def test_rows_the_prior_cannot_stand_for_are_undecided(case: str, kind: str) -> 
         known = RunToRun(prior, benchmarks=20, load=(False, True))
     elif case == "beyond":
         known = RunToRun(prior, own=Spread(0.2**2, 4.0, 1e-4, 30.0), own_runs=5)
-    else:
+    else:   # a trended prior: nothing it learned says how far its line goes
+        high = float(np.log(0.05**2 / 30))
+        known = RunToRun(Prior(0.01**2, 20.0, 20, 100.0, slope=1.0, centre=high - 1, low=high - 2, high=high),
+                         benchmarks=20)
         a = np.exp(rng.normal(0, 0.2, 30))
     d = compare(a, b, run_to_run=known, **ROW)
     assert d.verdict is Verdict.UNDECIDED
     assert any(w.kind == kind for w in d.warnings), [w.message for w in d.warnings]
     assert d.runs_needed is not None
+
+
+def test_a_flat_prior_adds_the_excess_of_noisier_runs() -> None:
+    """Runs noisier than the prior's groups: their means vary by the excess too."""
+    rng = np.random.default_rng(6)
+    typical = float(np.log(0.01**2 / 30))
+    prior = Prior(0.01**2, 20.0, 20, 100.0, centre=typical, low=typical - 1, high=typical + 1)
+    quiet = runs(rng, 0.0, sigma_w=0.01)
+    noisy = runs(rng, 0.0, sigma_w=0.2)
+    widths = [compare(*pair, run_to_run=RunToRun(prior, benchmarks=20), **ROW) for pair in (quiet, noisy)]
+    assert widths[1].run_spread > 3 * widths[0].run_spread

@@ -116,7 +116,8 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
                             infos: dict[tuple[str, str], MetricInfo],
                             own: dict[Key, RunVariance | None]) -> dict[Key, RunToRun]:
     """Per row of single-run sides: the host prior of its kind of metric (the baseline's
-    host; perflab's default where the host has none), its own replicates, and on which
+    host; where the host has none, perflab's default if the row has no replicates of its
+    own either, else no prior: its own replicates alone), its own replicates, and on which
     sides another load competed (``load`` holds every side; a cell takes its pair's). A host
     named 'unknown' has no model."""
     host = sides[0][0].host
@@ -125,8 +126,11 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
     out = {}
     for key in keys:
         kind = kind_of(infos[(key[0], key[2])])
-        prior, benchmarks = priors.get(kind) or DEFAULT_PRIORS.get(kind) or (None, 0)
         variance = own.get(key)
+        # the default stands in for nothing known; a row with replicates of its own on this
+        # host is tested on them alone (the run as the unit) rather than on another machine's spread
+        fallback = DEFAULT_PRIORS.get(kind) if variance is None else None
+        prior, benchmarks = priors.get(kind) or fallback or (None, 0)
         out[key] = RunToRun(prior, kind not in priors, benchmarks, _own(variance),
                             variance.runs if variance is not None else 0, load)
     return out

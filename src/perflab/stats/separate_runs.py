@@ -15,8 +15,9 @@ does not hold for it:
   - competing load on one side only (one run's level carries another job);
   - its own replicates beyond the prior's upper tail at TAIL_ALPHA (F test, s^2/s0^2 ~
     F(d, d0)): this benchmark varies more than the host's others, so the prior understates it;
-  - its runs' within-run part beyond any the prior learned from: nothing the host measured
-    says how much runs this noisy differ.
+  - its runs' within-run part beyond any a trended prior learned from: nothing the host
+    measured says how far the trend goes. (A flat prior adds the excess of the pair's
+    within-run part over its groups' typical one: the levels add.)
 """
 
 from __future__ import annotations
@@ -95,6 +96,10 @@ def judge(known: RunToRun, base: np.ndarray, new: np.ndarray, *, floor: float, c
     part = sum(finite) / len(finite) if finite else math.nan
     s2, d = (known.own.s2, known.own.df) if known.own is not None else (math.nan, 0.0)
     variance, df = moderated(prior, s2, d, part)
+    if prior.slope == 0.0 and math.isfinite(part) and math.isfinite(prior.low):
+        # a flat prior stands for runs of its groups' typical within-run part: noisier runs'
+        # means vary by their excess too (the levels add, Kalibera and Jones)
+        variance += max(0.0, part - math.exp(prior.centre))
     blocked = _blocked(known, prior, within, bimodal, s2, d, part)
     size = max(floor, abs(change)) if math.isfinite(change) else floor
     needed = runs_to_decide(variance, prior.d0, size, alpha=1 - confidence)
@@ -120,7 +125,7 @@ def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[
                            f"beyond the host prior's {typical:.2g}% (F test p = {p:.2g}): the prior does not "
                            "describe it; not judged")
     widest = max((w for w in within if math.isfinite(w)), default=math.nan)
-    if math.isfinite(prior.high) and widest > math.exp(prior.high):
+    if prior.slope != 0.0 and math.isfinite(prior.high) and widest > math.exp(prior.high):
         inside, learned = 100 * math.sqrt(widest), 100 * math.exp(prior.high / 2)
         return StatWarning(BEYOND_PRIOR, f"separate runs: the noise of these runs' means ({inside:.2g}%, the "
                            f"spread inside a run over sqrt(n)) is beyond any the host prior learned from "
