@@ -121,7 +121,7 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
     sides another load competed (``load`` holds every side; a cell takes its pair's). A host
     named 'unknown' has no model."""
     host = sides[0][0].host
-    priors = {p.kind: (p.prior, p.benchmarks) for p in (host_model(store, host) if host not in UNKNOWN_HOSTS else [])}
+    priors = _priors_without(store, host, {run.id for side in sides for run in side})
     load = tuple(_loaded(store, side) for side in sides)
     out = {}
     for key in keys:
@@ -134,6 +134,18 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
         out[key] = RunToRun(prior, kind not in priors, benchmarks, _own(variance),
                             variance.runs if variance is not None else 0, load)
     return out
+
+
+def _priors_without(store: Store, host: str, compared: set[int]) -> dict[str, tuple[Prior, int]]:
+    """The host's priors by kind, fitted without the runs being compared: their own
+    difference is what is tested, and a real change among them would widen the prior of
+    every benchmark (the stored model when none of them is a replicate, else a refit)."""
+    if host in UNKNOWN_HOSTS:
+        return {}
+    if not compared & {i for ids in store.replicate_runs({host}) for i in ids}:
+        return {p.kind: (p.prior, p.benchmarks) for p in host_model(store, host)}
+    spreads = replicate_spreads(store, store.replicate_runs({host}, exclude=compared))
+    return fit(spreads, _infos(store, {k[0] for k in spreads}))
 
 
 def view(store: Store | None, host: str) -> HostModelView:
