@@ -9,11 +9,14 @@ from conftest import run_cli
 
 @pytest.fixture(scope="module")
 def ab_db(tmp_path_factory):
-    """base: sleep 10 ms; same: sleep 10 ms again; slow: sleep 20 ms (twice as long)."""
+    """base: sleep 10 ms; same: sleep 10 ms again; slow: sleep 20 ms (twice as long); and
+    three calibrate runs of the 10 ms sleep: its run-to-run spread is known (with nothing
+    known, perflab's wide default prior decides only far larger changes)."""
     db = str(tmp_path_factory.mktemp("ab") / "perflab.db")
     for label, seconds in (("base", "0.010"), ("same", "0.010"), ("slow", "0.020")):
         run_cli("run", "-n", "12", "--label", label, "--name", "nap", "-q", "--", "sleep", seconds,
                 db=db, check=True)
+    run_cli("calibrate", "-k", "3", "-n", "12", "--name", "nap", "--", "sleep", "0.010", db=db, check=True)
     return db
 
 
