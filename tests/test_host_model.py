@@ -103,3 +103,14 @@ def test_doctor_shows_the_host_model(sqlite_db, has_store):
             _record(store, "x", "base", 0.0, np.random.default_rng(4))
     out = run_cli("doctor", db=sqlite_db, check=True).stdout
     assert "host model of run-to-run variance" in out and "perflab's default" in out
+
+
+def test_calibrate_records_every_entry_k_times_and_shows_the_host_model(sqlite_db):
+    out = run_cli("calibrate", "-k", "3", "-n", "4", "-c", "sleep 0.001", "-c", "sleep 0.002", "-c", "true",
+                  db=sqlite_db, check=True).stdout
+    assert "host model of run-to-run variance" in out
+    assert "3 benchmark(s), 3 replicate group(s)" in out      # wall time, learned from the three commands
+    with Store(sqlite_db) as store:
+        assert [run.label for run in store.list_runs()] == ["calibrate"] * 3
+        kinds = {p.kind for p in host_model(store, store.list_runs()[0].host)}
+        assert "wall time" in kinds
