@@ -30,18 +30,65 @@ def require_browser() -> None:
         pytest.skip(reason)
 
 
+BROWSER_GROUP = pytest.mark.xdist_group("browser")   # mark tests that use it: xdist runs them on one worker
+_shared: Any = None
+
+
 @contextmanager
 def chromium() -> Iterator[Any]:
-    """A headless chromium for the length of a with-block, quit however the block ends."""
-    driver = start_chromium()
+    """The session's headless chromium for a with-block: on a blank page, one window, no
+    cookies, the console and network logs of earlier blocks drained. Started by the first block
+    of this process, quit when the session ends (a crashed one is replaced); tests using it
+    carry ``BROWSER_GROUP``, so that under xdist one worker runs them all, with one browser."""
+    driver = _session_chromium()
     try:
         yield driver
     finally:
-        driver.quit()
+        _reset(driver)
 
 
-def start_chromium():
-    """A headless chromium that keeps the browser console and the network events."""
+def _session_chromium() -> Any:
+    global _shared
+    from selenium.common.exceptions import WebDriverException
+    if _shared is not None:
+        try:
+            _reset(_shared)
+            return _shared
+        except WebDriverException:
+            quit_shared()
+    import services
+    _shared = start_chromium(own_group=True)
+    # killed by the session's reaper should this process die before quit_shared (one per process)
+    services.register(f"browser-{os.getpid()}", {"kill_groups": [_shared.service.process.pid]})
+    return _shared
+
+
+def _reset(driver) -> None:
+    handles = driver.window_handles
+    for handle in handles[1:]:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(handles[0])
+    driver.get("about:blank")
+    driver.delete_all_cookies()
+    driver.set_window_size(1280, 1000)
+    driver.get_log("browser")
+    driver.get_log("performance")
+
+
+def quit_shared() -> None:
+    """Quit the session's chromium of this process, if it started one."""
+    global _shared
+    if _shared is not None:
+        try:
+            _shared.quit()
+        finally:
+            _shared = None
+
+
+def start_chromium(own_group: bool = False):
+    """A headless chromium that keeps the browser console and the network events; with
+    ``own_group``, chromedriver and its browser run in a process group of their own."""
     require_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -55,7 +102,8 @@ def start_chromium():
                 "--no-first-run", "--disable-background-networking", "--window-size=1280,1000"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    return webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    service = Service(executable_path=DRIVER, popen_kw={"start_new_session": True} if own_group else {})
+    return webdriver.Chrome(service=service, options=options)
 
 
 def requested_urls(driver) -> list[str]:

@@ -1,4 +1,6 @@
-"""Shared fixtures: a real SQLite file, a real PostgreSQL server, and the perflab CLI."""
+"""Shared fixtures: a real SQLite file, a real PostgreSQL server, a real Redis server, and the
+perflab CLI. The PostgreSQL and Redis servers are one each for the whole session, shared by
+every xdist worker (tests/services.py); a test that stops or restarts a server starts its own."""
 
 from __future__ import annotations
 
@@ -11,15 +13,93 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+import services
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 PERFLAB = [sys.executable, "-m", "perflab.cli.main"]
+
+
+# -- the session's shared servers (tests/services.py) ----------------------------------------
+SESSION = pytest.StashKey[services.Session]()
+
+
+def pytest_configure(config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:                 # pytest alone, or the xdist controller: it owns the servers
+        config.stash[SESSION] = session = services.Session()
+        services.directory = session.directory
+    else:
+        services.directory = Path(workerinput["perflab_services"])
+
+
+WORKERS_PER_CPU = 2    # many tests wait on child processes (sleeps, servers): bench/README.md "test suite speed"
+MAX_WORKERS = 32       # past this, starting the workers costs more than a ~1000-test suite gains
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """What ``-n auto`` (pyproject's addopts) means; PYTEST_XDIST_AUTO_NUM_WORKERS overrides it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None                         # xdist's own hook reads it
+    return min(MAX_WORKERS, WORKERS_PER_CPU * len(os.sched_getaffinity(0)))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """On an xdist worker under --dist loadgroup, the group of each test, as a ``@group`` suffix
+    of its node id (what pytest-xdist 3.8 fails to add under pytest 9.2's structured node ids,
+    pytest-dev/pytest-xdist#1386): its xdist_group mark's, or else, for a test using a
+    module-scoped fixture, its module's, so the fixture is built once, not once per worker
+    (unless marked ``spread``: cheap fixtures, long tests better spread over the workers)."""
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    for item in items:
+        if "@" in item.nodeid.rsplit("]", 1)[-1]:
+            continue                        # xdist did it (a pytest before 9.2)
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if not groups and fixtures and not item.get_closest_marker("spread") and any(
+                d.scope in ("module", "class", "package") for defs in fixtures.name2fixturedefs.values() for d in defs):
+            groups = [item.nodeid.split("::", 1)[0]]
+        if groups:
+            _set_node_id(item, f"{item.nodeid}@{'_'.join(groups)}")
+
+
+def _set_node_id(item, nodeid: str) -> None:
+    if hasattr(item, "_id"):                # pytest 9.2: structured node ids
+        from _pytest.nodeid import NodeId
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    node.workerinput["perflab_services"] = str(node.config.stash[SESSION].directory)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A test marked ``exclusive`` (it measures the whole machine, e.g. a system-wide profile)
+    runs, set-up to teardown, while no other test of the session runs, on any worker."""
+    with services.machine(exclusive=item.get_closest_marker("exclusive") is not None):
+        return (yield)
+
+
+def pytest_unconfigure(config) -> None:
+    from browser import quit_shared
+    quit_shared()
+    if SESSION in config.stash:
+        config.stash[SESSION].close()
 
 
 def _pg_bin(name: str) -> str | None:
@@ -37,7 +117,7 @@ class PostgresServer:
     """A throwaway PostgreSQL server on 127.0.0.1; ``stop()`` and ``start()`` keep its data
     and port (an outage), ``close()`` removes it."""
 
-    def __init__(self):
+    def __init__(self, register: Callable[[dict], None] | None = None):
         initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
         if not (initdb and pg_ctl):
             raise RuntimeError("PostgreSQL server binaries not installed (install.sh --test installs them)")
@@ -47,20 +127,26 @@ class PostgresServer:
             shutil.chown(self.directory, "postgres")
             self.as_user = ["runuser", "-u", "postgres", "--"]
         self.pg_ctl, self.data, self.port = pg_ctl, self.directory / "data", _free_port()
+        if register:
+            register({"run": [self._stop_command()], "remove": [str(self.directory)]})
         subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
                        check=True, capture_output=True)
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
         self.start()
 
     def start(self) -> None:
+        # max_connections: every xdist worker's tests, their perflab processes and fleet workers share it
         subprocess.run([*self.as_user, self.pg_ctl, "-D", str(self.data), "-w", "-t", "60",
                         "-l", str(self.directory / "log"),
-                        "-o", f"-h 127.0.0.1 -p {self.port} -k {self.directory} -F", "start"],
+                        "-o", f"-h 127.0.0.1 -p {self.port} -k {self.directory} -F -c max_connections=400",
+                        "start"],
                        check=True, capture_output=True)
 
+    def _stop_command(self) -> list[str]:
+        return [*self.as_user, self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"]
+
     def stop(self) -> None:
-        subprocess.run([*self.as_user, self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"],
-                       capture_output=True)
+        subprocess.run(self._stop_command(), capture_output=True)
 
     def close(self) -> None:
         self.stop()
@@ -87,14 +173,12 @@ def pg_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server():
-    """A throwaway PostgreSQL server on 127.0.0.1, stopped and removed at the end."""
+def postgres_server() -> str:
+    """The URL of the session's PostgreSQL server on 127.0.0.1 (one for every xdist worker),
+    stopped and removed when the session ends. A test takes a database of its own
+    (``_new_pg_database``); a test that stops the server starts its own ``PostgresServer``."""
     require_postgres()
-    server = PostgresServer()
-    try:
-        yield server.url
-    finally:
-        server.close()
+    return services.shared("postgres", lambda register: PostgresServer(register).url)
 
 
 def _new_pg_database(server: str) -> str:
@@ -143,7 +227,7 @@ def serving(db: str, *extra: str, env: dict | None = None) -> Iterator[tuple[str
             except (urllib.error.URLError, ConnectionError):
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError(f"perflab serve did not start: {process.stderr.read().decode()}") from None
-                time.sleep(0.2)
+                time.sleep(0.05)   # until it answers: uvicorn prints no ready line at log level warning
         yield url, port, db
     finally:
         process.send_signal(signal.SIGINT)
@@ -177,9 +261,11 @@ def _die_with_parent() -> None:
 
 class RedisServer:
     """A real redis-server on 127.0.0.1; ``restart()`` keeps its port (and, with
-    ``persistent``, its data: append-only file in a temporary directory)."""
+    ``persistent``, its data: append-only file in a temporary directory). With ``register``
+    (services.shared), it is the session's server: it outlives the worker that started it."""
 
-    def __init__(self, persistent: bool = False):
+    def __init__(self, persistent: bool = False, register: Callable[[dict], None] | None = None,
+                 databases: int = 16):
         binary = shutil.which("redis-server")
         if not binary:
             if os.environ.get("CI"):
@@ -188,7 +274,7 @@ class RedisServer:
         self.binary = binary
         self.port = _free_port()
         self.directory = Path(tempfile.mkdtemp(prefix="perflab-redis-", dir="/tmp"))
-        self.persistent = persistent
+        self.persistent, self.register, self.databases = persistent, register, databases
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen | None = None
         self.start()
@@ -196,14 +282,22 @@ class RedisServer:
     def start(self) -> None:
         persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.persistent
                        else ["--appendonly", "no"])
-        self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port),
-             "--bind", "127.0.0.1", "--save", "", *persistence, "--dir", str(self.directory),
-             "--daemonize", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        command = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
+                   "--dir", str(self.directory), "--databases", str(self.databases), "--daemonize", "no"]
+        if self.register:      # the session's: its own process group, stopped by the session's reaper
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True)
+            self.register({"kill_groups": [self.process.pid], "remove": [str(self.directory)]})
+        else:
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            preexec_fn=_die_with_parent)
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        """Until it answers PING; its exit or 20 s end the wait with an error."""
         import time
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.process and self.process.poll() is None:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
                     sock.sendall(b"PING\r\n")
@@ -211,7 +305,7 @@ class RedisServer:
                         return
             except OSError:
                 pass
-            time.sleep(0.05)
+            time.sleep(0.02)   # not listening (or still loading its data): redis is up within milliseconds
         raise RuntimeError(f"redis-server did not start on port {self.port}")
 
     def stop(self) -> None:
@@ -229,11 +323,29 @@ class RedisServer:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+REDIS_DATABASES = 4096     # one per test that asks, over the whole session
+
+
+@dataclass(frozen=True)
+class RedisDatabase:
+    """One empty Redis database of the session's server, for one test: its ``url``."""
+    url: str
+
+
 @pytest.fixture
-def redis_server():
-    """A throwaway Redis server on a free 127.0.0.1 port, killed at the end of the test."""
-    server = RedisServer()
+def redis_server() -> Iterator[RedisDatabase]:
+    """A Redis database of its own on the session's server (127.0.0.1, one server for every
+    xdist worker; Celery's keys and broadcasts are per database), emptied at the end. A test
+    that stops or restarts Redis starts its own ``RedisServer``."""
+    import redis
+    server = services.shared("redis", lambda register: RedisServer(register=register, databases=REDIS_DATABASES).url)
+    with redis.Redis.from_url(server) as first:
+        number = int(first.incr("perflab-tests:databases"))   # atomic across workers
+    if number >= REDIS_DATABASES:
+        pytest.fail(f"the session's Redis has {REDIS_DATABASES} databases: raise REDIS_DATABASES in conftest.py")
+    url = server.rsplit("/", 1)[0] + f"/{number}"
     try:
-        yield server
+        yield RedisDatabase(url)
     finally:
-        server.close()
+        with redis.Redis.from_url(url) as database:
+            database.flushdb()

@@ -21,8 +21,12 @@ from perflab.model.errors import UsageError
 from perflab.store import Store
 from perflab.store.alerts import events, get_summary
 
+from browser import BROWSER_GROUP
 from conftest import _new_pg_database, run_cli, serving
 from test_history import commit, git, new_repo
+
+# the session's one browser: the module's tests run on its xdist worker (its fixtures built once)
+pytestmark = BROWSER_GROUP
 
 FAST, SLOW = "15000", "60000"  # shell loop iterations (times k = 1, 2): from ~20 ms of user time here
 # a 4x step: a loaded machine's stray commit (its median of 3 at 1.5x) must not hide it

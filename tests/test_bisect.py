@@ -102,6 +102,8 @@ def make_repo(path: str, commits: int = 200, work: int = 2_000_000, bad_index: i
 
 
 WORK_METRIC = ["--metric-regex", r"work: ([0-9]+)"]
+# the repo fixture is one git fast-import; the tests are long: spread them over the xdist workers
+pytestmark = pytest.mark.spread
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,8 @@ from perflab.workloads import native
 from perflab.workloads.base import SampleContext
 from perflab.workloads.cgroup_switch import PROGRAM, parse_output, switch_count_problem
 from perflab.workloads.registry import builtin
+
+from proc import wait_for
 
 DATA = Path(__file__).resolve().parent / "data"
 OK = ProcessResult(0.1, 0.0, 0.1, None, 0, None, False)
@@ -45,15 +46,6 @@ def leftovers(root: str) -> list[str]:
     return (glob.glob(os.path.join(root, "perflab-cgroup-switch.*"))
             + glob.glob(os.path.join(root, "perflab", "**", "perflab-cgroup-switch.*"),
                         recursive=True))
-
-
-def wait_for(condition, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 @pytest.fixture

@@ -246,7 +246,7 @@ def test_a_short_trending_history_is_cut_at_its_step_only(tmp_path, seed):
     """40 commits drifting 10% with a 10% step at 20 (noise 1%): --method mosum reports the
     step and not the drift. e-divisive, auto's choice below 100 points (for a step near the
     newest commits, which mosum reports only after 5 of them), put 2 to 4 points in each of
-    these five series: the trade README's `auto` paragraph gives."""
+    these five series: the trade docs/history.md's `auto` paragraph gives."""
     rng = np.random.default_rng(seed)
     values = 100 * (1 + np.linspace(0, 0.10, 40) + 0.10 * (np.arange(40) >= 20)) * (1 + 0.01 * rng.standard_normal(40))
     path = write(tmp_path, "drift.json", json.dumps([round(float(v), 3) for v in values]))

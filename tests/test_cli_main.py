@@ -1,5 +1,17 @@
 """The top-level CLI: bare `perflab` and `perflab --help` (real subprocesses of the CLI)."""
 
+import importlib
+import importlib.metadata
+import re
+import subprocess
+import sys
+
+import click
+from click.testing import CliRunner
+
+import perflab
+from perflab.cli.main import _COMMANDS, cli
+
 from conftest import run_cli
 
 
@@ -30,3 +42,67 @@ def test_a_group_without_its_subcommand_prints_that_groups_help():
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.startswith("Usage: perflab report [OPTIONS] COMMAND [ARGS]...")
     assert "\n  change " in result.stdout
+
+
+HEAVY = ("numpy", "scipy", "sqlalchemy", "plotly", "celery")
+
+
+def _modules_loaded_by(*args: str) -> set[str]:
+    """The modules a real `perflab ARGS` process imported."""
+    code = ("import sys\nfrom perflab.cli.main import main\n"
+            f"try:\n    main({list(args)!r})\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    return set(result.stderr.splitlines()[-1].split())
+
+
+def test_version_is_the_packages_own():
+    result = run_cli("--version")
+    assert (result.returncode, result.stdout) == (0, f"perflab, version {perflab.__version__}\n")
+    assert importlib.metadata.version("perflab") == perflab.__version__  # pyproject reads it from there
+
+
+def test_version_and_help_import_none_of_the_heavy_libraries():
+    # start-up time is measured by bench/startup.py; this holds what keeps it short
+    for args in (["--version"], ["--help"], ["compare", "--help"], ["run", "--help"], ["jobs", "--help"]):
+        loaded = _modules_loaded_by(*args)
+        assert {name.split(".")[0] for name in loaded} & set(HEAVY) == set(), args
+    # the listing comes from main's table: no command's module is imported for it
+    assert {name for name in _modules_loaded_by("--help") if name.startswith("perflab.cli.")} == {
+        "perflab.cli.main", "perflab.cli.common"}
+
+
+def test_every_command_of_every_module_is_in_the_lazy_table():
+    # a command added to a module's COMMANDS but not to main._COMMANDS would vanish from the CLI
+    for module_name in {target.split(":")[0] for target, _ in _COMMANDS.values()}:
+        module = importlib.import_module(f"perflab.cli.{module_name}")
+        for command in module.COMMANDS:
+            assert cli.get_command(click.Context(cli), command.name) is command, command.name
+
+
+def _every_command(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()):
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from _every_command(command, click.Context(command), (*path, name))
+
+
+def test_help_reads_well_at_80_columns():
+    runner = CliRunner()
+    top = runner.invoke(cli, ["--help"], env={"COLUMNS": "80"}).output
+    helps = {(): top}
+    for path, _ in _every_command(cli, click.Context(cli)):
+        result = runner.invoke(cli, [*path, "--help"], env={"COLUMNS": "80"})
+        assert result.exit_code == 0, (path, result.output)
+        helps[path] = result.output
+    for path, text in helps.items():
+        lines = text.splitlines()
+        if "Commands:" in lines:  # every summary whole: click cuts a long one with "..."
+            listing = lines[lines.index("Commands:") + 1:]
+            assert not [line for line in listing if line.endswith("...")], (path, listing)
+        for line, following in zip(lines, lines[1:]):
+            # no name cut at a hyphen, no "[default:" parted from its value
+            assert not (line.endswith("-") and following.strip()[:1].isalnum()), (path, line, following)
+            assert not line.rstrip().endswith(("[default:", "[required", "[env var:")), (path, line)
+        assert not re.search(r"seeds? \d{3}|seed post", text), path  # ours; a user cannot look them up

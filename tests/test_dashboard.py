@@ -11,9 +11,12 @@ import urllib.request
 
 import pytest
 
-from browser import chromium, click_change_point, console_errors, plot_traces, requested_urls
+from browser import BROWSER_GROUP, chromium, click_change_point, console_errors, plot_traces, requested_urls
 from conftest import _new_pg_database, run_cli, serving
 from test_history import long_history
+
+# the session's one browser: the module's tests run on its xdist worker (its fixtures built once)
+pytestmark = BROWSER_GROUP
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 LABELS = ("base", "slow", HOSTILE)

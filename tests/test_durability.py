@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import PERFLAB, run_cli
-from proc import running
+from proc import running, wait_for
 
 
 def _start(db, *args):
@@ -77,5 +77,4 @@ def test_interrupt_marks_the_run_and_keeps_samples(sqlite_db, signum, tmp_path):
     assert run["status"] == "interrupted" and run["finished_at"]
     assert len(kept) >= 3
     child = int(marker.read_text())
-    time.sleep(0.1)
-    assert not running(child)
+    assert wait_for(lambda: not running(child), 10)   # killed with the run: gone once reaped

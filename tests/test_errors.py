@@ -6,6 +6,8 @@ import sqlite3
 
 import pytest
 
+from perflab.store import Store
+
 from conftest import run_cli
 
 
@@ -127,10 +129,22 @@ def test_unwritable_database(tmp_path):
 
 def test_readers_on_a_missing_database(tmp_path):
     db = tmp_path / "none.db"
-    for args in (["runs"], ["show", "1"], ["export", "1"]):
+    for args in (["show", "1"], ["export", "1"]):
         result = run_cli(*args, db=str(db))
         assert result.returncode == 2 and "no perflab database" in _one_line(result)
     assert not db.exists()
+
+
+def test_runs_on_a_missing_or_empty_database_lists_nothing(tmp_path):
+    # as `ls` of an empty directory: no runs is an empty listing, not an error
+    db = tmp_path / "none.db"
+    result = run_cli("runs", db=str(db))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert not db.exists()  # a listing creates no database
+    empty = tmp_path / "empty.db"
+    Store(str(empty), create=True).close()
+    result = run_cli("runs", db=str(empty))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
 def test_unknown_run(tmp_path):

@@ -12,9 +12,11 @@ from perflab.analysis.profile import folded_stacks
 from perflab.render.flamegraph_html import SPEEDSCOPE_SCHEMA, render_flamegraph_html, speedscope_json
 from perflab.store import Store
 
-from browser import chromium, console_errors
+from browser import BROWSER_GROUP, chromium, console_errors
 from conftest import run_cli
 from profile_store import build_store
+
+pytestmark = BROWSER_GROUP   # the session's one browser: its tests run on one xdist worker
 
 
 @pytest.fixture(scope="module")

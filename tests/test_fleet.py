@@ -294,7 +294,7 @@ def test_a_worker_refuses_an_unfit_machine_unless_forced(redis_server, sqlite_db
 
 def test_queued_jobs_survive_a_restart_of_redis(postgres_server, tmp_path):
     from conftest import RedisServer
-    redis = RedisServer(persistent=True)   # append-only file, fsync always: what the README asks of a lab
+    redis = RedisServer(persistent=True)   # append-only file, fsync always: what docs/fleet.md asks of a lab
     lab = Fleet(redis.url, _new_pg_database(postgres_server), tmp_path)
     try:
         lab.start_worker("bm1")

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from browser import chromium, click_change_point, console_errors, plot_traces, requested_urls
+from browser import BROWSER_GROUP, chromium, click_change_point, console_errors, plot_traces, requested_urls
 from conftest import run_cli
 from test_history import long_history
+
+pytestmark = BROWSER_GROUP   # the session's one browser: its tests run on one xdist worker
 
 
 @pytest.fixture(scope="module")

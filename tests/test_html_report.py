@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from browser import chromium, console_errors, draw_every_plot, drawn_plots, plot_traces, requested_urls
+from browser import BROWSER_GROUP, chromium, console_errors, draw_every_plot, drawn_plots, plot_traces, requested_urls
 from conftest import run_cli
+
+pytestmark = BROWSER_GROUP   # the session's one browser: its tests run on one xdist worker
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 LABELS = ("base", "slow", HOSTILE)

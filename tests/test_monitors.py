@@ -261,6 +261,7 @@ def _profile(sqlite_db: str, repetition: int = 0) -> dict[str, tuple[float, floa
 
 
 @needs_perf
+@pytest.mark.exclusive   # a system-wide profile: another test's processes would top it
 def test_the_hot_function_is_the_top_self_symbol_of_the_stored_profile(sqlite_db, prog):
     # system-wide as lkp: one thread per CPU so the machine's idle time does not lead
     threads = str(len(os.sched_getaffinity(0)))

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -62,6 +61,19 @@ def iperf3_servers(parent: int | None = None) -> list[int]:
     return [pid for pid in processes()
             if (words := cmdline(pid)) and os.path.basename(words[0]) == "iperf3" and "-s" in words
             and running(pid) and (parent is None or (stat(pid) or ("", 0))[1] == parent)]
+
+
+def iperf3_clients(ancestor: int) -> list[int]:
+    """Live iperf3 clients below ``ancestor`` (a sample's client is a grandchild or deeper)."""
+    def below(pid: int) -> bool:
+        while pid > 1:
+            pid = (stat(pid) or ("", 0))[1]
+            if pid == ancestor:
+                return True
+        return False
+    return [pid for pid in processes()
+            if (words := cmdline(pid)) and os.path.basename(words[0]) == "iperf3" and "-c" in words
+            and running(pid) and below(pid)]
 
 
 
@@ -230,7 +242,7 @@ def test_server_dies_with_perflab(tmp_path, how):
         servers = wait_for(lambda: iperf3_servers(script.pid), 15)
         assert servers, "the runner started no iperf3 server"
         server = servers[0]
-        time.sleep(0.5)   # into the sample
+        assert wait_for(lambda: iperf3_clients(script.pid), 15), "the sample's iperf3 client never started"
         script.send_signal(how)
         script.wait(timeout=10)
         assert wait_for(lambda: not running(server), 5), f"iperf3 server {server} survived {how.name}"

@@ -8,7 +8,7 @@ import pytest
 
 from perflab.execute.process import open_devnull_streams, spawn_and_wait
 
-from proc import running
+from proc import running, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +51,7 @@ def test_timeout_kills_the_whole_process_group(streams, tmp_path):
     assert result.timed_out and not result.ok
     assert result.describe_failure().startswith("timed out")
     background = int(marker.read_text())
-    time.sleep(0.1)
-    assert not running(background)  # the backgrounded grandchild died with the group
+    assert wait_for(lambda: not running(background), 10)  # the backgrounded grandchild died with the group
 
 
 

@@ -1,4 +1,8 @@
-"""The README's commands are real: run them as written (against a temporary database)."""
+"""The README's and the docs' commands are real: run them as written (against a temporary database).
+
+Every ```sh block of README.md and docs/ is run by a test here; ```console blocks show what
+needs more than one machine (a fleet, a dashboard) and are not run.
+"""
 
 import json
 import os
@@ -10,9 +14,17 @@ from pathlib import Path
 
 from conftest import ROOT
 
+
+def _blocks(page: str) -> list[str]:
+    return re.findall(r"```sh\n(.*?)```", (ROOT / page).read_text(), re.S)
+
+
 README = (ROOT / "README.md").read_text()
-BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
+BLOCKS = _blocks("README.md")
 PERFLAB = f"{shlex.quote(sys.executable)} -m perflab.cli.main"
+# the ```sh blocks of each page, every one run by a test below
+RUN_BLOCKS = {"README.md": 6, "docs/recording.md": 1, "docs/workloads.md": 1, "docs/comparing.md": 1,
+              "docs/profiles.md": 1, "docs/history.md": 1, "docs/alerts.md": 1, "docs/several-commands.md": 1}
 
 
 def _commands(block: str) -> list[str]:
@@ -42,6 +54,28 @@ def test_readme_names_the_ci_checks():
         assert command in ci and command in README, command
 
 
+def test_every_sh_example_is_run():
+    pages = ["README.md", *(str(path.relative_to(ROOT)) for path in sorted((ROOT / "docs").rglob("*.md")))]
+    setup = set(BLOCKS[:2])  # the README's two set-up commands, which CI runs, may be repeated anywhere
+    for page in pages:
+        blocks = [block for block in _blocks(page) if page == "README.md" or block not in setup]
+        assert len(blocks) == RUN_BLOCKS.get(page, 0), (
+            f"{page}: a ```sh block that no test runs: run it in tests/test_readme.py, or mark it ```console")
+
+
+def test_tour_runs_as_written(tmp_path):
+    db = tmp_path / "perflab.db"
+    tour = [line for block in BLOCKS[2:] for line in _commands(block)]
+    assert [line.split()[1] for line in tour] == ["run", "compare", "ab", "runs"]
+    for line in tour:
+        result = _shell(line, tmp_path, db)
+        expected = 1 if line.startswith("perflab ab") else 0   # ab: the candidate sleeps twice as long
+        assert result.returncode == expected, f"{line}: {result.stderr}"
+        assert result.stdout.strip(), line
+    listing = _shell("perflab runs", tmp_path, db).stdout.splitlines()
+    assert [row.split()[1] for row in listing[2:]] == ["two", "ab"]
+
+
 def test_main_job_runs_as_written(tmp_path):
     line = BLOCKS[0].strip().removeprefix("./install.sh && ")
     result = _shell(line, ROOT, tmp_path / "perflab.db")  # run from the checkout, as written
@@ -57,15 +91,15 @@ def test_recording_examples_run_as_written(tmp_path):
         tool.chmod(0o755)
     for data in ("input.dat", "input-small.dat", "input-large.dat"):
         (tmp_path / data).write_text("x" * 1000)
-    for line in _commands(BLOCKS[2]):
-        line = line.replace("RUN", "baseline").replace("json|csv", "csv").replace("-n 20", "-n 3")
+    for line in _commands(_blocks("docs/recording.md")[0]):
+        line = line.replace("RUN", "baseline").replace("-n 20", "-n 3")
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
         assert result.returncode == 0, f"{line}: {result.stderr}"
         assert result.stdout.strip(), line
 
 
 def test_workload_examples_run_as_written(tmp_path):
-    for line in _commands(BLOCKS[3]):
+    for line in _commands(_blocks("docs/workloads.md")[0]):
         if ".toml" in line:
             line = line.replace("run suites/", f"run -n 2 {ROOT}/suites/")  # keep the test short
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
@@ -74,7 +108,7 @@ def test_workload_examples_run_as_written(tmp_path):
 
 
 def test_compare_examples_run_as_written(tmp_path):
-    for line in _commands(BLOCKS[4]):
+    for line in _commands(_blocks("docs/comparing.md")[0]):
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
         gating = "--fail-on" in line
         assert result.returncode in ((0, 1) if gating else (0,)), f"{line}: {result.stderr}"
@@ -84,7 +118,7 @@ def test_compare_examples_run_as_written(tmp_path):
 
 def test_profile_examples_run_as_written(tmp_path):
     outputs = {}
-    for line in _commands(BLOCKS[5]):
+    for line in _commands(_blocks("docs/profiles.md")[0]):
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
         assert result.returncode == 0, f"{line}: {result.stderr}"
         outputs[line.split()[1]] = result.stdout
@@ -106,7 +140,7 @@ def test_history_examples_run_as_written(tmp_path):
         f"c{i},{100 + (8 if i >= 20 else 0) + (i * 7 % 5) / 10}\n" for i in range(40)))
     db = tmp_path / "perflab.db"
     lines = [line.replace("~/src/tool", str(repo)).replace("./tool bench.in", "./prog")
-             .replace("--good v1.0", "--good main~11") for line in _commands(BLOCKS[6])]
+             .replace("--good v1.0", "--good main~11") for line in _commands(_blocks("docs/history.md")[0])]
     record, *rest = lines
     commits = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "main"], capture_output=True,
                              text=True, check=True).stdout.split()
@@ -138,7 +172,7 @@ def test_history_examples_run_as_written(tmp_path):
         if command == "bisect":
             assert f"first bad commit: {commits[6][:12]}" in result.stdout
     # the alerts block, on the same store: the step raises an alert that is triaged and rerun
-    for line in _commands(BLOCKS[7]):
+    for line in _commands(_blocks("docs/alerts.md")[0]):
         result = _shell(line, tmp_path, db)
         assert result.returncode == 0, f"{line}: {result.stderr}"
         if "rerun" not in line:  # rerun reports on stderr; its runs are quiet
@@ -153,7 +187,7 @@ def test_history_examples_run_as_written(tmp_path):
 
 def test_several_command_examples_run_as_written(tmp_path):
     db = tmp_path / "perflab.db"
-    for line in _commands(BLOCKS[8]):
+    for line in _commands(_blocks("docs/several-commands.md")[0]):
         result = _shell(line, tmp_path, db)
         expected = 1 if line.startswith("perflab ab") else 0   # ab: the candidate is slower
         assert result.returncode == expected, f"{line}: {result.stderr}"

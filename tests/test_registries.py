@@ -1,4 +1,4 @@
-"""One registry per kind of name (issue 11): the CLI's choices and help and the README's
+"""One registry per kind of name (issue 11): the CLI's choices and help and the docs'
 lists come from it, so a name added in one place and forgotten in another is caught here."""
 
 from __future__ import annotations
@@ -12,31 +12,27 @@ from perflab.workloads import registry
 
 from conftest import ROOT, run_cli
 
-README = (ROOT / "README.md").read_text()
-FLAT = " ".join(README.split())  # the README's words, line breaks gone
+
+def _page(name: str) -> str:
+    """A page of the docs (docs/NAME.md), where the README's lists moved."""
+    return (ROOT / "docs" / f"{name}.md").read_text()
 
 
-def _section(title: str) -> str:
-    start = README.index(f"## {title}")
-    end = README.find("\n## ", start + 1)
-    return README[start:end if end != -1 else None]
-
-
-def test_readme_names_exactly_the_registered_importers():
-    named = set(re.findall(r"`perflab import (\w[\w-]*) ", FLAT))
+def test_docs_name_exactly_the_registered_importers():
+    named = set(re.findall(r"`perflab import (\w[\w-]*) ", " ".join(_page("comparing").split())))
     assert named == set(IMPORTERS)
 
 
-def test_readme_names_exactly_the_registered_monitors():
-    section = _section("Why it changed")
+def test_docs_name_exactly_the_registered_monitors():
+    section = _page("profiles")
     bullets = section[section.index("`--monitor` watches"):]
     bullets = "\n".join(line for line in bullets.split("\n\n")[1].splitlines())  # the bullet list
     named = set(re.findall(r"`([a-z][a-z-]*)`(?=[:,])", bullets))
     assert named == set(monitors.names())
 
 
-def test_readme_names_exactly_the_registered_workloads():
-    section = " ".join(_section("Built-in workloads and suites").split())
+def test_docs_name_exactly_the_registered_workloads():
+    section = " ".join(_page("workloads").split())
     listing = section[section.index("The workloads behind"):section.index("C sources ship")]
     named = set(re.findall(r"`([a-z][a-z-]*)`", listing))
     assert named == set(registry.names())

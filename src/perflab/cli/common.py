@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import click
 
@@ -10,6 +11,54 @@ from perflab.model.errors import UsageError
 
 # this invocation's arguments (set by main), kept with a run to reproduce it
 COMMAND_LINE: list[str] = []
+
+
+# Help text is wrapped by textwrap, which breaks after hyphens, at any space and inside a word
+# longer than the line: `perf-stat,perf-` / `profile`, `[default:` / `0]`. While wrapping,
+# hyphens and the spaces inside click's brackets stand in as characters it never breaks at, and
+# a list (`a,b,c`, `[x|y]`) gets a break opportunity after each separator (a marked space);
+# the finished help gets the original text back.
+_HYPHEN, _SPACE, _MARK = "\u2011", "\u00a0", "\u2063"
+_BRACKETED = re.compile(r"\[(?:default|env var|required)[^\]]*\]")
+_SEPARATOR = re.compile(r"([,|])(?=[^\s\]\d])")  # not before a digit: 10,000 stays whole
+
+
+def _glue(text: str) -> str:
+    text = _BRACKETED.sub(lambda m: m.group(0).replace(" ", _SPACE), text)
+    return _SEPARATOR.sub(rf"\1{_MARK} ", text.replace("-", _HYPHEN))
+
+
+def _unglue(text: str) -> str:
+    return text.replace(f"{_MARK} ", "").replace(_MARK, "").replace(_HYPHEN, "-").replace(_SPACE, " ")
+
+
+class HelpFormatter(click.HelpFormatter):
+    """click's formatter that breaks lines only between words, never inside a name."""
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        super().write_usage(prog, _glue(args), prefix)
+
+    def write_text(self, text: str) -> None:
+        super().write_text(_glue(text))
+
+    def write_dl(self, rows, col_max: int = 30, col_spacing: int = 2) -> None:
+        super().write_dl([(_glue(term), _glue(text)) for term, text in rows], col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        return _unglue(super().getvalue())
+
+
+class Context(click.Context):
+    formatter_class = HelpFormatter
+
+
+def with_help_formatter(command: click.Command) -> click.Command:
+    """``command`` (and a group's subcommands) laid out by ``HelpFormatter``."""
+    command.context_class = Context
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            with_help_formatter(sub)
+    return command
 
 
 def open_store(ctx: click.Context, *, create: bool):

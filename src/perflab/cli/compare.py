@@ -8,8 +8,8 @@ import click
 
 from perflab.cli.common import check_output, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
+from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
-from perflab.stats import METHOD_NAMES
 
 
 def percent(text: str, option: str) -> float:
@@ -23,7 +23,7 @@ def percent(text: str, option: str) -> float:
 
 
 @click.command()
-@click.argument("run_refs", nargs=-1, required=True, metavar="BASE CANDIDATE...")
+@click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--format", "fmt", type=click.Choice(list(COMPARE_FORMATS)), default="mmtests", show_default=True,
               help="; ".join(f"{name}: {f.description}" for name, f in COMPARE_FORMATS.items()) + ".")
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
@@ -55,9 +55,15 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
             fail_on: str | None, threshold: str, width: int | None, base_point: str | None,
             reference: str | None, with_profile: bool, output: str | None) -> None:
-    """Compare a baseline run with candidates (run ids or labels; the first is the baseline),
-    the points of one run against one of them (--base KEY=VALUE), or the commands of one
-    run of several (`perflab run 'a' 'b'`, `perflab ab`) against the first (or --reference)."""
+    """Compare runs (ids or labels), the points of one run, or the commands of one run.
+
+    \b
+      perflab compare BASE CAND [CAND...]      the first run is the baseline
+      perflab compare RUN --base KEY=VALUE     its points against those with KEY=VALUE
+      perflab compare RUN                      a run of several commands (perflab run
+                                               'a' 'b', or perflab ab): each against
+                                               the first, or --reference NAME
+    """
     from dataclasses import replace
 
     from perflab.analysis.compare import Filters, compare_benchmarks, compare_points, compare_runs, regressions

@@ -160,7 +160,7 @@ def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
         click.echo(render_jobs(book.list_jobs(store, wanted, last)))
 
 
-@jobs.command("cancel")
+@jobs.command("cancel", short_help="Cancel a job (a running one is killed by its worker).")
 @click.argument("job_id", type=int, metavar="ID")
 @click.option("--no-wait", is_flag=True, help="Do not wait for the worker to confirm.")
 @click.pass_context
@@ -179,7 +179,7 @@ def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
     click.echo(render_job_end(job) if job.state.finished else f"job {job_id}: cancel asked; its worker stops it")
 
 
-@jobs.command("show")
+@jobs.command("show", short_help="One job: request, state, times, runs, error, output.")
 @click.argument("job_id", type=int, metavar="ID")
 @click.pass_context
 def jobs_show(ctx: click.Context, job_id: int) -> None:
@@ -191,7 +191,7 @@ def jobs_show(ctx: click.Context, job_id: int) -> None:
         click.echo(render_job(book.get_job(store, job_id)))
 
 
-@jobs.command("wait")
+@jobs.command("wait", short_help="Wait for a job to end; exit 0 done, 1 failed, 3 timeout.")
 @click.argument("job_id", type=int, metavar="ID")
 @click.option("--timeout", type=float, metavar="S", help="Give up after S seconds (exit 3).")
 @click.pass_context

@@ -73,7 +73,6 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 
 HOW_DECIDED = """
 
-    \b
     How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
     stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
     p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
@@ -117,7 +116,7 @@ def report() -> None:
 
 
 @_decided
-@report.command(name="change")
+@report.command(name="change", short_help="A change as a robot-style regression report.")
 @click.argument("change_id", metavar="ID")
 @click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
 @click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
-from perflab.cli.common import COMMAND_LINE
+from perflab import __version__
+from perflab.cli.common import COMMAND_LINE, Context, with_help_formatter
 from perflab.model.errors import EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted
 
 
@@ -43,10 +45,66 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# -- the commands: name -> ("module:function" under perflab.cli, its one-line summary) -----
+# (click's LazyGroup pattern) `perflab --help` lists them from here and imports none; a command
+# loads only its own module, which keeps numpy, scipy and the store inside its functions.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("record:run", "Run commands, workloads or suites; record every sample."),
+    "runs": ("record:runs", "One line per run: id, label, commit, host, when, status."),
+    "show": ("record:show", "A run's environment and each point's statistics."),
+    "export": ("record:export", "A run's raw samples, one row per value."),
+    "ab": ("ab:ab", "A/B of two commands until a sequential test decides."),
+    "calibrate": ("calibrate:calibrate", "Record K replicate runs; print their run-to-run spread."),
+    "compare": ("compare:compare", "Compare runs, the points of a run, or its commands."),
+    "import": ("compare:import_", "Import another tool's result file as a run."),
+    "workloads": ("machine:workloads", "Built-in workloads and whether each can run here."),
+    "doctor": ("machine:doctor", "This machine as a benchmark host: noise and fixes."),
+    "profile": ("profile:profile", "A run's profile: self and children % per symbol."),
+    "flamegraph": ("profile:flamegraph", "Write a flame graph of a run's profile (or a diff)."),
+    "history": ("history:history", "A metric's series in commit order, with change points."),
+    "changes": ("history:changes", "Every detected change of every series, largest first."),
+    "report": ("history:report", "Reports written for people: 'perflab report change ID'."),
+    "changepoints": ("changepoints:changepoints", "Change points of the series in a CSV or JSON file."),
+    "bisect": ("bisect:bisect", "Find the first commit that changed the performance."),
+    "verdict": ("bisect:verdict", "Is run B like the known-good run A? For `git bisect run`."),
+    "alerts": ("alerts:alerts", "Regression alerts from change points, with their state."),
+    "alert": ("alerts:alert", "Show one alert and its history, or triage it."),
+    "serve": ("serve:serve", "A web dashboard of the store (read-only unless --token)."),
+    "worker": ("fleet:worker", "Take jobs from the broker, one at a time."),
+    "submit": ("fleet:submit", "Queue a run on a host or a class of machines."),
+    "jobs": ("fleet:jobs", "The fleet's jobs, one line each; show, cancel or wait."),
+    "watch": ("fleet:watch", "The regression robot: benchmark each new commit."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported from ``_COMMANDS`` on first use."""
+
+    context_class = Context
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        target, summary = _COMMANDS[cmd_name]
+        module, name = target.split(":")
+        command = getattr(importlib.import_module(f"perflab.cli.{module}"), name)
+        assert isinstance(command, click.Command), command
+        command.short_help = summary
+        return with_help_formatter(command)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, summary) for name, (_, summary) in sorted(_COMMANDS.items())])
+
+
+# help as wide as the terminal, up to 100 columns (80 in a pipe)
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--db", metavar="PATH|URL", help="Database file or PostgreSQL URL "
               "(default: $PERFLAB_DB, else $XDG_DATA_HOME/perflab/perflab.db).")
-@click.version_option(package_name="perflab")
+@click.version_option(version=__version__, prog_name="perflab")
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
     """perflab: run benchmarks, keep every sample, compare with statistics you can trust.
@@ -56,36 +114,11 @@ def cli(ctx: click.Context, db: str | None) -> None:
       perflab run 'sleep 0.01' 'sleep 0.02'   several commands, interleaved
       perflab ab --base CMD --cand CMD        stop as soon as the answer is clear
       perflab compare BASE CAND               runs (ids or labels), marked changes
-      perflab show RUN                        a run: environment, n, mean, ...
+      perflab show RUN                        a run: its environment and statistics
 
     'perflab COMMAND --help' says more about each.
     """
     ctx.obj = {"db": db}
-
-
-# -- the commands, one module per group --------------------------------------------------
-def _register(modules: list) -> None:
-    for module in modules:
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-from perflab.cli import (  # noqa: E402
-    ab,
-    alerts,
-    bisect,
-    calibrate,
-    changepoints,
-    compare,
-    fleet,
-    history,
-    machine,
-    profile,
-    record,
-    serve,
-)
-
-_register([record, ab, calibrate, compare, machine, profile, history, changepoints, bisect, alerts, serve, fleet])
 
 
 if __name__ == "__main__":  # pragma: no cover

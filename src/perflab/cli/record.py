@@ -308,8 +308,14 @@ def _parse_cpus(text: str) -> list[int]:
 def runs(ctx: click.Context) -> None:
     """One line per run: id, label, commit, host, when, status, benchmarks, samples."""
     from perflab.render.runs import render_runs
+    from perflab.store import location
+    target = location.resolve(ctx.find_root().obj["db"])
+    if not location.is_url(target) and not os.path.lexists(os.path.expanduser(target)):
+        return  # no database yet: no runs, as `ls` of an empty directory (and none created)
     with open_store(ctx, create=False) as store:
-        click.echo(render_runs(store.list_runs()))
+        listing = render_runs(store.list_runs())
+    if listing:
+        click.echo(listing)
 
 
 @click.command()

@@ -1,6 +1,6 @@
 """`perflab worker`: a Celery worker that takes one job at a time for its host and class.
 
-Policy for a dead worker (stated in the README): a job whose worker misses ten heartbeats
+Policy for a dead worker (stated in docs/fleet.md): a job whose worker misses ten heartbeats
 (store/jobs.py MISSED_BEATS) is marked failed, never run a second time. Its run, if it began, stays in
 the store as an interrupted run: a benchmark cut short by a dying machine is evidence about
 that machine, and rerunning it silently elsewhere would hide it. Any live worker (and

@@ -71,10 +71,10 @@ def _html(report: CompareReport, stats: list[Stat], show_all: bool, width: int |
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (
-    Format("mmtests", "mmtests compare-kernels blocks with * marks (seed 004), the default", _mmtests, True),
-    Format("lkp", "the kernel test robot's table of changed stats (seed 003)", _lkp, True),
+    Format("mmtests", "mmtests compare-kernels blocks with * marks, the default", _mmtests, True),
+    Format("lkp", "the kernel test robot's table of changed stats", _lkp, True),
     Format("benchstat", "golang.org/x/perf benchstat: median ± CI, vs base, geomean", _benchstat),
-    Format("speedup", "a cover letter's before/after/speed-up table (seed 002)", _speedup),
+    Format("speedup", "a cover letter's before/after/speed-up table", _speedup),
     Format("markdown", "a GitHub table with intervals, p/q-values and verdicts", _markdown),
     Format("json", "every number, interval, test and warning, stable keys", _json, True),
     Format("csv", "one line per (row, candidate)", _csv),

@@ -28,7 +28,7 @@ def when(timestamp: float | None) -> str:
 
 def render_runs(runs: Sequence[RunInfo]) -> str:
     if not runs:
-        return "no runs yet: record one with 'perflab run -- COMMAND'"
+        return ""  # nothing recorded: an empty listing (exit 0), as `ls` prints nothing
     rows = [[str(r.id), r.label, (r.commit_describe or r.commit or "-")[:20], r.host,
              when(r.started_at), r.status.value, str(r.benchmarks), str(r.samples)] for r in runs]
     return format_table(["id", "label", "commit", "host", "started", "status", "benchmarks", "samples"],

@@ -13,47 +13,113 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   difference    compare one row, decide the verdicts of a report under FDR control
   sequential    bisect's paired SPRT: is a commit like the good end or the bad end?
   sequential_ab the always-valid A/B stop rule of an interleaved run (a confidence sequence)
+
+The package imports a submodule only when one of its names is first used (PEP 562): scipy and
+numpy stay out of commands that need none of it (`perflab --help`, `runs`).
 """
 
-from perflab.stats.changepoints import ChangePoint, binseg, detect, e_divisive, oriented, pelt
-from perflab.stats.checks import (
-    bimodality_ratio,
-    check_bimodal,
-    check_cov,
-    check_outliers,
-    check_sample_size,
-    check_spread,
-    check_trend,
-    modified_z_scores,
-)
-from perflab.stats.difference import METHOD_NAMES, Difference, Method, compare, decide
-from perflab.stats.intervals import Interval, bootstrap_ratio_ci, mean_ci, median_ci
-from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
-from perflab.stats.significance import (
-    FdrResult,
-    WelchResult,
-    benjamini_hochberg,
-    mann_kendall,
-    mann_whitney,
-    min_attainable_p,
-    spearman_trend,
-    welch_t,
-)
-from perflab.stats.summary import (
-    Summary,
-    amean,
-    best_mean,
-    centre,
-    clean,
-    cov,
-    gmean,
-    hmean,
-    median,
-    percentiles,
-    stddev,
-    summarize,
-)
-from perflab.stats.warnings import StatWarning
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perflab.stats.changepoints import ChangePoint, binseg, detect, e_divisive, oriented, pelt
+    from perflab.stats.checks import (
+        bimodality_ratio,
+        check_bimodal,
+        check_cov,
+        check_outliers,
+        check_sample_size,
+        check_spread,
+        check_trend,
+        modified_z_scores,
+    )
+    from perflab.stats.difference import METHOD_NAMES, Difference, Method, compare, decide
+    from perflab.stats.intervals import Interval, bootstrap_ratio_ci, mean_ci, median_ci
+    from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
+    from perflab.stats.significance import (
+        FdrResult,
+        WelchResult,
+        benjamini_hochberg,
+        mann_kendall,
+        mann_whitney,
+        min_attainable_p,
+        spearman_trend,
+        welch_t,
+    )
+    from perflab.stats.summary import (
+        Summary,
+        amean,
+        best_mean,
+        centre,
+        clean,
+        cov,
+        gmean,
+        hmean,
+        median,
+        percentiles,
+        stddev,
+        summarize,
+    )
+    from perflab.stats.warnings import StatWarning
+
+_SUBMODULE_OF = {
+    "ChangePoint": "changepoints",
+    "binseg": "changepoints",
+    "detect": "changepoints",
+    "e_divisive": "changepoints",
+    "oriented": "changepoints",
+    "pelt": "changepoints",
+    "bimodality_ratio": "checks",
+    "check_bimodal": "checks",
+    "check_cov": "checks",
+    "check_outliers": "checks",
+    "check_sample_size": "checks",
+    "check_spread": "checks",
+    "check_trend": "checks",
+    "modified_z_scores": "checks",
+    "METHOD_NAMES": "difference",
+    "Difference": "difference",
+    "Method": "difference",
+    "compare": "difference",
+    "decide": "difference",
+    "Interval": "intervals",
+    "bootstrap_ratio_ci": "intervals",
+    "mean_ci": "intervals",
+    "median_ci": "intervals",
+    "RuleResult": "rules",
+    "lkp_range_rule": "rules",
+    "mmtests_band_rule": "rules",
+    "FdrResult": "significance",
+    "WelchResult": "significance",
+    "benjamini_hochberg": "significance",
+    "mann_kendall": "significance",
+    "mann_whitney": "significance",
+    "min_attainable_p": "significance",
+    "spearman_trend": "significance",
+    "welch_t": "significance",
+    "Summary": "summary",
+    "amean": "summary",
+    "best_mean": "summary",
+    "centre": "summary",
+    "clean": "summary",
+    "cov": "summary",
+    "gmean": "summary",
+    "hmean": "summary",
+    "median": "summary",
+    "percentiles": "summary",
+    "stddev": "summary",
+    "summarize": "summary",
+    "StatWarning": "warnings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SUBMODULE_OF:
+        raise AttributeError(f"module 'perflab.stats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"perflab.stats.{_SUBMODULE_OF[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "METHOD_NAMES", "ChangePoint", "Difference", "FdrResult", "Interval", "Method", "RuleResult",

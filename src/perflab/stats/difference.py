@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from perflab.model.records import Direction, MeanKind
+from perflab.model.verdicts import METHOD_NAMES as METHOD_NAMES  # re-exported: its old home
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import unjudgeable
@@ -54,12 +55,6 @@ from perflab.stats.warnings import (
 
 Method = Literal["welch-log", "mann-whitney", "mmtests", "lkp"]
 
-METHOD_NAMES: dict[str, str] = {
-    "welch-log": "Welch t-test on log values",
-    "mann-whitney": "Mann-Whitney U test",
-    "mmtests": "mmtests band rule (|Δmean| > 1.96·(sd_base+sd_new))",
-    "lkp": "lkp-tests range rule (disjoint ranges, median ratio > 1%)",
-}
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
+
+if TYPE_CHECKING:  # numpy is imported where samples are read: `perflab runs` needs none
+    import numpy as np
 
 from perflab.model.errors import UsageError
 from perflab.model.records import (
@@ -77,6 +79,7 @@ class SampleRows:
     def own(self) -> SampleRows:
         """Only the benchmarks' own metrics: without what monitors and the runner's pressure
         watch record beside every sample."""
+        import numpy as np
         keep = [i for i, metric in enumerate(self.metric) if not is_monitor_metric(metric)]
         kept: dict[str, Any] = {}
         for f in fields(self):
@@ -472,6 +475,7 @@ class Store:
                          hint="'perflab runs' lists them")
 
     def sample_rows(self, run_id: int) -> SampleRows:
+        import numpy as np
         query = (sa.select(points.c.benchmark, points.c.params, samples.c.repetition,
                            samples.c.metric, samples.c.value, samples.c.unit, samples.c.status,
                            samples.c.note, samples.c.measured_at)
@@ -495,6 +499,7 @@ class Store:
         A sealed (finished) run is read from its series blobs; an unsealed one from its
         sample rows (the database sorts via the index, numpy splits).
         """
+        import numpy as np
         if self._sealed(run_id):
             query = _series_query(benchmarks, metrics).where(series.c.run_id == run_id)
             return [ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures)
@@ -506,6 +511,7 @@ class Store:
         """``value_groups`` of many runs at once (a history of 5,000 commits): the sealed
         runs' series of the chosen benchmarks and metrics in one query, the few unsealed
         runs (killed, resumed) from their sample rows."""
+        import numpy as np
         wanted = set(run_ids)
         if not wanted:
             return {}
@@ -530,6 +536,7 @@ class Store:
 
     def seal(self, run_id: int) -> None:
         """Write the run's series blobs (after its last sample)."""
+        import numpy as np
         self.conn.execute(series.delete().where(series.c.run_id == run_id))
         ids = {(b, p): i for i, b, p in self.conn.execute(
             sa.select(points.c.id, points.c.benchmark, points.c.params))}
@@ -547,6 +554,7 @@ class Store:
 
     def _groups_from_rows(self, run_id: int, benchmarks: set[str] | None,
                           metrics: set[str] | None) -> list[ValueGroup]:
+        import numpy as np
         point_query = (sa.select(points.c.id, points.c.benchmark, points.c.params)
                        .where(points.c.id.in_(sa.select(samples.c.point_id).distinct()
                                                .where(samples.c.run_id == run_id))))

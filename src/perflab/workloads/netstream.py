@@ -89,7 +89,7 @@ class NetStream(servers.ServedWorkload, Workload):
     name = "netstream"
     report_title = "netstream-{protocol}"
     report_row = "size"
-    description = "TCP/UDP stream throughput over loopback with iperf3, like netperf's (seed 004)"
+    description = "TCP/UDP stream throughput over loopback with iperf3, like netperf's"
     programs = ("iperf3",)
     parameters = (
         Parameter("protocol", "tcp, or udp sent at rate", "tcp", choices=("tcp", "udp")),

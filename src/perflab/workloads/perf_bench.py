@@ -178,7 +178,7 @@ class BreakpointThread(_Breakpoint):
     name = "breakpoint-thread"
     report_row = "threads"
     description = ("perf bench breakpoint thread: thread create/join cost with inherited "
-                   "hardware breakpoints (seed 000)")
+                   "hardware breakpoints")
     parameters = (
         Parameter("breakpoints", "inherited hardware breakpoints (-b; x86 has 4 debug "
                   "registers, 0 = the no-breakpoint baseline)", 4, kind=int, minimum=0),
@@ -282,7 +282,7 @@ class Hackbench(_Benchmark):
     report_title = "hackbench-{mode}-{ipc}s"
     report_row = "groups"
     description = ("hackbench: groups of 20 senders x 20 receivers exchanging 100-byte "
-                   "messages (seed 004); perf bench sched messaging or rt-tests")
+                   "messages; perf bench sched messaging or rt-tests")
     programs = ("perf", "hackbench")
     parameters = (
         Parameter("groups", "groups of 40 tasks (-g)", 10, kind=int, minimum=1),

@@ -72,7 +72,7 @@ class Tbench(servers.ServedWorkload, Workload):
     name = "tbench"
     report_title = "tbench4"
     report_row = "clients"
-    description = "dbench's tbench: netbench-like client/server load over loopback, MB/s (seed 004)"
+    description = "dbench's tbench: netbench-like client/server load over loopback, MB/s"
     programs = ("tbench", "tbench_srv", "nsenter")
     parameters = (
         Parameter("clients", "simulated clients, one process and connection each", 1,

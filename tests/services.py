@@ -1,0 +1,121 @@
+"""Servers shared by a whole test session, whichever xdist worker runs the tests using them.
+
+The session (pytest alone, or the xdist controller) owns a directory and a reaper process,
+``python tests/services.py DIR``, which holds the read end of a pipe whose write end only
+pytest holds. The first test that needs a server starts it under an flock of DIR, records
+its URL and how to stop it there; later tests, in any worker, wait on the lock and read the
+URL. When pytest ends, however it ends (even by SIGKILL), the pipe closes and the reaper runs
+every stop recorded in DIR, then removes DIR. Only the standard library: the reaper runs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REAPER_STOP_S = 60
+directory: Path | None = None     # the session's, set by conftest.py in pytest_configure
+
+
+class Session:
+    """The directory of one test session's shared servers and the reaper that stops them."""
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="perflab-tests-", dir="/tmp"))
+        read, self._write = os.pipe()          # both ends close-on-exec: no child inherits the write end
+        self.reaper = subprocess.Popen([sys.executable, __file__, str(self.directory)], stdin=read,
+                                       stdout=subprocess.DEVNULL, start_new_session=True)   # Ctrl-C is not for it
+        os.close(read)
+
+    def close(self) -> None:
+        """Stop every server of the session, and wait until they are stopped."""
+        if self._write >= 0:
+            os.close(self._write)
+            self._write = -1
+            try:
+                self.reaper.wait(timeout=REAPER_STOP_S)
+            except subprocess.TimeoutExpired:
+                self.reaper.kill()
+                self.reaper.wait()
+
+
+def register(name: str, stop: dict) -> None:
+    """Record how to stop ``name`` (see ``shared``): the reaper does it when the session ends."""
+    if directory is None:
+        raise RuntimeError("no test session: tests/conftest.py sets services.directory")
+    partial = directory / f"{name}.stop.partial"
+    partial.write_text(json.dumps(stop))
+    partial.rename(directory / f"{name}.stop.json")
+
+
+def shared(name: str, start: Callable[[Callable[[dict], None]], str]) -> str:
+    """The URL of the session's server ``name``, started once by ``start(register)``: it calls
+    ``register(stop)`` before it starts anything, with what stops and removes it (``stop``: a dict
+    of ``run``: argvs, ``kill_groups``: process groups, ``remove``: paths)."""
+    if directory is None:
+        raise RuntimeError("no test session: tests/conftest.py sets services.directory")
+    with open(directory / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)       # a worker starting it holds this: the others wait here
+        url_file = directory / f"{name}.url"
+        if url_file.exists():
+            return url_file.read_text()
+        url = start(lambda stop: register(name, stop))
+        url_file.write_text(url)
+        return url
+
+
+@contextmanager
+def machine(exclusive: bool) -> Iterator[None]:
+    """Hold the session's machine while a test runs: shared by every test, alone for a test that
+    measures the whole machine (``exclusive``). A gate taken by the exclusive test first keeps new
+    tests from starting while it waits for the running ones to end (no starving it)."""
+    if directory is None:
+        yield
+        return
+    with open(directory / "machine.gate", "a") as gate, open(directory / "machine.lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        if exclusive:
+            fcntl.flock(lock, fcntl.LOCK_EX)     # every running test has ended; none starts: gate held
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        else:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def reap(where: Path) -> None:
+    """Run every stop recorded in ``where``, then remove it."""
+    for record in sorted(where.glob("*.stop.json")):
+        stop = json.loads(record.read_text())
+        for argv in stop.get("run", []):
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(argv, capture_output=True, timeout=REAPER_STOP_S / 2)
+        for group in stop.get("kill_groups", []):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+        for path in stop.get("remove", []):
+            shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(where, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.stdin.buffer.read()                    # EOF: pytest has ended, one way or another
+    reap(Path(sys.argv[1]))
