@@ -20,11 +20,15 @@ ANOVA estimate from all K of its runs). Power: one side's values times 1.10 (a 1
 slow-down), called a regression. Rates are per row (one comparison), alpha 0.05 two-sided,
 with Wilson's 95% interval; undecided is its own share.
 
+--simulate draws the same layout from the model itself instead (8 benchmarks, 12 runs of
+30, sigma_b^2 from a scaled inverse chi-square with s0 3%, d0 10; 2% noise inside a run):
+where the model holds, what each design gives.
+
 --fit-default prints the default prior fitted on bench/data/noise*/ (12 benchmarks, six
 separate runs each: -a and -b of three recording sessions), each run cut to its first 30
 values (a common run size: the prior describes a run mean's variance at a run size).
 
-Usage: bench/aa_host_prior.py [--data FILE] [--seed 2026] | --fit-default
+Usage: bench/aa_host_prior.py [--data FILE | --simulate] [--seed 2026] [--change 1.10 ...] | --fit-default
 """
 
 from __future__ import annotations
@@ -70,6 +74,18 @@ def noise_runs() -> dict[str, list[np.ndarray]]:
         lines = [line.split(",") for line in path.read_text().splitlines() if line and not line.startswith("#")]
         numbers = np.array([float(value) for _, value in lines[1:]])
         out.setdefault(path.stem[:-2], []).append(numbers)
+    return out
+
+
+def simulated(seed: int, benchmarks: int = 8, runs: int = 12, n: int = 30) -> dict[str, list[dict[str, np.ndarray]]]:
+    """The recordings' layout drawn from the model: sigma_b^2 ~ s0^2 d0 / chi2_d0 per benchmark."""
+    rng = np.random.default_rng(seed)
+    s0, d0, within = 0.03, 10.0, 0.02
+    out = {}
+    for b in range(benchmarks):
+        sigma_b = s0 * math.sqrt(d0 / rng.chisquare(d0))
+        out[f"sim-{b}"] = [{"time": 0.01 * np.exp(rng.normal(0, sigma_b) + rng.normal(0, within, n)),
+                            "psi.cpu_some_us": np.zeros(n), "psi.window_us": np.ones(n)} for _ in range(runs)]
     return out
 
 
@@ -157,6 +173,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "separate-runs" / "runs.csv")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--fit-default", action="store_true")
+    parser.add_argument("--simulate", action="store_true", help="data drawn from the model, not --data")
     parser.add_argument("--change", type=float, action="append",
                         help="factor of the power's change, repeatable (default 1.10)")
     args = parser.parse_args()
@@ -168,8 +185,9 @@ def main() -> int:
     from aa_calibration import wilson
 
     from perflab.analysis.host_model import DEFAULT_PRIORS
-    data = load_runs(args.data)
-    print(f"{args.data.relative_to(ROOT)}: {len(data)} benchmarks, wall time, every pair of separate runs")
+    data = simulated(args.seed) if args.simulate else load_runs(args.data)
+    where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else str(args.data.relative_to(ROOT))
+    print(f"{where}: {len(data)} benchmarks, wall time, every pair of separate runs")
     print("\n".join(per_benchmark(data)))
     default = DEFAULT_PRIORS["wall time"][0]
     print(f"default prior: s0 {default.cov_pct:.2f}%, d0 {default.d0:.2f}; leave-one-out host priors:")
