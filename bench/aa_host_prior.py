@@ -24,9 +24,10 @@ with Wilson's 95% interval; undecided is its own share.
 30, sigma_b^2 from a scaled inverse chi-square with s0 3%, d0 10; 2% noise inside a run):
 where the model holds, what each design gives.
 
---fit-default prints the default prior fitted on bench/data/noise*/ (12 benchmarks, six
-separate runs each: -a and -b of three recording sessions), each run cut to its first 30
-values (a common run size: the prior describes a run mean's variance at a run size).
+--fit-default prints the default prior fitted on bench/data/noise*/ (12 benchmarks in three
+recording sessions: each session's -a and -b runs of a benchmark are a replicate pair), each
+run cut to its first 30 values (a common run size: the prior describes a run mean's
+variance at a run size).
 
 Usage: bench/aa_host_prior.py [--data FILE | --simulate] [--seed 2026] [--change 1.10 ...] | --fit-default
 """
@@ -68,12 +69,14 @@ def load_runs(path: Path) -> dict[str, list[dict[str, np.ndarray]]]:
 
 
 def noise_runs() -> dict[str, list[np.ndarray]]:
-    """bench/data/noise*/NAME-a|b.csv: benchmark -> its separate runs (one file each)."""
+    """bench/data/noise*/NAME-a|b.csv: (session, benchmark) -> its two separate runs (one file
+    each, about 4.5 minutes apart): replicates as perflab defines them (one host, kernel and
+    session); runs of different sessions are not (another kernel build, another day)."""
     out: dict[str, list[np.ndarray]] = {}
     for path in sorted(ROOT.glob("bench/data/noise*/*-[ab].csv")):
         lines = [line.split(",") for line in path.read_text().splitlines() if line and not line.startswith("#")]
         numbers = np.array([float(value) for _, value in lines[1:]])
-        out.setdefault(path.stem[:-2], []).append(numbers)
+        out.setdefault(f"{path.parent.name}/{path.stem[:-2]}", []).append(numbers)
     return out
 
 
@@ -180,7 +183,7 @@ def main() -> int:
     if args.fit_default:
         groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
         prior = prior_of(groups)
-        print(f"default wall-time prior from {len(groups)} benchmarks of bench/data/noise*: {prior}")
+        print(f"default wall-time prior from {len(groups)} replicate pairs of bench/data/noise*: {prior}")
         return 0
     from aa_calibration import wilson
 

@@ -91,20 +91,24 @@ class Filters:
 def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                  noise_floor: float | None = None, monitor_metrics: bool | None = False,
-                 best_pcts: Sequence[int] = (), exclude_metrics: Iterable[str] = ()) -> CompareReport:
+                 best_pcts: Sequence[int] = (), exclude_metrics: Iterable[str] = (),
+                 default_prior: bool = True) -> CompareReport:
     """Every row of base vs each candidate, with verdicts decided across the whole report.
 
     Metrics recorded by monitors (perf-stat.*, vmstat.* ...) are left out unless named
     in ``filters.metrics``; ``monitor_metrics=True`` compares only them (the counters of
     ``compare --profile``, a report of their own), None compares every metric.
     ``best_pcts`` adds mmtests' BAmean-N rows for those N; ``exclude_metrics`` leaves
-    metrics out after selection (the counters already in the main table).
+    metrics out after selection (the counters already in the main table). Without
+    ``default_prior`` a row whose host knows nothing of its run-to-run variance keeps the
+    older rule (changes below 2% not judged) instead of perflab's default prior.
     """
     if len(runs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
     return _compare_sides(store, [[run] for run in runs], runs, filters=filters, method=method, q=q,
                           confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics,
-                          best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics))
+                          best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics),
+                          default_prior=default_prior)
 
 
 def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, filters: Filters = Filters(),
@@ -184,7 +188,7 @@ def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInf
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
                    method: str, q: float, confidence: float, noise_floor: float | None,
                    monitor_metrics: bool | None, best_pcts: Sequence[int],
-                   exclude_metrics: frozenset[str]) -> CompareReport:
+                   exclude_metrics: frozenset[str], default_prior: bool = True) -> CompareReport:
     """compare_runs over sides of one or more runs each; ``runs`` name the sides."""
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
@@ -205,7 +209,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     shares = {key: [run_shares([len(values) for values in side.get(key, [])]) for side in parts] for key in keys}
     # single runs a side: the host prior moderates their run-to-run variance (pooled sides measure their own)
-    known = (separate_runs_knowledge(store, sides, keys, infos, variances)
+    known = (separate_runs_knowledge(store, sides, keys, infos, variances, default_prior)
              if any(separate) and all(len(side) == 1 for side in sides) else None)
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,

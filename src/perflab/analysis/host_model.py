@@ -29,12 +29,13 @@ from perflab.store import host_model as stored
 Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
 #: Wall time only: fitted by ``bench/aa_host_prior.py --fit-default`` on bench/data/noise*/
-#: (12 benchmarks, six separate runs each from three recording sessions, one of them under
-#: other people's test suites; each run's first 30 values): a run-to-run spread of 31% on
-#: 1.6 df, wide on purpose (docs/separate-runs.md). Other kinds have none.
+#: (12 benchmarks in three recording sessions, one of them under other people's test
+#: suites; each session's two runs of a benchmark a replicate pair, their first 30 values):
+#: 10% at the typical within-run part, trended (slope 1.33), on d0 1.3: wide on purpose
+#: (docs/separate-runs.md). Other kinds have none.
 DEFAULT_PRIORS: dict[str, tuple[Prior, int]] = {
-    "wall time": (Prior(s0_squared=0.09329, d0=1.631, groups=12, data_df=60.0, slope=0.0, centre=-6.427,
-                        low=-8.074, high=-5.230), 12),
+    "wall time": (Prior(s0_squared=0.01062, d0=1.297, groups=36, data_df=36.0, slope=1.328, centre=-6.999,
+                        low=-11.38, high=-4.289), 12),
 }
 
 
@@ -114,7 +115,7 @@ def _own(variance: RunVariance | None) -> Spread | None:
 
 def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iterable[Key],
                             infos: dict[tuple[str, str], MetricInfo],
-                            own: dict[Key, RunVariance | None]) -> dict[Key, RunToRun]:
+                            own: dict[Key, RunVariance | None], default: bool = True) -> dict[Key, RunToRun]:
     """Per row of single-run sides: the host prior of its kind of metric (the baseline's
     host; where the host has none, perflab's default if the row has no replicates of its
     own either, else no prior: its own replicates alone), its own replicates, and on which
@@ -129,7 +130,7 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
         variance = own.get(key)
         # the default stands in for nothing known; a row with replicates of its own on this
         # host is tested on them alone (the run as the unit) rather than on another machine's spread
-        fallback = DEFAULT_PRIORS.get(kind) if variance is None else None
+        fallback = DEFAULT_PRIORS.get(kind) if variance is None and default else None
         prior, benchmarks = priors.get(kind) or fallback or (None, 0)
         out[key] = RunToRun(prior, kind not in priors, benchmarks, _own(variance),
                             variance.runs if variance is not None else 0, load)
