@@ -25,7 +25,7 @@ with Wilson's 95% interval; undecided is its own share.
 where the model holds, what each design gives.
 
 --fit-default prints the default prior fitted on bench/data/noise*/ (12 benchmarks in three
-recording sessions: each session's -a and -b runs of a benchmark are a replicate pair), each
+recording sessions: each session's -a and -b runs of a benchmark are a replicate pair; no trend), each
 run cut to its first 30 values (a common run size: the prior describes a run mean's
 variance at a run size).
 
@@ -182,7 +182,11 @@ def main() -> int:
     args = parser.parse_args()
     if args.fit_default:
         groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
-        prior = prior_of(groups)
+        # flat: a trend learned on one machine, carried to another, can understate a quiet
+        # benchmark's run-to-run spread there (18.9% A/A with --simulate); a default must not
+        from perflab.stats.host_prior import fit_prior, spread
+        found = [s for s in (spread(g) for g in groups) if s is not None]
+        prior = fit_prior([s.s2 for s in found], [s.df for s in found])
         print(f"default wall-time prior from {len(groups)} replicate pairs of bench/data/noise*: {prior}")
         return 0
     from aa_calibration import wilson

@@ -30,12 +30,12 @@ Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
 #: Wall time only: fitted by ``bench/aa_host_prior.py --fit-default`` on bench/data/noise*/
 #: (12 benchmarks in three recording sessions, one of them under other people's test
-#: suites; each session's two runs of a benchmark a replicate pair, their first 30 values):
-#: 10% at the typical within-run part, trended (slope 1.33), on d0 1.3: wide on purpose
+#: suites; each session's two runs of a benchmark a replicate pair, their first 30 values),
+#: without a trend (one machine's trend carried to another understated a quiet benchmark's
+#: spread: 18.9% A/A in the bench's simulation): 6.7% on d0 0.74, wide on purpose
 #: (docs/separate-runs.md). Other kinds have none.
 DEFAULT_PRIORS: dict[str, tuple[Prior, int]] = {
-    "wall time": (Prior(s0_squared=0.01062, d0=1.297, groups=36, data_df=36.0, slope=1.328, centre=-6.999,
-                        low=-11.38, high=-4.289), 12),
+    "wall time": (Prior(s0_squared=0.004536, d0=0.7430, groups=36, data_df=36.0), 12),
 }
 
 
