@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Change points on short series (30, 50, 80 points): mosum against e-divisive and "no change".
 
-Part of the data behind `auto`'s choice of e-divisive below 100 points (perflab.model.
-report.history: AUTO_MOSUM_FROM; real series annotated by people are
+Part of the data behind `auto`'s choice of short-series detector (perflab.model.
+report.history: resolve_method; real series annotated by people are
 bench/changepoints_tcpd.py), measured the way bench/changepoints_accuracy.py measures long
 series:
 

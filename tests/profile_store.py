@@ -21,6 +21,7 @@ import pytest
 
 from perflab.execute.perf_profile import aggregate
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
+from perflab.model.run_request import RunRequest
 from perflab.store import Store
 
 PROG = r"""
@@ -95,7 +96,7 @@ def build_store(workdir: Path) -> str:
         store.save_metric_info(POINT.benchmark, [MetricInfo("time", "s", Direction.LOWER)])
         point_id = store.point_id(POINT)
         for label, warm in VARIANTS.items():
-            run_id = store.create_run(label=label, host="test", spec={}, environment={})
+            run_id = store.create_run(label=label, host="test", request=RunRequest(), environment={})
             for rep in range(REPETITIONS):
                 wall, utime, profile = _profile_once(workdir, warm, f"{label}{rep}")
                 store.add_sample(run_id, POINT, rep, [Measurement("time", wall, "s"),
@@ -109,7 +110,7 @@ def build_store(workdir: Path) -> str:
             store.set_run_status(run_id, RunStatus.COMPLETE)
             store.seal(run_id)
         # a run without any profile, for the error paths
-        bare = store.create_run(label="bare", host="test", spec={}, environment={})
+        bare = store.create_run(label="bare", host="test", request=RunRequest(), environment={})
         store.add_sample(bare, POINT, 0, [Measurement("time", 0.5, "s")])
         store.set_run_status(bare, RunStatus.COMPLETE)
     return db

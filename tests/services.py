@@ -34,19 +34,17 @@ class Session:
         self.directory = Path(tempfile.mkdtemp(prefix="perflab-tests-", dir="/tmp"))
         read, self._write = os.pipe()          # both ends close-on-exec: no child inherits the write end
         self.reaper = subprocess.Popen([sys.executable, __file__, str(self.directory)], stdin=read,
-                                       stdout=subprocess.DEVNULL, start_new_session=True)   # Ctrl-C is not for it
+                                       stdout=subprocess.PIPE, start_new_session=True)   # Ctrl-C is not for it
         os.close(read)
 
     def close(self) -> None:
-        """Stop every server of the session, and wait until they are stopped."""
+        """Stop every server of the session and wait until they are stopped (the reaper's line);
+        the reaper goes on removing their files (a PostgreSQL of many databases takes a while)."""
         if self._write >= 0:
             os.close(self._write)
             self._write = -1
-            try:
-                self.reaper.wait(timeout=REAPER_STOP_S)
-            except subprocess.TimeoutExpired:
-                self.reaper.kill()
-                self.reaper.wait()
+            assert self.reaper.stdout is not None
+            self.reaper.stdout.readline()      # "stopped", or EOF should the reaper die
 
 
 def register(name: str, stop: dict) -> None:
@@ -101,15 +99,19 @@ def machine(exclusive: bool) -> Iterator[None]:
 
 
 def reap(where: Path) -> None:
-    """Run every stop recorded in ``where``, then remove it."""
-    for record in sorted(where.glob("*.stop.json")):
-        stop = json.loads(record.read_text())
+    """Run every stop recorded in ``where``, say "stopped" on stdout, then remove their files."""
+    stops = [json.loads(record.read_text()) for record in sorted(where.glob("*.stop.json"))]
+    for stop in stops:
         for argv in stop.get("run", []):
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                subprocess.run(argv, capture_output=True, timeout=REAPER_STOP_S / 2)
+                subprocess.run(argv, capture_output=True, timeout=REAPER_STOP_S)
         for group in stop.get("kill_groups", []):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        print("stopped", flush=True)
+        sys.stdout.close()
+    for stop in stops:
         for path in stop.get("remove", []):
             shutil.rmtree(path, ignore_errors=True)
     shutil.rmtree(where, ignore_errors=True)

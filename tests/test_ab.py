@@ -86,7 +86,7 @@ def test_an_interrupted_ab_resumes_with_its_rule_and_stores_the_decision(sqlite_
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert "decision" not in _spec(sqlite_db)["ab"]
+    assert _spec(sqlite_db)["ab"]["decision"] is None
     run_cli("run", "-q", "--resume", "1", db=sqlite_db, check=True)
     spec = _spec(sqlite_db)
     assert spec["ab"]["decision"]["n"] <= 60 and spec["ab"]["decision"]["verdict"] in (

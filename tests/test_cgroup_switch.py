@@ -13,9 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads import native
@@ -58,7 +60,7 @@ def no_leftovers(hierarchy):
 def run(tmp_path, sweep):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin("cgroup-switch"), sweep, RunOptions(repetitions=1))
-    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(label="t")
+    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(RunRequest(identity=Identity(label="t")))
     return store.sample_rows(run_id).own()   # every sample also records pressure stalls (psi.*)
 
 
@@ -174,13 +176,16 @@ def test_sigterm_of_the_program_removes_its_cgroups_before_exit(no_leftovers):
 
 PERFLAB_CHILD = """
 import sys
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner
+from perflab.execute.run_plan import plan_run
+from perflab.model.run_request import RunOptions
+from perflab.model.run_request import Identity, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.registry import builtin
 store = Store(sys.argv[1], create=True)
 plan = plan_run(builtin("cgroup-switch"), {"loops": [int(sys.argv[2])]}, RunOptions(repetitions=1))
-Runner(store, [plan], NullProgress(), warn=print).start(label="t")
+Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="t")))
 """
 
 

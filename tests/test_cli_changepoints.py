@@ -36,7 +36,7 @@ def test_csv_table_names_the_change(tmp_path):
     path = write(tmp_path, "s.csv", csv_text())
     result = run_cli("changepoints", path, "--direction", "lower")
     assert result.returncode == 0, result.stderr
-    # auto: mosum from 100 points
+    # auto: mosum
     assert "value, 100 points, 1 change point (mosum: false_alarms_per_1000_points 0.2)" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "c050" in line).split()
     assert row[0] == "50" and row[1] == "c050"
@@ -202,8 +202,12 @@ def test_malformed_input_gives_one_clear_line(tmp_path, case):
 @pytest.mark.parametrize("args, message", [
     (["--column", "nope"], "no numeric column 'nope' (numeric columns: value)"),
     (["--min-magnitude", "big"], "bad --min-magnitude 'big'"),
-    (["--method", "e-divisive", "--window", "2"], "window must be >= 6"),
-    (["--method", "pelt", "--penalty", "huge"], "unknown penalty 'huge'"),
+    (["--method", "e-divisive", "--window", "2"], "2 is not in the range 6<=x<=2000"),
+    (["--method", "pelt", "--penalty", "huge"], "bad --penalty 'huge'"),
+    (["--method", "pelt", "--penalty", "inf"], "--penalty must be mbic, bic, aic or a finite number >= 0"),
+    (["--method", "pelt", "--penalty", "nan"], "--penalty must be mbic, bic, aic or a finite number >= 0"),
+    (["--method", "pelt", "--penalty", "-1"], "--penalty must be mbic, bic, aic or a finite number >= 0"),
+    (["--max-pvalue", "nan"], "'nan' is not a finite number"),
     (["--method", "otava"], "Invalid value for '--method'"),
 ])
 def test_bad_options_give_one_clear_line(tmp_path, args, message):
@@ -253,3 +257,15 @@ def test_a_short_trending_history_is_cut_at_its_step_only(tmp_path, seed):
     data = json.loads(run_cli("changepoints", path, "--method", "mosum", "--format", "json", check=True).stdout)
     assert data["method"] == "mosum", data
     assert [abs(i - 20) <= 2 for i in data["columns"][0]["indices"]] == [True], data
+
+
+@pytest.mark.parametrize("method", ["auto", "pelt", "e-divisive"])
+def test_values_too_large_to_compute_with_are_dropped_in_one_line(tmp_path, method):
+    values = [str(v) for v in VALUES]
+    values[10], values[20], values[30], values[40] = "1e308", "-1e308", "inf", "1e300"
+    result = run_cli("changepoints", write(tmp_path, "s.csv", csv_text(values)), "--method", method)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"perflab: warning: {tmp_path / 's.csv'}: dropped 4 values too large to analyse "
+        "(infinite or beyond ±1e+150): 4 of 'value'"]   # and no numpy RuntimeWarning
+    assert "e+" not in result.stdout.split("\n", 1)[1]   # no 312-digit % change

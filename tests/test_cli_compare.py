@@ -69,7 +69,7 @@ def test_compare_errors(ab_db):
         (["compare", "base", "slow", "--filter", "benchmark=other"], "nothing to compare"),
         (["compare", "base", "slow", "--threshold", "abc", "--fail-on", "regression"], "bad --threshold"),
         (["compare", "base", "slow", "--noise-floor", "x"], "bad --noise-floor 'x'"),
-        (["compare", "base", "slow", "--fdr", "2"], "--fdr must be between 0 and 1"),
+        (["compare", "base", "slow", "--fdr", "2"], "Invalid value for '--fdr': 2.0 is not in the range 0<x<1"),
     ]
     for args, message in cases:
         result = run_cli(*args, db=ab_db)
@@ -115,7 +115,8 @@ def test_calibrate_measures_run_to_run_variance_and_compare_uses_it(tmp_path):
 
 def test_calibrate_usage_errors(tmp_path):
     db = str(tmp_path / "perflab.db")
-    for args, message in ((["-k", "1", "--", "true"], "2 or more"), (["-n", "2", "--resume", "1"], "resume"),
+    for args, message in ((["-k", "1", "--", "true"], "1 is not in the range 2<=x<=10000"),
+                          (["-n", "2", "--resume", "1"], "resume"),
                           (["-n", "2", "--label", "x", "--", "true"], "sets the label"), ([], "needs what to run")):
         result = run_cli("calibrate", *args, db=db)
         assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
@@ -144,3 +145,30 @@ def test_points_of_one_run_compare_against_one_of_them(tmp_path):
                           (["--base", "cs"], "expected KEY=VALUE"), (["sweep", "--base", "cs=1"], "name one run")):
         result = run_cli("compare", "sweep", *args, db=db)
         assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_primary_metric_by_default_the_others_on_request_and_the_gate_says_its_outcome(sqlite_db):
+    for label in ("a", "b"):
+        run_cli("run", "-q", "-n", "4", "--label", label, "--", "sleep", "0.01", db=sqlite_db, check=True)
+    shown = run_cli("compare", "a", "b", "--fail-on", "regression", "--threshold", "50%", db=sqlite_db)
+    blocks = [line for line in shown.stdout.splitlines() if "is better)" in line]
+    assert len(blocks) == 1 and ": time (" in blocks[0], blocks          # a command's time, not user/system
+    assert "other metrics not shown: system, user" in shown.stdout or \
+        "other metrics not shown: user, system" in shown.stdout, shown.stdout
+    # the gate says its outcome either way (a loaded machine can make one of two equal sleeps slower)
+    outcome = "passed: no significant regression of at least 50%" if shown.returncode == 0 else "failed: "
+    assert shown.returncode in (0, 1) and f"--fail-on regression: {outcome}" in shown.stderr, shown.stderr
+    every = run_cli("compare", "a", "b", "--all", db=sqlite_db, check=True).stdout
+    assert sum(1 for line in every.splitlines() if "is better)" in line) == 3
+    # warnings on stdout only; stderr has the gate's line alone
+    assert "warning" not in shown.stderr and len(shown.stderr.strip().splitlines()) == 1
+
+
+def test_runs_that_share_no_point_say_so_in_one_line(sqlite_db):
+    for label, values in (("small", "1,2"), ("large", "3,4")):
+        run_cli("run", "-q", "-n", "2", "--label", label, "-p", f"n={values}", "--shell", "--", "sleep 0.00{n}",
+                db=sqlite_db, check=True)
+    result = run_cli("compare", "small", "large", db=sqlite_db)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert "small and large share no point" in lines[0] and "--base KEY=VALUE" in result.stderr, lines

@@ -93,6 +93,18 @@ def test_prepare_setup_cleanup_hooks(sqlite_db, tmp_path):
                                        "prepare-a", "prepare-b", "cleanup-a", "cleanup-b"]
 
 
+def test_conclude_runs_after_every_sample_warm_ups_too(sqlite_db, tmp_path):
+    """hyperfine's --conclude: after each sample, with the point's placeholders, untimed."""
+    log = tmp_path / "hooks"
+    result = run_cli("run", "-n", "2", "-w", "1", "-p", "x=a,b", "--prepare", f"echo prepare-{{x}} >> {log}",
+                     "--conclude", f"echo conclude-{{x}} >> {log}", "--", "true", db=sqlite_db)
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().split() == [f"{hook}-{x}" for _ in range(3) for x in "ab"
+                                       for hook in ("prepare", "conclude")]
+    refused = run_cli("run", "--conclude", "echo {y}", "-p", "x=1", "--", "true", db=str(tmp_path / "no.db"))
+    assert refused.returncode == 2 and "unknown placeholder {y} in --conclude" in refused.stderr
+
+
 def test_shuffle_records_its_seed_and_replays(sqlite_db, tmp_path):
     log = tmp_path / "order"
     run_cli("run", "-n", "4", "-p", "v=1..4", "--seed", "11", "--shell", "--",

@@ -9,9 +9,10 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perflab.execute.runner import RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
 from perflab.model.errors import UsageError
 from perflab.model.params import HARD_MAX_POINTS, check_size, parse_assignment
+from perflab.model.run_request import RunOptions
 from perflab.workloads.command import CommandWorkload
 from perflab.workloads.suite import load_suite
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from perflab.model.run_request import RunRequest
+
 from conftest import run_cli
 
 SLOW_SUBJECT = "slow down the loop"
@@ -193,7 +195,7 @@ def long_history(base: Path, *, commits: int = 48, step_at: int = 30,
             if i % 7 == 3:
                 continue  # a commit nobody measured
             for _ in range(2 if i % 5 == 0 else 1):  # some commits measured twice
-                run_id = store.create_run(label="nightly", host="box", spec={}, environment={},
+                run_id = store.create_run(label="nightly", host="box", request=RunRequest(), environment={},
                                           commit=sha, commit_describe=sha[:7], repo=str(repo))
                 failed = i == 11
                 for rep in range(3):
@@ -269,7 +271,8 @@ def stored_series(db: str, levels: list[list[float]], *, commits: list[str] | No
         store.save_metric_info("job", [MetricInfo("time", "s", Direction.LOWER)])
         for sha, values in zip(shas, levels):
             argv = ["perflab", "--db", db, "run", "--commit", sha, "-n", str(len(values)), "--", "job"]
-            run_id = store.create_run(label="nightly", host="box", spec={"command_line": argv}, environment={},
+            run_id = store.create_run(label="nightly", host="box", environment={},
+                                      request=RunRequest.from_json({"command_line": argv}),
                                       commit=sha, repo=repo)
             for rep, value in enumerate(values):
                 store.add_sample(run_id, point, rep, [Measurement("time", value, "s", SampleStatus.OK)])
@@ -368,7 +371,7 @@ def test_detection_cache_follows_the_stored_values(tmp_path):
         point = Point("wis", {"test": "poll2", "mode": "thread"})
         for i in range(24):  # a second step, down to 70
             sha = commit(repo, f"later {i}")
-            run_id = store.create_run(label="nightly", host="box", spec={}, environment={}, commit=sha,
+            run_id = store.create_run(label="nightly", host="box", request=RunRequest(), environment={}, commit=sha,
                                       commit_describe=sha[:7], repo=str(repo))
             for rep in range(3):
                 store.add_sample(run_id, point, rep, [Measurement("ops", 70.0 * (1 + 0.001 * (rep - 1)), "ops/s")])

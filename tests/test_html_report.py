@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from perflab.model.run_request import RunRequest
+
 from browser import BROWSER_GROUP, chromium, console_errors, draw_every_plot, drawn_plots, plot_traces, requested_urls
 from conftest import run_cli
 
@@ -168,7 +170,7 @@ def test_charts_are_drawn_as_they_come_into_view(tmp_path, browser):
     db, labels, benchmarks, samples = str(tmp_path / "many.db"), ("a", "b"), 8, 40
     with Store(db, create=True) as store:
         for s, label in enumerate(labels):
-            run_id = store.create_run(label=label, host="box", spec={}, environment={})
+            run_id = store.create_run(label=label, host="box", request=RunRequest(), environment={})
             for b in range(benchmarks):
                 for rep in range(samples):
                     value = 1.0 + 0.01 * s + 0.001 * ((rep * 7 + b) % 11)

@@ -17,6 +17,7 @@ from perflab.analysis.importing import import_file
 from perflab.formats.importers import parse_file
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, Measurement, Point, RunStatus
+from perflab.model.run_request import RunRequest
 from perflab.store import Store
 from perflab.store.schema import metrics, points, runs, samples, series
 from perflab.workloads.command import METRICS as COMMAND_METRICS
@@ -80,7 +81,7 @@ def test_hyperfine_plain_run_values_equal_the_times(hyperfine_files, sqlite_db):
         run_id = import_file(store, "hyperfine", str(path), "hf")
         run = store.resolve_run("hf")
         assert run.id == run_id and run.status is RunStatus.COMPLETE and run.host == "unknown"
-        assert run.spec["imported"] == "hyperfine" and run.spec["file"] == str(path.resolve())
+        assert run.request.imported.kind == "hyperfine" and run.request.imported.file == str(path.resolve())
         assert run.environment["imported"] == "hyperfine"
         listed = store.list_runs()[-1]
         assert listed.samples == 5 and listed.benchmarks == 1
@@ -211,7 +212,7 @@ def test_pyperf_values_are_pyperfs_own_values(pyperf_files, sqlite_db):
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "pyperf", pyperf_files["plain"], "py")
         run = store.resolve_run("py")
-        assert run.status is RunStatus.COMPLETE and run.spec["imported"] == "pyperf"
+        assert run.status is RunStatus.COMPLETE and run.request.imported.kind == "pyperf"
         assert run.host == data["metadata"]["hostname"] == run.environment["hostname"]
         assert run.environment["metadata"]["python_version"] == data["metadata"]["python_version"]
         assert run.environment["cpu"]["model"] == data["metadata"]["cpu_model_name"]
@@ -410,14 +411,14 @@ def test_import_run_is_all_or_nothing(db_target):
         bad = [(Point("brand-new", {"k": 1}), 0, [Measurement("time", 1.0, "s")], None),
                (Point("brand-new", {"k": 2}), 0, [Measurement(None, 1.0, "s")], None)]  # type: ignore[arg-type]
         with pytest.raises(sa.exc.IntegrityError):
-            store.import_run(label="half", host="h", spec={}, environment={}, samples=bad,
+            store.import_run(label="half", host="h", request=RunRequest(), environment={}, samples=bad,
                              metric_infos={"brand-new": [COMMAND_INFO["time"]]})
         assert _counts(store) == before  # no run, no point, no sample, no metric, no series
         # the store is usable afterwards, and the same points import twice (existing point ids)
         again = import_file(store, "pyperf", IMPORT_DATA / "pyperf_2.10_track_memory.json", "again")
         assert _values(store, again) == _values(store, first)
         good = [(Point("brand-new", {"k": 1}), 0, [Measurement("time", 1.0, "s")], None)]
-        ok = store.import_run(label="ok", host="h", spec={}, environment={}, samples=good,
+        ok = store.import_run(label="ok", host="h", request=RunRequest(), environment={}, samples=good,
                               metric_infos={"brand-new": [COMMAND_INFO["time"]]})
         assert _values(store, ok) == {("brand-new", '{"k":1}', "time"): [1.0]}
         assert store.resolve_run("ok").status is RunStatus.COMPLETE

@@ -12,9 +12,9 @@ import pytest
 from perflab.execute import monitors, perf_profile
 from perflab.execute.monitors import perf as perf_monitors
 from perflab.execute.monitors import procfs
-from perflab.execute.runner import RunOptions
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, is_monitor_metric
+from perflab.model.run_request import RunOptions
 from perflab.store import Store
 
 from conftest import DATA, run_cli
@@ -96,11 +96,14 @@ def test_bad_monitor_options_are_usage_errors(sqlite_db):
 
 
 def test_monitor_choices_survive_the_run_spec_for_resume():
+    from perflab.execute.run_plan import monitor_config
+    from perflab.model.run_request import PlanRecord, RunRequest
     options = RunOptions(monitors=["perf-stat"], events=["task-clock"], profile_freq=99)
-    from dataclasses import asdict
-    again = RunOptions(**asdict(options))
-    assert again.monitor_config() == options.monitor_config()
-    assert RunOptions(**{"repetitions": 3}).monitor_config().names == ()   # an older spec
+    stored = RunRequest(plans=(PlanRecord({"workload": "command"}, {}, options),)).to_json()
+    again = RunRequest.from_json(stored).plans[0].options
+    assert monitor_config(again) == monitor_config(options)
+    older = RunRequest.from_json({"plans": [{"workload": {}, "sweep": {}, "options": {"repetitions": 3}}]})
+    assert monitor_config(older.plans[0].options).names == ()
 
 
 # -- parsers on real captures ---------------------------------------------------------------

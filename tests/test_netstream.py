@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
@@ -28,13 +30,16 @@ FAILED_1 = ProcessResult(0.01, 0.0, 0.0, None, 1, None, False)
 
 RUNNER_SCRIPT = """
 import json, sys
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner
+from perflab.execute.run_plan import plan_run
+from perflab.model.run_request import RunOptions
+from perflab.model.run_request import Identity, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.registry import builtin
 store = Store(sys.argv[1], create=True)
 plan = plan_run(builtin("netstream"), json.loads(sys.argv[2]), RunOptions(repetitions=1))
-Runner(store, [plan], NullProgress(), warn=print).start(label="killed")
+Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="killed")))
 """
 
 
@@ -198,7 +203,7 @@ def test_real_unthrottled_udp_warns_once_per_point_when_it_loses(tmp_path):
     plan = plan_run(builtin("netstream"), {"protocol": ["udp"], "duration": [1], "rate": ["0"]},
                     RunOptions(repetitions=2))
     warnings: list[str] = []
-    run_id = Runner(store, [plan], NullProgress(), warn=warnings.append).start(label="u")
+    run_id = Runner(store, [plan], NullProgress(), warn=warnings.append).start(RunRequest(identity=Identity(label="u")))
     rows = store.sample_rows(run_id)
     losses = [v for m, v in zip(rows.metric, rows.value) if m == "lost_percent"]
     lossy = [w for w in warnings if "UDP datagrams were lost" in w]
@@ -218,7 +223,7 @@ def test_real_tcp_and_udp_runs_and_the_server_is_gone_after(tmp_path):
     # udp first: an unthrottled sender must leave the server able to serve the next test
     plan = plan_run(builtin("netstream"), {"protocol": ["udp", "tcp"], "size": [1024],
                                            "duration": [1]}, RunOptions(repetitions=1))
-    run_id = Runner(store, [plan], NullProgress(), warn=print).start(label="t")
+    run_id = Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="t")))
     rows = store.sample_rows(run_id)
     assert set(rows.status) == {"ok"}, rows.note
     by = {(p["protocol"], m): (v, u)

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from perflab.execute.process import CapturedOutput, open_devnull_streams, spawn_and_wait
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
@@ -42,7 +44,7 @@ def measure(workload: str, result: ProcessResult, name: str, **params):
 def run(tmp_path, workload: str, sweep, repetitions: int = 2):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin(workload), sweep, RunOptions(repetitions=repetitions))
-    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(label="t")
+    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(RunRequest(identity=Identity(label="t")))
     return store.sample_rows(run_id).own()   # without the pressure stalls every sample records
 
 

@@ -87,7 +87,9 @@ def test_peak_rss_below_perflabs_own_is_not_claimed(streams):
 
 def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeypatch):
     from perflab.execute import cgroups
-    from perflab.execute.runner import Runner, RunOptions, plan_run
+    from perflab.execute.run_plan import plan_run
+    from perflab.execute.runner import Runner
+    from perflab.model.run_request import Identity, RunOptions, RunRequest
     from perflab.render.progress import NullProgress
     from perflab.store import Store
     from perflab.workloads.command import CommandWorkload
@@ -95,11 +97,13 @@ def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeyp
     warnings: list[str] = []
     with Store(str(tmp_path / "db"), create=True) as store:
         plan = plan_run(CommandWorkload(["true"]), {}, RunOptions(repetitions=3))
-        run_id = Runner(store, [plan], NullProgress(), warn=warnings.append).start(label="t")
+        runner = Runner(store, [plan], NullProgress(), warn=warnings.append)
+        run_id = runner.start(RunRequest(identity=Identity(label="t")))
         assert len(store.sample_rows(run_id)) > 0
     assert warnings == ["samples run without a cgroup of their own (no cgroup2 hierarchy is "
-                        "mounted): a process a sample moves out of its process group (setsid, "
-                        "a daemon) can outlive a timeout or a kill of perflab"]
+                        "mounted): a sample's process dies with perflab and its process group is "
+                        "killed, but a process that leaves the group (setsid, a daemon) or runs a "
+                        "set-user-ID program can outlive a timeout or a kill of perflab"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="cgroups need root")
@@ -154,3 +158,13 @@ def test_a_shell_line_no_longer_than_the_shells_start_up_is_invalid_not_zero():
     assert "no longer than the shell's measured start-up" in time_row.note
     longer = workload.measure(ProcessResult(0.0100, 0.002, 0.001, None, 0, None, False), None)
     assert longer[0].value == pytest.approx(0.006) and longer[0].status is SampleStatus.OK
+
+
+def test_through_the_deathsig_shim_a_sample_is_timed_from_its_exec_and_a_missing_program_raises(streams):
+    from perflab.execute.process import GroupJanitor
+    from perflab.workloads import native
+    with GroupJanitor.running(native.binary("deathsig")):
+        result = spawn_and_wait("/bin/sleep", ["sleep", "0.05"], streams=streams)
+        assert result.exit_code == 0 and 0.05 <= result.wall_s < 1.0
+        with pytest.raises(FileNotFoundError):
+            spawn_and_wait("/no/such/program", ["x"], streams=streams)

@@ -10,6 +10,7 @@ from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.profile import TEST_MIN_PCT, compare_counters, compare_profiles, folded_stacks, run_profile
 from perflab.model.errors import UsageError
 from perflab.model.records import Point
+from perflab.model.run_request import RunRequest
 from perflab.render.lkp_lines import profile_line
 from perflab.store import Store
 
@@ -120,7 +121,7 @@ def test_folded_stacks_sum_the_repetitions(real_db):
 
 # -- hand-filled stores -----------------------------------------------------------------------
 def _fill(store: Store, label: str, reps: list[dict[str, float]]) -> int:
-    run_id = store.create_run(label=label, host="h", spec={}, environment={})
+    run_id = store.create_run(label=label, host="h", request=RunRequest(), environment={})
     point_id = store.point_id(Point("will-it-scale", {"mode": "thread", "test": "poll2"}))
     for rep, shares in enumerate(reps):
         store.add_profile(run_id, point_id, rep, "cycles:pp",

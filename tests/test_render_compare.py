@@ -29,12 +29,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from perflab.analysis.benchstat import with_benchstat
 from perflab.analysis.compare import compare_runs
 from perflab.analysis.host_model import stamp_of
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.compare import Block, Cell, Change, CompareReport, Interval, Row, SideSummary
 from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow, ShareSide
+from perflab.model.run_request import RunRequest
 from perflab.model.verdicts import Shift, Verdict
 from perflab.render.compare import FORMATS, render_comparison
 from perflab.render.texttable import TextTab
@@ -56,11 +58,11 @@ def _fill(store: Store) -> list:
     rng = np.random.default_rng(20231119)
     env = {"hostname": "lab1", "cpu": {"model": "Xeon 8260", "online": "0-95"}}
     ids = {
-        "base": store.create_run(label="base", host="lab1", spec={}, environment=env,
+        "base": store.create_run(label="base", host="lab1", request=RunRequest(), environment=env,
                                  commit=BASE_COMMIT, commit_describe="v6.7-rc1"),
-        "patched": store.create_run(label="patched", host="lab1", spec={}, environment=env,
+        "patched": store.create_run(label="patched", host="lab1", request=RunRequest(), environment=env,
                                     commit=PATCHED_COMMIT, commit_describe="v6.7-rc1-1-g0ede61d858"),
-        "tuned": store.create_run(label="tuned", host="lab2", spec={},
+        "tuned": store.create_run(label="tuned", host="lab2", request=RunRequest(),
                                   environment={**env, "hostname": "lab2"}),
     }
     store.save_metric_info("hackbench", [MetricInfo("time", "s", Direction.LOWER)])
@@ -127,14 +129,15 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def three(store):
+    """With benchstat's own figures too (computed only where its format is asked for)."""
     s, runs = store
-    return compare_runs(s, runs)
+    return with_benchstat(compare_runs(s, runs))
 
 
 @pytest.fixture(scope="module")
 def ab(store):
     s, runs = store
-    return compare_runs(s, runs[:2])
+    return with_benchstat(compare_runs(s, runs[:2]))
 
 
 def check_golden(name: str, text: str) -> None:
@@ -409,7 +412,7 @@ def test_render_is_pure_layout():
 
 def test_identical_runs_mark_nothing(store):
     s, runs = store
-    same = compare_runs(s, [runs[0], runs[0]])
+    same = with_benchstat(compare_runs(s, [runs[0], runs[0]]))
     assert "%*" not in render_comparison(same, "mmtests")
     lkp = render_comparison(same, "lkp")
     assert "no stat changed significantly (8 compared, of hackbench, netperf, will-it-scale, nap;" in lkp

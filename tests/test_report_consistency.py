@@ -20,7 +20,9 @@ import re
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy import stats as scipy_stats
 
+from perflab.analysis.benchstat import with_benchstat
 from perflab.analysis.compare import build_report
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.model.report.compare import CompareReport
@@ -80,7 +82,7 @@ def _speedup(report: CompareReport) -> list[tuple[str, str]]:
 
 
 def _benchstat(report: CompareReport) -> list[str]:
-    text = render_comparison(report, "benchstat")
+    text = render_comparison(with_benchstat(report), "benchstat")
     out = []
     for line in text.splitlines():
         if line.startswith("size="):
@@ -129,10 +131,17 @@ def test_every_format_shows_the_same_verdict_and_magnitude(report):
             text, mark = speedup[i]
             assert _close(float(text.rstrip("%")), pct, max(1, len(text.rstrip("%").partition(".")[2])))
             assert mark == ("" if not significant else "*" if pct > 0 else "!")
-            # unoriented formats: lkp (1 decimal), benchstat (2, or ~ when not significant)
+            # unoriented: lkp (1 decimal)
             assert _close(float(lkp[i].rstrip("%")), raw, 1) and (raw == 0 or pct == 0 or (raw > 0) == (
                 (pct > 0) == (row.direction is Direction.HIGHER)))
-            assert benchstat[i] == "~" if not significant else _close(float(benchstat[i].rstrip("%")), raw, 2)
+        # benchstat keeps its own definitions: the medians' change, ~ when its U test's p > 0.05
+        assert row.base is not None and row.cells[0].side is not None
+        medians = float(np.median(row.base.values)), float(np.median(row.cells[0].side.values))
+        u_p = scipy_stats.mannwhitneyu(row.base.values, row.cells[0].side.values, method="asymptotic").pvalue
+        if benchstat[i] not in ("~", "0.00%", "?"):
+            assert _close(float(benchstat[i].rstrip("%")), 100 * (medians[1] / medians[0] - 1), 2)
+        if abs(u_p - 0.05) > 0.02 and min(len(row.base.values), len(row.cells[0].side.values)) >= 4:
+            assert (benchstat[i] == "~") == bool(u_p > 0.05), (benchstat[i], u_p)
         assert (f"**{change.verdict.value}**" in markdown[i]) is significant
         # lkp lists a row by default exactly when it is significant
         assert (listed.count("bench.m") > 0) is any(c.significant for c in changes if c is not None)

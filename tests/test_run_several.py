@@ -7,9 +7,10 @@ import signal
 
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, StopLimits
-from perflab.execute.targets import CommandChoices, plans_for
+from perflab.execute.runner import Runner, StopLimits
+from perflab.execute.targets import plans_for
 from perflab.formats.importers import parse_file
+from perflab.model.run_request import Identity, RunOptions, RunRequest, Target
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from test_durability import _start, _wait_for_samples
@@ -77,13 +78,13 @@ def test_a_stop_rule_sees_every_round_in_order(sqlite_db):
         seen.append({key[0]: len(values) for key, values in samples.items()})
         return "three rounds" if len(seen) == 3 else None
 
-    plans = plans_for([], after_dashdash=False, sweep={}, options=RunOptions(repetitions=50),
-                      command=CommandChoices(commands=("true", "sleep 0")), repetitions=None, duration=None)
+    plans = plans_for(Target(commands=("true", "sleep 0")), sweep={}, options=RunOptions(repetitions=50),
+                      repetitions=None)
     with Store(sqlite_db, create=True) as store:
         runner = Runner(store, plans, NullProgress(), lambda text: None, stop=StopLimits(rule=rule))
-        run_id = runner.start(label="rule")
+        run_id = runner.start(RunRequest(identity=Identity(label="rule")))
         assert seen == [{"true": n, "sleep 0": n} for n in (1, 2, 3)]
-        assert store.resolve_run(str(run_id)).spec["stopped"]["reason"] == "three rounds"
+        assert store.resolve_run(str(run_id)).request.stopped.reason == "three rounds"
         assert all(len(values) == 3 for values in runner.samples.values())
 
 
@@ -127,18 +128,21 @@ def test_shell_takes_a_shell_and_warns_of_bash_syntax_under_sh(sqlite_db):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/pressure/cpu"), reason="no PSI on this kernel")
-def test_pressure_stalls_are_recorded_per_sample(sqlite_db):
+def test_the_outside_load_is_recorded_per_sample(sqlite_db):
     run_cli("run", "-q", "-n", "3", "sleep 0.01", "true 1", db=sqlite_db, check=True)
     samples = _export(sqlite_db)["samples"]
-    for metric in ("psi.cpu_some_us", "psi.memory_some_us", "psi.io_some_us", "psi.window_us"):
+    for metric in ("outside.cpu_us", "outside.memory_stall_us", "outside.io_stall_us", "outside.window_us"):
         values = [s["value"] for s in samples if s["metric"] == metric]
-        assert len(values) == 6 and all(v >= 0 for v in values)
-    # a rule that names its numbers when the machine was loaded, or nothing
+        assert len(values) == 6, metric
+    assert all(s["value"] > 0 for s in samples if s["metric"] == "outside.window_us")
+    # one line says how much another load competed, a warning only beyond its share
     text = run_cli("show", "1", db=sqlite_db, check=True).stdout
     assert "2 commands interleaved" in text
-    for line in text.splitlines():
-        if line.startswith("warning:") and "waited for" in line:
-            assert "during more than 10% of the sampled time" in line and "run 1 (" in line
+    line = [line for line in text.splitlines() if "another load" in line]
+    assert len(line) == 1, line
+    assert line[0].startswith(("another load (outside perflab's cgroups): ",
+                               "warning: another load competed")), line
+    assert f"of {os.cpu_count()} CPUs" in line[0], line
 
 
 def test_compare_inside_one_run_against_the_first_or_a_reference(sqlite_db):
@@ -190,8 +194,8 @@ def test_shell_syntax_inside_quotes_is_an_argument_and_a_typo_is_not_a_shell_mat
     run_cli("run", "-q", "-n", "1", "--shell", "sleep 0.001 && true", "sleep 0.002", db=sqlite_db, check=True)
 
 
-def test_without_pressure_files_the_reader_says_why_once(tmp_path):
-    from perflab.execute.pressure import Reader
-    reader = Reader(root=str(tmp_path / "no-pressure"))
-    assert reader.read() is None and reader.since(None) is None
-    assert "no-pressure" in reader.missing and "CONFIG_PSI" in reader.missing
+def test_without_the_files_the_outside_reader_says_why_once(tmp_path):
+    from perflab.execute.outside import Reader
+    for reader in (Reader(tmp_path, proc=str(tmp_path / "no-proc")), Reader(None)):
+        assert reader.read() is None and reader.since(None) is None
+        assert reader.missing

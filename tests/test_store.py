@@ -8,12 +8,13 @@ import sqlalchemy as sa
 
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
+from perflab.model.run_request import RunRequest
 from perflab.store import Store
 from perflab.store.schema import SCHEMA_VERSION, meta, runs
 
 
 def _run(store: Store, label: str = "base") -> int:
-    return store.create_run(label=label, host="h", spec={"a": 1}, environment={"cpu": {"model": "x"}})
+    return store.create_run(label=label, host="h", request=RunRequest(), environment={"cpu": {"model": "x"}})
 
 
 def test_schema_created_with_version(db_target):
@@ -161,7 +162,8 @@ def test_runs_listed_without_details_refuse_their_spec_until_read(db_target):
     import json
     spec, environment = {"command_line": ["perflab", "run", "x"]}, {"kernel": {"release": "6.1"}}
     with Store(db_target, create=True) as store:
-        ids = [store.create_run(label=f"r{i}", host="box", spec=spec, environment=environment, commit=f"{i:040x}")
+        ids = [store.create_run(label=f"r{i}", host="box", request=RunRequest.from_json(spec),
+                                environment=environment, commit=f"{i:040x}")
                for i in range(3)]
         full = store.list_runs(counted=False)
         light = store.list_runs(counted=False, details=False)
@@ -173,7 +175,8 @@ def test_runs_listed_without_details_refuse_their_spec_until_read(db_target):
                 use(light[0])
         detailed = store.with_details(light[1:])
         assert sorted(detailed) == ids[1:]
-        assert all(detailed[i].spec == spec and detailed[i].environment == environment for i in ids[1:])
+        assert all(detailed[i].request == RunRequest.from_json(spec) and detailed[i].environment == environment
+                   for i in ids[1:])
 
 
 def test_value_groups_of_many_runs_are_each_runs_own(db_target):
@@ -182,7 +185,7 @@ def test_value_groups_of_many_runs_are_each_runs_own(db_target):
     with Store(db_target, create=True) as store:
         ids = []
         for r in range(3):
-            run_id = store.create_run(label=f"r{r}", host="box", spec={}, environment={})
+            run_id = store.create_run(label=f"r{r}", host="box", request=RunRequest(), environment={})
             for rep in range(4):
                 for name in ("fast", "slow"):
                     status = SampleStatus.FAILED if (r, rep, name) == (1, 2, "slow") else SampleStatus.OK
@@ -208,7 +211,7 @@ def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db
     """Replicates: runs of one command with the same set-up on one host, kernel and commit,
     grouped by a label they share or pooled when each has a label of its own; runs being
     compared are left out, and a different command, option, kernel or commit is another thing."""
-    def spec(argv: list[str], cpus: str | None = None, n: int = 25) -> dict:
+    def spec(argv: list[str], cpus: list[int] | None = None, n: int = 25) -> dict:
         return {"plans": [{"workload": {"workload": "command", "argv": argv, "benchmark": "t"},
                            "sweep": {}, "options": {"repetitions": n, "seed": n, "cpus": cpus},
                            "shell_overhead": [0.001 * n, 0.0, 0.0]}]}
@@ -216,7 +219,8 @@ def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db
     nap = ["sleep", "0.01"]
     with Store(db_target, create=True) as store:
         def run(label: str, s: dict, environment: dict = kernel, commit: str | None = None, done: bool = True) -> int:
-            run_id = store.create_run(label=label, host="box", spec=s, environment=environment, commit=commit)
+            run_id = store.create_run(label=label, host="box", request=RunRequest.from_json(s),
+                                      environment=environment, commit=commit)
             if done:
                 store.set_run_status(run_id, RunStatus.COMPLETE)
             return run_id
@@ -224,7 +228,7 @@ def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db
         calibrated = [run("calibrate", spec(nap)) for _ in range(3)]                          # one label
         builds = [run(label, spec(nap)) for label in ("base", "base", "new", "new")]         # two builds
         others = [run("a9", spec(["sleep", "0.02"])), run("a8", spec(["sleep", "0.02"]), commit="c" * 40),
-                  run("a7", spec(nap, cpus="1")), run("a6", spec(nap), {"kernel": {"release": "6.2"}}),
+                  run("a7", spec(nap, cpus=[1])), run("a6", spec(nap), {"kernel": {"release": "6.2"}}),
                   run("a5", spec(nap), done=False)]
         groups = sorted(sorted(g) for g in store.replicate_runs({"box"}))
         assert groups == sorted([aa, calibrated, builds[:2], builds[2:]])

@@ -6,12 +6,13 @@ import sqlite3
 import sqlalchemy as sa
 
 from perflab.model.records import Point
+from perflab.model.run_request import RunRequest
 from perflab.store import Store
 from perflab.store.schema import SCHEMA_VERSION, meta
 
 
 def _run(store: Store) -> int:
-    return store.create_run(label="base", host="h", spec={}, environment={})
+    return store.create_run(label="base", host="h", request=RunRequest(), environment={})
 
 
 def test_profile_rows_round_trip_and_a_rerun_replaces_them(db_target):

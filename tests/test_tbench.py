@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
@@ -29,13 +31,16 @@ OK = ProcessResult(3.1, 0.5, 1.0, None, 0, None, False)
 # The runner in a child process, so that the test can kill it as a user's kill -9 would.
 RUNNER_SCRIPT = """
 import json, sys
-from perflab.execute.runner import RunOptions, Runner, plan_run
+from perflab.execute.runner import Runner
+from perflab.execute.run_plan import plan_run
+from perflab.model.run_request import RunOptions
+from perflab.model.run_request import Identity, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.registry import builtin
 store = Store(sys.argv[1], create=True)
 plan = plan_run(builtin(sys.argv[2]), json.loads(sys.argv[3]), RunOptions(repetitions=1))
-Runner(store, [plan], NullProgress(), warn=print).start(label="killed")
+Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="killed")))
 """
 
 
@@ -144,7 +149,7 @@ def test_real_run_and_the_server_is_gone_after(tmp_path):
     before = all_servers()
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin("tbench"), {"clients": [1, 2], "duration": [2]}, RunOptions(repetitions=1))
-    run_id = Runner(store, [plan], NullProgress(), warn=print).start(label="t")
+    run_id = Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="t")))
     rows = store.sample_rows(run_id)
     assert set(rows.status) == {"ok"}, rows.note
     throughput = [(p["clients"], v) for p, m, v in zip(rows.params, rows.metric, rows.value)

@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perflab.execute.runner import Runner, RunOptions, plan_run
+from perflab.execute.run_plan import plan_run
+from perflab.execute.runner import Runner
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, ProcessResult, SampleStatus
+from perflab.model.run_request import Identity, RunOptions, RunRequest
 from perflab.render.progress import NullProgress
 from perflab.store import Store
 from perflab.workloads.base import SampleContext
@@ -24,7 +26,7 @@ OK = ProcessResult(1.0, 1.0, 0.0, None, 0, None, False)
 def run(tmp_path, sweep, repetitions=1):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin("wis"), sweep, RunOptions(repetitions=repetitions))
-    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(label="t")
+    run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(RunRequest(identity=Identity(label="t")))
     return store.sample_rows(run_id).own()   # without the pressure stalls every sample records
 
 

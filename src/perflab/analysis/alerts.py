@@ -7,6 +7,13 @@ commits after a change keeps its id as long as the detector places the change at
 same commit (tests/test_alerts.py checks it); a detector that moves a change to a
 neighbouring commit as data arrives makes a new id, so a new alert.
 
+Behind the whole-series detector, the tip detector (stats/tip.py, ``Series.tip``) reads the
+newest commits after the last change, known to the series or alerted already: its
+finding is raised as an alert of method "tip", its status (``Alert.status``) "suspect"
+after one or two commits out of line and "confirmed" once the new level holds; a suspect
+alert is confirmed in place when the level holds, and marked recovered ("did not hold")
+when the tip detector, MAX_TIP commits later, no longer sees it.
+
 Its commit range is last good (the last measured point before the change) .. first bad
 (the change's point); alerts of one range, across metrics, points and hosts, share one
 summary. An alert is ``recovered`` when a later change point of its series brings the
@@ -20,13 +27,23 @@ within minutes, and a step of 4x that plainly came back was not flagged.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from perflab.analysis.history import build_history, change_report, find_change, parse_since, with_option
+from perflab.analysis.history import (
+    build_history,
+    change_id,
+    change_report,
+    find_change,
+    parse_since,
+    robot_change,
+    tip_change,
+    with_option,
+)
 from perflab.model.alerts import (
     ACTIONS,
     DUPLICATE,
@@ -36,17 +53,19 @@ from perflab.model.alerts import (
     Alert,
     AlertDetail,
     AlertSummary,
+    alert_method,
     can_move,
+    detector_of,
 )
 from perflab.model.errors import UsageError
-from perflab.model.report.history import AUTO_METHOD, Change, ChangeList, Series
+from perflab.model.report.history import AUTO_METHOD, CONFIRMED, SUSPECT, Change, ChangeList, History, Series
 from perflab.model.verdicts import Verdict
 from perflab.store import Store
 from perflab.store import alerts as table
 
 ROBOT = "perflab"   # who creates alerts and marks them recovered
 
-__all__ = ["ROBOT", "RerunSide", "alert_detail", "attach_evidence", "list_alerts", "mark_alerts",
+__all__ = ["ROBOT", "RerunSide", "alert_detail", "attach_evidence", "list_alerts", "mark_alerts", "with_alerted",
            "rerun_plan", "triage", "update_alerts", "who_default"]
 
 
@@ -59,19 +78,28 @@ def who_default() -> str:
 
 def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | str | None = None,
                   method: str = AUTO_METHOD) -> list[Alert]:
-    """Detect changes over the store's series; an alert for each change not alerted yet.
+    """Detect changes over the store's series; an alert for each change not alerted yet,
+    and for the tip detector's finding on each series' newest commits.
 
     ``since``: only changes whose first bad commit was measured on or after this time (a
     timestamp or an ISO date). Returns the new alerts; a second call with no new data
-    returns none. Marks existing alerts recovered where a later change undoes them.
+    returns none. Confirms suspect alerts whose level held; marks existing alerts
+    recovered where a later change undoes them.
     """
     moment = parse_since(since) if isinstance(since, str) else since
     history = build_history(store, labels=labels, method=method)
-    known = table.known_change_ids(store)
+    known = {a.change_id: a for a in table.list_alerts(store)}
     created = []
+    tips: dict[tuple[str, str, str, str], Change] = {}
     for series in history.series:
-        for c in series.changes:
-            if c.id in known or c.verdict is Verdict.UNDECIDED:  # no sign: nothing to alert on
+        tip = _tip_after_alerts(series, known)
+        if tip is not None:
+            tips[_key(series)] = tip
+        for c in (*series.changes, *((tip,) if tip else ())):
+            if c.verdict is Verdict.UNDECIDED:  # no sign: nothing to alert on
+                continue
+            if c.id in known:
+                _confirm(store, known[c.id], c)
                 continue
             if moment is not None and c.point.started_at < moment:
                 continue
@@ -79,8 +107,29 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
                                           first_bad=c.point.key, repo=history.repo, who=ROBOT)
             if alert_id is not None:
                 created.append(table.get_alert(store, alert_id))
-    _mark_recoveries(store, history.series)
+    _mark_recoveries(store, history.series, tips)
     return created
+
+
+def _tip_after_alerts(series: Series, known: dict[str, Alert]) -> Change | None:
+    """The tip detector's finding on ``series``, its history starting after the series' last
+    change or the last confirmed alert of the series, whichever is later (the robot's memory
+    of a level it has already alerted on, which a short history's whole-series search may
+    no longer separate)."""
+    since = series.changes[-1].index if series.changes else 0
+    for i, p in enumerate(series.points):
+        a = known.get(change_id(series.host, series.benchmark, series.params_key, series.metric, p.point.key))
+        if a is not None and a.status == CONFIRMED and not a.recovered and i > since:
+            since = i
+    if series.tip is not None and since == (series.changes[-1].index if series.changes else 0):
+        return series.tip
+    return tip_change(series, since=since)
+
+
+def _confirm(store: Store, alert: Alert, c: Change) -> None:
+    """A suspect alert whose change the detectors now hold as confirmed becomes confirmed."""
+    if alert.status == SUSPECT and c.status == CONFIRMED:
+        table.confirm(store, alert, who=ROBOT, note=f"the new level held ({c.method})")
 
 
 def _alert_values(c: Change) -> dict[str, object]:
@@ -88,36 +137,69 @@ def _alert_values(c: Change) -> dict[str, object]:
             "metric": c.metric, "unit": c.unit, "direction": c.direction.value, "kind": c.verdict.value,
             "before": _finite(c.before.centre), "after": _finite(c.after.centre),
             "change_pct": _finite(c.change_pct), "oriented_pct": _finite(c.oriented_pct),
-            "p_value": _finite(c.detection_p), "method": c.method, "state": UNTRIAGED, "duplicate_of": None}
+            "p_value": _finite(c.detection_p), "method": alert_method(c.method, c.status), "state": UNTRIAGED,
+            "duplicate_of": None}
 
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _mark_recoveries(store: Store, series: Sequence[Series]) -> None:
-    by_change = {c.id: (s, c) for s in series for c in s.changes}
+def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[str, str, str, str], Change]) -> None:
+    by_name = {(s.host, s.benchmark, _params_text(s.params), s.metric): s for s in series}
     for alert in table.list_alerts(store):
-        if alert.recovered or alert.change_id not in by_change:
+        if alert.recovered:
             continue
-        s, c = by_change[alert.change_id]
-        undoing = recovery_of(s, c)
+        s = by_name.get((alert.host, alert.benchmark, _params_text(alert.params), alert.metric))
+        if s is None:
+            continue
+        undoing = _undoing(s, alert, _tips_of(s, tips))
         if undoing is not None:
             table.mark_recovered(store, alert, undoing.id, who=ROBOT,
                                  note=f"change {undoing.id} at {undoing.point.short} brought "
                                       f"{alert.metric} back to its old level")
+        else:
+            _unheld_suspect(store, alert, s)
 
 
-def recovery_of(series: Series, change: Change) -> Change | None:
-    """The first later change of ``series`` after which the level is nearer the one before
-    ``change`` than the one it moved to (see the module's description), or None."""
-    old, alerted = change.before.centre, change.after.centre
-    for later in series.changes:
-        if later.index <= change.index or not math.isfinite(later.after.centre):
-            continue
-        if abs(later.after.centre - old) < abs(later.after.centre - alerted):
-            return later
+def _params_text(params: dict[str, object]) -> str:
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def _undoing(s: Series, alert: Alert, tips: tuple[Change, ...]) -> Change | None:
+    """The first change of ``s`` after the alert's first bad commit (its tip detector's
+    confirmed finding included) after which the level is nearer the alert's old level
+    than the one it moved to (see the module's description), or None."""
+    keys = [p.point.key for p in s.points]
+    if alert.first_bad not in keys or alert.before is None or alert.after is None:
+        return None
+    at = keys.index(alert.first_bad)
+    later = [*s.changes, *(t for t in tips if t.status == CONFIRMED)]
+    for c in sorted(later, key=lambda c: c.index):
+        if c.index > at and math.isfinite(c.after.centre) and \
+                abs(c.after.centre - alert.before) < abs(c.after.centre - alert.after):
+            return c
     return None
+
+
+def _unheld_suspect(store: Store, alert: Alert, s: Series) -> None:
+    """A suspect alert that no detector holds any more, MAX_TIP commits after it: it did not hold."""
+    from perflab.stats.tip import MAX_TIP
+    if alert.status != SUSPECT or any(c.id == alert.change_id for c in (*s.changes, *((s.tip,) if s.tip else ()))):
+        return
+    keys = [p.point.key for p in s.points]
+    if alert.first_bad in keys and len(keys) - keys.index(alert.first_bad) > MAX_TIP:
+        table.mark_recovered(store, alert, alert.change_id, who=ROBOT,
+                             note=f"suspect: the level did not hold over the next {MAX_TIP} commits")
+
+
+def _key(s: Series) -> tuple[str, str, str, str]:
+    return (s.host, s.benchmark, s.params_key, s.metric)
+
+
+def _tips_of(s: Series, tips: dict[tuple[str, str, str, str], Change]) -> tuple[Change, ...]:
+    tip = tips.get(_key(s))
+    return (tip,) if tip is not None else ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -141,10 +223,25 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     summary = table.get_summary(store, alert.summary_id)
     events = tuple(table.events(store, alert_id))
     try:
-        report = change_report(store, alert.change_id, method=alert.method)  # the detector that raised it
+        report = change_report(store, alert.change_id, method=detector_of(alert))  # the detector that raised it
     except UsageError as error:
         return AlertDetail(alert, summary, events, None, f"no report: {error}")
     return AlertDetail(alert, summary, events, report)
+
+
+def with_alerted(store: Store, history: History) -> History:
+    """The history with the changes the robot alerted on and still holds, where the
+    whole-series detector no longer separates them (a short history: stats/tip's
+    confirmed levels, `robot_change`), added to their series' changes."""
+    alerted = [a.change_id for a in table.list_alerts(store)]
+    series = []
+    for s in history.series:
+        have = {c.id for c in (*s.changes, *((s.tip,) if s.tip else ()))}
+        more = [found for cid in alerted if cid not in have
+                for found in (robot_change(s, cid),) if found is not None]
+        series.append(replace(s, changes=tuple(sorted((*s.changes, *more), key=lambda c: c.index)))
+                      if more else s)
+    return replace(history, series=tuple(series))
 
 
 def mark_alerts(store: Store, listing: ChangeList) -> ChangeList:
@@ -210,7 +307,7 @@ def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
     runs with ``--run``)."""
     alert = table.get_alert(store, alert_id)
     try:
-        _, _, c = find_change(store, alert.change_id, method=alert.method)
+        _, _, c = find_change(store, alert.change_id, method=detector_of(alert))
     except UsageError:
         raise UsageError(f"alert {alert_id}'s change {alert.change_id} is no longer detected: "
                          "attach runs with --run RUN") from None
@@ -218,7 +315,7 @@ def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
     sides = []
     for side, point in (("good", c.previous), ("bad", c.point)):
         run = full[point.runs[0].id]
-        recorded = list(run.spec.get("command_line") or [])
+        recorded = list(run.request.identity.command_line or [])
         if "run" not in recorded:
             raise UsageError(f"run {run.id} did not record a 'perflab run' command line: "
                              "measure the commit yourself and attach it with --run RUN")

@@ -19,6 +19,7 @@ import numpy as np
 
 from perflab.analysis.contention import contention_warnings
 from perflab.analysis.host_model import separate_runs_knowledge
+from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import (
@@ -44,7 +45,7 @@ from perflab.model.report.compare import (
     SideSummary,
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
-from perflab.stats import METHOD_NAMES, Difference, best_mean, compare, decide, median_ci, oriented, summarize
+from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, compare, decide, median_ci, oriented, summarize
 from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
 from perflab.stats.warnings import RUN_VARIANCE, RUNS_TO_DECIDE
@@ -92,14 +93,17 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                  noise_floor: float | None = None, monitor_metrics: bool | None = False,
                  best_pcts: Sequence[int] = (), exclude_metrics: Iterable[str] = (),
-                 default_prior: bool = True) -> CompareReport:
+                 all_metrics: bool = False, default_prior: bool = True) -> CompareReport:
     """Every row of base vs each candidate, with verdicts decided across the whole report.
 
     Metrics recorded by monitors (perf-stat.*, vmstat.* ...) are left out unless named
     in ``filters.metrics``; ``monitor_metrics=True`` compares only them (the counters of
     ``compare --profile``, a report of their own), None compares every metric.
     ``best_pcts`` adds mmtests' BAmean-N rows for those N; ``exclude_metrics`` leaves
-    metrics out after selection (the counters already in the main table). Without
+    metrics out after selection (the counters already in the main table). Of the
+    benchmarks' own metrics only the primary one of each is compared unless
+    ``all_metrics`` or ``filters.metrics`` (analysis/selection.py); a note says what was
+    left out. ``check_shared`` says when the runs share no point. Without
     ``default_prior`` a row whose host knows nothing of its run-to-run variance keeps the
     older rule (changes below 2% not judged) instead of perflab's default prior.
     """
@@ -108,18 +112,27 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
     return _compare_sides(store, [[run] for run in runs], runs, filters=filters, method=method, q=q,
                           confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics,
                           best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics),
-                          default_prior=default_prior)
+                          primary_only=not all_metrics and monitor_metrics is False, default_prior=default_prior)
+
+
+def check_shared(report: CompareReport) -> None:
+    """A UsageError, in one line, when no candidate shares a single point with the baseline."""
+    if report.rows and not any(cell.change is not None for row in report.rows for cell in row.cells):
+        raise UsageError(f"{' and '.join(report.labels)} share no point: nothing to compare",
+                         hint="to compare the points of one run, name it with --base KEY=VALUE")
 
 
 def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, filters: Filters = Filters(),
                    method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
-                   noise_floor: float | None = None, best_pcts: Sequence[int] = ()) -> CompareReport:
+                   noise_floor: float | None = None, best_pcts: Sequence[int] = (),
+                   all_metrics: bool = False) -> CompareReport:
     """Points of one run against one of them: the rows with parameter ``key`` at
     ``base_value`` are the baseline, each other value of ``key`` a candidate (seed 000's
     "patched" against "no breakpoints" of one sweep). The points were measured in the same
     run, interleaved round by round, so no run-to-run variance stands between them."""
     tables: dict[str, dict[Key, ValueGroup]] = {}
     found, _ = _groups(store, [run], filters, False, frozenset())
+    found, notes = _primary(found, filters, all_metrics)
     for (benchmark, _, metric), group in found.items():
         if key not in group.params:
             continue
@@ -136,24 +149,24 @@ def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, fil
     sides = [replace(run, label=f"{key}={value}") for value in order]
     keys = [k for value in order for k in tables[value]]
     infos = _metric_infos(store, {k[0] for k in keys}, [], [tables[v] for v in order])
-    return build_report([tables[v] for v in order], sides, infos, method=method, q=q, confidence=confidence,
-                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
+    report = build_report([tables[v] for v in order], sides, infos, method=method, q=q, confidence=confidence,
+                          noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
+    return replace(report, notes=notes)
 
 
 def run_benchmarks(run: RunInfo) -> list[str]:
     """The commands of a several-command run (`perflab run 'a' 'b'`, `perflab ab`), in order;
     empty for any other run."""
-    spec = run.spec or {}
-    plans = [p for p in spec.get("plans", []) if isinstance(p, dict)]
-    if not spec.get("interleaved") or len(plans) < 2:
+    request = run.request
+    if not request.interleaved or len(request.plans) < 2:
         return []
-    return [p["workload"]["benchmark"] for p in plans]
+    return request.benchmarks
 
 
 def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None, *,
                        filters: Filters = Filters(), method: str = "welch-log", q: float = 0.05,
                        confidence: float = 0.95, noise_floor: float | None = None,
-                       best_pcts: Sequence[int] = ()) -> CompareReport:
+                       best_pcts: Sequence[int] = (), all_metrics: bool = False) -> CompareReport:
     """The commands of one run against one of them (the first, or ``reference``): rows pair
     up by point and metric under the reference's name. The commands alternated inside every
     round of the same run, so no run-to-run variance stands between them."""
@@ -166,14 +179,16 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
         raise UsageError(f"run {run.id} has no command {reference!r} (its commands: {', '.join(map(repr, names))})")
     order = [reference, *(n for n in names if n != reference)]
     found, _ = _groups(store, [run], replace(filters, benchmarks=frozenset()), False, frozenset())
+    found, notes = _primary(found, filters, all_metrics)
     tables = [{(reference, point, metric): group for (benchmark, point, metric), group in found.items()
                if benchmark == name and filters.keeps(group.params)} for name in order]
     if not any(tables[1:]) or not tables[0]:
         raise UsageError("nothing to compare: no samples match" + (" the filters" if filters != Filters() else ""))
     infos = _metric_infos(store, {reference}, [], tables)
     sides = [replace(run, label=name) for name in order]
-    return build_report(tables, sides, infos, method=method, q=q, confidence=confidence,
-                        noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
+    report = build_report(tables, sides, infos, method=method, q=q, confidence=confidence,
+                          noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
+    return replace(report, notes=notes)
 
 
 def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
@@ -188,7 +203,8 @@ def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInf
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
                    method: str, q: float, confidence: float, noise_floor: float | None,
                    monitor_metrics: bool | None, best_pcts: Sequence[int],
-                   exclude_metrics: frozenset[str], default_prior: bool = True) -> CompareReport:
+                   exclude_metrics: frozenset[str], primary_only: bool = False,
+                   default_prior: bool = True) -> CompareReport:
     """compare_runs over sides of one or more runs each; ``runs`` name the sides."""
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
@@ -196,6 +212,10 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     fetched = [_groups(store, side, filters, monitor_metrics, exclude_metrics) for side in sides]
     tables, parts = [t for t, _ in fetched], [p for _, p in fetched]
     _pair_single_benchmarks(tables, runs, warnings)
+    notes: tuple[str, ...] = ()
+    if primary_only:
+        merged, notes = _primary({key: g for table in tables for key, g in table.items()}, filters, False)
+        tables = [{key: g for key, g in table.items() if key in merged} for table in tables]
     keys = list(dict.fromkeys(key for table in tables for key in table))
     if not keys:
         raise UsageError("nothing to compare: no samples match"
@@ -216,7 +236,18 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
                           run_shares=shares, layouts=_recorded_layouts(runs), run_to_run=known)
     every = list({run.id: run for side in sides for run in side}.values())
     return replace(report, warnings=(*report.warnings, *_environment_warnings(runs),
-                                     *contention_warnings(store, every)))
+                                     *contention_warnings(store, every)), notes=notes)
+
+
+def _primary(found: dict[Key, ValueGroup], filters: Filters,
+             all_metrics: bool) -> tuple[dict[Key, ValueGroup], tuple[str, ...]]:
+    """The groups of each benchmark's primary metric, and a note naming the others;
+    every group when metrics were named or all were asked for."""
+    if all_metrics or filters.metrics:
+        return found, ()
+    kept, hidden = keep_primary(found)
+    return {key: g for key, g in found.items() if (key[0], key[2]) in kept}, \
+        ((hidden_note(hidden),) if hidden else ())
 
 
 Tables = list[dict[Key, ValueGroup]]   # per side: (benchmark, params, metric) -> values
@@ -241,6 +272,14 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     pending: list[tuple[int, int, Difference]] = []
+    summaries: dict[tuple[int, Key], Summary] = {}   # each side's once: the test and the table share it
+    absent: dict[str, list[str]] = {}   # sides without samples -> the rows they miss
+
+    def summary_of(side: int, key: Key, group: ValueGroup, info: MetricInfo) -> Summary:
+        if (side, key) not in summaries:
+            summaries[(side, key)] = summarize(group.values, info.mean)
+        return summaries[(side, key)]
+
     for r, key in enumerate(keys):
         base = tables[0].get(key)
         info = infos[(key[0], key[2])]
@@ -258,11 +297,15 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                     method=method,  # type: ignore[arg-type]
                     noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
                     separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]),
+                    summaries=(summary_of(0, key, base, info), summary_of(c + 1, key, other, info)),
                     run_to_run=known)))
         missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
             params = next(table[key] for table in tables if key in table).params
-            warnings.append(f"{key[0]} {point_text(params)} {key[2]}: no samples in {', '.join(missing)}")
+            absent.setdefault(", ".join(missing), []).append(f"{key[0]} {point_text(params)} {key[2]}")
+    for where, titles in absent.items():   # one line per set of sides, naming a few rows
+        named = "; ".join(titles[:3]) + (f" and {len(titles) - 3} more" if len(titles) > 3 else "")
+        warnings.append(f"no samples in {where} for {len(titles)} row(s): {named}")
 
     decided = decide([d for _, _, d in pending], q) if pending else []
     said: dict[str, int] = {}
@@ -276,7 +319,9 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     for r, key in enumerate(keys):
         info = infos[(key[0], key[2])]
         groups = [table.get(key) for table in tables]
-        sides_ = [_side(g, info, confidence, best_pcts, WarningSide.BASE if i == 0 else WarningSide.CANDIDATE)
+        sides_ = [None if g is None else
+                  _side(g, summary_of(i, key, g, info), info, confidence, best_pcts,
+                        WarningSide.BASE if i == 0 else WarningSide.CANDIDATE)
                   for i, g in enumerate(groups)]
         unit = next(g for g in groups if g is not None).unit
         cells = tuple(_cell(runs[c + 1].label, sides_[0], side, by_cell.get((r, c)), info)
@@ -301,12 +346,11 @@ def _recorded_layouts(runs: Sequence[RunInfo]) -> dict[str, Layout]:
     """The layouts the baseline's run recorded with its plans (a suite's title and row),
     over the workloads' own."""
     found: dict[str, Layout] = {}
-    for plan in (runs[0].spec or {}).get("plans", []):
-        layout = plan.get("layout") if isinstance(plan, dict) else None
-        if isinstance(layout, dict) and isinstance(layout.get("benchmark"), str):
-            own = _layout(layout["benchmark"])
-            found[layout["benchmark"]] = Layout(layout.get("title") or own.title, layout.get("row") or own.row,
-                                                own.metrics)
+    for plan in runs[0].request.plans:
+        layout = plan.layout
+        if layout is not None:
+            own = _layout(layout.benchmark)
+            found[layout.benchmark] = Layout(layout.title or own.title, layout.row or own.row, own.metrics)
     return found
 
 
@@ -319,12 +363,9 @@ def _layout(benchmark: str) -> Layout:
     return Layout(workload.report_title, workload.report_row, tuple(m.name for m in workload.metrics))
 
 
-def _side(group: ValueGroup | None, info: MetricInfo, confidence: float, best_pcts: Sequence[int],
-          side: WarningSide) -> SideSummary | None:
-    """Every statistic any format shows of one side's samples."""
-    if group is None:
-        return None
-    s = summarize(group.values, info.mean)
+def _side(group: ValueGroup, s: Summary, info: MetricInfo, confidence: float, best_pcts: Sequence[int],
+          side: WarningSide) -> SideSummary:
+    """Every statistic any format shows of one side's samples (``s``: their `summarize`)."""
     x = group.values[np.isfinite(group.values)]
     median_interval = median_ci(x, confidence)
     amean = float(x.mean()) if x.size else math.nan
@@ -332,7 +373,7 @@ def _side(group: ValueGroup | None, info: MetricInfo, confidence: float, best_pc
     best = tuple((pct, best_mean(x, pct, info.mean, info.direction) if x.size else math.nan)
                  for pct in best_pcts)
     return SideSummary(
-        n=s.n, failures=int(group.failures), values=tuple(float(v) for v in x), mean_kind=info.mean,
+        n=s.n, failures=int(group.failures), values=tuple(x.tolist()), mean_kind=info.mean,
         centre=s.centre, median=s.median,
         median_ci=Interval(median_interval.low, median_interval.high, median_interval.confidence,
                            tuple(w.on(side) for w in median_interval.warnings)),

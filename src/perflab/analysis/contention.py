@@ -1,66 +1,103 @@
-"""Did another load compete with a run? Its samples' pressure stalls against their window.
+"""Did another load compete with a run? What ran outside perflab's cgroups meanwhile.
 
-Every sample records the µs some task of the machine stalled on CPU, memory and I/O
-while it ran (/proc/pressure, execute/pressure.py), and the window those stalls were
-counted over (``psi.window_us``, the spawn included). Summed over a run, stalls over
-windows is the share of the sampled time the machine was short of that resource: at
-most 100%, for any workload. Runs recorded before the window was (no
-``psi.window_us``) fall back to their ``time`` metric, which a shell line's start-up
-is subtracted from, so their share can exceed 100% and a workload without ``time``
-gets none. Above ``STALL_SHARE`` the run is flagged: some task (another job, or the
-benchmark's own threads when they outnumber the CPUs) waited for the resource, so
-its times may carry that wait.
+Every sample records the CPU µs used outside perflab's cgroup directory and the µs
+tasks outside it stalled on memory and I/O while none inside did (execute/outside.py),
+over a window (``outside.window_us``). Summed over a run: the CPU share is the outside
+CPU time over the windows times the run's online CPUs (the share of the machine another
+load took), the stall shares are stall over window. The benchmark's own tasks are
+inside the directory, so however many threads it runs they never count. Above
+``OUTSIDE_SHARE`` the run is flagged: another load competed, and its times may carry it.
+
+Runs recorded before this (``psi.*`` metrics only) could not tell another load from
+the benchmark's own tasks: they get no figure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from perflab.model.records import PRESSURE_METRIC_PREFIX, PRESSURE_WINDOW_METRIC, RunInfo
+from perflab.model.records import OUTSIDE_METRIC_PREFIX, OUTSIDE_WINDOW_METRIC, NotLoaded, RunInfo
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
 
-STALL_SHARE = 0.10   # stalled for more than 10% of the sampled wall time
-RESOURCES = ("cpu", "memory", "io")
-OLD_WINDOW_METRIC = "time"   # the denominator of runs recorded without a window (s)
+OUTSIDE_SHARE = 0.05   # as the noise floor of the monitors' counters (lkp-tests: 5%)
+RESOURCES = {f"{OUTSIDE_METRIC_PREFIX}cpu_us": "cpu", f"{OUTSIDE_METRIC_PREFIX}memory_stall_us": "memory",
+             f"{OUTSIDE_METRIC_PREFIX}io_stall_us": "io"}
+READ = set(RESOURCES) | {OUTSIDE_WINDOW_METRIC}
 
 
-WANTED = {f"{PRESSURE_METRIC_PREFIX}{name}_some_us": name for name in RESOURCES}
-READ = set(WANTED) | {PRESSURE_WINDOW_METRIC, OLD_WINDOW_METRIC}
+@dataclass(frozen=True)
+class Outside:
+    """A run's outside load: shares (0..1) of CPU time and of memory/I/O stall."""
+
+    run: RunInfo
+    cpus: int
+    cpu: float
+    memory: float
+    io: float
+
+    @property
+    def competed(self) -> bool:
+        return max(self.cpu, self.memory, self.io) > OUTSIDE_SHARE
+
+    def text(self) -> str:
+        return f"{_pct(self.cpu)} of {self.cpus} CPUs, memory stalls {_pct(self.memory)}, I/O stalls {_pct(self.io)}"
 
 
-def stall_shares(groups: Sequence[ValueGroup]) -> dict[str, float]:
-    """Per resource, the stalled µs of a run's samples (its value groups of the READ
-    metrics) over the windows they cover."""
-    windows = {(g.benchmark, g.point): float(g.values.sum()) / 1e6
-               for g in groups if g.metric == PRESSURE_WINDOW_METRIC}
+def _pct(share: float) -> str:
+    return f"{100 * max(share, 0.0):.1f}%"
+
+
+def outside_shares(groups: Sequence[ValueGroup], cpus: int) -> dict[str, float]:
+    """Per resource, the outside figures of a run's samples (its value groups of the
+    READ metrics) as a share of the windows they cover; empty when none were recorded."""
+    window = sum(float(g.values.sum()) for g in groups if g.metric == OUTSIDE_WINDOW_METRIC)
+    if window <= 0:
+        return {}
+    shares = dict.fromkeys(RESOURCES.values(), 0.0)
     for g in groups:
-        if g.metric == OLD_WINDOW_METRIC:
-            windows.setdefault((g.benchmark, g.point), float(g.values.sum()))
-    stalled: dict[str, float] = {}
-    watched: set[tuple[str, str]] = set()
-    for g in groups:
-        if g.metric in WANTED and (g.benchmark, g.point) in windows:
-            stalled[WANTED[g.metric]] = stalled.get(WANTED[g.metric], 0.0) + float(g.values.sum()) / 1e6
-            watched.add((g.benchmark, g.point))
-    window = sum(windows[key] for key in watched)
-    return {name: seconds / window for name, seconds in stalled.items()} if window > 0 else {}
+        if g.metric in RESOURCES:
+            shares[RESOURCES[g.metric]] += float(g.values.sum()) / window
+    shares["cpu"] /= max(cpus, 1)
+    return shares
+
+
+def outside_loads(store: Store, runs: Sequence[RunInfo]) -> list[Outside]:
+    """The outside load of each run that recorded it, one query for many runs."""
+    groups = store.value_groups_of_runs([run.id for run in runs], None, READ)
+    measured = [run for run in runs if groups.get(run.id)]
+    # a long history's runs come without their environment: read it for those measured
+    light = [run for run in measured if isinstance(run.environment, NotLoaded)]
+    detailed = store.with_details(light) if light else {}
+    out = []
+    for run in measured:
+        environment = detailed[run.id].environment if run.id in detailed else run.environment
+        cpus = int(((environment or {}).get("cpu") or {}).get("online_count") or 1)
+        shares = outside_shares(groups[run.id], cpus)
+        if shares:
+            out.append(Outside(run, cpus, shares["cpu"], shares["memory"], shares["io"]))
+    return out
+
+
+def contention_line(store: Store, run: RunInfo) -> str:
+    """One line for `show`: how much another load competed (a warning beyond OUTSIDE_SHARE)."""
+    found = outside_loads(store, [run])
+    if not found:
+        return "another load: not measured (the run was recorded without perflab's own cgroups)"
+    load = found[0]
+    if load.competed:
+        return (f"warning: another load competed (over {100 * OUTSIDE_SHARE:g}%): {load.text()} "
+                "outside perflab's cgroups")
+    return f"another load (outside perflab's cgroups): {load.text()}"
 
 
 def contention_warnings(store: Store, runs: Sequence[RunInfo]) -> list[str]:
-    """One line per resource that stalled beyond STALL_SHARE of a run's sampled time,
-    naming the runs (the worst first when there are many)."""
-    groups = store.value_groups_of_runs([run.id for run in runs], None, READ)   # one query for many runs
-    shares = {run.id: (run, stall_shares(groups.get(run.id, []))) for run in runs}
-    out = []
-    for name in RESOURCES:
-        flagged = sorted(((share[name], run) for run, share in shares.values() if share.get(name, 0) > STALL_SHARE),
-                         key=lambda item: -item[0])
-        if not flagged:
-            continue
-        named = ", ".join(f"run {run.id} ({run.label}) {100 * share:.0f}%" for share, run in flagged[:3])
-        more = f" and {len(flagged) - 3} more of {len(shares)} runs" if len(flagged) > 3 else ""
-        out.append(f"some task waited for {name} during more than {100 * STALL_SHARE:.0f}% of the sampled time "
-                   f"(/proc/pressure/{name}): {named}{more}; another load competed, or the benchmark's own "
-                   "tasks outnumbered the resource")
-    return out
+    """One line naming the runs another load competed with beyond OUTSIDE_SHARE (the worst first)."""
+    flagged = sorted((load for load in outside_loads(store, runs) if load.competed),
+                     key=lambda load: -max(load.cpu, load.memory, load.io))
+    if not flagged:
+        return []
+    named = "; ".join(f"run {load.run.id} ({load.run.label}) {load.text()}" for load in flagged[:3])
+    more = f"; and {len(flagged) - 3} more of {len(runs)} runs" if len(flagged) > 3 else ""
+    return [f"another load competed (outside perflab's cgroups, over {100 * OUTSIDE_SHARE:g}%): {named}{more}"]

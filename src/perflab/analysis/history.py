@@ -15,8 +15,10 @@ Detection runs on one value per point, the median of its samples (Otava works on
 value per commit; the median, so that one wild sample of a commit, a timer wake-up 50 ms
 late, neither hides nor fakes a change; missing points and failed runs are NaN gaps the
 detectors skip), by
-mosum from 100 commits (``resolve_method``), E-divisive with t-tests below, binseg
-or when asked. Changes smaller than the metric's noise floor are dropped. A change's size
+mosum by default (``resolve_method``), E-divisive, PELT or binseg when asked; the newest
+commits are also read by the tip detector (stats/tip.py: ``Series.tip``, a suspect or a
+confirmed new level after the last change). Changes smaller than the metric's noise floor
+are dropped. A change's size
 and verdict come from that same estimator: each segment's centre is the mean of its
 per-point medians (the level the detectors compare), the change % is between the two
 centres, oriented by the metric's direction. The raw samples' mean ± sd and Welch p-value
@@ -51,8 +53,11 @@ from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_
 from perflab.model.report.history import (
     AUTO_METHOD,
     CHANGEPOINT_METHODS,
+    CONFIRMED,
     ORDER_FIRST_PARENT,
     ORDER_TIME,
+    SUSPECT,
+    TIP_METHOD,
     Change,
     ChangeList,
     ChangeReport,
@@ -295,10 +300,69 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
             method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan))
     shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
     typical = float(np.median(shown)) if shown else 0.0
-    return Series(host, benchmark, params, params_key, metric, unit, info,
-                  tuple(SeriesPoint(p, tuple(x.tolist()), s)
-                        for p, x, s in zip(points, samples, summaries)),
-                  tuple(changes), chosen, typical)
+    series = Series(host, benchmark, params, params_key, metric, unit, info,
+                    tuple(SeriesPoint(p, tuple(x.tolist()), s)
+                          for p, x, s in zip(points, samples, summaries)),
+                    tuple(changes), chosen, typical)
+    return replace(series, tip=tip_change(series, samples))
+
+
+def tip_change(series: Series, samples: Sequence[np.ndarray] | None = None,
+               since: int | None = None) -> Change | None:
+    """The tip detector's finding (stats/tip.py) on the newest commits of ``series``, as a
+    Change of status "suspect" or "confirmed" and method "tip"; the history it reads starts
+    at ``since`` (default: the series' last change). None when it finds nothing, when the
+    whole-series detector has the same change, or when its size is below the noise floor."""
+    from perflab.stats.tip import look
+    centres = np.array(series.medians(), dtype=float)
+    if since is None:
+        since = series.changes[-1].index if series.changes else 0
+    found = look(centres, since=since)
+    if found.status not in (SUSPECT, CONFIRMED) or any(c.index == found.start for c in series.changes):
+        return None
+    c = change_at(series, found.start, since, len(series.points), samples, method=TIP_METHOD, status=found.status)
+    if math.isfinite(c.change_pct) and abs(c.change_pct) / 100.0 < series.info.noise_floor:
+        return None
+    return c
+
+
+def change_at(series: Series, index: int, first: int, end: int, samples: Sequence[np.ndarray] | None = None, *,
+              method: str, status: str = CONFIRMED) -> Change:
+    """A Change of ``series`` at point ``index``, between the segments [first, index) and
+    [index, end), found by ``method``."""
+    if samples is None:
+        samples = [np.asarray(p.values, dtype=float) for p in series.points]
+    centres = np.array(series.medians(), dtype=float)
+    before = _segment(samples, centres, first, index)
+    after = _segment(samples, centres, index, end)
+    raw = 100.0 * (after.centre - before.centre) / before.centre if before.centre else math.nan
+    oriented = -raw if series.info.direction is Direction.LOWER else raw
+    points = [p.point for p in series.points]
+    previous = next(points[i] for i in range(index - 1, -1, -1) if samples[i].size)
+    return Change(
+        id=change_id(series.host, series.benchmark, series.params_key, series.metric, points[index].key),
+        host=series.host, benchmark=series.benchmark, params=series.params, metric=series.metric,
+        unit=series.unit, direction=series.info.direction, index=index, point=points[index],
+        previous=previous, before=before, after=after, change_pct=raw, oriented_pct=oriented,
+        verdict=directed_verdict(oriented), p_value=math.nan,
+        detection_p=_welch_p(centres[first:index], centres[index:end]), method=method, status=status)
+
+
+def robot_change(series: Series, wanted: str) -> Change | None:
+    """The change whose id starts with ``wanted`` among the levels a robot looking at every
+    commit confirmed (stats/tip.confirmed_starts, after the series' own changes): an alert the
+    tip detector raised on a short history whose whole-series search no longer separates it."""
+    from perflab.stats.tip import confirmed_starts
+    keys = [change_id(series.host, series.benchmark, series.params_key, series.metric, p.point.key)
+            for p in series.points]
+    if not any(k.startswith(wanted) for k in keys):
+        return None
+    bounds = sorted({c.index for c in series.changes} | set(confirmed_starts(series.medians())))
+    edges = [0, *bounds, len(series.points)]
+    for i, b in enumerate(bounds, start=1):
+        if keys[b].startswith(wanted):
+            return change_at(series, b, edges[i - 1], edges[i + 1], method=TIP_METHOD)
+    return None
 
 
 class _DetectionCache:
@@ -371,7 +435,7 @@ def select_changes(history: History, *, since: float | None = None,
     """The changes of every series, largest |oriented %| first."""
     if direction is not None and direction not in DIRECTIONS:
         raise UsageError(f"unknown direction {direction!r}; choose from {', '.join(DIRECTIONS)}")
-    found = [c for c in history.changes()
+    found = [c for c in (*history.changes(), *history.tips())
              if (since is None or c.point.started_at >= since)
              and (direction is None or c.verdict.value == direction)]
     return sorted(found, key=lambda c: (-abs(c.oriented_pct) if math.isfinite(c.oriented_pct) else 0.0, c.id))
@@ -400,9 +464,13 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
         except UsageError:
             continue
         for series in history.series:
-            for c in series.changes:
+            for c in (*series.changes, *((series.tip,) if series.tip else ())):
                 if c.id.startswith(wanted):
                     return history, series, c
+        for series in history.series:
+            found = robot_change(series, wanted)
+            if found is not None:
+                return history, series, found
     raise UsageError(f"no change with id {change!r}", hint="'perflab changes' lists them")
 
 
@@ -467,7 +535,7 @@ def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None 
     ``repo``: the repository when it is there; ``recorded``: the path the runs recorded.
     """
     run = point.runs[0]
-    argv = list(run.spec.get("command_line") or [])
+    argv = list(run.request.identity.command_line or [])
     lines = []
     if point.commit and repo and Path(repo).is_dir():
         lines += [f"cd {shlex.quote(repo)}", f"git checkout {point.commit}"]

@@ -100,10 +100,10 @@ def host_model(store: Store, host: str) -> list[stored.HostPrior]:
 
 
 def _loaded(store: Store, runs: list[RunInfo]) -> bool:
-    """Whether another load competed with any of these runs (CPU pressure beyond STALL_SHARE)."""
-    from perflab.analysis.contention import READ, STALL_SHARE, stall_shares
-    groups = store.value_groups_of_runs([run.id for run in runs], None, READ)
-    return any(stall_shares(groups.get(run.id, [])).get("cpu", 0.0) > STALL_SHARE for run in runs)
+    """Whether another load competed with any of these runs (analysis.contention: the load
+    outside perflab's cgroups beyond OUTSIDE_SHARE)."""
+    from perflab.analysis.contention import outside_loads
+    return any(load.competed for load in outside_loads(store, runs))
 
 
 def _own(variance: RunVariance | None) -> Spread | None:

@@ -27,7 +27,7 @@ _EXIT = re.compile(r"exit status (-?\d+)")
 
 def hyperfine_results(store: Store, run: RunInfo) -> list[HyperfineResult]:
     rows = store.sample_rows(run.id)
-    order = [p.get("workload", {}).get("benchmark") for p in (run.spec or {}).get("plans", [])]
+    order = run.request.benchmarks
     found: dict[tuple[str, str], dict[str, dict[int, tuple[float, str]]]] = {}
     params: dict[str, dict[str, Any]] = {}
     for i in range(len(rows)):

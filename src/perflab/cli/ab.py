@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, open_store, warn
-from perflab.cli.record import ShellSpelling, check_exports, export_options, parse_duration, write_exports
+from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, Finite, count, open_store, warn
+from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 
 
@@ -25,20 +25,20 @@ def threshold_percent(text: str) -> float:
 @click.option("--cand", metavar="CMD", help="The candidate command line.")
 @click.option("--threshold", default="1%", show_default=True, metavar="PCT",
               help="Smallest change that matters, in percent (1% or 1).")
-@click.option("-m", "--min-runs", type=int, default=5, show_default=True, help="Rounds before it may stop.")
-@click.option("-M", "--max-runs", type=int, default=200, show_default=True, help="Rounds at most.")
+@click.option("-m", "--min-runs", type=count(), default=5, show_default=True, help="Rounds before it may stop.")
+@click.option("-M", "--max-runs", type=count(), default=200, show_default=True, help="Rounds at most.")
 @click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
+@click.option("--alpha", type=Finite(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Error rate of a decision (always valid: it holds however often the test looks).")
-@click.option("-w", "--warmup", type=int, default=1, show_default=True, help="Unrecorded rounds first.")
+@click.option("-w", "--warmup", type=count(least=0), default=1, show_default=True, help="Unrecorded rounds first.")
 @click.option("--label", help="Label of the run (default: ab).")
 @click.option("--shell", is_flag=True,
               help="Run both lines through /bin/sh -c, or --shell=bash through bash (start-up subtracted).")
 @click.option("--shell-program", hidden=True)
 @click.option("--prepare", metavar="CMD", help="Shell line before every sample (not timed).")
 @click.option("--no-shuffle", is_flag=True, help="Base then cand in every round (default: random order).")
-@click.option("--seed", type=int, help="Seed of the order inside each round.")
-@click.option("--timeout", type=float, metavar="S", help="Kill a command's process group after S seconds.")
+@click.option("--seed", type=SEED, help="Seed of the order inside each round.")
+@click.option("--timeout", type=SECONDS, metavar="S", help="Kill a command's process group after S seconds.")
 @click.option("-q", "--quiet", is_flag=True, help="No live view; only the decision.")
 @export_options
 @click.pass_context
@@ -59,9 +59,9 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
       perflab ab --base './tool-old in.dat' --cand './tool-new in.dat' --threshold 1%
       perflab ab --base 'sleep 0.01' --cand 'sleep 0.03' -q
     """
-    from perflab.analysis.ab import AbSettings, ab_limits, conclude, outcome
-    from perflab.execute.runner import Runner, RunOptions
-    from perflab.execute.targets import CommandChoices, plans_for
+    from perflab.analysis.ab import outcome
+    from perflab.execute import record
+    from perflab.model.run_request import AbRecord, AbSettings, Identity, RunOptions, RunRequest, Target
     from perflab.render import progress
 
     if not base or not cand:
@@ -74,30 +74,24 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
     if max_runs < min_runs:
         raise UsageError(f"-M/--max-runs {max_runs} is below -m/--min-runs {min_runs}")
     seconds = parse_duration(max_time, "--max-time") if max_time is not None else None
-    exports = {"json": export_json, "csv": export_csv, "markdown": export_markdown}
-    check_exports(exports)
+    exports = exports_of(export_json, export_csv, export_markdown)
     names = (base.strip(), cand.strip() + (" #2" if cand.strip() == base.strip() else ""))
-    options = RunOptions(repetitions=max_runs, warmup=warmup, shuffle=not no_shuffle, seed=seed,
-                         timeout=timeout, prepare=prepare)
-    plans = plans_for([], after_dashdash=False, sweep={}, options=options,
-                      command=CommandChoices(shell_program or shell or None, None, False, (base, cand), names),
-                      repetitions=None, duration=None)
-    for run_plan in plans:
-        said = run_plan.workload.syntax_warning()  # type: ignore[attr-defined]
-        if said:
-            warn(said)
-    settings = AbSettings(threshold_pct=threshold_pct, alpha=alpha, min_runs=min_runs, max_runs=max_runs,
-                          max_time_s=seconds)
-    limits, rule = ab_limits(settings.to_spec())
+    request = RunRequest(
+        target=Target(commands=(base, cand), command_names=names, shell=shell_program or shell or None),
+        options=RunOptions(repetitions=max_runs, warmup=warmup, shuffle=not no_shuffle, seed=seed,
+                           timeout=timeout, prepare=prepare),
+        ab=AbRecord(AbSettings(threshold_pct=threshold_pct, alpha=alpha, min_runs=min_runs, max_runs=max_runs,
+                               max_time_s=seconds)),
+        identity=Identity(label=label or "ab", command_line=("perflab", *COMMAND_LINE)), exports=exports)
+    prepared = record.prepare(request)
     with open_store(ctx, create=True) as store:
-        live = progress.choose_live(quiet)
-        runner = Runner(store, plans, live, warn, stop=limits)
-        run_id = runner.start(label=label or "ab", command_line=["perflab", *COMMAND_LINE],
-                              extra_spec={"ab": {"settings": settings.to_spec()}})
-        decision = conclude(store, run_id, rule, ordered_samples(runner))
+        run_id = record.record(store, prepared, lambda plans: progress.choose_live(quiet), warn)
         write_exports(store, run_id, exports)
+        done = store.resolve_run(str(run_id)).request
+    assert done.ab is not None and done.ab.decision is not None
+    decision = done.ab.decision
     answer = outcome(decision)
-    verdict = decision.verdict.value if decision.verdict is not None else "undecided"
+    verdict = decision.verdict or "undecided"
     low, high = decision.ci_pct
     click.echo(f"{verdict}: cand {names[1]!r} vs base {names[0]!r}: {decision.estimate_pct:+.2f}% "
                f"(positive = cand larger), {100 * (1 - decision.alpha):g}% CI [{low:+.2f}%, {high:+.2f}%], "
@@ -105,15 +99,8 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
     click.echo(f"  {decision.reason}")
     click.echo(f"  error rate: at most {decision.alpha:g} of decisions wrong (always-valid, however often it "
                f"looked); threshold {threshold_pct:g}%; run {run_id}"
-               + (f", stopped after {runner.stopped['rounds']} rounds" if runner.stopped else ""))
+               + (f", stopped after {done.stopped.rounds} rounds" if done.stopped else ""))
     sys.exit(answer.exit_code)
-
-
-def ordered_samples(runner) -> dict:
-    """The runner's primary values of each plan's (only) point, in plan order: base first."""
-    from perflab.model.records import Point
-    keys = [(p.workload.benchmark, Point(p.workload.benchmark, p.points[0]).key) for p in runner.plans]
-    return {key: runner.samples.get(key, []) for key in keys}
 
 
 COMMANDS: list[click.Command] = [ab]

@@ -7,7 +7,7 @@ import time
 
 import click
 
-from perflab.cli.common import open_store
+from perflab.cli.common import RowId, open_store
 from perflab.model.alerts import ACTIONS, STATES
 from perflab.model.errors import UsageError
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
@@ -53,9 +53,9 @@ def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool,
 
 
 @click.command()
-@click.argument("alert_id", metavar="ID", type=int)
+@click.argument("alert_id", metavar="ID", type=RowId("alert id"))
 @click.argument("action", required=False, type=click.Choice([*ACTIONS, RERUN]))
-@click.argument("target", metavar="[N]", required=False, type=int)
+@click.argument("target", metavar="[N]", required=False, type=RowId("alert id"))
 @click.option("--note", default="", help="Why: kept with the transition.")
 @click.option("--who", help="Who triages [default: $USER].")
 @click.option("--run", "runs", multiple=True, metavar="RUN",

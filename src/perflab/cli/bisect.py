@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from perflab.cli.common import open_store, warn
+from perflab.cli.common import RATE, SECONDS, SEED, count, open_store, warn
 from perflab.model.report.bisect import BISECT_METRICS, FOUND
 
 EXIT_FOUND = 0
@@ -29,14 +29,14 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
               help="Take the metric from the run's stdout instead: the first group of the last match.")
 @click.option("--higher-is-better", is_flag=True,
               help="--metric-regex's figure is a rate (ops/s): 'vs good' is then positive when it rises.")
-@click.option("--confidence", default=0.99, show_default=True, type=float,
+@click.option("--confidence", default=0.99, show_default=True, type=RATE,
               help="Confidence of the result (each step's error rate is 1 - confidence over the number of steps).")
-@click.option("--min-runs", default=3, show_default=True, type=int,
+@click.option("--min-runs", default=3, show_default=True, type=count(),
               help="Fewest runs per probed commit (each paired with a run of good or bad).")
-@click.option("--max-runs", default=100, show_default=True, type=int,
+@click.option("--max-runs", default=100, show_default=True, type=count(),
               help="Most runs per probed commit; then it is called by the closer end (low confidence).")
-@click.option("--timeout", type=float, metavar="S", help="A run taking longer is killed: the commit is skipped.")
-@click.option("--seed", type=int, help="Seed of the order inside each pair of runs (default: drawn, and reported).")
+@click.option("--timeout", type=SECONDS, metavar="S", help="A run taking longer is killed: the commit is skipped.")
+@click.option("--seed", type=SEED, help="Seed of the order inside each pair of runs (default: drawn, and reported).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: str,
            metric_regex: str | None, higher_is_better: bool, confidence: float, min_runs: int, max_runs: int,

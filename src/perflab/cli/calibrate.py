@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from perflab.cli.common import open_store
+from perflab.cli.common import count, open_store, warn
 from perflab.model.errors import UsageError
+from perflab.model.limits import MAX_SEPARATE_RUNS
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("-k", "--runs", "k", type=int, default=5, show_default=True,
+@click.option("-k", "--runs", "k", type=count(MAX_SEPARATE_RUNS, least=2), default=5, show_default=True,
               help="Separate runs to record (2 or more; more runs, a surer estimate).")
 @click.option("--label", default="calibrate", show_default=True, help="Label of the runs.")
 @click.argument("run_args", nargs=-1, type=click.UNPROCESSED, metavar="[RUN OPTIONS] TARGET...")
@@ -33,9 +34,12 @@ def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...])
       perflab calibrate hackbench -p groups=1,4 -n 10
       perflab calibrate -k 5 suites/quick.toml
     """
+    from dataclasses import replace
+
     from perflab.analysis.compare import run_to_run
     from perflab.analysis.host_model import view
-    from perflab.cli.record import run
+    from perflab.cli.record import progress_for, run, run_request
+    from perflab.execute import record
     from perflab.render.calibrate import render_calibration, render_host_model
 
     if k < 2:
@@ -44,16 +48,19 @@ def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...])
         raise UsageError("calibrate sets the label itself (use its --label) and cannot resume")
     if not run_args:
         raise UsageError("calibrate needs what to run, as 'perflab run' takes it")
+    with run.make_context("run", ["--label", label, *run_args], parent=ctx) as sub:
+        request = run_request(sub.params, after_dashdash="--" in run_args)
+    record.prepare(request)   # refused before anything is stored
     ids = []
-    for i in range(k):
-        click.echo(f"calibrate: run {i + 1} of {k}", err=True)
-        sub = run.make_context("run", ["--label", label, "-q", *run_args], parent=ctx)
-        sub.meta["perflab.dashdash"] = "--" in run_args
-        with sub:
-            run.invoke(sub)
-        with open_store(ctx, create=False) as store:
-            ids.append(store.resolve_run(label).id)
-    with open_store(ctx, create=False) as store:
+    with open_store(ctx, create=True) as store:
+        for i in range(k):
+            click.echo(f"calibrate: run {i + 1} of {k}", err=True)
+            # each replicate draws its own shuffle order, as separate `perflab run`s would
+            again = replace(request, options=replace(request.options, seed=None)) \
+                if request.options.shuffle and sub.params["seed"] is None else request
+            ids.append(record.record(store, again, progress_for(True), warn))
+            if store.resolve_run(str(ids[-1])).status.value == "failed":
+                raise UsageError(f"every sample of run {ids[-1]} failed; see 'perflab show {ids[-1]}'")
         click.echo(render_calibration(run_to_run(store, ids)), nl=False)
         click.echo("\n" + render_host_model(view(store, store.resolve_run(str(ids[-1])).host)), nl=False)
 

@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
+from perflab.cli.common import Finite, count
 from perflab.model.errors import UsageError
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
 
 METHOD_CHOICES = method_choices(auto=True)
+MIN_WINDOW = 6          # e-divisive: two segments of its least size (2 x stats.changepoints.E_DIVISIVE_MIN_SEGMENT)
+MAX_WINDOW = 2_000      # e-divisive holds window² distances: 32 MB at this size
+PENALTY_NAMES = ("mbic", "bic", "aic")
+
+
+def _penalty(text: str) -> str | float:
+    """--penalty: a criterion's name, or a finite factor >= 0 of the noise variance."""
+    if text.strip().lower() in PENALTY_NAMES:
+        return text.strip().lower()
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"bad --penalty {text[:40]!r}: expected mbic, bic, aic or a number >= 0") from None
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"--penalty must be mbic, bic, aic or a finite number >= 0, got {text[:40]}")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -27,9 +46,9 @@ def _fraction(text: str) -> float:
               help="Metric column to analyse; repeat for several [default: every numeric column].")
 @click.option("--method", type=click.Choice(METHOD_CHOICES), default=AUTO_METHOD, show_default=True,
               help=method_help(auto=True))
-@click.option("--window", type=int, default=50, show_default=True,
+@click.option("--window", type=count(MAX_WINDOW, least=MIN_WINDOW), default=50, show_default=True,
               help="e-divisive: points per sliding window.")
-@click.option("--max-pvalue", type=float, default=0.001, show_default=True,
+@click.option("--max-pvalue", type=Finite(0, 1, min_open=True), default=0.001, show_default=True,
               help="e-divisive: keep change points with a t-test p-value at or below this.")
 @click.option("--penalty", default="mbic", show_default=True,
               help="pelt/binseg: mbic, bic, aic or a number (times the noise variance).")
@@ -58,11 +77,15 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
     from perflab.render.changepoints import render_json, render_table
 
     magnitude = _fraction(min_magnitude)
-    try:
-        penalty_value: str | float = float(penalty)
-    except ValueError:
-        penalty_value = penalty
-    found = file_changes(read_series_file(file), columns, method=method, window=window, max_pvalue=max_pvalue,
+    penalty_value = _penalty(penalty)
+    series = read_series_file(file)
+    if series.dropped:
+        from perflab.cli.common import warn
+        from perflab.formats.series import MAX_MAGNITUDE
+        counts = ", ".join(f"{n} of {column!r}" for column, n in series.dropped.items())
+        warn(f"{series.path}: dropped {sum(series.dropped.values())} values too large to analyse "
+             f"(infinite or beyond ±{MAX_MAGNITUDE:g}): {counts}")
+    found = file_changes(series, columns, method=method, window=window, max_pvalue=max_pvalue,
                          penalty=penalty_value, min_magnitude=magnitude,
                          direction=Direction(direction) if direction else None, spread=spread)
     click.echo(render_json(found) if fmt == "json" else render_table(found), nl=False)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
 import click
 
 from perflab.model.errors import UsageError
+from perflab.model.limits import MAX_REPETITIONS, parse_id
 
 # this invocation's arguments (set by main), kept with a run to reproduce it
 COMMAND_LINE: list[str] = []
@@ -67,6 +69,40 @@ def open_store(ctx: click.Context, *, create: bool):
     return Store(ctx.find_root().obj["db"], create=create)
 
 
+class RowId(click.ParamType):
+    """A row id argument (a run's, an alert's, a job's): 1..2^63-1, checked before the store."""
+
+    name = "id"
+
+    def __init__(self, what: str = "id"):
+        self.what = what
+
+    def convert(self, value, param, ctx) -> int:
+        return value if isinstance(value, int) else parse_id(value, self.what)
+
+
+class Finite(click.FloatRange):
+    """A float option that must be finite (no nan, inf or 1e400) and within its range."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx) -> float:
+        number = click.FLOAT.convert(value, param, ctx)  # a float, not yet in range
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+def count(most: int = MAX_REPETITIONS, least: int = 1) -> click.IntRange:
+    """A count option (repetitions, rounds, runs): its range is checked and shown in --help."""
+    return click.IntRange(least, most)
+
+
+SECONDS = Finite(min=0, min_open=True)
+RATE = Finite(min=0, max=1, min_open=True, max_open=True)   # a probability: alpha, fdr, confidence
+SEED = click.IntRange(0, 2**64 - 1)   # recorded in the run's spec: a JSON number every store keeps
+
+
 def warn(message: str) -> None:
     click.echo(f"perflab: warning: {message}", err=True)
 
@@ -86,3 +122,15 @@ def write_output(path: str, text: str) -> None:
             handle.write(text)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+DEFAULT_WIDTH = 120   # text tables fit a mailing-list post unless the terminal is wider
+
+
+def terminal_width() -> int:
+    """DEFAULT_WIDTH, or the terminal's columns when stdout is a wider terminal."""
+    import shutil
+    import sys
+    if not sys.stdout.isatty():
+        return DEFAULT_WIDTH
+    return max(DEFAULT_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)

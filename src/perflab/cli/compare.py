@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import click
 
-from perflab.cli.common import check_output, open_store, write_output
+from perflab.cli.common import RATE, check_output, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
 from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
@@ -17,8 +18,8 @@ def percent(text: str, option: str) -> float:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
         raise UsageError(f"bad {option} {text!r}: expected a percentage like 2%") from None
-    if value < 0:
-        raise UsageError(f"{option} cannot be negative: {text}")
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"{option} must be a finite percentage >= 0, got {text[:40]}")
     return value
 
 
@@ -28,11 +29,14 @@ def percent(text: str, option: str) -> float:
               help="; ".join(f"{name}: {f.description}" for name, f in COMPARE_FORMATS.items()) + ".")
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
               help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable.")
-@click.option("--metric", "metrics", multiple=True, help="Only these metrics; repeatable.")
+@click.option("--metric", "metrics", multiple=True,
+              help="Only these metrics; repeatable (default: each benchmark's primary one, e.g. time).")
+@click.option("--all", "all_metrics", is_flag=True, help="Every metric the benchmarks recorded.")
+@click.option("-v", "--verbose", is_flag=True, help="Every warning of every row, not counts by kind.")
 @click.option("--method", type=click.Choice(list(METHOD_NAMES)), default="welch-log", show_default=True,
               help="The test (or a reference tool's rule): "
               + "; ".join(f"{key}: {name}" for key, name in METHOD_NAMES.items()) + ".")
-@click.option("--fdr", type=float, default=0.05, show_default=True,
+@click.option("--fdr", type=RATE, default=0.05, show_default=True,
               help="False discovery rate controlled across the report.")
 @click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
 @click.option("--rows", default="amean", show_default=True,
@@ -54,7 +58,8 @@ def percent(text: str, option: str) -> float:
 def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tuple[str, ...],
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
             fail_on: str | None, threshold: str, width: int | None, base_point: str | None,
-            reference: str | None, with_profile: bool, output: str | None) -> None:
+            reference: str | None, with_profile: bool, output: str | None, all_metrics: bool,
+            verbose: bool) -> None:
     """Compare runs (ids or labels), the points of one run, or the commands of one run.
 
     \b
@@ -66,7 +71,14 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
     """
     from dataclasses import replace
 
-    from perflab.analysis.compare import Filters, compare_benchmarks, compare_points, compare_runs, regressions
+    from perflab.analysis.compare import (
+        Filters,
+        check_shared,
+        compare_benchmarks,
+        compare_points,
+        compare_runs,
+        regressions,
+    )
     from perflab.render.compare import PROFILE_FORMATS, render_comparison
     from perflab.render.compare_common import parse_rows
 
@@ -96,30 +108,37 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
         best = [s.pct for s in stats if s.key == "best"]
         if base_point is None and len(runs) == 1:
             report = compare_benchmarks(store, runs[0], reference, filters=selection, method=method, q=fdr,
-                                        noise_floor=floor, best_pcts=best)
+                                        noise_floor=floor, best_pcts=best, all_metrics=all_metrics)
         elif base_point is not None:
             report = compare_points(store, runs[0], key, value, filters=selection, method=method, q=fdr,
-                                    noise_floor=floor, best_pcts=best)
+                                    noise_floor=floor, best_pcts=best, all_metrics=all_metrics)
         else:
             report = compare_runs(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor,
-                                  best_pcts=best)
+                                  best_pcts=best, all_metrics=all_metrics)
+            check_shared(report)
         if with_profile:
             from perflab.analysis.profile import profile_report
             report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
                                                             q=fdr, noise_floor=floor))
-    text = render_comparison(report, fmt, rows=row_names, width=width)
+    if fmt == "benchstat":   # benchstat's own statistics, computed only when its table is asked for
+        from perflab.analysis.benchstat import with_benchstat
+        report = with_benchstat(report)
+    text = render_comparison(report, fmt, rows=row_names, width=width, verbose=verbose)
     if output:
         write_output(output, text)
     else:
         click.echo(text, nl=False)
     if fail_on:
         found = regressions(report, limit)
+        compared = sum(1 for _ in report.changes())
         if found:
             row, index, change = found[0]
-            click.echo(f"perflab: {len(found)} significant regression(s) of at least {limit:g}%; "
-                       f"first: {row.benchmark} {row.point} {row.metric} {change.pct:+.2f}% "
+            click.echo(f"perflab: --fail-on regression: failed: {len(found)} significant regression(s) of at "
+                       f"least {limit:g}%; first: {row.benchmark} {row.point} {row.metric} {change.pct:+.2f}% "
                        f"in {report.labels[index + 1]}", err=True)
             sys.exit(EXIT_VERDICT)
+        click.echo(f"perflab: --fail-on regression: passed: no significant regression of at least {limit:g}% "
+                   f"in {compared} comparison(s)", err=True)
 
 
 def _import_help() -> str:
@@ -149,8 +168,26 @@ def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure
     from perflab.formats.importers import parse_file
     parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
     with open_store(ctx, create=True) as store:
-        run_id = import_file(store, parsed, label, host=host)
+        run_id = import_file(store, parsed, label, progress=_ImportProgress(path), host=host)
     click.echo(f"imported {path} as run {run_id} ({label})")
+
+
+class _ImportProgress:
+    """A line on stderr every few seconds while a large import is written."""
+
+    EVERY_S = 2.0
+
+    def __init__(self, path: str):
+        import time
+        self._clock, self._path = time.monotonic, path
+        self._started = self._last = self._clock()
+
+    def __call__(self, written: int, total: int) -> None:
+        now = self._clock()
+        if now - self._last >= self.EVERY_S and written < total:
+            self._last = now
+            click.echo(f"perflab: importing {self._path}: {written:,} of {total:,} repetitions "
+                       f"({written / (now - self._started):,.0f}/s)", err=True)
 
 
 COMMANDS: list[click.Command] = [compare, import_]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from perflab.cli.common import open_store, warn
+from perflab.cli.common import SECONDS, Finite, RowId, count, open_store, warn
 from perflab.model.errors import EnvironmentProblem, UsageError
+from perflab.model.limits import MAX_ID
 
 _BROKER = click.option("--broker", metavar="URL", help="Redis broker, redis://HOST:PORT/DB (default: $PERFLAB_BROKER).")
 
@@ -36,7 +38,7 @@ def _db(ctx: click.Context) -> str:
 @click.option("--workdir", type=click.Path(file_okay=False), metavar="DIR",
               help="Where jobs keep their logs and builds (default: $XDG_CACHE_HOME/perflab/worker-HOST).")
 @click.option("--force-unfit", is_flag=True, help="Start even where 'perflab doctor' finds the machine unfit.")
-@click.option("--heartbeat", type=float, default=3.0, show_default=True, metavar="S",
+@click.option("--heartbeat", type=SECONDS, default=3.0, show_default=True, metavar="S",
               help="Heartbeat interval; a worker silent for 10 of them is dead and its job failed.")
 @click.option("--loglevel", default="WARNING", show_default=True, help="Celery's log level.")
 @click.pass_context
@@ -78,13 +80,13 @@ def worker(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 @_BROKER
 @click.option("--host", metavar="NAME", help="Run on this host (queue host.NAME).")
 @click.option("--class", "machine_class", metavar="NAME", help="Run on any machine of this class (queue class.NAME).")
-@click.option("-n", "--runs", "repetitions", type=int, help="Measured repetitions per point.")
+@click.option("-n", "--runs", "repetitions", type=count(), help="Measured repetitions per point.")
 @click.option("--label", help="Label of the run.")
 @click.option("--commit", help="Commit being measured.")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUES", help="A sweep, as in 'perflab run'.")
 @click.option("--monitor", metavar="LIST", help="Monitors, as in 'perflab run'.")
 @click.option("--shuffle", is_flag=True, help="Randomise the order inside each round.")
-@click.option("--job-timeout", type=float, metavar="S", help="The job's time limit (default: 3600 s).")
+@click.option("--job-timeout", type=SECONDS, metavar="S", help="The job's time limit (default: 3600 s).")
 @click.option("--ab", is_flag=True, help="An A/B job: --base and --cand interleaved in random order in one run.")
 @click.option("--base", metavar="CMD", help="--ab: the baseline's shell line.")
 @click.option("--cand", metavar="CMD", help="--ab: the candidate's shell line.")
@@ -101,11 +103,13 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
       perflab submit --class 2cpu -n 20 -- ./tool in.dat
       perflab submit --host bm1 --ab --base './old in.dat' --cand './new in.dat' -n 20
     """
+    from perflab.execute import monitors
     from perflab.fleet.app import DEFAULT_JOB_TIMEOUT_S, class_queue, host_queue, make_app, resolve_broker
     from perflab.fleet.submit import submit as queue_job
-    from perflab.fleet.submit import suite_request
+    from perflab.fleet.submit import suite_request, with_run
     from perflab.model import params as sweeps
     from perflab.model.jobs import JobKind
+    from perflab.model.run_request import Identity, RunOptions, RunRequest, SweepText, Target
     from perflab.workloads.suite import machine_variables
 
     if bool(host) == bool(machine_class):
@@ -115,12 +119,17 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
     variables = machine_variables()   # this machine's: the sweeps are only checked here
     for param in params:
         sweeps.parse_assignment(param, variables)
-    request: dict = {"runs": repetitions, "label": label, "commit": commit, "params": list(params),
-                     "monitor": monitor, "shuffle": shuffle, "timeout": job_timeout or DEFAULT_JOB_TIMEOUT_S}
+    request: dict = {"timeout": job_timeout or DEFAULT_JOB_TIMEOUT_S}
+    run = RunRequest(sweep=SweepText(params=params), repetitions=repetitions,
+                     options=RunOptions(shuffle=shuffle or ab,
+                                        monitors=list(monitors.parse_names(monitor)) if monitor else None),
+                     identity=Identity(label=label, commit=commit))
     if ab:
         if not (base and cand) or target:
             raise UsageError("--ab takes --base CMD and --cand CMD, and no other command")
+        # both arms: two commands of one run, in random order inside every round
         kind, request = JobKind.AB, dict(request, base=base, cand=cand)
+        run = replace(run, target=Target(commands=(base, cand), command_names=("base", "cand"), shell=True))
     else:
         if base or cand:
             raise UsageError("--base and --cand go with --ab")
@@ -133,9 +142,10 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
                 raise UsageError(f"no suite file {target[0]}")
             request["suite"] = suite_request(target[0])
         else:
-            request.update(target=list(target), dashdash=dashdash)
+            request.update(target=list(target))
+        run = replace(run, target=Target(words=tuple(target), after_dashdash=dashdash))
     with open_store(ctx, create=True) as store:
-        job_id, warning = queue_job(store, make_app(url), kind, queue, request)
+        job_id, warning = queue_job(store, make_app(url), kind, queue, with_run(request, run))
     if warning:
         warn(warning)
     click.echo(job_id)
@@ -145,7 +155,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 @click.group(invoke_without_command=True)
 @click.option("--state", "states", metavar="LIST",
               help="Only jobs in these states: queued,running,done,failed,cancelled.")
-@click.option("--last", type=int, metavar="N", help="Only the N latest jobs.")
+@click.option("--last", type=count(MAX_ID), metavar="N", help="Only the N latest jobs.")
 @click.pass_context
 def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
     """The fleet's jobs: one line each (or 'jobs show ID', 'jobs cancel ID', 'jobs wait ID')."""
@@ -161,7 +171,7 @@ def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
 
 
 @jobs.command("cancel", short_help="Cancel a job (a running one is killed by its worker).")
-@click.argument("job_id", type=int, metavar="ID")
+@click.argument("job_id", type=RowId("job id"), metavar="ID")
 @click.option("--no-wait", is_flag=True, help="Do not wait for the worker to confirm.")
 @click.pass_context
 def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
@@ -180,7 +190,7 @@ def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
 
 
 @jobs.command("show", short_help="One job: request, state, times, runs, error, output.")
-@click.argument("job_id", type=int, metavar="ID")
+@click.argument("job_id", type=RowId("job id"), metavar="ID")
 @click.pass_context
 def jobs_show(ctx: click.Context, job_id: int) -> None:
     """One job: its request, state, times, runs, error and the tail of its output
@@ -192,8 +202,8 @@ def jobs_show(ctx: click.Context, job_id: int) -> None:
 
 
 @jobs.command("wait", short_help="Wait for a job to end; exit 0 done, 1 failed, 3 timeout.")
-@click.argument("job_id", type=int, metavar="ID")
-@click.option("--timeout", type=float, metavar="S", help="Give up after S seconds (exit 3).")
+@click.argument("job_id", type=RowId("job id"), metavar="ID")
+@click.option("--timeout", type=Finite(min=0), metavar="S", help="Give up after S seconds (exit 3).")
 @click.pass_context
 def jobs_wait(ctx: click.Context, job_id: int, timeout: float | None) -> None:
     """Wait for a job to end. Exit 0 done, 1 failed or cancelled, 3 still going at --timeout."""
@@ -224,9 +234,9 @@ def jobs_wait(ctx: click.Context, job_id: int, timeout: float | None) -> None:
               help="Shell line a bisect measures; without it, multi-commit changes are only reported.")
 @click.option("--tip-only", is_flag=True, help="Queue only the newest of the new commits (bisect fills the gaps).")
 @click.option("--since", metavar="COMMIT", help="On the first pass, start at this commit (default: the tip only).")
-@click.option("--job-timeout", type=float, default=3600.0, show_default=True, metavar="S", help="Each job's limit.")
+@click.option("--job-timeout", type=SECONDS, default=3600.0, show_default=True, metavar="S", help="Each job's limit.")
 @click.option("--once", is_flag=True, help="One pass: queue, wait for the jobs, detect, exit.")
-@click.option("--interval", type=float, default=60.0, show_default=True, metavar="S", help="Seconds between polls.")
+@click.option("--interval", type=SECONDS, default=60.0, show_default=True, metavar="S", help="Seconds between polls.")
 @click.pass_context
 def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build: str, suite: str, hosts: str,
           label: str | None, bisect_run: str | None, tip_only: bool, since: str | None, job_timeout: float,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from perflab.cli.common import check_output, open_store, warn, write_output
+from perflab.cli.common import RATE, check_output, count, open_store, warn, write_output
+from perflab.model.limits import MAX_ID
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
 from perflab.model.verdicts import Verdict
 
@@ -73,9 +74,9 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
 
 HOW_DECIDED = """
 
-    How a change is decided: the detector (--method; auto = mosum from 100 commits, with a
-    stated false-alarm rate of 0.2 per 1,000 points, else e-divisive with its t-test at
-    p <= 0.001) runs on each commit's median; a change smaller than the metric's noise
+    How a change is decided: the detector (--method; auto = mosum, with a stated
+    false-alarm rate of 0.2 per 1,000 points) runs on each commit's median; a change
+    smaller than the metric's noise
     floor is dropped. Its % and verdict (improvement or regression, by the metric's
     direction) come from the centres of those medians before and after; p is Welch's
     t-test on the two segments' medians, the raw samples' test shown beside it."""  # indented as a docstring
@@ -98,14 +99,13 @@ def _decided(command: click.Command) -> click.Command:
 def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, since: str | None,
             direction: str | None, fmt: str) -> None:
     """Every detected change of every series, largest first."""
-    from perflab.analysis.alerts import mark_alerts
+    from perflab.analysis.alerts import mark_alerts, with_alerted
     from perflab.analysis.history import list_changes, parse_since
     from perflab.render.history import changes_json, render_changes
     moment = parse_since(since) if since else None
     found, _ = _build(ctx, metrics, filters, benchmarks, labels, method)
-    listing = list_changes(found, since=moment, direction=direction)
     with open_store(ctx, create=False) as store:
-        listing = mark_alerts(store, listing)
+        listing = mark_alerts(store, list_changes(with_alerted(store, found), since=moment, direction=direction))
     text = changes_json(listing) if fmt == "json" else render_changes(listing)
     click.echo(text, nl=False)
 
@@ -121,10 +121,10 @@ def report() -> None:
 @click.option("--label", "labels", multiple=True, help="Look among runs with this label; repeatable.")
 @click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,
               help="The detector the change was listed with.")
-@click.option("--points", type=int, default=None,
+@click.option("--points", type=count(MAX_ID), default=None,
               help="Pool only the N measured commits nearest the change on each side in the detailed "
                    "comparison [default: the whole segments the change point defines, as 'history' shows].")
-@click.option("--fdr", type=float, default=0.05, show_default=True,
+@click.option("--fdr", type=RATE, default=0.05, show_default=True,
               help="False discovery rate across the stats of the detailed comparison.")
 @click.option("--rows", type=click.Choice(["changed", "all"]), default="changed", show_default=True,
               help="Stats of the detailed comparison: only those that changed, or all.")

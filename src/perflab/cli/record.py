@@ -2,45 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, check_output, open_store, warn, write_output
+from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, RowId, count, open_store, terminal_width, warn, write_output
+from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
+
+if TYPE_CHECKING:
+    from perflab.model.run_request import RunRequest
 
 
 # -- run ---------------------------------------------------------------------------
-class ShellSpelling(click.Command):
-    """Remembers whether ``--`` was given: words after it are a command, never a workload.
-    ``--shell=SHELL`` (hyperfine's spelling) names the shell; ``--shell`` alone stays a flag,
-    so ``--shell 'make -j4'`` keeps its command."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["perflab.dashdash"] = "--" in args
-        end = args.index("--") if "--" in args else len(args)
-        words: list[str] = []
-        for word in args[:end]:
-            if word.startswith("--shell="):
-                words += ["--shell-program", word.removeprefix("--shell=")]
-            else:
-                words.append(word)
-        return super().parse_args(ctx, words + args[end:])
-
-
-def parse_duration(text: str, option: str) -> float:
-    """``90``, ``30s``, ``10m``, ``1h`` -> seconds."""
-    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
-    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
-    try:
-        value = float(number) * units[unit]
-    except ValueError:
-        raise UsageError(f"bad {option} {text!r}: expected a duration like 30s, 10m or 1h") from None
-    if not 0 < value < float("inf"):
-        raise UsageError(f"{option} must be positive, got {text}")
-    return value
-
-
 def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | None,
                max_time: str | None) -> tuple[int | None, int, float | None]:
     """-n, -m, -M and --max-time checked together: (repetitions, least rounds, seconds)."""
@@ -56,43 +34,17 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
     return cap, min_runs or 1, seconds
 
 
-def export_options(function):
-    for flag, what in (("--export-markdown", "hyperfine's markdown table (with its Relative column)"),
-                       ("--export-csv", "hyperfine's CSV summary"),
-                       ("--export-json", "hyperfine's JSON (same keys: hyperfine's scripts read it)")):
-        function = click.option(flag, metavar="FILE", type=click.Path(dir_okay=False),
-                                help=f"After the run, write {what}.")(function)
-    return function
-
-
-def write_exports(store, run_id: int, exports: dict[str, str | None]) -> None:
-    """The --export-* files of a finished run."""
-    if not any(exports.values()):
-        return
-    from perflab.analysis.hyperfine_export import hyperfine_results
-    from perflab.render.hyperfine_export import FORMATS
-    results = hyperfine_results(store, store.resolve_run(str(run_id)))
-    for fmt, path in exports.items():
-        if path:
-            write_output(path, FORMATS[fmt](results))
-
-
-def check_exports(exports: dict[str, str | None]) -> None:
-    for path in exports.values():
-        if path:
-            check_output(path)
-
-
 @click.command(cls=ShellSpelling)
-@click.option("-n", "-r", "--runs", "repetitions", type=int,
+@click.option("-n", "-r", "--runs", "repetitions", type=count(),
               help="Measured repetitions per point [default: 10, or the suite's].")
-@click.option("-w", "--warmup", type=int, default=0, show_default=True, help="Unrecorded runs per point first.")
+@click.option("-w", "--warmup", type=count(least=0), default=0, show_default=True,
+              help="Unrecorded runs per point first.")
 @click.option("-c", "--command", "commands", multiple=True, metavar="CMD",
               help="A command line to measure; repeat for several, interleaved in one run.")
 @click.option("--command-name", "command_names", multiple=True, metavar="NAME",
               help="Benchmark name of each command, in order (hyperfine's -n/--command-name).")
-@click.option("-m", "--min-runs", type=int, metavar="N", help="With --max-time: rounds before it may stop.")
-@click.option("-M", "--max-runs", type=int, metavar="N", help="Rounds at most (the same as -n).")
+@click.option("-m", "--min-runs", type=count(), metavar="N", help="With --max-time: rounds before it may stop.")
+@click.option("-M", "--max-runs", type=count(), metavar="N", help="Rounds at most (the same as -n).")
 @click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
 @click.option("--label", help="Name of what is measured (default: the kernel release).")
 @click.option("--commit", help="Commit being measured (resolved in --repo if given).")
@@ -109,45 +61,40 @@ def check_exports(exports: dict[str, str | None]) -> None:
                    "start-up time is subtracted.")
 @click.option("--shell-program", hidden=True)
 @click.option("--name", help="Benchmark name to store samples under (default: the command).")
-@click.option("--timeout", type=float, metavar="S", help="Kill the command's process group after S seconds.")
+@click.option("--timeout", type=SECONDS, metavar="S", help="Kill the command's process group after S seconds.")
 @click.option("-i", "--ignore-failure", is_flag=True, help="Keep non-zero exits as values.")
 @click.option("--prepare", metavar="CMD",
               help="Shell line before every sample (not timed): hyperfine's --prepare, same spelling.")
+@click.option("--conclude", metavar="CMD",
+              help="Shell line after every sample (not timed): hyperfine's --conclude, same spelling.")
 @click.option("--setup", metavar="CMD", help="Shell line once per point before its samples.")
 @click.option("--cleanup", metavar="CMD", help="Shell line once per point after the run.")
 @click.option("--shuffle", is_flag=True, help="Randomise the order inside each round (seed recorded).")
-@click.option("--seed", type=int, help="Seed for --shuffle (implies it).")
+@click.option("--seed", type=SEED, help="Seed for --shuffle (implies it).")
 @click.option("--cpu", "cpu_list", metavar="LIST", help="Pin the benchmark to CPUs, e.g. 0 or 0,2-3.")
 @click.option("--show-output", is_flag=True, help="Let the command print to the terminal.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary.")
 @click.option("--force", is_flag=True, help="Run a sweep of more than 10,000 points.")
-@click.option("--duration", type=float, metavar="S", help="Duration of a built-in workload's sample.")
+@click.option("--duration", type=SECONDS, metavar="S", help="Duration of a built-in workload's sample.")
 @click.option("--resume", metavar="RUN", help="Finish an interrupted run (id or label).")
 @click.option("--monitor", "monitor_list", metavar="LIST",
               help="Watch each sample: perf-stat,perf-profile,vmstat,proc-stat,schedstat,interrupts,rusage.")
 @click.option("--events", metavar="LIST", help="perf-stat's events (default: cycles,instructions "
               "where supported, else task-clock,context-switches,cpu-migrations,page-faults).")
-@click.option("--profile-freq", type=int, metavar="HZ", default=800, show_default=True,
+@click.option("--profile-freq", type=click.IntRange(1, 1_000_000), metavar="HZ", default=800, show_default=True,
               help="perf-profile sampling frequency (lkp's).")
 @click.option("--call-graph", type=click.Choice(["fp", "dwarf"]), default="fp", show_default=True,
               help="perf-profile unwinding: frame pointers (cheap) or dwarf (callers of -O2 code).")
 @click.option("--profile-scope", type=click.Choice(["system", "process"]), default="system",
               show_default=True, help="perf-profile: every CPU, or only the benchmark's processes.")
 @export_options
-@click.option("--job", "job_id", type=int, hidden=True, help="The fleet job this run is for (set by a worker).")
+@click.option("--job", "job_id", type=RowId("job id"), hidden=True,
+              help="The fleet job this run is for (set by a worker).")
+@click.option("--request", "request_file", type=click.Path(dir_okay=False, exists=True), hidden=True,
+              help="Record the RunRequest document in FILE (a fleet worker's job).")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx: click.Context, repetitions: int | None, warmup: int, commands: tuple[str, ...],
-        command_names: tuple[str, ...], min_runs: int | None, max_runs: int | None, max_time: str | None,
-        label: str | None, commit: str | None,
-        repo: str | None, params: tuple[str, ...], lists: tuple, scans: tuple, scan_step: str | None,
-        shell: bool, shell_program: str | None, name: str | None, timeout: float | None, ignore_failure: bool,
-        prepare: str | None, setup: str | None, cleanup: str | None, shuffle: bool,
-        seed: int | None, cpu_list: str | None, show_output: bool, quiet: bool, force: bool,
-        duration: float | None, resume: str | None, monitor_list: str | None, events: str | None,
-        profile_freq: int, call_graph: str, profile_scope: str, export_json: str | None,
-        export_csv: str | None, export_markdown: str | None, job_id: int | None,
-        target: tuple[str, ...]) -> None:
+def run(ctx: click.Context, **options: Any) -> None:
     """Run a command, a built-in workload or a suite many times; record every sample.
 
     Several commands (quoted, or -c each) are benchmarks of one run, alternating inside
@@ -163,88 +110,68 @@ def run(ctx: click.Context, repetitions: int | None, warmup: int, commands: tupl
       perflab run suites/sis.toml
       perflab run wis -p test=poll2 --monitor perf-stat,perf-profile,vmstat
     """
-    from perflab.execute import identity, monitors
-    from perflab.execute.runner import Runner, RunOptions, StopLimits, plans_from_spec
-    from perflab.execute.targets import CommandChoices, plans_for
-    from perflab.model import params as sweeps
-    from perflab.render import progress
-    from perflab.workloads.suite import machine_variables
+    from perflab.execute import record
+    from perflab.model.run_request import RunRequest
 
-    exports = {"json": export_json, "csv": export_csv, "markdown": export_markdown}
-    check_exports(exports)
-    repetitions, least, seconds = run_limits(repetitions, min_runs, max_runs, max_time)
-    if resume:
-        if target or commands:
-            raise UsageError("--resume takes no command: the run's own is used")
-        with open_store(ctx, create=True) as store:
-            info = store.resolve_run(resume)
-            plans = plans_from_spec(info.spec)
-            limits = stop_limits_of(info.spec)
-            runner = Runner(store, plans, progress.choose(quiet), warn, stop=limits)
-            run_id = runner.resume(info)
-            if "ab" in info.spec:   # an A/B's decision, as `perflab ab` would have stored it
-                from perflab.analysis.ab import AbRule, conclude
-                from perflab.cli.ab import ordered_samples
-                assert isinstance(limits.rule, AbRule)
-                conclude(store, run_id, limits.rule, ordered_samples(runner))
-            _print_run_summary(store, run_id, plans, quiet)
-            write_exports(store, run_id, exports)
-        return
-
-    variables = machine_variables()
-    assignments = [sweeps.parse_assignment(p, variables) for p in params]
-    assignments += [sweeps.parse_hyperfine_list(n, v) for n, v in lists]
-    assignments += [sweeps.parse_hyperfine_scan(n, lo, hi, scan_step) for n, lo, hi in scans]
-    if scan_step and not scans:
-        raise UsageError("-D/--parameter-step-size needs -P")
-    sweep = sweeps.merge(assignments)
-    cpus = _parse_cpus(cpu_list) if cpu_list else None
-    options = RunOptions(warmup=warmup, shuffle=shuffle or seed is not None,
-                         seed=seed, cpus=cpus, timeout=timeout, prepare=prepare, setup=setup,
-                         cleanup=cleanup, show_output=show_output,
-                         monitors=list(monitors.parse_names(monitor_list)) if monitor_list else None,
-                         events=_event_list(events) if events is not None else None,
-                         profile_freq=profile_freq, call_graph=call_graph, profile_scope=profile_scope,
-                         force=force)
-    plans = plans_for(list(target), after_dashdash=ctx.meta.get("perflab.dashdash", False),
-                      sweep=sweep, options=options,
-                      command=CommandChoices(shell_program or shell, name, ignore_failure,
-                                             commands, command_names),
-                      repetitions=repetitions, duration=duration)
-    for run_plan in plans:
-        said = getattr(run_plan.workload, "syntax_warning", lambda: None)()
-        if said:
-            warn(said)
-    if not quiet:
-        _announce_size(plans)
-    sha = describe = None
-    if repo:
-        sha, describe = identity.git_commit(repo, commit)
-    elif commit:
-        sha = commit
+    quiet = options["quiet"]
+    if options["request_file"]:
+        request = RunRequest.from_json(json.loads(Path(options["request_file"]).read_text(encoding="utf-8")))
+    else:
+        request = run_request(options, after_dashdash=ctx.meta.get("perflab.dashdash", False))
+    if options["resume"] and request.target is not None and (request.target.words or request.target.commands):
+        raise UsageError("--resume takes no command: the run's own is used")
+    prepared = None if options["resume"] else record.prepare(request)
     with open_store(ctx, create=True) as store:
-        limits = StopLimits(max_time_s=seconds, min_rounds=least)
-        runner = Runner(store, plans, progress.choose_live(quiet) if len(plans) > 1 else progress.choose(quiet),
-                        warn, stop=limits)
-        run_id = runner.start(label=label or identity.default_label(), commit=sha,
-                              describe=describe, repo=os.path.abspath(repo) if repo else None,
-                              command_line=["perflab", *COMMAND_LINE], job_id=job_id,
-                              extra_spec={"limits": {"max_time_s": seconds, "min_rounds": least}})
-        if runner.stopped and not quiet:
-            click.echo(f"perflab: stopped after {runner.stopped['rounds']} rounds: {runner.stopped['reason']}",
-                       err=True)
-        _print_run_summary(store, run_id, plans, quiet)
-        write_exports(store, run_id, exports)
+        if prepared is None:
+            run_id = record.resume(store, store.resolve_run(options["resume"]), progress_for(quiet), warn)
+        else:
+            run_id = record.record(store, prepared, progress_for(quiet), warn)
+        info = store.resolve_run(str(run_id))
+        if info.request.stopped and not quiet:
+            click.echo(f"perflab: stopped after {info.request.stopped.rounds} rounds: "
+                       f"{info.request.stopped.reason}", err=True)
+        _print_run_summary(store, info, quiet)
+        write_exports(store, run_id, request.exports)
 
 
-def stop_limits_of(spec: dict):
-    """The stop limits a run recorded, for --resume (an A/B's rule is rebuilt from its spec)."""
-    from perflab.execute.runner import StopLimits
-    if "ab" in spec:
-        from perflab.analysis.ab import ab_limits
-        return ab_limits(spec["ab"]["settings"])[0]
-    limits = spec.get("limits") or {}
-    return StopLimits(max_time_s=limits.get("max_time_s"), min_rounds=limits.get("min_rounds", 1))
+def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
+    """`perflab run`'s options as a RunRequest (checked here only as far as the CLI's
+    spelling goes; the record service checks the rest before anything runs)."""
+    from perflab.execute import monitors
+    from perflab.model.run_request import Identity, RunOptions, RunRequest, StopSpec, SweepText, Target
+
+    o = options
+    exports = exports_of(o["export_json"], o["export_csv"], o["export_markdown"])
+    repetitions, least, seconds = run_limits(o["repetitions"], o["min_runs"], o["max_runs"], o["max_time"])
+    run_options = RunOptions(
+        warmup=o["warmup"], shuffle=o["shuffle"] or o["seed"] is not None, seed=o["seed"],
+        cpus=_parse_cpus(o["cpu_list"]) if o["cpu_list"] else None, timeout=o["timeout"], prepare=o["prepare"],
+        conclude=o["conclude"],
+        setup=o["setup"], cleanup=o["cleanup"], show_output=o["show_output"],
+        monitors=list(monitors.parse_names(o["monitor_list"])) if o["monitor_list"] else None,
+        events=_event_list(o["events"]) if o["events"] is not None else None, profile_freq=o["profile_freq"],
+        call_graph=o["call_graph"], profile_scope=o["profile_scope"], force=o["force"])
+    target = Target(words=tuple(o["target"]), after_dashdash=after_dashdash, commands=o["commands"],
+                    command_names=o["command_names"], name=o["name"],
+                    shell=o["shell_program"] or o["shell"] or None, ignore_failure=o["ignore_failure"],
+                    duration=o["duration"])
+    return RunRequest(
+        target=target, sweep=SweepText(o["params"], o["lists"], o["scans"], o["scan_step"]),
+        repetitions=repetitions, options=run_options, limits=StopSpec(seconds, least),
+        identity=Identity(label=o["label"], commit=o["commit"], repo=o["repo"], job_id=o["job_id"],
+                          command_line=("perflab", *COMMAND_LINE)),
+        exports=exports)
+
+
+def progress_for(quiet: bool) -> Callable[[list], Any]:
+    """A live view for several commands, a bar otherwise; the run's size said first when large."""
+    from perflab.render import progress
+
+    def choose(plans: list) -> Any:
+        if not quiet:
+            _announce_size(plans)
+        return progress.choose_live(quiet) if len(plans) > 1 else progress.choose(quiet)
+    return choose
 
 
 LONG_RUN_SAMPLES = 1000   # from this many samples on, the size is said before the run starts
@@ -261,14 +188,16 @@ def _announce_size(plans) -> None:
         click.echo(f"perflab: {points:,} points x {each} = {samples:,} samples", err=True)
 
 
-def _print_run_summary(store, run_id: int, plans, quiet: bool) -> None:
+def _print_run_summary(store, info, quiet: bool) -> None:
     """The primary metric of each benchmark, hyperfine-like, after a run."""
-    info = store.resolve_run(str(run_id))
+    run_id = info.id
     if not quiet:
         from perflab.analysis.summary import summarize_run
         from perflab.render.runs import render_point_summaries
-        primary = {p.workload.benchmark: p.workload.metrics[0].name for p in plans}
-        infos = {(p.workload.benchmark, m.name): m for p in plans for m in p.workload.metrics}
+        from perflab.workloads.registry import from_spec
+        workloads = [from_spec(p.workload) for p in info.request.plans]
+        primary = {w.benchmark: w.metrics[0].name for w in workloads}
+        infos = {(w.benchmark, m.name): m for w in workloads for m in w.metrics}
         summaries = [s for s in summarize_run(store.sample_rows(run_id), infos)
                      if primary.get(s.benchmark) == s.metric]
         click.echo(f"run {run_id} ({info.label}): {info.status.value}; "
@@ -320,17 +249,34 @@ def runs(ctx: click.Context) -> None:
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME",
+              help="Only these metrics (a monitor's too, e.g. outside.cpu_us); repeatable.")
+@click.option("--all", "show_all", is_flag=True, help="Every metric, the monitors' and the runner's watch too.")
+@click.option("--width", type=click.IntRange(40, 1000), metavar="COLUMNS",
+              help="Fit the tables to this many columns (default: 120, or the terminal's when wider).")
 @click.pass_context
-def show(ctx: click.Context, run_ref: str) -> None:
+def show(ctx: click.Context, run_ref: str, metrics: tuple[str, ...], show_all: bool, width: int | None) -> None:
     """A run's environment and, per point, n, mean, median, stddev, min, max, failures."""
-    from perflab.analysis.contention import contention_warnings
+    from perflab.analysis.contention import contention_line
     from perflab.analysis.summary import summarize_run
+    from perflab.model.records import is_monitor_metric
     from perflab.render.runs import render_show
     with open_store(ctx, create=False) as store:
         info = store.resolve_run(run_ref)
         rows = store.sample_rows(info.id)
         infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
-        click.echo(render_show(info, summarize_run(rows, infos), contention_warnings(store, [info])))
+        summaries = summarize_run(rows, infos)
+        shown = [s for s in summaries if s.metric in metrics] if metrics else \
+            summaries if show_all else [s for s in summaries if not is_monitor_metric(s.metric)]
+        if metrics and not shown:
+            raise UsageError(f"run {info.id} has no metric {', '.join(metrics)}",
+                             hint="'perflab show RUN --all' lists every metric")
+        notes = [contention_line(store, info)]
+        hidden = sorted({s.metric.split(".")[0] + ".*" for s in summaries if s not in shown})
+        if hidden and not metrics:
+            notes.append(f"not shown: {', '.join(hidden)} (the monitors' and the runner's watch): "
+                         "--all shows them, --metric NAME one")
+        click.echo(render_show(info, shown, notes, width or terminal_width()))
 
 
 @click.command()

@@ -37,15 +37,30 @@ def serve(ctx: click.Context, host: str, port: int, token: str | None) -> None:
     db = ctx.find_root().obj["db"]
     with open_store(ctx, create=False):  # a missing or unreadable store fails here, in one line
         pass
+    address = _address(host)
     try:  # a port in use or an address not ours: one line, before uvicorn logs a traceback
-        with socket.create_server((host, port)):
+        family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+        with socket.create_server((str(address), port), family=family):
             pass
     except OSError as error:
         raise EnvironmentProblem(f"cannot listen on {host}:{port}: {os.strerror(error.errno or 0)}") from None
-    if not ipaddress.ip_address(socket.gethostbyname(host)).is_loopback:
+    if not address.is_loopback:
         warn(f"{host} is reachable from other machines: the dashboard has no login, anyone there reads the store")
     click.echo(f"perflab: serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", err=True)
     uvicorn.run(create_app(db, token=token), host=host, port=port, log_level="warning")
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The address --host names: an IP address, or a host name this machine resolves."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise UsageError(f"bad --host {host[:60]!r}: not an IP address or host name") from None
+    return ipaddress.ip_address(str(found[0][4][0]).partition("%")[0])
 
 
 COMMANDS = [serve]

@@ -1,4 +1,4 @@
-"""--prepare / --setup / --cleanup: shell lines run around samples, never timed."""
+"""--prepare / --conclude / --setup / --cleanup: shell lines run around samples, never timed."""
 
 from __future__ import annotations
 

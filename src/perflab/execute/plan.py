@@ -11,7 +11,8 @@ runner.Runner._work).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -21,22 +22,69 @@ class Task:
     warmup: bool = False
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """Every task of a run in execution order, made as it is walked: memory is O(points),
+    whatever the repetitions (``-n 1000000`` holds no list of a million rounds).
+
+    ``done`` holds the (point, repetition) pairs recorded already (--resume): they are
+    skipped, and warm-ups run only for points that still have work.
+    """
+
+    points: int
+    repetitions: int
+    warmup: int = 0
+    seed: int | None = None
+    done: frozenset[tuple[int, int]] = frozenset()
+
+    def busy(self) -> list[int]:
+        """The points with a measured repetition still to run."""
+        recorded: dict[int, int] = {}
+        for point, repetition in self.done:
+            if 0 <= point < self.points and 0 <= repetition < self.repetitions:
+                recorded[point] = recorded.get(point, 0) + 1
+        return [p for p in range(self.points) if recorded.get(p, 0) < self.repetitions]
+
+    def __len__(self) -> int:
+        busy = set(self.busy())
+        recorded = sum(1 for p, r in self.done if p in busy and 0 <= r < self.repetitions)
+        return (self.warmup + self.repetitions) * len(busy) - recorded
+
+    def __bool__(self) -> bool:
+        return bool(self.busy())
+
+    def __iter__(self) -> Iterator[Task]:
+        # one generator draws every round's order in turn, as the run first drew them, so
+        # a resumed run replays the same order for the rounds it still has to run
+        rng = random.Random(self.seed) if self.seed is not None else None
+        busy = set(self.busy())
+        for rounds, is_warmup in ((self.warmup, True), (self.repetitions, False)):
+            for repetition in range(rounds):
+                order = list(range(self.points))
+                if rng is not None:
+                    rng.shuffle(order)
+                for point in order:
+                    if point in busy and (is_warmup or (point, repetition) not in self.done):
+                        yield Task(point, repetition, is_warmup)
+
+
 def schedule(points: int, repetitions: int, warmup: int = 0,
-             seed: int | None = None) -> list[Task]:
-    """Every task of a run in execution order."""
-    rng = random.Random(seed) if seed is not None else None
-    tasks: list[Task] = []
-    for rounds, is_warmup in ((warmup, True), (repetitions, False)):
-        for repetition in range(rounds):
-            order = list(range(points))
-            if rng is not None:
-                rng.shuffle(order)
-            tasks.extend(Task(point, repetition, is_warmup) for point in order)
-    return tasks
+             seed: int | None = None) -> Schedule:
+    """Every task of a run in execution order (generated lazily, see Schedule)."""
+    return Schedule(points, repetitions, warmup, seed)
 
 
-def remaining(tasks: list[Task], done: set[tuple[int, int]]) -> list[Task]:
+def remaining(tasks: Schedule, done: set[tuple[int, int]]) -> Schedule:
     """Tasks still to run when resuming; warm-ups only for points that still have work."""
-    measured = [t for t in tasks if not t.warmup and (t.point, t.repetition) not in done]
-    busy = {t.point for t in measured}
-    return [t for t in tasks if t.warmup and t.point in busy] + measured
+    return replace(tasks, done=frozenset(tasks.done | done))
+
+
+def with_next(tasks: Iterable[Task]) -> Iterator[tuple[Task, Task | None]]:
+    """Each task with the one after it (None after the last): a round ends where the
+    next task's repetition differs."""
+    walk = iter(tasks)
+    current = next(walk, None)
+    while current is not None:
+        following = next(walk, None)
+        yield current, following
+        current = following

@@ -5,6 +5,10 @@ process group of its own and, where perflab may use cgroups, in perflab's cgroup
 samples, where nothing but perflab outlives a sample (see cgroups.py), so a timeout,
 Ctrl-C or the death of perflab kills everything it started, even a grandchild that
 left the process group.
+Without cgroups (not root) a run's samples start through a shim that asks the kernel
+for SIGKILL when perflab dies (PR_SET_PDEATHSIG) before it execs the command, and a
+group janitor (GroupJanitor) kills the sample's process group when perflab dies; what
+left the group (setsid, a daemon) or runs a set-user-ID program can still outlive it.
 Wall time comes from CLOCK_MONOTONIC around spawn and reap; CPU time and peak RSS come
 from the kernel's rusage of the reaped child (wait4).
 """
@@ -17,6 +21,9 @@ import os
 import resource
 import select
 import signal
+import struct
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -104,8 +111,13 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
     gc.disable()  # a collection of perflab's garbage must not land inside the clock
     try:
         start = time.perf_counter()
-        pid = os.posix_spawn(executable, list(argv), environment,
-                             file_actions=file_actions, setpgroup=0)
+        shim = GroupJanitor.shim() if cgroups is None else None
+        if shim is not None:
+            pid, exec_start = _spawn_dying_with_perflab(shim, executable, argv, environment, file_actions)
+        else:
+            exec_start = None
+            pid = os.posix_spawn(executable, list(argv), environment,
+                                 file_actions=file_actions, setpgroup=0)
         try:
             timed_out = False
             if timeout is not None:
@@ -114,6 +126,7 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
                     _kill_all(pid, cgroups, group)
             _, status, usage = os.wait4(pid, 0)
             end = time.perf_counter()
+            start = start if exec_start is None else exec_start
         except BaseException:
             # Ctrl-C or SIGTERM while waiting: take the child's whole group down with us.
             _kill_all(pid, cgroups, group)
@@ -129,6 +142,7 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
         if old_cwd is not None:
             os.chdir(old_cwd)
     kill_group(pid)  # leftovers the command backgrounded must not run into the next sample
+    GroupJanitor.forget()
     # Until exec the child runs in perflab's memory, and the kernel folds that memory's
     # peak into the child's ru_maxrss: only a peak above perflab's own is the command's.
     own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -179,6 +193,110 @@ def _kill_all(pid: int, cgroups: RunCgroups | None, group: Path | None) -> None:
 def kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+_EXEC_STAMP = struct.Struct("d")   # the shim's CLOCK_MONOTONIC just before its exec
+_ERRNO = struct.Struct("i")        # then, if the exec failed, its errno
+
+
+def _spawn_dying_with_perflab(shim: str, executable: str, argv: Sequence[str], env: dict[bytes, bytes],
+                              file_actions: list) -> tuple[int, float | None]:
+    """posix_spawn ``argv`` through the deathsig shim (csrc/deathsig.c), which sets
+    PR_SET_PDEATHSIG before it execs it: (pid, the time just before that exec). An exec
+    that fails raises its OSError here, as posix_spawn does.
+
+    The kernel sends the death signal when the *thread* that spawned exits: spawn_and_wait
+    spawns and reaps in one thread, so that is perflab's death. The clock starts at the
+    command's exec, not at the shim's (a fork of perflab instead would put the teardown of
+    its copied memory, ~10 ms, into every sample: bench/README.md)."""
+    read, write = os.pipe()
+    os.set_inheritable(write, True)   # the shim's STAMP_FD; it makes it close-on-exec
+    try:
+        pid = os.posix_spawn(shim, [shim, str(os.getpid()), str(write), executable, *argv], env,
+                             file_actions=file_actions, setpgroup=0)
+    finally:
+        os.close(write)
+    GroupJanitor.watch(pid)
+    data = b""
+    try:
+        while chunk := os.read(read, 64):   # EOF at the command's exec (or the shim's exit)
+            data += chunk
+    finally:
+        os.close(read)
+    if len(data) == _EXEC_STAMP.size + _ERRNO.size:   # the exec failed: raise, as posix_spawn
+        _reap(pid)
+        GroupJanitor.forget()
+        errno = _ERRNO.unpack_from(data, _EXEC_STAMP.size)[0]
+        raise OSError(errno, os.strerror(errno), executable)
+    return pid, (_EXEC_STAMP.unpack_from(data)[0] if len(data) >= _EXEC_STAMP.size else None)
+
+
+class GroupJanitor:
+    """Without cgroups: a small process, in a session of its own, that kills the running
+    sample's process group when perflab dies (SIGKILL included: it waits for EOF on a pipe
+    only perflab holds). perflab tells it each sample's group, and that the group is gone."""
+
+    _active: GroupJanitor | None = None
+
+    def __init__(self, shim: str | None) -> None:
+        self._shim = shim
+        read, self._pipe = os.pipe()   # close-on-exec: no sample inherits them
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-S", "-c", _GROUP_JANITOR], stdin=read,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            os.close(read)
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, shim: str | None):
+        """A janitor for the block (the samples a run spawns without cgroups); ``shim``,
+        the built deathsig program, starts each sample (None: it could not be built)."""
+        janitor = cls(shim)
+        cls._active = janitor
+        try:
+            yield janitor
+        finally:
+            cls._active = None
+            os.close(janitor._pipe)   # EOF: it kills a group still named (none, normally) and exits
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                janitor._process.wait(5)
+
+    @classmethod
+    def shim(cls) -> str | None:
+        return cls._active._shim if cls._active is not None else None
+
+    @classmethod
+    def watch(cls, pgid: int) -> None:
+        if cls._active is not None:
+            os.write(cls._active._pipe, b"%d\n" % pgid)
+
+    @classmethod
+    def forget(cls) -> None:
+        if cls._active is not None:
+            os.write(cls._active._pipe, b"-\n")
+
+
+# The group janitor, run as `python -S -c`: the standard library only, it starts in a few ms.
+# A line "PGID" names the running sample's group, "-" says it is gone; at EOF it kills the
+# group still named. Only the current group is kept: an old one's number may be reused.
+_GROUP_JANITOR = r"""
+import os, signal
+group, pending = None, b""
+while True:
+    chunk = os.read(0, 4096)
+    if not chunk:
+        break
+    *lines, pending = (pending + chunk).split(b"\n")
+    for line in lines:
+        group = None if line == b"-" else int(line)
+if group is not None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
 
 
 def _reap(pid: int) -> None:

@@ -3,40 +3,29 @@
 from __future__ import annotations
 
 import dataclasses
-import random
 import shlex
-from dataclasses import dataclass
 from typing import Any
 
-from perflab.execute.runner import RunOptions, RunPlan, plan_run
+from perflab.execute.run_plan import RunPlan, plan_run
 from perflab.model.errors import UsageError
+from perflab.model.run_request import RunOptions, Target
 from perflab.workloads.command import CommandWorkload, shell_syntax, shell_word
 from perflab.workloads.registry import builtin, is_builtin
 from perflab.workloads.suite import load_suite
 
 
-@dataclass(frozen=True)
-class CommandChoices:
-    """Options that only make sense for a command."""
-
-    shell: str | bool | None = None     # True: /bin/sh; a name or path: that shell
-    name: str | None = None
-    ignore_failure: bool = False
-    commands: tuple[str, ...] = ()      # -c/--command, each a command line
-    names: tuple[str, ...] = ()         # --command-name, one per command
-
-    def given(self) -> str | None:
-        for flag, value in (("--shell", self.shell), ("--name", self.name),
-                            ("--ignore-failure", self.ignore_failure), ("-c/--command", self.commands),
-                            ("--command-name", self.names)):
-            if value:
-                return flag
-        return None
+def _command_flag(target: Target) -> str | None:
+    """The first option given that only makes sense for a command."""
+    for flag, value in (("--shell", target.shell), ("--name", target.name),
+                        ("--ignore-failure", target.ignore_failure), ("-c/--command", target.commands),
+                        ("--command-name", target.command_names)):
+        if value:
+            return flag
+    return None
 
 
-def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[Any]],
-              options: RunOptions, command: CommandChoices,
-              repetitions: int | None, duration: float | None) -> list[RunPlan]:
+def plans_for(target: Target, *, sweep: dict[str, list[Any]], options: RunOptions,
+              repetitions: int | None) -> list[RunPlan]:
     """Plans for the target words; everything is checked before anything runs.
 
     Words after ``--`` are always one command. Otherwise a first word ending in .toml is
@@ -44,6 +33,7 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
     (``'sleep 0.1' 'sleep 0.2'``, hyperfine's habit) or -c options are several command
     lines, one benchmark each, interleaved round by round in one run.
     """
+    words, after_dashdash, duration, command = list(target.words), target.after_dashdash, target.duration, target
     lines = list(command.commands)
     if lines and words:
         raise UsageError("give the commands either with -c/--command or as arguments, not both")
@@ -51,9 +41,9 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
                  and not is_builtin(words[0].split()[0])):
         return _command_lines_plans(lines or words, sweep=sweep, options=options, command=command,
                                     repetitions=repetitions, duration=duration)
-    if command.names and not words:
+    if command.command_names and not words:
         raise UsageError("no command to run", hint="give them with -c/--command")
-    if command.names:
+    if command.command_names:
         raise UsageError("--command-name names the commands of -c/--command or several quoted commands",
                          hint="a single command is named with --name")
     if not words:
@@ -62,7 +52,7 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
     if not after_dashdash and (head.endswith(".toml") or is_builtin(head)):
         if len(words) > 1:
             raise UsageError(f"unexpected {words[1]!r} after {head}: parameters go in -p name=values")
-        flag = command.given()
+        flag = _command_flag(command)
         if flag:
             raise UsageError(f"{flag} applies to commands (after --), not to {head}")
         if head.endswith(".toml"):
@@ -89,23 +79,22 @@ def plans_for(words: list[str], *, after_dashdash: bool, sweep: dict[str, list[A
 
 
 def _command_lines_plans(lines: list[str], *, sweep: dict[str, list[Any]], options: RunOptions,
-                         command: CommandChoices, repetitions: int | None,
+                         command: Target, repetitions: int | None,
                          duration: float | None) -> list[RunPlan]:
     """One plan per command line; they share the options (and the seed) so they interleave."""
     if duration is not None:
         raise UsageError("--duration applies to built-in workloads; a command runs until it ends")
     if command.name and len(lines) > 1:
         raise UsageError("--name names one command; several are named with --command-name, once each")
-    if command.names and len(command.names) != len(lines):
-        raise UsageError(f"{len(command.names)} --command-name for {len(lines)} commands: give one per command")
-    names: list[str | None] = list(command.names) or [command.name] * len(lines)
+    if command.command_names and len(command.command_names) != len(lines):
+        raise UsageError(f"{len(command.command_names)} --command-name for {len(lines)} commands: "
+                         "give one per command")
+    names: list[str | None] = list(command.command_names) or [command.name] * len(lines)
     taken = [n or line.strip() for n, line in zip(names, lines)]
     twice = next((n for n in taken if taken.count(n) > 1), None)
     if twice is not None:
         raise UsageError(f"two commands are named {twice!r}: name them apart with --command-name")
-    options = _with(options, repetitions)
-    if options.shuffle and options.seed is None:   # one seed for the one schedule
-        options = dataclasses.replace(options, seed=random.SystemRandom().randrange(2**31))
+    options = _with(options, repetitions)   # one options (one seed) for the one schedule
     plans = []
     for line, name in zip(lines, names):
         if not line.strip():

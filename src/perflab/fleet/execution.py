@@ -2,7 +2,8 @@
 
 Each step (a `perflab run`, a build, a `perflab bisect`) is a child process in a session
 of its own, so cancel and the time limits end its whole process group, and a crash of the
-benchmark cannot take the worker with it; the run machinery is the unchanged `perflab run`.
+benchmark cannot take the worker with it. A run step records the job's RunRequest document
+(`perflab run --request FILE`): no option is passed as a string.
 The child gets PR_SET_PDEATHSIG: if the worker's pool process dies (a hard time limit, a
 SIGKILL), the kernel kills the step too. The job polls the store for a cancel request
 (``perflab jobs cancel``), so a cancel needs no broker round trip and works from anywhere
@@ -13,17 +14,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from perflab.model.jobs import Job, JobKind
+from perflab.model.run_request import RunRequest
 
 POLL_S = 0.25
 CANCEL_POLL_S = 1.0
@@ -65,19 +67,13 @@ class StepsFailed(Exception):
 def steps_for(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     """The child processes that carry out a job, in order."""
     request = job.request
-    run = [*PERFLAB, "--db", ctx.db, "run", "-q", "--job", str(job.id)]
-    if job.kind is JobKind.RUN:
-        return [Step("run", run + run_options(request) + _target(request, jobdir))]
-    if job.kind is JobKind.AB:
-        # both arms: two commands of one run, in random order inside every round (--shuffle)
-        return [Step("run", run + run_options(request) + ["--shuffle", "--shell", "-c", request["base"], "-c",
-                                                            request["cand"], "--command-name", "base",
-                                                            "--command-name", "cand"])]
+    if job.kind in (JobKind.RUN, JobKind.AB):
+        return [_run_step(job, ctx, jobdir)]
     if job.kind is JobKind.BUILD:
         tree = ctx.workdir / "worktree"
         return [Step("checkout", [sys.executable, "-c", _CHECKOUT, request["repo"], str(tree), request["commit"]]),
                 Step("build", ["/bin/sh", "-c", request["build"]], tree),
-                Step("run", run + run_options(request) + ["--repo", str(tree)] + _target(request, jobdir), tree)]
+                _run_step(job, ctx, jobdir, tree)]
     if job.kind is JobKind.BISECT:
         return [Step("bisect", [*PERFLAB, "--db", ctx.db, "bisect", "-q", "--repo", request["repo"],
                                 "--good", request["good"], "--bad", request["bad"], "--build", request["build"],
@@ -85,29 +81,22 @@ def steps_for(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     raise ValueError(f"unknown job kind {job.kind}")
 
 
-def run_options(request: dict[str, Any]) -> list[str]:
-    """The `perflab run` options a run request carries."""
-    options: list[str] = []
-    if request.get("runs") is not None:
-        options += ["-n", str(request["runs"])]
-    for name in ("label", "commit", "monitor"):
-        if request.get(name):
-            options += [f"--{name}", str(request[name])]
-    for param in request.get("params", []):
-        options += ["-p", param]
-    if request.get("shuffle"):
-        options.append("--shuffle")
-    return options
-
-
-def _target(request: dict[str, Any], jobdir: Path) -> list[str]:
-    suite = request.get("suite")
+def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = None) -> Step:
+    """`perflab run --request FILE`: the job's RunRequest, tied to the job (and to the
+    worktree a build job built), recorded by the record service in a child process."""
+    run = RunRequest.from_json(job.request["run"])
+    assert run.target is not None
+    target = run.target
+    suite = job.request.get("suite")
     if suite:   # the suite's text travels with the job: the worker needs no copy of the file
         path = jobdir / Path(suite["name"]).name
         path.write_text(suite["text"], encoding="utf-8")
-        return [str(path)]
-    target = list(request.get("target", []))
-    return (["--"] if request.get("dashdash") else []) + target
+        target = replace(target, words=(str(path),), after_dashdash=False)
+    run = replace(run, target=target, identity=replace(run.identity, job_id=job.id,
+                                                       repo=str(tree) if tree else run.identity.repo))
+    document = jobdir / "request.json"
+    document.write_text(json.dumps(run.to_json()), encoding="utf-8")
+    return Step("run", [*PERFLAB, "--db", ctx.db, "run", "-q", "--request", str(document)], tree)
 
 
 # git: a worktree of the worker's own, detached at the commit (created on first use)

@@ -11,6 +11,7 @@ from celery import Celery
 from perflab.fleet.app import MAX_JOB_TIMEOUT_S, check_broker, publish
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.jobs import Job, JobKind
+from perflab.model.run_request import RunRequest
 from perflab.store import Store
 from perflab.store import jobs as book
 
@@ -22,6 +23,11 @@ def suite_request(path: str) -> dict[str, str]:
     from perflab.workloads.suite import load_suite, machine_variables
     load_suite(path, machine_variables())   # a malformed suite is refused before it is queued
     return {"name": Path(path).name, "text": Path(path).read_text(encoding="utf-8")}
+
+
+def with_run(request: dict[str, Any], run: RunRequest) -> dict[str, Any]:
+    """A job's request with the RunRequest document the worker records (``"run"``)."""
+    return dict(request, run=run.to_json())
 
 
 def check_timeout(timeout_s: float) -> None:

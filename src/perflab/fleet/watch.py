@@ -19,9 +19,10 @@ from celery import Celery
 
 from perflab import vcs
 from perflab.fleet.app import host_queue
-from perflab.fleet.submit import submit, suite_request, wait_for
+from perflab.fleet.submit import submit, suite_request, wait_for, with_run
 from perflab.model.errors import UsageError
 from perflab.model.jobs import JobKind, JobState
+from perflab.model.run_request import Identity, RunRequest, Target
 from perflab.store import Store
 from perflab.store import jobs as book
 
@@ -78,8 +79,10 @@ def queue_builds(store: Store, app: Celery, options: WatchOptions, commits: list
     queued = []
     for commit in commits:
         for host in options.hosts:
-            request = {"repo": options.repo, "commit": commit, "build": options.build, "suite": suite,
-                       "label": options.label, "timeout": options.timeout_s, "runs": None, "params": []}
+            request = with_run({"repo": options.repo, "commit": commit, "build": options.build, "suite": suite,
+                                "timeout": options.timeout_s},
+                               RunRequest(target=Target(words=(suite["name"],)),
+                                          identity=Identity(label=options.label, commit=commit)))
             job_id, _ = submit(store, app, JobKind.BUILD, host_queue(host), request)
             queued.append(job_id)
     if commits:

@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +23,7 @@ from pydantic_core import ErrorDetails
 from perflab.formats.jsontext import parse_json
 from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point
+from perflab.model.run_request import Imported, RunRequest
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -42,7 +43,7 @@ class ImportedBenchmark:
 
     point: Point
     metrics: list[MetricInfo]
-    repetitions: list[list[Measurement]]
+    repetitions: Sequence[Sequence[Measurement]]   # may be made as read (hyperfine's)
     measured_at: list[float | None] = field(default_factory=list)  # per repetition, if known
 
     @property
@@ -62,8 +63,8 @@ class ImportedFile:
     benchmarks: list[ImportedBenchmark]
 
     @property
-    def spec(self) -> dict[str, Any]:
-        return {"imported": self.kind, "file": self.path, "sha256": self.sha256}
+    def request(self) -> RunRequest:
+        return RunRequest(imported=Imported(self.kind, self.path, self.sha256))
 
 
 class Malformed(Exception):

@@ -32,7 +32,8 @@ given twice (``hyperfine 'cmd' 'cmd'``) becomes ``cmd #2``.
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Annotated, Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -144,8 +145,8 @@ def _where(data: dict[str, Any], loc: tuple[int | str, ...]) -> str:
 class _HyperfineResult:
     """One validated entry of ``results``, its parameters as hyperfine wrote them (text)."""
 
-    def __init__(self, index: int, command: str, params: dict[str, str], times: list[float],
-                 exit_codes: list[int | None], memory: list[float] | None):
+    def __init__(self, index: int, command: str, params: dict[str, str], times: Sequence[float],
+                 exit_codes: Sequence[int | None], memory: Sequence[float] | None):
         self.index, self.command, self.params = index, command, params
         self.times, self.exit_codes, self.memory = times, exit_codes, memory
 
@@ -153,28 +154,68 @@ class _HyperfineResult:
     def of(cls, index: int, result: _Result) -> _HyperfineResult:
         params = {name: value if isinstance(value, str) else _plain(value)
                   for name, value in (result.parameters or {}).items()}
-        codes: list[int | None] = list(result.exit_codes) if result.exit_codes is not None \
-            else [0] * len(result.times)
-        return cls(index, result.command, params, list(result.times), codes,
-                   list(result.memory_usage_byte) if result.memory_usage_byte is not None else None)
+        codes: Sequence[int | None] = result.exit_codes if result.exit_codes is not None \
+            else _Zeros(len(result.times))
+        return cls(index, result.command, params, result.times, codes, result.memory_usage_byte)
+
+
+class _Zeros(Sequence[int]):
+    """The exit codes of a file without them: all 0, without a list of them."""
+
+    def __init__(self, n: int):
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            return [0] * len(range(*i.indices(self._n)))
+        if not -self._n <= i < self._n:
+            raise IndexError(i)
+        return 0
 
 
 def _plain(value: int | float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def _hyperfine_benchmark(result: _HyperfineResult, point: Point, ignore_failure: bool) -> ImportedBenchmark:
-    repetitions = []
-    for i, wall in enumerate(result.times):
+class _Repetitions(Sequence[list[Measurement]]):
+    """A result's repetitions, each made when it is read: a 2,000,000-time file holds its
+    numbers once, not a Measurement per value (the import inserts them a batch at a time)."""
+
+    def __init__(self, result: _HyperfineResult, ignore_failure: bool):
+        self._result, self._ignore_failure = result, ignore_failure
+
+    def __len__(self) -> int:
+        return len(self._result.times)
+
+    @overload
+    def __getitem__(self, i: int) -> list[Measurement]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[list[Measurement]]: ...
+
+    def __getitem__(self, i: int | slice) -> list[Measurement] | list[list[Measurement]]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        result = self._result
         code = result.exit_codes[i]
         note = "" if code == 0 else "killed by a signal" if code is None else f"exit status {code}"
-        status = SampleStatus.OK if code == 0 or ignore_failure else SampleStatus.FAILED
-        values = [Measurement("time", wall, "s", status, note)]
+        status = SampleStatus.OK if code == 0 or self._ignore_failure else SampleStatus.FAILED
+        values = [Measurement("time", result.times[i], "s", status, note)]
         if result.memory is not None:
             values.append(Measurement("max_rss", result.memory[i], "B", status, note))
-        repetitions.append(values)
+        return values
+
+
+def _hyperfine_benchmark(result: _HyperfineResult, point: Point, ignore_failure: bool) -> ImportedBenchmark:
     metrics = [_COMMAND_INFO["time"]] + ([_COMMAND_INFO["max_rss"]] if result.memory is not None else [])
-    return ImportedBenchmark(point, metrics, repetitions, [None] * len(repetitions))
+    return ImportedBenchmark(point, metrics, _Repetitions(result, ignore_failure))
 
 
 # -- recovering the template of a parameter scan -----------------------------------------

@@ -23,7 +23,7 @@ import io
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,9 @@ from perflab.model.errors import UsageError
 LABEL_NAMES = ("time", "timestamp", "date", "datetime", "commit", "sha", "hash", "revision",
                "rev", "version", "label", "run", "build", "id")
 _MISSING = {"", "nan", "null", "none", "na", "n/a", "-"}
+#: Larger magnitudes are dropped (counted in SeriesFile.dropped): the detectors sum squares,
+#: and 1e150² over 1e8 points is still below float's 1.8e308 (1e300 or inf would overflow).
+MAX_MAGNITUDE = 1e150
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class SeriesFile:
     label_column: str | None
     labels: list[str] | None
     columns: dict[str, list[tuple[float, ...]]]
+    dropped: dict[str, int] = field(default_factory=dict)   # column -> values inf or beyond MAX_MAGNITUDE
 
     @property
     def points(self) -> int:
@@ -129,6 +133,7 @@ def _read_csv(name: str, text: str) -> SeriesFile:
 
     label_column = next((c for c in header if _is_label_name(c)), None)
     metrics: dict[str, list[tuple[float, ...]]] = {}
+    dropped: dict[str, int] = {}
     for k, column in enumerate(header):
         if column == label_column:
             continue
@@ -139,30 +144,38 @@ def _read_csv(name: str, text: str) -> SeriesFile:
         if bad:
             line, row = data[bad[0]]
             raise UsageError(f"{name} line {line}: column {column!r} has {row[k]!r}, not a number")
-        metrics[column] = [(v,) if v is not None and math.isfinite(v) else () for v in values]
+        metrics[column] = [(v,) if v is not None and _usable(v) else () for v in values]
+        dropped[column] = sum(1 for v in values if v is not None and not math.isnan(v) and not _usable(v))
     if not metrics:
         raise UsageError(f"{name}: no numeric column", f"columns: {_one_line(', '.join(header))}")
 
     labels = [row[header.index(label_column)] for _, row in data] if label_column else None
-    return _grouped(name, label_column, labels, metrics)
+    return _grouped(name, label_column, labels, metrics, dropped)
+
+
+def _usable(value: float) -> bool:
+    """A value the detectors can compute with: finite and within ±MAX_MAGNITUDE."""
+    return abs(value) <= MAX_MAGNITUDE
 
 
 def _grouped(name: str, label_column: str | None, labels: list[str] | None,
-             rows: dict[str, list[tuple[float, ...]]]) -> SeriesFile:
+             rows: dict[str, list[tuple[float, ...]]], dropped: dict[str, int]) -> SeriesFile:
     """One point per row, or per run of consecutive rows with the same label."""
+    dropped = {column: n for column, n in dropped.items() if n and column in rows}
     if labels is None:
-        return SeriesFile(name, None, None, rows)
+        return SeriesFile(name, None, None, rows, dropped)
     starts = [i for i in range(len(labels)) if i == 0 or labels[i] != labels[i - 1]]
     bounds = [*starts, len(labels)]
     columns = {c: [sum(samples[a:b], ()) for a, b in zip(bounds, bounds[1:])]
                for c, samples in rows.items()}
-    return SeriesFile(name, label_column, [labels[i] for i in starts], columns)
+    return SeriesFile(name, label_column, [labels[i] for i in starts], columns, dropped)
 
 
 # --------------------------------------------------------------------------- JSON
 
-def _json_samples(name: str, where: str, value: Any) -> tuple[float, ...]:
-    """A JSON value as the samples of one point: a number, null, or a list of those."""
+def _json_samples(name: str, where: str, value: Any, dropped: list[int]) -> tuple[float, ...]:
+    """A JSON value as the samples of one point: a number, null, or a list of those;
+    ``dropped[0]`` counts the values too large to use (inf, or beyond MAX_MAGNITUDE)."""
     items = value if isinstance(value, list) else [value]
     out = []
     for item in items:
@@ -176,8 +189,10 @@ def _json_samples(name: str, where: str, value: Any) -> tuple[float, ...]:
             raise UsageError(f"{name} {where}: {json.dumps(item)[:40]}... is too large a number") from None
         if number is None:
             raise UsageError(f"{name} {where}: {item!r} is not a number")
-        if math.isfinite(number):
+        if _usable(number):
             out.append(number)
+        elif not math.isnan(number):
+            dropped[0] += 1
     return tuple(out)
 
 
@@ -189,8 +204,9 @@ def _read_json(name: str, text: str) -> SeriesFile:
     if not data:
         raise UsageError(f"{name}: the list is empty")
     if not any(isinstance(item, dict) for item in data):
-        values = [_json_samples(name, f"item {i}", item) for i, item in enumerate(data)]
-        return SeriesFile(name, None, None, {"value": values})
+        count = [0]
+        values = [_json_samples(name, f"item {i}", item, count) for i, item in enumerate(data)]
+        return _grouped(name, None, None, {"value": values}, {"value": count[0]})
     for i, item in enumerate(data):
         if not isinstance(item, dict):
             raise UsageError(f"{name} item {i}: expected an object like the others, "
@@ -198,6 +214,7 @@ def _read_json(name: str, text: str) -> SeriesFile:
     keys = list(dict.fromkeys(k for item in data for k in item))
     label_column = next((k for k in keys if _is_label_name(k)), None)
     columns: dict[str, list[tuple[float, ...]]] = {}
+    dropped: dict[str, int] = {}
     for key in keys:
         if key == label_column:
             continue
@@ -205,10 +222,12 @@ def _read_json(name: str, text: str) -> SeriesFile:
         if all(isinstance(c, str) for c in cells if c is not None) and any(
                 isinstance(c, str) and _number(c) is None for c in cells):
             continue  # a text field: an attribute, not a metric
-        columns[key] = [_json_samples(name, f"item {i} field {key!r}", c) for i, c in enumerate(cells)]
+        count = [0]
+        columns[key] = [_json_samples(name, f"item {i} field {key!r}", c, count) for i, c in enumerate(cells)]
+        dropped[key] = count[0]
     if not columns:
         raise UsageError(f"{name}: no numeric field in the objects", f"fields: {_one_line(', '.join(keys))}")
     labels = None
     if label_column:
         labels = ["" if item.get(label_column) is None else str(item[label_column]) for item in data]
-    return _grouped(name, label_column, labels, columns)
+    return _grouped(name, label_column, labels, columns, dropped)

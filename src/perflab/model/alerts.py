@@ -50,6 +50,25 @@ SUMMARY_PRECEDENCE = (UNTRIAGED, ACKNOWLEDGED, WONTFIX, FIXED, IMPROVEMENT, INVA
 # event kinds (AlertEvent.action) besides the triage actions
 CREATED = "created"
 RECOVERED = "recovered"
+CONFIRMED_EVENT = "confirmed"   # a suspect alert's new level held
+
+#: An alert's status: the whole-series detector's changes are confirmed; the tip detector's
+#: (stats/tip.py) suspect after one or two commits out of line, confirmed once the level holds
+SUSPECT, CONFIRMED = "suspect", "confirmed"
+#: The method the tip detector's findings carry, and its suspect alerts' stored method (the
+#: alert's status is kept in its method, so the alert table needs no new column)
+TIP_METHOD = "tip"
+TIP_SUSPECT_METHOD = "tip-suspect"
+
+
+def alert_method(method: str, status: str) -> str:
+    """The method an alert stores for a change of ``method`` and ``status``."""
+    return TIP_SUSPECT_METHOD if method == TIP_METHOD and status == SUSPECT else method
+
+
+def detector_of(alert: Alert) -> str:
+    """The --method that finds the alert's change again ("auto": the tip detector runs behind it)."""
+    return "auto" if alert.method in (TIP_METHOD, TIP_SUSPECT_METHOD) else alert.method
 EVIDENCE = "evidence"
 
 
@@ -95,6 +114,11 @@ class Alert:
     @property
     def point_name(self) -> str:
         return point_text(self.params)
+
+    @property
+    def status(self) -> str:
+        """SUSPECT or CONFIRMED (see TIP_SUSPECT_METHOD)."""
+        return SUSPECT if self.method == TIP_SUSPECT_METHOD else CONFIRMED
 
     @property
     def series_name(self) -> str:

@@ -146,12 +146,23 @@ def parse_assignment(spec: str, variables: Mapping[str, float] | None = None) ->
 
 def parse_hyperfine_list(name: str, values: str) -> tuple[str, list[Value]]:
     """hyperfine's ``-L name a,b``."""
+    _refuse_option_words("-L", name, values.split(","))
     return parse_assignment(f"{name}={values}")
 
 
 def parse_hyperfine_scan(name: str, lo: str, hi: str, step: str | None = None) -> tuple[str, list[Value]]:
     """hyperfine's ``-P name lo hi`` (with ``-D step``)."""
+    _refuse_option_words("-P", name, [lo, hi])
     return parse_assignment(f"{name}={lo}..{hi}" + (f":{step}" if step else ""))
+
+
+def _refuse_option_words(flag: str, name: str, words: list[str]) -> None:
+    """``-L x -- echo {x}`` took ``--`` as x's values: a word that starts with '-' and is
+    no number is an option or ``--`` swallowed by a flag missing its values."""
+    for word in [name, *words]:
+        if word.strip().startswith("-") and isinstance(coerce(word), str):
+            raise UsageError(f"{flag} {name} {','.join(words)}: {word!r} looks like an option, not a value "
+                             f"(write {flag} NAME " + ("a,b,c" if flag == "-L" else "LO HI") + ")")
 
 
 def merge(assignments: Iterable[tuple[str, list[Value]]]) -> dict[str, list[Value]]:

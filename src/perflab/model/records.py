@@ -6,7 +6,10 @@ import enum
 import json
 import signal
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+from perflab.model.run_request import RunRequest
 
 # kernel.randomize_va_space values
 ASLR_MODES = {0: "off", 1: "partial", 2: "full"}
@@ -68,24 +71,26 @@ COMMAND_METRICS = (
 # e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
                            "rusage.")
-PRESSURE_METRIC_PREFIX = "psi."   # the runner's own watch of every sample (execute/pressure.py)
+PRESSURE_METRIC_PREFIX = "psi."   # the runner's watch in runs recorded before outside.* (PSI)
 #: The host of a run whose machine is not known (an import whose file does not say, and no
 #: --host): never a replicate of anything, and no host model. "imported" is what imports
 #: were given before, kept as unknown.
 UNKNOWN_HOST = "unknown"
 UNKNOWN_HOSTS = frozenset({UNKNOWN_HOST, "imported"})
 PRESSURE_WINDOW_METRIC = "psi.window_us"   # the µs a sample's psi stalls were counted over
+OUTSIDE_METRIC_PREFIX = "outside."   # the load outside perflab's cgroups (execute/outside.py)
+OUTSIDE_WINDOW_METRIC = "outside.window_us"   # the µs a sample's outside.* figures cover
 
 
 def is_pressure_metric(name: str) -> bool:
-    """The runner's watch of the machine around every sample: it judges the run
-    (analysis/contention.py), not the benchmark, so reports and histories leave it out
-    unless asked for by name."""
-    return name.startswith(PRESSURE_METRIC_PREFIX)
+    """The runner's watch of the machine around every sample (outside.*; psi.* in runs
+    recorded before it): it judges the run (analysis/contention.py), not the benchmark,
+    so reports and histories leave it out unless asked for by name."""
+    return name.startswith((OUTSIDE_METRIC_PREFIX, PRESSURE_METRIC_PREFIX))
 
 
 def is_monitor_metric(name: str) -> bool:
-    return name.startswith((*MONITOR_METRIC_PREFIXES, PRESSURE_METRIC_PREFIX))
+    return name.startswith((*MONITOR_METRIC_PREFIXES, PRESSURE_METRIC_PREFIX, OUTSIDE_METRIC_PREFIX))
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,11 @@ class RunInfo:
     benchmarks: int = 0
     samples: int = 0
     repo: str | None = None  # absolute path of the git repository the commit came from
+
+    @cached_property
+    def request(self) -> RunRequest:
+        """The stored spec as its type (the only way to read it; see model/run_request.py)."""
+        return RunRequest.from_json(self.spec)
 
 
 @dataclass(frozen=True)

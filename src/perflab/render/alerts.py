@@ -14,9 +14,10 @@ from perflab.render.history import p_value, pct, state_text
 from perflab.render.report import render_change_report
 from perflab.render.texttable import format_table
 
-ALERT_HEADERS = ["id", "state", "recovered", "series", "commits", "change", "p"]
+ALERT_HEADERS = ["id", "state", "status", "recovered", "series", "commits", "change", "p"]
 LEGEND = ("change % oriented (positive = better) between the centres of the segments before and after; "
-          "p: Welch t-test of the per-commit medians; 'perflab alert ID' shows one")
+          "p: Welch t-test of the per-commit medians; status: confirmed, or suspect (the newest one or two "
+          "commits out of line, the level not yet held: rerun them); 'perflab alert ID' shows one")
 
 
 def stamp(timestamp: float) -> str:
@@ -29,7 +30,7 @@ def commits_text(alert: Alert | AlertSummary) -> str:
 
 def alert_cells(alert: Alert) -> list[str]:
     """One alert as the cells of ALERT_HEADERS (the text table and the dashboard's)."""
-    return [str(alert.id), state_text(alert), "yes" if alert.recovered else "", alert.series_name,
+    return [str(alert.id), state_text(alert), alert.status, "yes" if alert.recovered else "", alert.series_name,
             commits_text(alert), f"{pct(alert.oriented_pct)} {alert.kind}", p_value(alert.p_value)]
 
 
@@ -52,6 +53,7 @@ def render_summaries(summaries: Sequence[AlertSummary]) -> str:
 
 def alert_json(alert: Alert) -> dict[str, Any]:
     return {"id": alert.id, "summary": alert.summary_id, "change": alert.change_id, "state": alert.state,
+            "status": alert.status,
             "duplicate_of": alert.duplicate_of, "recovered": alert.recovered, "recovered_by": alert.recovered_by,
             "host": alert.host, "benchmark": alert.benchmark, "params": alert.params, "metric": alert.metric,
             "unit": alert.unit, "direction": alert.direction, "kind": alert.kind,

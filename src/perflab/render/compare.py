@@ -26,46 +26,54 @@ from perflab.render.compare_common import Stat, parse_rows
 class Format:
     name: str
     description: str
-    render: Callable[[CompareReport, list[Stat], bool, int | None], str]
+    render: Callable[[CompareReport, list[Stat], bool, int | None, bool], str]
     profile: bool = False     # shows profile and counter deltas (compare --profile)
 
 
-def _mmtests(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _mmtests(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_mmtests import render_mmtests
-    return render_mmtests(report, stats, show_all, width)
+    return render_mmtests(report, stats, show_all, width, verbose)
 
 
-def _lkp(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _lkp(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_lkp import render_lkp
-    return render_lkp(report, show_all=show_all)
+    return render_lkp(report, show_all=show_all, verbose=verbose)
 
 
-def _benchstat(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _benchstat(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_benchstat import render_benchstat
-    return render_benchstat(report)
+    return render_benchstat(report, verbose)
 
 
-def _speedup(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _speedup(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_speedup import render_speedup
-    return render_speedup(report)
+    return render_speedup(report, verbose)
 
 
-def _markdown(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _markdown(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_markdown import render_markdown
-    return render_markdown(report)
+    return render_markdown(report, verbose)
 
 
-def _json(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _json(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_data import render_json
     return render_json(report)
 
 
-def _csv(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _csv(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_data import render_csv
     return render_csv(report)
 
 
-def _html(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None) -> str:
+def _html(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
+         verbose: bool) -> str:
     from perflab.render.compare_html import render_html
     return render_html(report)
 
@@ -84,9 +92,11 @@ PROFILE_FORMATS = tuple(name for name, f in FORMATS.items() if f.profile)
 
 
 def render_comparison(report: CompareReport, fmt: str = "mmtests", *, rows: Sequence[str] = ("amean",),
-                      profile: ProfileReport | None = None, width: int | None = None) -> str:
+                      profile: ProfileReport | None = None, width: int | None = None,
+                      verbose: bool = False) -> str:
     """The report in format ``fmt`` (one of FORMATS); ``profile`` attaches profile deltas;
-    ``width`` narrows mmtests' columns to fit."""
+    ``width`` narrows mmtests' columns to fit; ``verbose`` lists every row's warnings
+    (else the text formats count them by kind)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     stats, show_all = parse_rows(rows)
@@ -98,4 +108,4 @@ def render_comparison(report: CompareReport, fmt: str = "mmtests", *, rows: Sequ
         report = replace(report, profile=profile)
     if report.profile is not None and not FORMATS[fmt].profile:
         raise UsageError(f"profile deltas are shown by --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
-    return FORMATS[fmt].render(report, stats, show_all, width)
+    return FORMATS[fmt].render(report, stats, show_all, width, verbose)

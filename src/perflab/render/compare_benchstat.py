@@ -8,15 +8,14 @@
     geomean     397.5m        373.2m        -6.11%
 
 One table per benchmark and metric (the benchmark is printed when it changes, as
-benchstat prints changed configuration). Each column shows the median ± the half-width
-of its distribution-free confidence interval in % of the median; numbers carry SI
-prefixes with a scale shared across the row (binary prefixes for bytes). ``vs base``
-shows the unoriented change, as benchstat does, but of the metric's mean (the estimate
-the report's test judged, the change every other format shows; benchstat itself shows
-the change of the medians) — or ``~`` when the report's test does not find a
-significant change — followed by the test's p-value and the sample sizes. The geomean
-row is the geometric mean of the medians and of the ratios. Warnings are footnotes,
-numbered in order of appearance.
+benchstat prints changed configuration). Every figure is benchstat's own, computed by
+analysis/benchstat.py (``with_benchstat``) before this renders: the median ± the
+half-width of its order-statistic confidence interval in % of the median, ``vs base``
+the change of the medians or ``~`` when benchstat's Mann-Whitney U p-value exceeds
+0.05, the p-value and the sample sizes, and the geomean row of the medians and of
+their ratios. Numbers carry SI prefixes with a scale shared across the row (binary
+prefixes for bytes). benchstat's warnings are footnotes, numbered in order of
+appearance; the report's own warnings follow the table once.
 
 The table layout (column groups separated by ``│``, ``±`` signs in their own margin)
 reproduces benchstat's text-table algorithm.
@@ -28,8 +27,8 @@ import math
 from collections.abc import Sequence
 
 from perflab.model.params import format_value
-from perflab.model.report.compare import Block, Change, CompareReport
-from perflab.render.compare_common import finite, significance_rule
+from perflab.model.report.compare import BenchstatChange, Block, CompareReport
+from perflab.render.compare_common import finite
 from perflab.render.texttable import TextTab
 from perflab.render.units import common_scale, is_binary
 
@@ -46,15 +45,19 @@ def pct_range(centre: float, low: float, high: float) -> str:
     return f"{100 * max(high / centre - 1, 1 - low / centre):.0f}%"
 
 
-def _delta(d: Change) -> str:
+def _delta(d: BenchstatChange) -> str:
+    """benchstat's FormatDelta."""
     if not d.significant:
         return "~"
-    return f"{d.raw_pct:+.2f}%" if finite(d.raw_pct) else "?"
+    if d.delta_pct == 0:
+        return "0.00%"
+    return f"{d.delta_pct:+.2f}%" if finite(d.delta_pct) else "?"
 
 
-def _counts(d: Change, n_base: int, n_new: int) -> str:
-    p = f"p={d.p_value:.3f} " if finite(d.p_value) else ""
-    return p + (f"n={n_base}" if n_base == n_new else f"n={n_base}+{n_new}")
+def _counts(d: BenchstatChange) -> str:
+    """benchstat's Comparison.String: the p-value (left out when exactly 0) and the sizes."""
+    p = f"p={d.p:.3f} " if d.p != 0 else ""
+    return p + (f"n={d.n1}" if d.n1 == d.n2 else f"n={d.n1}+{d.n2}")
 
 
 def _superscript(i: int) -> str:
@@ -100,20 +103,22 @@ def _table(block: Block, report: CompareReport) -> str:
     for row in block.rows:
         t.row()
         t.cell("/".join(f"{k}={format_value(v)}" for k, v in row.params.items()) or block.benchmark)
-        scaler = common_scale([s.median for s in row.sides if s is not None], binary)
-        for exp, summary in enumerate(row.sides):
-            if summary is None:
+        sides = [None if s is None else s.benchstat for s in row.sides]
+        if any(s is None for s, side in zip(sides, row.sides) if side is not None):
+            raise ValueError("benchstat's figures were not computed: analysis.benchstat.with_benchstat(report)")
+        scaler = common_scale([s.center for s in sides if s is not None], binary)
+        for exp, bs in enumerate(sides):
+            if bs is None:
                 continue
-            interval = summary.median_ci
             t.col(start(exp))
-            t.cell(scaler.format(summary.median), "r")
-            t.cell(pct_range(summary.median, interval.low, interval.high), "r", " ± ")
-            warn([w.message for w in summary.warnings] + [w.message for w in interval.warnings])
-            d = row.cells[exp - 1].change if exp > 0 else None
-            if d is not None and row.base is not None:
+            t.cell(scaler.format(bs.center), "r")
+            t.cell(pct_range(bs.center, bs.low, bs.high), "r", " ± ")
+            warn(bs.warnings)
+            d = row.cells[exp - 1].benchstat if exp > 0 else None
+            if d is not None:
                 t.cell(_delta(d), "r")
-                t.cell(f"({_counts(d, row.base.n, summary.n)})")
-                warn([w.message for w in row.cells[exp - 1].warnings])
+                t.cell(f"({_counts(d)})")
+                warn(d.warnings)
 
     geomean = block.geomean
     if geomean is not None:
@@ -134,7 +139,9 @@ def _table(block: Block, report: CompareReport) -> str:
     return t.format() + "".join(f"{_superscript(i + 1)} {note}\n" for i, note in enumerate(notes))
 
 
-def render_benchstat(report: CompareReport) -> str:
+def render_benchstat(report: CompareReport, verbose: bool = False) -> str:
+    """benchstat's tables; ``verbose`` is accepted for the registry (benchstat's own warnings
+    are footnotes, the report's follow once)."""
     parts = []
     previous = None
     for block in report.blocks:
@@ -144,7 +151,8 @@ def render_benchstat(report: CompareReport) -> str:
             previous = block.benchmark
         parts.append(text)
     out = "\n".join(parts)
-    out += (f"\n~ = no significant change: {significance_rule(report)}; p is the test's own p-value; "
-            "vs base: change of the metric's mean\n")
+    out += ("\nbenchstat's statistics: median ± 95% CI of the median (order statistics); vs base: change of "
+            "the medians, ~ when the Mann-Whitney U test's p > 0.05 (no FDR control, as benchstat)\n")
+    out += "".join(f"{note}\n" for note in report.notes)
     out += "".join(f"warning: {w}\n" for w in report.warnings)
     return out

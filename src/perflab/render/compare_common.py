@@ -7,6 +7,7 @@ rule in one sentence, parsing ``--rows``.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from perflab.model.params import format_value
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Block, CompareReport, Row
 from perflab.model.verdicts import StatWarning, WarningSide
+from perflab.render.units import scale_for
 
 MEAN_NAMES = {"amean": "Amean", "hmean": "Hmean", "gmean": "Gmean"}
 
@@ -96,14 +98,77 @@ def row_warnings(row: Row, labels: Sequence[str]) -> list[str]:
     return out
 
 
-def warning_lines(report: CompareReport, indent: str = "  ", rows: Sequence[Row] | None = None) -> list[str]:
-    """The report's warnings, then every row's (or those of ``rows``), one line each."""
-    lines = [f"{indent}{w}" for w in report.warnings]
-    for row in report.rows if rows is None else rows:
-        found = row_warnings(row, report.labels)
-        if found:
-            lines.append(f"{indent}{row.title}: " + "; ".join(found))
+def warning_lines(report: CompareReport, indent: str = "  ", rows: Sequence[Row] | None = None,
+                  verbose: bool = True) -> list[str]:
+    """The report's warnings, then every row's (or those of ``rows``): one line per row
+    when ``verbose``, else one line per kind with the number of rows it concerns."""
+    lines = [wrapped for w in report.warnings for wrapped in _wrap(str(w), indent)]
+    chosen = report.rows if rows is None else rows
+    if verbose:
+        for row in chosen:
+            found = row_warnings(row, report.labels)
+            if found:
+                lines.append(f"{indent}{row.title}: " + "; ".join(found))
+        return lines
+    counts: dict[str, int] = {}
+    for row in chosen:
+        for kind in row_kinds(row):
+            counts[kind] = counts.get(kind, 0) + 1
+    for kind, count in counts.items():
+        lines.append(f"{indent}{KIND_TITLES.get(kind, kind)}: {count} row{'s' if count > 1 else ''}")
+    if counts:
+        lines.append(f"{indent}(-v names the rows and their numbers)")
     return lines
+
+
+def note_lines(report: CompareReport) -> list[str]:
+    """What the report left out and how to see it, wrapped as the warnings are."""
+    return [line for note in report.notes for line in _wrap(note, "")]
+
+
+WRAP = 120   # a text report's warnings wrap here, continued under their first word
+
+
+def _wrap(text: str, indent: str) -> list[str]:
+    """A warning in lines of WRAP columns; markdown's list items ("- ") stay one line."""
+    if indent.strip():
+        return [indent + text]
+    return textwrap.wrap(text, WRAP, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False) or [indent]
+
+
+KIND_TITLES = {
+    "too-few-samples": "fewer samples than advised (5, 10 to see small changes) or than the test needs",
+    "single-sample": "a single sample: no spread, no test",
+    "unequal-n": "base and candidate of different sizes",
+    "non-finite": "non-finite values left out",
+    "nonpositive-hmean": "a value <= 0 under a harmonic mean",
+    "nonpositive-gmean": "a value <= 0 under a geometric mean",
+    "nonpositive-log": "a value <= 0: no test on log values",
+    "nonpositive-centre": "a centre <= 0: no change in %",
+    "zero-spread": "all values identical (timer resolution? a cached result?)",
+    "high-cov": "CoV above 10%: the machine or the benchmark is noisy",
+    "outliers": "values with a modified z-score above 3.5",
+    "bimodal": "values in two groups",
+    "trend": "values drifting along the repetitions",
+    "opposite-estimate": "the change and the test's interval point opposite ways",
+    "coarse-resolution": "values in steps coarser than the change: not judged",
+    "unstable-run": "a side drifts or splits in two and the ranges overlap: not judged",
+    "failed": "failed samples left out",
+}
+
+
+def row_kinds(row: Row) -> list[str]:
+    """The kinds of warning a row carries, on any side, each once."""
+    kinds: list[str] = []
+    sides = [row.base, *(cell.side for cell in row.cells)]
+    found = [w.kind for side in sides if side is not None for w in side.warnings]
+    found += [w.kind for cell in row.cells for w in cell.warnings]
+    found += ["failed" for side in sides if side is not None and side.failures]
+    for kind in found:
+        if kind not in kinds:
+            kinds.append(kind)
+    return kinds
 
 
 def block_op(block: Block, row: Row) -> str:
@@ -112,11 +177,28 @@ def block_op(block: Block, row: Row) -> str:
     return op_name(block.row_params(row), block.param_names)
 
 
-def block_title(block: Block) -> str:
-    """The block's name: its layout's title, else the benchmark and the hoisted parameters."""
+def block_title(block: Block, labels: Sequence[str] = ()) -> str:
+    """The block's name: its layout's title, else the benchmark and the hoisted parameters;
+    the benchmark is left out when it is a side's own label (the commands of one run
+    compared with each other: their names head the columns, not the baseline's every row)."""
     if block.title:
         return block.title
-    return " ".join([block.benchmark, *(f"{k}={format_value(v)}" for k, v in block.hoisted)])
+    name = [] if block.benchmark in labels else [block.benchmark]
+    return " ".join([*name, *(f"{k}={format_value(v)}" for k, v in block.hoisted)])
+
+
+def tool_scale(centres: Sequence[float], unit: str) -> tuple[float, str]:
+    """The divisor and unit of a block as mmtests and perf stat print times: seconds with 4
+    decimals while those keep 3 digits (hackbench's 0.0310, not 31.0000 ms), else the
+    unit that gives the largest centre 1..999 before the point."""
+    if unit == "s" and centres and min(centres) >= 0.01:
+        return 1.0, "s"
+    return scale_for(max(centres, default=0.0), unit)
+
+
+def titled(title: str, metric: str) -> str:
+    """``title: metric``, or the metric alone when there is no title."""
+    return f"{title}: {metric}" if title else metric
 
 
 @dataclass(frozen=True)
@@ -149,7 +231,8 @@ def parse_rows(rows: Sequence[str]) -> tuple[list[Stat], bool]:
             stat = Stat(name)
         else:
             prefix, _, pct = name.partition("-")
-            if prefix not in ("bamean", "bhmean", "bgmean", "bmean") or not pct.isdigit() or not 0 < int(pct) <= 100:
+            best = prefix in ("bamean", "bhmean", "bgmean", "bmean") and pct.isascii() and pct.isdigit()
+            if not best or not 0 < int(pct) <= 100:
                 raise UsageError(f"unknown row {raw!r}: choose from amean (or hmean: the metric's mean), "
                                  "min, max, stddev, coeffvar, median, bamean-N (best N%), all")
             stat = Stat("best", int(pct))

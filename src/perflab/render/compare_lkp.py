@@ -29,12 +29,12 @@ lists every stat. The footer states the test and counts the stats left out.
 from __future__ import annotations
 
 from perflab.model.report.compare import CompareReport, Row
-from perflab.render.compare_common import significance_rule, warning_lines
+from perflab.render.compare_common import note_lines, significance_rule, warning_lines
 from perflab.render.compare_profile import counter_rows, footer, shown_items
 from perflab.render.lkp_lines import header_lines, job_lines, profile_line, row_line
 
 
-def render_lkp(report: CompareReport, *, show_all: bool = False) -> str:
+def render_lkp(report: CompareReport, *, show_all: bool = False, verbose: bool = False) -> str:
     runs, profile = report.runs, report.profile
     out = ["commit:"]
     for run in runs:
@@ -73,7 +73,8 @@ def render_lkp(report: CompareReport, *, show_all: bool = False) -> str:
     out.append("%change = 100*(new-base)/base of the metric's mean; ±N% = population stddev/mean, shown above 2%")
     if profile is not None:
         out += footer(profile, show_all)
-    warnings = warning_lines(report, rows=listed)
+    out += note_lines(report)
+    warnings = warning_lines(report, rows=listed, verbose=verbose)
     if warnings:
         out += ["warnings:", *warnings]
     return "\n".join(line.rstrip() for line in out) + "\n"

@@ -54,7 +54,7 @@ def _verdict(d: Change | None) -> str:
     return f"**{d.verdict.value}**" if d.significant else d.verdict.value
 
 
-def render_markdown(report: CompareReport) -> str:
+def render_markdown(report: CompareReport, verbose: bool = False) -> str:
     labels = report.labels
     headers = ["benchmark", "point", "metric", labels[0]]
     align = ["---", "---", "---", "---:"]
@@ -64,7 +64,9 @@ def render_markdown(report: CompareReport) -> str:
     lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "|".join(align) + "|"]
     for row in report.rows:
         reference = next((s.centre for s in row.sides if s is not None and finite(s.centre)), 0.0)
-        cells = [row.benchmark, row.point, row.metric, side_text(row.base, row.unit, reference)]
+        # the commands of one run head the columns: their baseline's name is no row's benchmark
+        benchmark = "" if row.benchmark in labels else row.benchmark
+        cells = [benchmark, row.point, row.metric, side_text(row.base, row.unit, reference)]
         for cell in row.cells:
             d = cell.change
             cells += [side_text(cell.side, row.unit, reference), change_text(d),
@@ -79,7 +81,8 @@ def render_markdown(report: CompareReport) -> str:
            f"with its {confidence} confidence interval"
            + (f" ({'; '.join(intervals)})" if intervals else "") + ".",
            f"Significant (bold verdict): {significance_rule(report)}; q = Benjamini-Hochberg adjusted p."]
-    warnings = warning_lines(report, indent="- ")
+    out += [_escape(note) for note in report.notes]
+    warnings = warning_lines(report, indent="- ", verbose=verbose)
     if warnings:
         out += ["", "**Warnings**", "", *(_escape(w) for w in warnings)]
     return "\n".join(out) + "\n"

@@ -11,7 +11,8 @@ marks, exactly where mmtests puts them. The mean row is Amean or Hmean by the me
 mean kind; Min, Stddev, CoeffVar, Max, Median and BAmean-N/BHmean-N rows are optional
 (``rows``) and come in mmtests' order. Stddev and CoeffVar changes count lower as
 better, as mmtests does; marks go on the mean row only, because the test is about the
-centre. Times are scaled to one unit per block (s, ms, us, ns); a missing side or an
+centre. Times are in seconds as mmtests prints them (hackbench's 0.0310, not 31.0000 ms)
+while 4 decimals keep 3 digits, else scaled to one unit per block (ms, us, ns); a missing side or an
 undefined value (one sample's stddev, an Hmean over a value <= 0) shows as ``-``.
 """
 
@@ -28,12 +29,14 @@ from perflab.render.compare_common import (
     block_op,
     block_title,
     finite,
+    note_lines,
     short_commit,
     significance_rule,
+    titled,
+    tool_scale,
     verdict_lines,
     warning_lines,
 )
-from perflab.render.units import scale_for
 
 VALUE_WIDTH = 12
 
@@ -69,9 +72,7 @@ def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
 
 def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_width: int | None = None) -> str:
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
-    factor, unit = scale_for(max(centres, default=0.0), block.unit)
-    if block.unit == "s" and min(centres, default=0.0) >= 0.1:
-        factor, unit = 1.0, "s"  # mmtests' seconds with 4 decimals, while they keep 4 digits
+    factor, unit = tool_scale(centres, block.unit)
     lines_data = []  # (stat name, op, [numbers], [(change, marked)], stat key)
     for stat in stats:
         for row in block.rows:
@@ -99,7 +100,7 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_wid
     header_op = block.row_param if block.row_param is not None and names == [block.row_param] else ""
 
     direction = "lower" if block.direction is Direction.LOWER else "higher"
-    out = [f"{block_title(block)}: {block.metric} ({unit}, {direction} is better)"]
+    out = [f"{titled(block_title(block, [r.label for r in runs]), block.metric)} ({unit}, {direction} is better)"]
     lead = " " * (name_width + op_width)
     if any(r.commit for r in runs):
         out.append((lead + "".join(short_commit(r)[:cell_width - 1].rjust(cell_width) for r in runs)).rstrip())
@@ -119,7 +120,7 @@ def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_wid
 
 
 def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool = False,
-                   width: int | None = None) -> str:
+                   width: int | None = None, verbose: bool = False) -> str:
     """``width``: narrow the value columns (to the widest number and a space) so that a table
     fits that many columns where it can; run labels longer than a column are cut."""
     parts = [_block(block, stats, report.runs, width) for block in report.blocks]
@@ -128,7 +129,8 @@ def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool 
     verdicts = verdict_lines(report)
     if verdicts and not report.is_rule:
         footer += ["verdicts:", *verdicts]
-    warnings = warning_lines(report)
+    footer += note_lines(report)
+    warnings = warning_lines(report, verbose=verbose)
     if warnings:
         footer += ["warnings:", *warnings]
     if report.profile is not None:

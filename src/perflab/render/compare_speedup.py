@@ -26,7 +26,16 @@ from perflab.model.params import format_value
 from perflab.model.records import Direction
 from perflab.model.report.compare import Block, Change, CompareReport, SideSummary
 from perflab.model.verdicts import Verdict
-from perflab.render.compare_common import block_title, describe_run, finite, significance_rule, warning_lines
+from perflab.render.compare_common import (
+    block_title,
+    describe_run,
+    finite,
+    note_lines,
+    significance_rule,
+    titled,
+    tool_scale,
+    warning_lines,
+)
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
 
@@ -49,7 +58,7 @@ def _mark(d: Change | None) -> str:
 
 def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
-    factor, unit = scale_for(max(centres, default=0.0), block.unit)
+    factor, unit = tool_scale(centres, block.unit)   # perf stat's seconds, as the cover letter shows
     decimals = 4 if max(centres, default=0.0) / factor < 100 else 2
     names = block.param_names
     one = len(labels) == 2
@@ -71,11 +80,13 @@ def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
             cells.append(shown(cell.side))
             cells.append((speedup_text(d.pct) if d is not None else "-", _mark(d)))
             if d is not None and d.verdict is Verdict.REGRESSION and row.base and cell.side:
-                before, after = row.base.centre / factor, cell.side.centre / factor
+                # the cost in the unit that reads best ("2.9 ms"), whatever the table's
+                own, name = scale_for(max(row.base.centre, cell.side.centre), block.unit)
+                before, after = row.base.centre / own, cell.side.centre / own
                 per = "per run" if block.direction is Direction.LOWER else "less"
                 slower.append(f"  {row.title}: {label} {speedup_text(d.pct)} "
-                              f"({format_number(before)} -> {format_number(after)} {unit}, "
-                              f"{format_number(abs(after - before))} {unit} {per})")
+                              f"({format_number(before)} -> {format_number(after)} {name}, "
+                              f"{format_number(abs(after - before))} {name} {per})")
         rows.append(cells)
     # pad each speed-up to its column's width before the mark, so the % signs align
     for col in range(len(headers)):
@@ -86,11 +97,11 @@ def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
                 r[col] = r[col][0].rjust(width) + r[col][1]
     align = "l" * max(1, len(names)) + "r" * (len(headers) - max(1, len(names)))
     direction = "lower" if block.direction is Direction.LOWER else "higher"
-    title = f"{block_title(block)}: {block.metric} ({unit}, {direction} is better)"
+    title = f"{titled(block_title(block, labels), block.metric)} ({unit}, {direction} is better)"
     return title + "\n" + format_table(headers, rows, align=align), slower
 
 
-def render_speedup(report: CompareReport) -> str:
+def render_speedup(report: CompareReport, verbose: bool = False) -> str:
     labels = report.labels
     runs = report.runs
     head = ([f"Before: {describe_run(runs[0])}", f"After:  {describe_run(runs[1])}"] if len(runs) == 2
@@ -104,7 +115,8 @@ def render_speedup(report: CompareReport) -> str:
               f"* = significant speed-up, ! = significant slowdown: {significance_rule(report)}"]
     if slower:
         footer += ["significant slowdowns:", *slower]
-    warnings = warning_lines(report)
+    footer += note_lines(report)
+    warnings = warning_lines(report, verbose=verbose)
     if warnings:
         footer += ["warnings:", *warnings]
     return "\n\n".join([*parts, "\n".join(footer)]) + "\n"

@@ -19,7 +19,7 @@ def _run_header(run: RunInfo) -> dict[str, Any]:
     return {"id": run.id, "label": run.label, "commit": run.commit,
             "commit_describe": run.commit_describe, "host": run.host,
             "started_at": run.started_at, "finished_at": run.finished_at,
-            "status": run.status.value, "spec": run.spec, "environment": run.environment}
+            "status": run.status.value, "spec": run.request.to_json(), "environment": run.environment}
 
 
 def export_json(run: RunInfo, rows: Any) -> str:

@@ -162,6 +162,8 @@ def change_json(c: Change, subject: str | None = None) -> dict[str, Any]:
         "p_value": number(c.p_value), "detection_p": number(c.detection_p), "method": c.method,
         # "kind" above is the verdict (kept for scripts); what changed is "change_kind"
         "change_kind": c.kind, "spread_ratio": number(c.spread_ratio),
+        # "suspect": the tip detector saw one or two commits out of line, not yet a level that holds
+        "status": c.status,
     }
 
 
@@ -181,6 +183,10 @@ def history_json(history: History) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
+SUSPECT_NOTE = ("; (suspect): the newest one or two commits are out of line, the new level not yet "
+                "confirmed (the tip detector: docs/change-detection.md)")
+
+
 def render_changes(listing: ChangeList) -> str:
     if not listing.changes:
         return "no change point found\n"
@@ -195,14 +201,16 @@ def render_changes(listing: ChangeList) -> str:
         rows.append([c.id, when(c.point.started_at).split()[0], c.point.short[:8], named[:40],
                      c.benchmark + (f" @{c.host}" if len(hosts) > 1 else ""), c.point_name, c.metric,
                      _scaled(c.before.centre, factor, unit), _scaled(c.after.centre, factor, unit),
-                     shift(c), c.verdict.value, p_value(c.detection_p), p_value(c.p_value)]
+                     shift(c), c.verdict.value + (" (suspect)" if c.suspect else ""),
+                     p_value(c.detection_p), p_value(c.p_value)]
                     + ([alert_mark(item.alert)] if alerted else []))
     table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
                           "before", "after", "change", "verdict", "p", "samples p"] + (["alert"] if alerted else []),
                          rows, align="llllllllrrlrrl")
     return (table + f"\n\nbefore/after: the centres of the segments ({CENTRE_NOTE}); change % oriented: "
             "positive = better; p: Welch t-test of the per-commit medians, samples p: of the raw samples; "
-            "'perflab report change ID' explains one\n")
+            "'perflab report change ID' explains one"
+            + (SUSPECT_NOTE if any(i.change.suspect for i in listing.changes) else "") + "\n")
 
 
 def state_text(alert: Alert) -> str:
@@ -213,7 +221,8 @@ def alert_mark(alert: Alert | None) -> str:
     """An alert as `changes` names it."""
     if alert is None:
         return ""
-    return f"alert {alert.id} {state_text(alert)}" + (" recovered" if alert.recovered else "")
+    return (f"alert {alert.id} {state_text(alert)}" + (" suspect" if alert.status == "suspect" else "")
+            + (" recovered" if alert.recovered else ""))
 
 
 def _alert_json(alert: Alert | None) -> dict[str, Any] | None:

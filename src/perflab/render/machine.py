@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,11 +11,17 @@ from perflab.model.records import ASLR_MODES
 UNKNOWN = "unknown"
 
 
-def table(rows: Sequence[tuple[str, ...]], indent: str = "  ") -> list[str]:
-    """Aligned columns, each but the last padded to its widest cell."""
+def table(rows: Sequence[tuple[str, ...]], indent: str = "  ", width: int | None = None) -> list[str]:
+    """Aligned columns, each but the last padded to its widest cell; the last column
+    wraps at ``width`` (at spaces) onto lines aligned under it."""
     widths = [max(len(cell) for cell in column) for column in zip(*rows)]
-    return [(indent + "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths))
-             + "  " + row[-1]).rstrip() for row in rows]
+    out = []
+    for row in rows:
+        lead = indent + "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  "
+        room = (width or 0) - len(lead)
+        parts = textwrap.wrap(row[-1], room, break_long_words=False) if width and room > 20 else [row[-1]]
+        out += [((lead if i == 0 else " " * len(lead)) + part).rstrip() for i, part in enumerate(parts or [""])]
+    return out
 
 
 def text(value: Any) -> str:
@@ -25,7 +32,7 @@ def _gib(n: int | None) -> str:
     return UNKNOWN if n is None else f"{n / 2**30:.1f} GiB"
 
 
-def render_machine(env: Mapping[str, Any]) -> str:
+def render_machine(env: Mapping[str, Any], width: int | None = None) -> str:
     """The facts a reader needs to judge whether results from this machine are comparable."""
     kernel = env.get("kernel") or {}
     cpu = env.get("cpu") or {}
@@ -71,4 +78,4 @@ def render_machine(env: Mapping[str, Any]) -> str:
         ("perflab", f"{text(env.get('perflab_version'))} "
                     f"(Python {text(env.get('python_version'))})"),
     ]
-    return "\n".join(["Machine", *table(rows)])
+    return "\n".join(["Machine", *table(rows, width=width)])

@@ -12,7 +12,9 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from perflab.model.params import format_value
 from perflab.model.records import RunInfo
+from perflab.model.run_request import PlanRecord
 from perflab.render.machine import render_machine
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, format_scaled
@@ -35,66 +37,102 @@ def render_runs(runs: Sequence[RunInfo]) -> str:
                         rows, align="rlllllrr")
 
 
-def render_point_summaries(summaries: Iterable[Any]) -> str:
-    """One row per point and metric: n, centre, median, stddev, min, max, failures."""
-    rows = []
+DEFAULT_WIDTH = 120   # a mailing-list post's table; wider only on request or a wider terminal
+
+
+def render_point_summaries(summaries: Iterable[Any], width: int = DEFAULT_WIDTH) -> str:
+    """Per benchmark, a heading with the parameters all its points share, then one row per
+    point and metric: n, mean (tagged Amean/Hmean), median, stddev, cov, min, max, unit,
+    failures. One unit per metric of a benchmark; a point longer than the room left
+    under ``width`` moves to a line of its own above its row."""
+    grouped: dict[str, list[Any]] = {}
     for s in summaries:
+        grouped.setdefault(s.benchmark, []).append(s)
+    if not grouped:
+        return "no samples"
+    return "\n\n".join(_benchmark_table(name, members, width) for name, members in grouped.items())
+
+
+def _benchmark_table(benchmark: str, members: list[Any], width: int) -> str:
+    names = list(dict.fromkeys(k for s in members for k in s.params))
+    values = {k: {format_value(s.params.get(k)) for s in members} for k in names}
+    shared = [k for k in names if len(values[k]) == 1 and all(k in s.params for s in members)]
+    heading = " ".join([benchmark, *(f"{k}={format_value(members[0].params[k])}" for k in shared)])
+    scales: dict[str, float] = {}
+    for s in members:
+        centre = abs(s.summary.centre) if math.isfinite(s.summary.centre) else 0.0
+        scales[s.metric] = max(scales.get(s.metric, 0.0), centre)
+    rows = []
+    for s in members:
         stats = s.summary
         cells, unit = format_scaled([stats.centre, stats.median, stats.stddev, stats.min, stats.max],
-                                    s.unit, reference=stats.centre)
-        point = " ".join(f"{k}={v}" for k, v in s.params.items()) or "-"
+                                    s.unit, reference=scales[s.metric])
+        point = " ".join(f"{k}={format_value(v)}" for k, v in s.params.items() if k not in shared) or "-"
         cov = f"{stats.cov:.2f}%" if math.isfinite(stats.cov) else "-"
         failures = str(s.failures) + (f" ({s.failure_note})" if s.failures else "")
-        rows.append([s.benchmark, point, s.metric, str(stats.n),
-                     f"{_MEAN_NAMES.get(s.mean_kind.value, s.mean_kind.value)} {cells[0]}",
-                     cells[1], cells[2], cov, cells[3], cells[4], unit, failures])
-    if not rows:
-        return "no samples"
-    return format_table(["benchmark", "point", "metric", "n", "mean", "median", "stddev", "cov",
-                         "min", "max", "unit", "failures"], rows, align="lllrrrrrrrll")
+        rows.append([point, s.metric, str(stats.n), _MEAN_NAMES.get(s.mean_kind.value, s.mean_kind.value),
+                     cells[0], cells[1], cells[2], cov, cells[3], cells[4], unit, failures])
+    headers = ["point", "metric", "n", "mean", "", "median", "stddev", "cov", "min", "max", "unit", "failures"]
+    table = format_table(headers, rows, align="llrlrrrrrrll")
+    if max(map(len, table.splitlines())) > width:   # the points on lines of their own
+        table = _points_above(headers, rows)
+    return heading + "\n" + table
 
 
-def render_show(run: RunInfo, summaries: Sequence[Any], warnings: Sequence[str] = ()) -> str:
+def _points_above(headers: list[str], rows: list[list[str]]) -> str:
+    """The table without its point column, each point on a line of its own where it changes."""
+    lines = format_table(headers[1:], [row[1:] for row in rows], align="lrlrrrrrrll", indent="  ").splitlines()
+    out = lines[:2]
+    previous = None
+    for row, line in zip(rows, lines[2:]):
+        if row[0] != previous:
+            out.append(row[0])
+            previous = row[0]
+        out.append(line)
+    return "\n".join(out)
+
+
+def render_show(run: RunInfo, summaries: Sequence[Any], notes: Sequence[str] = (),
+                width: int = DEFAULT_WIDTH) -> str:
+    """The run's plans, machine and per-point summaries, then ``notes`` (a line each:
+    the competing load, what was left out)."""
     commit = run.commit_describe or run.commit
-    spec = run.spec or {}
+    request = run.request
     head = [f"run {run.id}  label {run.label}" + (f"  commit {commit}" if commit else ""),
             f"  status {run.status.value}, started {when(run.started_at)}, finished {when(run.finished_at)}"]
-    plans = spec.get("plans", [])
-    if spec.get("interleaved") and len(plans) > 1:
+    plans = request.plans
+    if request.interleaved and len(plans) > 1:
         head.append(f"  {len(plans)} commands interleaved: every round runs each once")
     for plan in plans:
         head.append("  " + _describe_plan(plan))
-        for name, overhead in (plan.get("monitor_overhead") or {}).items():
+        for name, overhead in plan.monitor_overhead.items():
             head.append(f"    monitor {name}: {overhead}")
-    stopped = spec.get("stopped")
+    stopped = request.stopped
     if stopped:
-        head.append(f"  stopped after {stopped.get('rounds')} rounds ({format_number(stopped.get('elapsed_s', 0))} s): "
-                    f"{stopped.get('reason')}")
-    decision = (spec.get("ab") or {}).get("decision")
+        head.append(f"  stopped after {stopped.rounds} rounds ({format_number(stopped.elapsed_s)} s): "
+                    f"{stopped.reason}")
+    decision = request.ab.decision if request.ab else None
     if decision:
-        low, high = decision["ci_pct"]
-        head.append(f"  ab: {decision['verdict'] or 'undecided'}, {decision['estimate_pct']:+.2f}% "
-                    f"({100 * (1 - decision['alpha']):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision['n']} pairs): "
-                    f"{decision['reason']}")
-    tail = [f"warning: {w}" for w in warnings]
-    return "\n".join(head + ["", render_machine(run.environment), "",
-                             render_point_summaries(summaries), *tail])
+        low, high = decision.ci_pct
+        head.append(f"  ab: {decision.verdict or 'undecided'}, {decision.estimate_pct:+.2f}% "
+                    f"({100 * (1 - decision.alpha):g}% CI {low:+.2f}%..{high:+.2f}%, n = {decision.n} pairs): "
+                    f"{decision.reason}")
+    return "\n".join(head + ["", render_machine(run.environment, width), "",
+                             render_point_summaries(summaries, width), "", *notes]).rstrip()
 
 
-def _describe_plan(plan: dict[str, Any]) -> str:
+def _describe_plan(plan: PlanRecord) -> str:
     """How one benchmark of the run was sampled, in one line."""
-    workload = plan.get("workload") or {}
-    options = plan.get("options") or {}
-    what = workload.get("benchmark") or workload.get("workload", "?")
-    order = f"shuffled (seed {options.get('seed')})" if options.get("shuffle") else "round-robin"
-    parts = [f"{what}: repetitions {options.get('repetitions')}", f"warm-up {options.get('warmup')}",
+    options = plan.options
+    order = f"shuffled (seed {options.seed})" if options.shuffle else "round-robin"
+    parts = [f"{plan.benchmark}: repetitions {options.repetitions}", f"warm-up {options.warmup}",
              f"order {order}"]
-    if options.get("cpus"):
-        parts.append(f"cpus {options['cpus']}")
-    if options.get("monitors"):
-        parts.append("monitors " + ",".join(options["monitors"]))
-    if options.get("timeout"):
-        parts.append(f"timeout {format_number(options['timeout'])} s")
-    if plan.get("shell_overhead"):
-        parts.append(f"shell start-up subtracted {format_number(plan['shell_overhead'][0] * 1e3)} ms")
+    if options.cpus:
+        parts.append(f"cpus {list(options.cpus)}")
+    if options.monitors:
+        parts.append("monitors " + ",".join(options.monitors))
+    if options.timeout:
+        parts.append(f"timeout {format_number(options.timeout)} s")
+    if plan.shell_overhead:
+        parts.append(f"shell start-up subtracted {format_number(plan.shell_overhead[0] * 1e3)} ms")
     return ", ".join(parts)

@@ -59,17 +59,18 @@ def check_cov(cov_pct: float, limit_pct: float = COV_LIMIT_PCT) -> StatWarning |
     return None
 
 
-def modified_z_scores(values: ArrayLike) -> np.ndarray:
+def modified_z_scores(values: ArrayLike, median: float | None = None) -> np.ndarray:
     """Iglewicz-Hoaglin modified z-scores 0.6745·(x − median)/MAD.
 
     Robust to the outliers it looks for. When more than half the values are equal
     (MAD = 0) it falls back to the mean absolute deviation, (x − median)/(1.2533·meanAD);
-    when that is 0 too, every value equals the median and all scores are 0.
+    when that is 0 too, every value equals the median and all scores are 0. ``median``:
+    the values' median, when the caller has it.
     """
     x = np.asarray(values, dtype=float).reshape(-1)
     if x.size == 0:
         return x
-    deviation = x - np.median(x)
+    deviation = x - (np.median(x) if median is None else median)
     mad = np.median(np.abs(deviation))
     if mad > 0:
         return np.asarray(0.6745 * deviation / mad, dtype=float)
@@ -79,12 +80,12 @@ def modified_z_scores(values: ArrayLike) -> np.ndarray:
     return np.zeros_like(x)
 
 
-def check_outliers(values: ArrayLike, threshold: float = OUTLIER_Z) -> StatWarning | None:
+def check_outliers(values: ArrayLike, threshold: float = OUTLIER_Z, median: float | None = None) -> StatWarning | None:
     """Warn when some |modified z-score| exceeds `threshold` (needs 3 or more values)."""
     x = np.asarray(values, dtype=float).reshape(-1)
     if x.size < 3:
         return None
-    outlying = np.flatnonzero(np.abs(modified_z_scores(x)) > threshold)
+    outlying = np.flatnonzero(np.abs(modified_z_scores(x, median)) > threshold)
     if outlying.size == 0:
         return None
     shown = ", ".join(f"#{i}={x[i]:.6g}" for i in outlying[:5]) + (" ..." if outlying.size > 5 else "")

@@ -124,7 +124,8 @@ def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rej
 def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind: MeanKind,
             noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
             seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None,
-            run_shares: tuple[float, float] = (1.0, 1.0), run_to_run: RunToRun | None = None) -> Difference:
+            run_shares: tuple[float, float] = (1.0, 1.0),
+            summaries: tuple[Summary, Summary] | None = None, run_to_run: RunToRun | None = None) -> Difference:
     """Compare two samples of one metric (values in repetition order) with `method`.
 
     welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
@@ -150,11 +151,12 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     The verdict here treats the row as a report of one (rejected iff p < 1 − confidence);
     pass every row of a report through `decide` for FDR-controlled verdicts. Never raises
     on missing, single, non-positive or constant data: the row is then undecided (or
-    no change) and says why in its warnings.
+    no change) and says why in its warnings. ``summaries``: the sides' `summarize` under
+    ``mean_kind``, when the caller has them already.
     """
     if method not in METHOD_NAMES:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHOD_NAMES)}")
-    base_summary, new_summary = summarize(base, mean_kind), summarize(new, mean_kind)
+    base_summary, new_summary = summaries or (summarize(base, mean_kind), summarize(new, mean_kind))
     (a, _), (b, _) = clean(base), clean(new)
     warnings = [w.on(WarningSide.BASE) for w in base_summary.warnings]
     warnings += [w.on(WarningSide.CANDIDATE) for w in new_summary.warnings]

@@ -54,21 +54,31 @@ def median_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
     `confidence`. When n is too small for that (n < 6 at 95%), returns [min, max] with
     the lower confidence it really has and a warning. NaN if empty.
     """
-    from scipy import special  # lazily: importing scipy costs start-up time
     x = np.sort(np.asarray(values, dtype=float).reshape(-1))
     n = x.size
     if n == 0:
         return _undefined(confidence, "no values: no confidence interval of the median")
+    k, coverage = _median_order(n, confidence)
+    if k == 0:
+        needed = math.ceil(1 - math.log2(1 - confidence))
+        why = (f"{n} value(s): a {100 * confidence:g}% interval of the median needs {needed} or more; "
+               f"[min, max] covers only {100 * coverage:.1f}%")
+        return Interval(float(x[0]), float(x[-1]), coverage, (StatWarning(TOO_FEW_SAMPLES, why),))
+    return Interval(float(x[k - 1]), float(x[n - k]), coverage)
+
+
+@functools.lru_cache(maxsize=256)
+def _median_order(n: int, confidence: float) -> tuple[int, float]:
+    """The largest k whose [x_(k), x_(n−k+1)] covers the median with at least
+    ``confidence``, and its coverage; (0, coverage of [min, max]) when none does. Cached:
+    a report's rows mostly share their n."""
+    from scipy import special  # lazily: importing scipy costs start-up time
     k = np.arange(1, (n + 1) // 2 + 1)
     coverage = 1.0 - 2.0 * special.bdtr(k - 1, n, 0.5)
     enough = np.flatnonzero(coverage >= confidence)
     if enough.size == 0:
-        needed = math.ceil(1 - math.log2(1 - confidence))
-        why = (f"{n} value(s): a {100 * confidence:g}% interval of the median needs {needed} or more; "
-               f"[min, max] covers only {100 * max(coverage[0], 0.0):.1f}%")
-        return Interval(float(x[0]), float(x[-1]), max(float(coverage[0]), 0.0), (StatWarning(TOO_FEW_SAMPLES, why),))
-    i = enough[-1]
-    return Interval(float(x[k[i] - 1]), float(x[n - k[i]]), float(coverage[i]))
+        return 0, max(float(coverage[0]), 0.0)
+    return int(k[enough[-1]]), float(coverage[enough[-1]])
 
 
 def bootstrap_ratio_ci(base: ArrayLike, new: ArrayLike, *, mean_kind: MeanKind = MeanKind.ARITHMETIC,

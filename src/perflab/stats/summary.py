@@ -152,7 +152,7 @@ def summarize(values: ArrayLike, mean_kind: MeanKind = MeanKind.ARITHMETIC) -> S
         code, name = ((NONPOSITIVE_HMEAN, "harmonic") if mean_kind is MeanKind.HARMONIC
                       else (NONPOSITIVE_GMEAN, "geometric"))
         found.append(StatWarning(code, f"{int(np.sum(x <= 0))} value(s) <= 0: the {name} mean is undefined"))
-    found += [checks.check_spread(n, sd), checks.check_cov(cv), checks.check_outliers(x),
+    found += [checks.check_spread(n, sd), checks.check_cov(cv), checks.check_outliers(x, median=mid),
               checks.check_bimodal(x), checks.check_trend(x)]
     return Summary(
         n=n, centre=centre(x, mean_kind), mean_kind=mean_kind, median=mid, stddev=sd, cov=cv,

@@ -13,8 +13,17 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from perflab.model.alerts import CREATED, Alert, AlertEvent, AlertSummary
+from perflab.model.alerts import (
+    CONFIRMED_EVENT,
+    CREATED,
+    TIP_METHOD,
+    TIP_SUSPECT_METHOD,
+    Alert,
+    AlertEvent,
+    AlertSummary,
+)
 from perflab.model.errors import UsageError
+from perflab.model.limits import parse_id
 from perflab.store.database import insert_or_ignore
 from perflab.store.repository import Store, decode_params
 from perflab.store.schema import alert_events, alert_summaries, alerts
@@ -94,6 +103,18 @@ def mark_recovered(store: Store, alert: Alert, by_change: str, *, who: str, note
     store.conn.commit()
 
 
+def confirm(store: Store, alert: Alert, *, who: str, note: str) -> None:
+    """A suspect alert of the tip detector becomes confirmed (its stored method, see
+    model.alerts.TIP_SUSPECT_METHOD), with a 'confirmed' event."""
+    result = store.conn.execute(
+        alerts.update().where(alerts.c.id == alert.id, alerts.c.method == TIP_SUSPECT_METHOD)
+        .values(method=TIP_METHOD, updated_at=time.time()))
+    if result.rowcount == 1:
+        _event(store, alert.id, who=who, action=CONFIRMED_EVENT, from_state=alert.state, to_state=alert.state,
+               note=note)
+    store.conn.commit()
+
+
 def add_evidence(store: Store, alert: Alert, run_id: int, *, who: str, note: str) -> None:
     _event(store, alert.id, who=who, action="evidence", from_state=alert.state, to_state=alert.state,
            note=note, run_id=run_id)
@@ -132,6 +153,7 @@ def list_alerts(store: Store, *, state: str | None = None, summary_id: int | Non
 
 
 def get_alert(store: Store, alert_id: int) -> Alert:
+    parse_id(alert_id, "alert id")   # an id no key can hold is refused before the driver overflows
     row = store.conn.execute(_alert_query().where(alerts.c.id == alert_id)).mappings().first()
     if row is None:
         raise UsageError(f"no alert {alert_id}", hint="'perflab alerts' lists them")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -165,6 +167,8 @@ def _sqlite_engine(path: Path, *, create: bool) -> Engine:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise EnvironmentProblem(f"cannot create the database {path}: {error.strerror}") from None
+    if not create and not writable(path):
+        return _read_only_engine(path)
     engine = sa.create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
 
     @sa.event.listens_for(engine, "connect")
@@ -177,6 +181,43 @@ def _sqlite_engine(path: Path, *, create: bool) -> Engine:
         cursor.close()
 
     return engine
+
+
+def writable(path: Path) -> bool:
+    """Whether this user may write the SQLite file ``path`` and its journal beside it."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+
+
+def opens_read_only(target: str, *, create: bool) -> bool:
+    """Whether a reader (``create`` False) opens ``target`` read-only: an SQLite file this
+    user cannot write (a root-owned 0644 store). A writable store is opened read-write,
+    so that a reader still finishes what a killed perflab left (Store.recover_pending)."""
+    return not create and not location.is_url(target) and not writable(Path(target).expanduser())
+
+
+def _read_only_engine(path: Path) -> Engine:
+    """An engine that never writes ``path``: SQLite's mode=ro, or immutable=1 where even
+    that cannot open (a WAL store whose -shm this user may not create: the directory is
+    not writable). immutable reads the main file only, without locks: a writer's commits
+    that are still in its -wal are not seen, and a concurrent writer is not waited for."""
+    uri = "file:" + urllib.parse.quote(str(path.resolve()))
+
+    def mode_ro() -> sqlite3.Connection:
+        return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+
+    def immutable() -> sqlite3.Connection:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+
+    try:
+        probe = mode_ro()
+        try:
+            probe.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        finally:
+            probe.close()
+        creator = mode_ro
+    except sqlite3.OperationalError:
+        creator = immutable
+    return sa.create_engine("sqlite://", creator=creator)
 
 
 def _existing_ancestor(path: Path) -> Path:

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from perflab.model.errors import UsageError
 from perflab.model.jobs import Job, JobKind, JobState, WorkerInfo
+from perflab.model.limits import parse_id
 from perflab.store.database import upsert
 from perflab.store.repository import Store
 from perflab.store.schema import job_runs, jobs, watched_branches, workers
@@ -39,6 +40,7 @@ def delete_job(store: Store, job_id: int) -> None:
 
 
 def get_job(store: Store, job_id: int) -> Job:
+    parse_id(job_id, "job id")   # an id no key can hold is refused before the driver overflows
     row = store.conn.execute(sa.select(jobs).where(jobs.c.id == job_id)).mappings().first()
     if row is None:
         store.conn.rollback()

@@ -5,6 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from perflab.model.errors import UsageError
+
+# the URL schemes perflab stores in; any other is refused before SQLAlchemy imports a driver
+POSTGRESQL_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+SQLITE_SCHEME = "sqlite"
+
 
 def default_path() -> Path:
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -12,12 +18,36 @@ def default_path() -> Path:
 
 
 def resolve(target: str | None) -> str:
-    """The database named by the user, the environment, or the default, as text."""
-    return target or os.environ.get("PERFLAB_DB") or str(default_path())
+    """The database named by the user, the environment, or the default, as text: a file
+    path (``sqlite:///PATH`` becomes PATH) or a checked PostgreSQL URL."""
+    text = target or os.environ.get("PERFLAB_DB") or str(default_path())
+    if is_url(text):
+        check_url(text)
+        return sqlite_path(text) or text
+    return text
 
 
 def is_url(target: str) -> bool:
     return "://" in target
+
+
+def sqlite_path(target: str) -> str | None:
+    """The file of an ``sqlite:///PATH`` URL (opened as a plain path is), else None."""
+    scheme, _, rest = target.partition("://")
+    if scheme.lower() != SQLITE_SCHEME:
+        return None
+    if not rest.startswith("/") or rest in ("/", "/:memory:"):
+        raise UsageError(f"bad database URL {target!r}: an SQLite store is a file, sqlite:///PATH")
+    return rest[1:]
+
+
+def check_url(target: str) -> None:
+    """Refuse a URL of a database perflab does not store in, naming those it does."""
+    scheme = target.partition("://")[0].lower()
+    if scheme not in (*POSTGRESQL_SCHEMES, SQLITE_SCHEME):
+        raise UsageError(f"unsupported database URL scheme {scheme[:40]!r}: perflab stores in SQLite "
+                         "(a file path, or sqlite:///PATH) or PostgreSQL (postgresql://USER@HOST/DB, "
+                         "driver psycopg)")
 
 
 def sqlalchemy_url(target: str) -> str:

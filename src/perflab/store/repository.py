@@ -7,10 +7,11 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # numpy is imported where samples are read: `perflab runs` ne
     import numpy as np
 
 from perflab.model.errors import UsageError
+from perflab.model.limits import is_id
 from perflab.model.records import (
     ENVIRONMENT_NOT_LOADED,
     SPEC_NOT_LOADED,
@@ -33,8 +35,9 @@ from perflab.model.records import (
     RunStatus,
     is_monitor_metric,
 )
+from perflab.model.run_request import RunRequest
 from perflab.store import location, pending
-from perflab.store.database import insert_or_ignore, open_engine, upsert
+from perflab.store.database import insert_or_ignore, open_engine, opens_read_only, upsert
 from perflab.store.schema import (
     artifacts,
     job_runs,
@@ -171,11 +174,13 @@ class Store:
 
     def __init__(self, target: str | None = None, *, create: bool = False):
         self.target = location.resolve(target)
+        self.read_only = opens_read_only(self.target, create=create)
         self.engine: Engine = open_engine(self.target, create=create)
         self._conn: sa.Connection | None = None
         self._point_ids: dict[tuple[str, str], int] = {}
         self._insert_samples = samples.insert()
-        self.recover_pending()
+        if not self.read_only:   # a reader without write permission cannot finish others' runs
+            self.recover_pending()
 
     # -- lifetime --------------------------------------------------------------
     @property
@@ -225,7 +230,7 @@ class Store:
         self.close()
 
     # -- writing ---------------------------------------------------------------
-    def create_run(self, *, label: str, host: str, spec: dict[str, Any],
+    def create_run(self, *, label: str, host: str, request: RunRequest,
                    environment: dict[str, Any], commit: str | None = None,
                    commit_describe: str | None = None, repo: str | None = None,
                    job_id: int | None = None) -> int:
@@ -234,7 +239,7 @@ class Store:
         result = self.conn.execute(runs.insert().values(
             label=label, commit=commit, commit_describe=commit_describe, repo=repo, host=host,
             started_at=time.time(), status=RunStatus.RUNNING.value, pid=os.getpid(),
-            spec=spec, environment=environment))
+            spec=request.to_json(), environment=environment))
         run_id = _inserted_id(result)
         if job_id is not None:
             self.conn.execute(job_runs.insert().values(job_id=job_id, run_id=run_id))
@@ -372,11 +377,10 @@ class Store:
         self.conn.execute(runs.update().where(runs.c.id == run_id).values(**values))
         self.conn.commit()
 
-    def update_spec(self, run_id: int, changes: dict[str, Any]) -> None:
-        """Add keys to a run's spec (how an early-stopped run ended, an A/B's decision)."""
-        spec = dict(self._run_row(run_id).spec or {})
-        spec.update(changes)
-        self.conn.execute(runs.update().where(runs.c.id == run_id).values(spec=spec))
+    def update_request(self, run_id: int, change: Callable[[RunRequest], RunRequest]) -> None:
+        """Rewrite a run's stored request (how an early-stopped run ended, an A/B's decision)."""
+        request = change(RunRequest.from_json(self._run_row(run_id).spec or {}))
+        self.conn.execute(runs.update().where(runs.c.id == run_id).values(spec=request.to_json()))
         self.conn.commit()
 
     # -- reading ---------------------------------------------------------------
@@ -463,7 +467,7 @@ class Store:
         (its hash or a prefix of 4 or more hex digits)."""
         reference = reference.strip()
         latest = (runs.c.started_at.desc(), runs.c.id.desc())
-        queries = [sa.select(runs).where(runs.c.id == int(reference))] if reference.isdigit() else []
+        queries = [sa.select(runs).where(runs.c.id == int(reference))] if is_id(reference) else []
         queries.append(sa.select(runs).where(runs.c.label == reference).order_by(*latest))
         if len(reference) >= 4 and all(c in "0123456789abcdefABCDEF" for c in reference):
             queries.append(sa.select(runs).where(runs.c.commit.startswith(reference.lower())).order_by(*latest))
@@ -535,15 +539,33 @@ class Store:
         return found
 
     def seal(self, run_id: int) -> None:
-        """Write the run's series blobs (after its last sample)."""
-        import numpy as np
+        """Write the run's series blobs (after its last sample). The samples are read in
+        order, a batch at a time: memory holds the blobs (8 bytes a value), not the rows."""
         self.conn.execute(series.delete().where(series.c.run_id == run_id))
-        ids = {(b, p): i for i, b, p in self.conn.execute(
-            sa.select(points.c.id, points.c.benchmark, points.c.params))}
-        rows = [{"run_id": run_id, "point_id": ids[(g.benchmark, g.point)], "metric": g.metric,
-                 "unit": g.unit, "failures": g.failures,
-                 "ok_values": np.ascontiguousarray(g.values, dtype="<f8").tobytes()}
-                for g in self._groups_from_rows(run_id, None, None)]
+        query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
+                           samples.c.status)
+                 .where(samples.c.run_id == run_id)
+                 .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
+        rows: list[dict[str, Any]] = []
+        group: tuple[int, str] | None = None
+        unit, failures = "", 0
+        chunks: list[bytes] = []
+
+        def close() -> None:
+            if group is not None:
+                rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
+                             "failures": failures, "ok_values": b"".join(chunks)})
+
+        for batch in self.conn.execute(query).partitions(_SEAL_BATCH):
+            for point_id, metric, value, row_unit, status in batch:
+                if (point_id, metric) != group:
+                    close()
+                    group, unit, failures, chunks = (point_id, metric), row_unit, 0, []
+                if status == "ok" and value is not None and value == value:   # not NaN
+                    chunks.append(_F8.pack(value))
+                else:
+                    failures += 1
+        close()
         if rows:
             self.conn.execute(series.insert(), rows)
         self.conn.commit()
@@ -702,13 +724,16 @@ class Store:
                         self.artifact_dir / sha[:2] / sha)
 
     # -- importing -------------------------------------------------------------
-    def import_run(self, *, label: str, host: str, spec: dict[str, Any], environment: dict[str, Any],
+    def import_run(self, *, label: str, host: str, request: RunRequest, environment: dict[str, Any],
                    samples: Iterable[tuple[Point, int, Sequence[Measurement], float | None]],
                    metric_infos: dict[str, Sequence[MetricInfo]],
-                   status: RunStatus = RunStatus.COMPLETE) -> int:
+                   status: RunStatus = RunStatus.COMPLETE,
+                   progress: Callable[[int], None] | None = None) -> int:
         """Write a whole finished run in ONE transaction: all of it, or nothing.
 
-        ``samples`` are (point, repetition, measurements, measured_at or None). The run row,
+        ``samples`` are (point, repetition, measurements, measured_at or None), read as
+        they come and inserted a batch at a time (memory does not grow with them);
+        ``progress(n)`` is told the samples written so far after each batch. The run row,
         new points, samples, metric metadata and the series blobs (``seal``) commit
         together; any error rolls everything back, so a failed import leaves no trace.
         """
@@ -721,8 +746,9 @@ class Store:
             run_id = _inserted_id(conn.execute(runs.insert().values(
                 label=label, commit=None, commit_describe=None, repo=None, host=host,
                 started_at=now, finished_at=now, status=status.value, pid=None,
-                spec=spec, environment=environment)))
+                spec=request.to_json(), environment=environment)))
             rows: list[dict[str, Any]] = []
+            written = 0
             for point, repetition, measurements, measured_at in samples:
                 key = (point.benchmark, point.key)
                 point_id = self._point_ids.get(key) or new_ids.get(key)
@@ -733,8 +759,16 @@ class Store:
                              "metric": m.metric, "value": m.value, "unit": m.unit,
                              "status": m.status.value, "note": m.note, "measured_at": stamp}
                             for m in measurements)
+                written += 1
+                if len(rows) >= _IMPORT_BATCH:
+                    conn.execute(self._insert_samples, rows)
+                    rows = []
+                    if progress is not None:
+                        progress(written)
             if rows:
                 conn.execute(self._insert_samples, rows)
+            if progress is not None:
+                progress(written)
             for benchmark, infos in metric_infos.items():
                 _save_metric_infos(conn, benchmark, infos)
             self.seal(run_id)  # writes the series blobs and commits: the one commit
@@ -755,6 +789,10 @@ class Store:
             found = _inserted_id(self.conn.execute(points.insert().values(benchmark=benchmark, params=params)))
         return int(found)
 
+
+_SEAL_BATCH = 50_000      # sample rows read at once when sealing a run
+_IMPORT_BATCH = 10_000    # sample rows inserted at once by an import
+_F8 = struct.Struct("<d")  # a series blob's value: little-endian float64, as numpy's "<f8"
 
 # value_groups_of_runs names up to this many runs in its query (an IN list); more, and it
 # reads the chosen metrics' series of every run and keeps the wanted ones (no huge IN list)
@@ -786,12 +824,13 @@ def replicate_identity(spec: dict[str, Any], environment: dict[str, Any]) -> str
     (rows pair up by point), and the kernel it ran on; of an imported run, the tool it came
     from. Runs with the same key, host and commit are replicates of one thing
     (`Store.replicate_runs`)."""
-    plans = [p for p in spec.get("plans", []) if isinstance(p, dict)]
-    what = sorted(json.dumps({"workload": p.get("workload"),
-                              "options": {k: v for k, v in (p.get("options") or {}).items() if k not in _NOT_SETUP}},
+    request = RunRequest.from_json(spec)
+    what = sorted(json.dumps({"workload": p.workload,
+                              "options": {k: v for k, v in asdict(p.options).items() if k not in _NOT_SETUP}},
                              sort_keys=True, default=str)
-                  for p in plans)
-    return json.dumps([what, spec.get("imported"), environment.get("kernel")], sort_keys=True, default=str)
+                  for p in request.plans)
+    imported = request.imported.kind if request.imported else None
+    return json.dumps([what, imported, environment.get("kernel")], sort_keys=True, default=str)
 
 
 def _insert_ignoring_duplicates(dialect: str) -> Any:

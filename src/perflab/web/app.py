@@ -30,13 +30,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage
+from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage, with_alerted
 from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.history import build_history, change_report, list_changes, parse_since, preload
 from perflab.analysis.summary import summarize_run
 from perflab.model.alerts import ACTIONS, STATES, TRANSITIONS
-from perflab.model.errors import PerflabError
+from perflab.model.errors import PerflabError, UsageError
 from perflab.model.jobs import parse_states
+from perflab.model.limits import MAX_ID, is_id
 from perflab.model.records import RunInfo
 from perflab.render.alerts import ALERT_HEADERS, alert_cells, commits_text, event_cells
 from perflab.render.compare_html import CARTESIAN, FULL, plotly_js, render_html
@@ -190,9 +191,9 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
 
     def changes(request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
-        listing = list_changes(_history(request), since=parse_since(since) if since else None)
         with store() as s:
-            listing = mark_alerts(s, listing)
+            listing = mark_alerts(s, list_changes(with_alerted(s, _history(request)),
+                                                  since=parse_since(since) if since else None))
         return _page("text.html.j2", title="changes", text=render_changes(listing))
 
     def jobs(request: Request) -> HTMLResponse:
@@ -210,8 +211,8 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
 
     def _alert_id(request: Request) -> int:
         text = request.path_params["id"]
-        if not text.isdigit():
-            raise _BadRequest(f"bad alert id {text!r}: ids are numbers, as /alerts lists them")
+        if not is_id(text):   # names no alert (404), and never reaches the database
+            raise UsageError(f"no alert {text[:40]!r}: ids are numbers from 1 to {MAX_ID}, as /alerts lists them")
         return int(text)
 
     def alert_page(request: Request) -> HTMLResponse:
@@ -235,8 +236,8 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
             return _page("error.html.j2", 403, message="a wrong or missing token: triage needs the token "
                          "given to 'perflab serve --token'")
         action, target = form.get("action", ""), form.get("target", "").strip()
-        if target and not target.isdigit():
-            raise _BadRequest(f"bad alert id {target!r} for duplicate-of")
+        if target and not is_id(target):
+            raise UsageError(f"no alert {target[:40]!r} for duplicate-of: ids are numbers from 1 to {MAX_ID}")
         with store() as s:
             triage(s, alert_id, action, who=form.get("who", "").strip() or "dashboard",
                    note=form.get("note", ""), duplicate_of=int(target) if target else None)

@@ -42,6 +42,34 @@ class Interval:
 
 
 @dataclass(frozen=True)
+class BenchstatSide:
+    """A side as benchstat summarises it: the median and its order-statistic interval
+    (±∞ when n is too small for the level), with benchstat's own warnings."""
+
+    center: float
+    low: float
+    high: float
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BenchstatChange:
+    """A candidate against the baseline as benchstat compares them: the Mann-Whitney U
+    p-value at its alpha, the change of the medians in %, and its warnings."""
+
+    p: float
+    n1: int
+    n2: int
+    alpha: float
+    delta_pct: float            # NaN when the baseline's median is 0
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def significant(self) -> bool:
+        return self.p <= self.alpha
+
+
+@dataclass(frozen=True)
 class SideSummary:
     """One side of a row: its raw samples and every statistic any format shows of them."""
 
@@ -59,6 +87,7 @@ class SideSummary:
     max: float
     best: tuple[tuple[int, float], ...] = ()   # (N, mean of the best N%) for mmtests BAmean-N
     warnings: tuple[StatWarning, ...] = ()
+    benchstat: BenchstatSide | None = None     # computed for --format benchstat only
 
     def statistic(self, key: str, pct: int = 0) -> float:
         """The value of an mmtests summary row (see STAT_KEYS) on this side."""
@@ -131,6 +160,7 @@ class Cell:
     side: SideSummary | None
     change: Change | None
     warnings: tuple[StatWarning, ...] = ()   # about the pair (side PAIR)
+    benchstat: BenchstatChange | None = None   # computed for --format benchstat only
 
 
 @dataclass(frozen=True)
@@ -161,7 +191,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Geomean:
-    """benchstat's geomean row of a block: of each side's medians and of each candidate's ratios."""
+    """benchstat's geomean row of a block: of each side's medians and of each candidate's
+    ratios of medians (benchstat's summarizeCol)."""
 
     medians: tuple[float, ...]             # per side, NaN where undefined
     changes: tuple[float, ...]             # per candidate, unoriented %, NaN where undefined
@@ -231,6 +262,7 @@ class CompareReport:
     noise_floors: tuple[float, ...]  # the distinct floors of the compared rows
     warnings: tuple[str, ...] = ()
     profile: ProfileReport | None = None   # with --profile: profile and counter deltas
+    notes: tuple[str, ...] = ()      # what the report left out and how to see it (not warnings)
 
     @property
     def labels(self) -> list[str]:

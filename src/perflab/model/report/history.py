@@ -14,6 +14,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.model.alerts import CONFIRMED as CONFIRMED  # Change.status, re-exported
+from perflab.model.alerts import SUSPECT as SUSPECT
+from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
 from perflab.model.alerts import Alert
 from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
@@ -99,10 +102,17 @@ class Change:
     #: the verdict UNDECIDED (wider noise is neither better nor worse by itself)
     kind: str = "mean"
     spread_ratio: float = math.nan
+    #: CONFIRMED for the whole-series detector's changes; the tip detector's (method
+    #: TIP_METHOD) are SUSPECT (one or two commits out of line) or CONFIRMED (the level held)
+    status: str = CONFIRMED
 
     @property
     def point_name(self) -> str:
         return point_text(self.params)
+
+    @property
+    def suspect(self) -> bool:
+        return self.status == SUSPECT
 
     @property
     def stat(self) -> str:
@@ -122,6 +132,8 @@ class Series:
     changes: tuple[Change, ...]
     method: str
     typical: float     # median |per-point median|: the magnitude units are scaled for
+    #: the tip detector's finding on the newest commits after the last change, when it has one
+    tip: Change | None = None
 
     @property
     def point_name(self) -> str:
@@ -140,6 +152,10 @@ class History:
 
     def changes(self) -> tuple[Change, ...]:
         return tuple(c for s in self.series for c in s.changes)
+
+    def tips(self) -> tuple[Change, ...]:
+        """The tip detector's findings (suspect or confirmed), one per series at most."""
+        return tuple(s.tip for s in self.series if s.tip is not None)
 
 
 @dataclass(frozen=True)
@@ -250,32 +266,27 @@ CHANGEPOINT_METHODS: dict[str, str] = {
     "pelt": "exact penalised least squares for changes in mean (PELT)",
     "binseg": "seeded binary segmentation with PELT's penalty, the fastest on long series",
 }
-#: The default choice: mosum from AUTO_MOSUM_FROM points, e-divisive below. mosum reports a
-#: new regime only once it has lasted MIN_SEGMENT (5) points -- shorter runs are outliers to
-#: its Hampel filter -- so on a short history a step near the newest commits waits for more
-#: commits, where e-divisive raises the alert (tests/test_fleet.py: a 4x step with 3-4
-#: commits after it). Against that, on real annotated series under 100 points
-#: (bench/changepoints_tcpd.py: TCPD, TCPDBench's F1 / covering) e-divisive scores 0.704/0.552,
-#: below "no change" 0.710/0.603, and mosum 0.785/0.679; e-divisive also cuts every short
-#: series with a trend and reports 1.5-8.5x mosum's false points on pieces of the real
-#: change-free recordings (bench/changepoints_short.py), while it finds more of close,
-#: sharp steps (mean F1 0.71-0.73 against 0.63 on 50-80 points there).
+#: The default choice: mosum at every length. On real annotated series under 100 points
+#: (bench/changepoints_tcpd.py: TCPD, TCPDBench's F1 / covering) it scores 0.785/0.679, where
+#: e-divisive (the short-series choice until 2026-11-25) scored 0.704/0.552, below "no
+#: change" 0.710/0.603, and cut every short trending series. mosum reports a new regime
+#: only once it has lasted 5 points, so the newest commits are read by the tip detector
+#: (stats/tip.py: a suspect after 1-2 commits, confirmed when the new level holds), which
+#: alerts and watch run behind it.
 AUTO_METHOD = "auto"
-AUTO_MOSUM_FROM = 100  # points
 
 
 def resolve_method(method: str, points: int) -> str:
     """The detector ``method`` names for a series of ``points`` points."""
-    if method != AUTO_METHOD:
-        return method
-    return "mosum" if points >= AUTO_MOSUM_FROM else "e-divisive"
+    del points  # every length takes mosum now; kept for callers that pass it
+    return "mosum" if method == AUTO_METHOD else method
 
 
 def method_help(*, auto: bool = True) -> str:
     """The --method help text, from the registry."""
     listed = "; ".join(f"{name}: {text}" for name, text in CHANGEPOINT_METHODS.items())
-    return (f"Change-point detector (auto: mosum from {AUTO_MOSUM_FROM} points, e-divisive below). {listed}."
-            if auto else f"{listed}.")
+    return (f"Change-point detector (auto: mosum at every length; alerts and watch read the newest "
+            f"commits with the tip detector). {listed}." if auto else f"{listed}.")
 
 
 def method_choices(*, auto: bool = True) -> list[str]:

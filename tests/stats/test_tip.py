@@ -1,0 +1,69 @@
+"""The tip detector: calibrated per look, a step at the tip a suspect then confirmed,
+a single spike only a suspect, a short history undecided."""
+
+
+import math
+
+import numpy as np
+import pytest
+
+from perflab.stats import tip
+
+
+def test_bars_fall_as_the_history_grows_and_match_the_t_law():
+    assert tip.suspect_bar(4, 1) > tip.suspect_bar(8, 1) > tip.suspect_bar(50, 1) > 3.5
+    assert tip.confirm_bar(4, 3) > tip.confirm_bar(8, 3) > tip.confirm_bar(50, 3) > tip.confirm_bar(50, 9)
+    # the suspect rule's tail at its bar is exactly its share of the per-look rate
+    from scipy.stats import t
+    share = tip.FALSE_RATE_PER_1000 / 1000 / 2 / tip.SUSPECT_TIP
+    assert 2 * t.sf(tip.suspect_bar(50, 2) / math.sqrt(1 + 2 / 50), 49) == pytest.approx(share, rel=1e-6)
+
+
+def test_a_look_at_change_free_normal_noise_alarms_within_the_stated_rate():
+    rng = np.random.default_rng(7)
+    looks = alarms = 0
+    for _ in range(100):
+        for found in tip.replay(rng.standard_normal(40)):
+            looks += 1
+            alarms += found.status in (tip.SUSPECT, tip.CONFIRMED)
+    # 3,700 looks at 0.5 per 1,000: 1.9 expected at most (Bonferroni makes it fewer)
+    assert looks == 100 * (40 - tip.MIN_HISTORY)
+    assert alarms <= 7
+
+
+def test_a_step_at_the_tip_is_suspect_then_confirmed_where_it_starts():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([100 + rng.standard_normal(40), 106 + rng.standard_normal(6)])
+    looks = tip.replay(x, first=41)
+    states = [f.status for f in looks]
+    assert tip.SUSPECT in states[:2] or tip.CONFIRMED in states[:2]
+    confirmed = next(f for f in looks if f.status == tip.CONFIRMED)
+    assert confirmed.start == 40
+    assert confirmed.change_pct == pytest.approx(6.0, abs=1.0)
+    assert looks[-1].status == tip.CONFIRMED and looks[-1].start == 40
+
+
+def test_a_single_spike_is_a_suspect_and_never_confirmed():
+    rng = np.random.default_rng(5)
+    x = 100 + rng.standard_normal(50)
+    x[40] = 120.0
+    looks = tip.replay(x, first=41)
+    assert looks[0].status == tip.SUSPECT and looks[0].start == 40 and looks[0].commits == 1
+    assert all(f.status != tip.CONFIRMED for f in looks)
+
+
+def test_short_or_flat_histories_are_undecided_not_no_change():
+    assert tip.look([1.0, 2.0, 1.5]).status == tip.UNDECIDED  # a look needs 3 values before the newest
+    flat = tip.look([5.0] * 20 + [9.0])
+    assert flat.status == tip.UNDECIDED and "no spread" in flat.reason
+    # history from `since`: the values before it are not part of it
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.standard_normal(30) + 50, rng.standard_normal(5)])
+    assert tip.look(x, since=32).status == tip.UNDECIDED
+
+
+def test_missing_values_are_skipped_and_the_start_is_in_the_callers_numbering():
+    rng = np.random.default_rng(11)
+    x = np.concatenate([10 + 0.1 * rng.standard_normal(30), [np.nan], 12 + 0.1 * rng.standard_normal(4)])
+    found = tip.look(x)
+    assert found.status == tip.CONFIRMED and found.start == 31

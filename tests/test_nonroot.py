@@ -1,0 +1,125 @@
+"""perflab as a user without root (issue 31 items 3 and 6), run for real as `nobody`:
+without cgroups a kill -9 of perflab leaves nothing of the sample, and a store that user
+cannot write (root-owned, 0644) is read without writing it.
+
+`nobody` runs this checkout's source with this venv's packages through a Python it may
+execute (root's pyenv is not reachable by it: the system python of the same minor
+version is used then); the store lives in a /tmp directory with the right modes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import PERFLAB, ROOT
+from proc import cmdline, processes, running, wait_for
+
+GONE_WITHIN_S = 2.0
+USER = "nobody"
+
+
+def _as_user(*argv: str) -> list[str]:
+    return ["runuser", "-u", USER, "--", *argv]
+
+
+def _python_for_nobody() -> str | None:
+    """A Python of this minor version that `nobody` may execute, with this venv's packages."""
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        return None
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for python in (sys.executable, f"/usr/bin/python{version}"):
+        probe = subprocess.run(_as_user("env", f"PYTHONPATH={_pythonpath()}", python, "-c",
+                                        "import perflab.cli.main, sqlalchemy, numpy"),
+                               capture_output=True, cwd="/tmp", check=False)
+        if probe.returncode == 0:
+            return python
+    return None
+
+
+def _pythonpath() -> str:
+    return f"{ROOT / 'src'}:{sysconfig.get_paths()['purelib']}"
+
+
+PYTHON = _python_for_nobody()
+pytestmark = pytest.mark.skipif(PYTHON is None, reason="needs root, runuser and a Python `nobody` can run "
+                                                       "this checkout with")
+
+
+def _perflab_as_nobody(home: Path, *args: str) -> list[str]:
+    assert PYTHON is not None
+    return _as_user("env", f"HOME={home}", f"PYTHONPATH={_pythonpath()}", "LC_ALL=C.UTF-8",
+                    PYTHON, "-m", "perflab.cli.main", *args)
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory `nobody` may write (the store of its runs)."""
+    directory = Path(tempfile.mkdtemp(prefix="perflab-nonroot-", dir="/tmp"))
+    directory.chmod(0o777)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _sleeps(tag: str) -> list[int]:
+    return [pid for pid in processes() if cmdline(pid)[:2] == ["sleep", tag] and running(pid)]
+
+
+@pytest.mark.parametrize("command", [["--", "sleep", "600.25"],
+                                     ["--shell", "--", "sleep 600.25; true"]],   # a grandchild in the group
+                         ids=["command", "shell-grandchild"])
+def test_kill_9_of_perflab_as_nobody_leaves_no_process_of_the_sample(open_dir, command):
+    perflab = subprocess.Popen(_perflab_as_nobody(open_dir, "--db", str(open_dir / "s.db"), "run", "-n", "1",
+                                                  *command),
+                               cwd=open_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: _sleeps("600.25"), timeout=60), "the sample never started"
+        inner = [pid for pid in processes() if "perflab.cli.main" in (words := cmdline(pid))
+                 and str(open_dir / "s.db") in words and words[0] not in ("runuser", "env")]
+        assert len(inner) == 1, inner
+        os.kill(inner[0], signal.SIGKILL)
+        gone = wait_for(lambda: not _sleeps("600.25"), timeout=GONE_WITHIN_S)
+        left = _sleeps("600.25")
+        assert gone and not left, f"left behind: {left}"
+    finally:
+        for pid in _sleeps("600.25"):
+            os.kill(pid, signal.SIGKILL)
+        perflab.kill()
+        _, stderr = perflab.communicate(timeout=30)
+    assert b"a sample's process dies with perflab" in stderr, stderr   # the warning says what is guarded
+
+
+def test_a_root_owned_0644_store_is_read_by_another_user_without_writing(open_dir, tmp_path):
+    store_dir = Path(tempfile.mkdtemp(prefix="perflab-ro-", dir="/tmp"))
+    try:
+        store_dir.chmod(0o755)
+        db = store_dir / "s.db"
+        done = subprocess.run([*PERFLAB, "--db", str(db), "run", "-q", "-n", "3", "--label", "rootrun", "--", "true"],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        db.chmod(0o644)
+        before = {p.name: p.stat().st_mtime_ns for p in store_dir.iterdir()}
+        for args in (["runs"], ["show", "rootrun"], ["export", "1", "--format", "csv"], ["compare", "1", "1"]):
+            read = subprocess.run(_perflab_as_nobody(open_dir, "--db", str(db), *args), cwd=open_dir,
+                                  capture_output=True, text=True, check=False)
+            assert read.returncode == 0, (args, read.stderr)
+        assert "rootrun" in subprocess.run(_perflab_as_nobody(open_dir, "--db", str(db), "runs"), cwd=open_dir,
+                                           capture_output=True, text=True, check=False).stdout
+        write = subprocess.run(_perflab_as_nobody(open_dir, "--db", str(db), "run", "-n", "1", "--", "true"),
+                               cwd=open_dir, capture_output=True, text=True, check=False)
+        assert write.returncode == 3 and write.stderr.strip().splitlines() == [
+            f"perflab: error: cannot write the database {db}: permission denied"], write.stderr
+        assert {p.name: p.stat().st_mtime_ns for p in store_dir.iterdir()} == before   # nothing written
+    finally:
+        shutil.rmtree(store_dir, ignore_errors=True)
