@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.host_model import host_model
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
+from perflab.model.run_request import RunRequest
 from perflab.store import Store
 from perflab.store import host_model as stored
 
@@ -20,14 +21,14 @@ from conftest import run_cli
 KERNEL = {"kernel": {"release": "6.1", "version": "#1"}}
 
 
-def _spec(benchmark: str) -> dict:
-    return {"plans": [{"workload": {"workload": "command", "argv": [benchmark], "benchmark": benchmark},
-                       "sweep": {}, "options": {}}]}
+def _spec(benchmark: str) -> RunRequest:
+    return RunRequest.from_json({"plans": [{"workload": {"workload": "command", "argv": [benchmark],
+                                                         "benchmark": benchmark}, "sweep": {}, "options": {}}]})
 
 
 def _record(store: Store, benchmark: str, label: str, level: float, rng: np.random.Generator,
             host: str = "box") -> int:
-    run_id = store.create_run(label=label, host=host, spec=_spec(benchmark), environment=KERNEL)
+    run_id = store.create_run(label=label, host=host, request=_spec(benchmark), environment=KERNEL)
     store.save_metric_info(benchmark, [MetricInfo("time", "s", Direction.LOWER)])
     for rep, value in enumerate(np.exp(level + rng.normal(0, 0.01, 20))):
         store.add_sample(run_id, Point(benchmark, {}), rep, [Measurement("time", 0.01 * float(value), "s")])
@@ -109,7 +110,7 @@ def test_calibrate_records_every_entry_k_times_and_shows_the_host_model(sqlite_d
     out = run_cli("calibrate", "-k", "3", "-n", "4", "-c", "sleep 0.001", "-c", "sleep 0.002", "-c", "true",
                   db=sqlite_db, check=True).stdout
     assert "host model of run-to-run variance" in out
-    assert "3 benchmark(s), 3 replicate group(s)" in out      # wall time, learned from the three commands
+    assert "3 benchmark(s)" in out      # wall time, learned from the three commands
     with Store(sqlite_db) as store:
         assert [run.label for run in store.list_runs()] == ["calibrate"] * 3
         kinds = {p.kind for p in host_model(store, store.list_runs()[0].host)}

@@ -18,7 +18,15 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from perflab.model.records import UNKNOWN_HOSTS, Direction, MetricInfo, RunInfo
+from perflab.model.records import (
+    OUTSIDE_METRIC_PREFIX,
+    PRESSURE_METRIC_PREFIX,
+    UNKNOWN_HOSTS,
+    Direction,
+    MetricInfo,
+    RunInfo,
+    is_monitor_metric,
+)
 from perflab.model.report.calibration import HostModelView, HostPriorLine
 from perflab.stats.host_prior import Prior, Spread, fit_prior, metric_kind, spread
 from perflab.stats.separate_runs import RunToRun
@@ -65,7 +73,9 @@ def fit(spreads: dict[tuple[str, str, str], list[Spread]],
     by_kind: dict[str, list[tuple[str, Spread]]] = {}
     for (benchmark, _, metric), found in spreads.items():
         info = infos.get((benchmark, metric))
-        if info is None or metric.startswith("psi."):
+        # the machine's own watch (pressure, outside load, monitors) is not a benchmark's measure
+        if info is None or metric.startswith((PRESSURE_METRIC_PREFIX, OUTSIDE_METRIC_PREFIX)) \
+                or is_monitor_metric(metric):
             continue
         by_kind.setdefault(kind_of(info), []).extend((benchmark, s) for s in found)
     out = {}
