@@ -9,11 +9,14 @@ from conftest import run_cli
 
 @pytest.fixture(scope="module")
 def ab_db(tmp_path_factory):
-    """base: sleep 10 ms; same: sleep 10 ms again; slow: sleep 20 ms (twice as long)."""
+    """base: sleep 10 ms; same: sleep 10 ms again; slow: sleep 20 ms (twice as long); and
+    three calibrate runs of the 10 ms sleep: its run-to-run spread is known (with nothing
+    known, perflab's wide default prior decides only far larger changes)."""
     db = str(tmp_path_factory.mktemp("ab") / "perflab.db")
     for label, seconds in (("base", "0.010"), ("same", "0.010"), ("slow", "0.020")):
         run_cli("run", "-n", "12", "--label", label, "--name", "nap", "-q", "--", "sleep", seconds,
                 db=db, check=True)
+    run_cli("calibrate", "-k", "3", "-n", "12", "--name", "nap", "--", "sleep", "0.010", db=db, check=True)
     return db
 
 
@@ -97,11 +100,13 @@ def test_calibrate_measures_run_to_run_variance_and_compare_uses_it(tmp_path):
         run_cli("run", "-n", "6", "--label", label, "--name", "nap", "-q", "--", "sleep", "0.002", db=db, check=True)
     text = run_cli("compare", "base", "new", "--metric", "time", db=db, check=True).stdout
     assert "separate runs: run-to-run spread" in text and "from replicate runs, 3 of them" in text
-    # without replicates the variance is unknown, and the report says what is not judged
+    # without replicates nothing is known of the host: perflab's default prior, said so with
+    # the command that teaches it (docs/separate-runs.md)
     other = str(tmp_path / "other.db")
     for label in ("base", "new"):
         run_cli("run", "-n", "6", "--label", label, "--name", "nap", "-q", "--", "sleep", "0.002", db=other, check=True)
-    assert "run-to-run variance unknown" in run_cli("compare", "base", "new", db=other, check=True).stdout
+    assert "default prior: teach this host with 'perflab calibrate'" in run_cli("compare", "base", "new", db=other,
+                                                                              check=True).stdout
     # more runs of the same command, each under a label of its own (A/A pairs a1 b1, a2 b2,
     # ...): replicates of one another, the two compared left out
     for label in ("a2", "b2"):

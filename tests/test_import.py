@@ -80,7 +80,7 @@ def test_hyperfine_plain_run_values_equal_the_times(hyperfine_files, sqlite_db):
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "hyperfine", str(path), "hf")
         run = store.resolve_run("hf")
-        assert run.id == run_id and run.status is RunStatus.COMPLETE and run.host == "imported"
+        assert run.id == run_id and run.status is RunStatus.COMPLETE and run.host == "unknown"
         assert run.request.imported.kind == "hyperfine" and run.request.imported.file == str(path.resolve())
         assert run.environment["imported"] == "hyperfine"
         listed = store.list_runs()[-1]
@@ -433,3 +433,18 @@ def test_an_imported_run_cannot_be_resumed(tmp_path):
     run_cli("import", "hyperfine", str(out), "--label", "h", db=db, check=True)
     result = run_cli("run", "--resume", "h", db=db)
     assert result.returncode == 2 and "imported" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- hosts: an import is a replicate only of runs known to come from its machine -------------
+def test_imports_from_different_hosts_are_never_replicates_and_the_same_host_are(hyperfine_files, sqlite_db):
+    path = str(hyperfine_files["plain"])
+    for label, host in (("u1", None), ("u2", None), ("x1", "box-a"), ("x2", "box-b"), ("y1", "box-a")):
+        run_cli("import", "hyperfine", path, "--label", label, *(["--host", host] if host else []),
+                db=sqlite_db, check=True)
+    with Store(sqlite_db) as store:
+        hosts = {run.label: run.host for run in store.list_runs()}
+        assert hosts == {"u1": "unknown", "u2": "unknown", "x1": "box-a", "x2": "box-b", "y1": "box-a"}
+        ids = {run.label: run.id for run in store.list_runs()}
+        # two unknown machines and two different ones repeat nothing; box-a's two imports do
+        assert store.replicate_runs({"unknown", "box-b"}) == []
+        assert store.replicate_runs({"unknown", "box-a", "box-b"}) == [[ids["x1"], ids["y1"]]]

@@ -31,6 +31,7 @@ import pytest
 
 from perflab.analysis.benchstat import with_benchstat
 from perflab.analysis.compare import compare_runs
+from perflab.analysis.host_model import stamp_of
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.compare import Block, Cell, Change, CompareReport, Interval, Row, SideSummary
@@ -41,7 +42,9 @@ from perflab.render.compare import FORMATS, render_comparison
 from perflab.render.texttable import TextTab
 from perflab.render.units import common_scale
 from perflab.stats import oriented
+from perflab.stats.host_prior import Prior
 from perflab.store import Store
+from perflab.store import host_model as host_priors
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
 SEEDS = Path(__file__).resolve().parent / "data" / "seeds"   # the seed posts' tables, verbatim
@@ -111,6 +114,9 @@ def _fill(store: Store) -> list:
     for run_id in ids.values():
         store.set_run_status(run_id, RunStatus.COMPLETE)
         store.seal(run_id)
+    # lab1 knows its run-to-run spread of wall times (1%, as 'perflab calibrate' would teach it)
+    host_priors.save(store, "lab1", stamp_of(store.replicate_runs({"lab1"})),
+                     {"wall time": (Prior(0.01**2, 20.0, 10, 40.0), 5)})
     return [store.resolve_run(label) for label in ids]
 
 

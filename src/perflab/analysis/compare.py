@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from perflab.analysis.contention import contention_warnings
+from perflab.analysis.host_model import separate_runs_knowledge
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
@@ -40,12 +41,14 @@ from perflab.model.report.compare import (
     Layout,
     Row,
     RuleOutcome,
+    RunToRunUsed,
     SideSummary,
 )
-from perflab.model.verdicts import Verdict, WarningSide
+from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, compare, decide, median_ci, oriented, summarize
+from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
-from perflab.stats.warnings import RUN_VARIANCE
+from perflab.stats.warnings import RUN_VARIANCE, RUNS_TO_DECIDE
 from perflab.store import Store
 from perflab.store.repository import ValueGroup
 
@@ -90,7 +93,7 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                  noise_floor: float | None = None, monitor_metrics: bool | None = False,
                  best_pcts: Sequence[int] = (), exclude_metrics: Iterable[str] = (),
-                 all_metrics: bool = False) -> CompareReport:
+                 all_metrics: bool = False, default_prior: bool = True) -> CompareReport:
     """Every row of base vs each candidate, with verdicts decided across the whole report.
 
     Metrics recorded by monitors (perf-stat.*, vmstat.* ...) are left out unless named
@@ -100,14 +103,16 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
     metrics out after selection (the counters already in the main table). Of the
     benchmarks' own metrics only the primary one of each is compared unless
     ``all_metrics`` or ``filters.metrics`` (analysis/selection.py); a note says what was
-    left out. ``check_shared`` says when the runs share no point.
+    left out. ``check_shared`` says when the runs share no point. Without
+    ``default_prior`` a row whose host knows nothing of its run-to-run variance keeps the
+    older rule (changes below 2% not judged) instead of perflab's default prior.
     """
     if len(runs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
     return _compare_sides(store, [[run] for run in runs], runs, filters=filters, method=method, q=q,
                           confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics,
                           best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics),
-                          primary_only=not all_metrics and monitor_metrics is False)
+                          primary_only=not all_metrics and monitor_metrics is False, default_prior=default_prior)
 
 
 def check_shared(report: CompareReport) -> None:
@@ -198,7 +203,8 @@ def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInf
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
                    method: str, q: float, confidence: float, noise_floor: float | None,
                    monitor_metrics: bool | None, best_pcts: Sequence[int],
-                   exclude_metrics: frozenset[str], primary_only: bool = False) -> CompareReport:
+                   exclude_metrics: frozenset[str], primary_only: bool = False,
+                   default_prior: bool = True) -> CompareReport:
     """compare_runs over sides of one or more runs each; ``runs`` name the sides."""
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
@@ -222,9 +228,12 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
     variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     shares = {key: [run_shares([len(values) for values in side.get(key, [])]) for side in parts] for key in keys}
+    # single runs a side: the host prior moderates their run-to-run variance (pooled sides measure their own)
+    known = (separate_runs_knowledge(store, sides, keys, infos, variances, default_prior)
+             if any(separate) and all(len(side) == 1 for side in sides) else None)
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
-                          run_shares=shares, layouts=_recorded_layouts(runs))
+                          run_shares=shares, layouts=_recorded_layouts(runs), run_to_run=known)
     every = list({run.id: run for side in sides for run in side}.values())
     return replace(report, warnings=(*report.warnings, *_environment_warnings(runs),
                                      *contention_warnings(store, every)), notes=notes)
@@ -249,14 +258,17 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                  noise_floor: float | None = None, best_pcts: Sequence[int] = (),
                  warnings: Sequence[str] = (), layouts: dict[str, Layout] | None = None,
                  separate: Sequence[bool] = (), run_variances: dict[Key, RunVariance | None] | None = None,
-                 run_shares: dict[Key, list[float]] | None = None) -> CompareReport:
+                 run_shares: dict[Key, list[float]] | None = None,
+                 run_to_run: dict[Key, RunToRun] | None = None) -> CompareReport:
     """The report of the sides' value tables (baseline first), one row per key any side has:
     each candidate tested against the baseline, verdicts decided across the whole report.
 
     ``separate[c]``: candidate c and the baseline were recorded by different runs, so
     their run-to-run variance enters the test: ``run_variances[key]`` where known; where
     not, changes below stats.difference.UNKNOWN_RUN_FLOOR are not judged. ``run_shares[key]``:
-    per side, how many runs it pools (`stats.variance.run_shares`; 1, a single run, if absent)."""
+    per side, how many runs it pools (`stats.variance.run_shares`; 1, a single run, if absent).
+    ``run_to_run[key]``: the host prior a row of single separate runs borrows
+    (`analysis.host_model`), which then takes the place of ``run_variances``."""
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
     pending: list[tuple[int, int, Difference]] = []
@@ -277,12 +289,16 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                 apart = bool(separate[c]) if c < len(separate) else False
                 variance = (run_variances or {}).get(key) if apart else None
                 shares = (run_shares or {}).get(key) or [1.0] * len(tables)
+                known = (run_to_run or {}).get(key) if apart else None
+                if known is not None:
+                    known = replace(known, load=(known.load[0], known.load[c + 1]))
                 pending.append((r, c, compare(
                     base.values, other.values, direction=info.direction, mean_kind=info.mean,
                     method=method,  # type: ignore[arg-type]
                     noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
                     separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]),
-                    summaries=(summary_of(0, key, base, info), summary_of(c + 1, key, other, info)))))
+                    summaries=(summary_of(0, key, base, info), summary_of(c + 1, key, other, info)),
+                    run_to_run=known)))
         missing = [runs[i].label for i, table in enumerate(tables) if key not in table]
         if missing:
             params = next(table[key] for table in tables if key in table).params
@@ -387,10 +403,21 @@ def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Dif
         pct=d.change_pct, raw_pct=oriented(d.change_pct, info.direction),
         ci=Interval(d.ci_low, d.ci_high, d.confidence), method=d.method_key, test=d.method,
         interval=d.interval, p_value=d.p_value, q_value=d.q_value, min_p=d.min_p, noise_floor=d.noise_floor,
-        verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes))
+        verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes),
+        run_to_run=RunToRunUsed(d.variance_source, d.d0, d.d, d.runs_needed, d.run_change, d.run_spread)
+        if d.variance_source else None)
     # how run-to-run variance entered the test is said once for the report, not per row
-    return Cell(label, side, change, tuple(w for w in d.warnings
-                                           if w.side is WarningSide.PAIR and w.kind != RUN_VARIANCE))
+    pair = [w for w in d.warnings if w.side is WarningSide.PAIR and w.kind != RUN_VARIANCE]
+    if change.run_to_run is not None and d.verdict is Verdict.UNDECIDED:
+        pair.append(_runs_to_decide(change.run_to_run))
+    return Cell(label, side, change, tuple(pair))
+
+
+def _runs_to_decide(used: RunToRunUsed) -> StatWarning:
+    """What would decide an undecided row of separate runs: replicate runs per side."""
+    runs = f"{used.runs_needed}" if used.runs_needed is not None else "more than 1000"
+    return StatWarning(RUNS_TO_DECIDE, f"undecided: {runs} runs a side would decide {100 * used.size:.3g}% "
+                       "(80% power, this host's run-to-run spread)", WarningSide.PAIR)
 
 
 def _blocks(rows: list[Row], n_sides: int, layouts: dict[str, Layout],

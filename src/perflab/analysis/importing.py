@@ -10,24 +10,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from perflab.formats.common import ImportedFile
 from perflab.formats.importers import parse_file
 from perflab.model.errors import UsageError
-from perflab.model.records import MetricInfo, RunStatus
+from perflab.model.records import UNKNOWN_HOSTS, MetricInfo, RunStatus
 from perflab.store import Store
 
 
 def import_file(store: Store, source: str | ImportedFile, *args: str | os.PathLike[str],
                 label: str | None = None, ignore_failure: bool = False,
-                progress: Callable[[int, int], None] | None = None) -> int:
+                progress: Callable[[int, int], None] | None = None, host: str | None = None) -> int:
     """Import a result file as one run; the new run's id.
 
     Either ``import_file(store, kind, path, label)`` (parses, then writes) or
     ``import_file(store, parsed, label)`` with a file already parsed by
     ``formats.importers.parse_file`` (so the CLI can reject a malformed file before it opens
     the database). ``label`` may also be given by keyword; ``progress(written, total)``
-    hears of the repetitions written, a batch at a time.
+    hears of the repetitions written, a batch at a time. ``host``: the machine the file
+    was recorded on, where the file does not say (else it stays unknown: such a run is
+    never a replicate of another).
     """
     rest = list(args)
     if isinstance(source, ImportedFile):
@@ -42,6 +45,8 @@ def import_file(store: Store, source: str | ImportedFile, *args: str | os.PathLi
         label = os.fspath(rest.pop())
     if label is None or not str(label).strip():
         raise UsageError("an imported run needs a label", hint="pass --label NAME")
+    if host is not None and host.strip() and parsed.host in UNKNOWN_HOSTS:
+        parsed = replace(parsed, host=host.strip())
     return write_import(store, parsed, str(label).strip(), progress)
 
 

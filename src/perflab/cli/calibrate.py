@@ -16,27 +16,31 @@ from perflab.model.limits import MAX_SEPARATE_RUNS
 @click.argument("run_args", nargs=-1, type=click.UNPROCESSED, metavar="[RUN OPTIONS] TARGET...")
 @click.pass_context
 def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...]) -> None:
-    """Record K separate runs of the same thing and show its run-to-run spread.
+    """Record K separate runs of every entry and teach this host its run-to-run variance.
 
     Samples inside one run share its circumstances (process placement, caches, the
     machine's state), so separate runs differ by more than their samples suggest
     (Kalibera and Jones, 2013). Takes the options and target of 'perflab run' (not
-    --label or --resume). The runs are replicates (the same thing on the same host,
-    kernel and commit, under one label; runs of it each under a label of their own count
-    as well): from then on 'perflab compare' of separate runs of these benchmarks on this
-    host adds their run-to-run variance to its test instead of refusing to judge small
-    changes.
+    --label or --resume): a suite, a workload or '-- CMD'. Each of the K runs holds every
+    entry of the target, so the entries' runs interleave and drift hits all alike. The
+    runs are replicates (the same thing on the same host, kernel and commit, under one
+    label; runs of it each under a label of their own count as well). Then the host model
+    is refitted and shown: per kind of metric, the prior of run-to-run variance that
+    'perflab compare' of separate runs on this host borrows (moderated by a benchmark's
+    own replicates where it has some).
 
     \b
       perflab calibrate -k 5 -n 20 -- ./mytool input.dat
       perflab calibrate hackbench -p groups=1,4 -n 10
+      perflab calibrate -k 5 suites/quick.toml
     """
     from dataclasses import replace
 
     from perflab.analysis.compare import run_to_run
+    from perflab.analysis.host_model import view
     from perflab.cli.record import progress_for, run, run_request
     from perflab.execute import record
-    from perflab.render.calibrate import render_calibration
+    from perflab.render.calibrate import render_calibration, render_host_model
 
     if k < 2:
         raise UsageError(f"--runs must be 2 or more to measure variance between runs, got {k}")
@@ -58,6 +62,7 @@ def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...])
             if store.resolve_run(str(ids[-1])).status.value == "failed":
                 raise UsageError(f"every sample of run {ids[-1]} failed; see 'perflab show {ids[-1]}'")
         click.echo(render_calibration(run_to_run(store, ids)), nl=False)
+        click.echo("\n" + render_host_model(view(store, store.resolve_run(str(ids[-1])).host)), nl=False)
 
 
 COMMANDS: list[click.Command] = [calibrate]

@@ -160,13 +160,15 @@ def _import_kinds() -> list[str]:
 @click.option("--label", required=True, help="Label of the new run.")
 @click.option("-i", "--ignore-failure", is_flag=True,
               help="Keep repetitions that exited non-zero as values (noted with their exit status).")
+@click.option("--host", metavar="NAME", help="The machine the file was recorded on, where the file does not say "
+              "(else unknown: never a replicate of another run).")
 @click.pass_context
-def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure: bool) -> None:
+def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure: bool, host: str | None) -> None:
     from perflab.analysis.importing import import_file
     from perflab.formats.importers import parse_file
     parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
     with open_store(ctx, create=True) as store:
-        run_id = import_file(store, parsed, label, progress=_ImportProgress(path))
+        run_id = import_file(store, parsed, label, progress=_ImportProgress(path), host=host)
     click.echo(f"imported {path} as run {run_id} ({label})")
 
 

@@ -20,13 +20,30 @@ def workloads() -> None:
 
 # -- doctor -----------------------------------------------------------------------------
 @click.command()
-def doctor() -> None:
-    """This machine as a benchmark host: what works, what adds noise, how to fix it."""
+@click.pass_context
+def doctor(ctx: click.Context) -> None:
+    """This machine as a benchmark host: what works, what adds noise, how to fix it, and
+    what the store knows of its run-to-run variance (the host model)."""
     from perflab.execute import environment, probe, tuning
     from perflab.render.doctor import render_doctor
     env = environment.capture()
     findings = tuning.check(env, is_root=os.geteuid() == 0)
     click.echo(render_doctor(env, findings, probe.perf_events(), probe.find_tools(), probe.TOOLS))
+    click.echo(_host_model(ctx))
+
+
+def _host_model(ctx: click.Context) -> str:
+    """The host model of this machine, from the store if there is one."""
+    from perflab.analysis.host_model import view
+    from perflab.cli.common import open_store
+    from perflab.model.errors import UsageError
+    from perflab.render.calibrate import render_host_model
+    from perflab.store import this_host
+    try:
+        with open_store(ctx, create=False) as store:
+            return render_host_model(view(store, this_host()))
+    except UsageError:   # no store yet: nothing learned
+        return render_host_model(view(None, this_host()))
 
 
 COMMANDS: list[click.Command] = [workloads, doctor]

@@ -52,7 +52,7 @@ from perflab.formats.common import (
     show,
 )
 from perflab.model.params import coerce
-from perflab.model.records import COMMAND_METRICS, Measurement, Point, SampleStatus
+from perflab.model.records import COMMAND_METRICS, UNKNOWN_HOST, Measurement, Point, SampleStatus
 
 NAME = "hyperfine"
 
@@ -122,7 +122,7 @@ def _hyperfine(data: Any, path: str, digest: str, ignore_failure: bool) -> Impor
     environment: dict[str, Any] = {"imported": NAME}
     if isinstance(file.metadata, dict):  # newer hyperfine: version, start time, platform
         environment["metadata"] = file.metadata
-    return ImportedFile(NAME, path, digest, "imported", environment, benchmarks)
+    return ImportedFile(NAME, path, digest, UNKNOWN_HOST, environment, benchmarks)
 
 
 _WORDS = {"results": "result", "times": "time", "exit_codes": "exit code",

@@ -39,7 +39,7 @@ from perflab.formats.common import (
     require_top_level,
     show,
 )
-from perflab.model.records import Direction, Measurement, MetricInfo, Point
+from perflab.model.records import UNKNOWN_HOST, Direction, Measurement, MetricInfo, Point
 
 NAME = "pyperf"
 
@@ -187,7 +187,7 @@ def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
         environment["cpu"] = cpu
     environment["metadata"] = suite
     environment["benchmark_metadata"] = per_benchmark
-    return ImportedFile(NAME, path, digest, host or "imported", environment, benchmarks)
+    return ImportedFile(NAME, path, digest, host or UNKNOWN_HOST, environment, benchmarks)
 
 
 def _value_place(run: str) -> Callable[[tuple[int | str, ...]], str]:

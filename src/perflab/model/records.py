@@ -72,6 +72,11 @@ COMMAND_METRICS = (
 MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
                            "rusage.")
 PRESSURE_METRIC_PREFIX = "psi."   # the runner's watch in runs recorded before outside.* (PSI)
+#: The host of a run whose machine is not known (an import whose file does not say, and no
+#: --host): never a replicate of anything, and no host model. "imported" is what imports
+#: were given before, kept as unknown.
+UNKNOWN_HOST = "unknown"
+UNKNOWN_HOSTS = frozenset({UNKNOWN_HOST, "imported"})
 PRESSURE_WINDOW_METRIC = "psi.window_us"   # the µs a sample's psi stalls were counted over
 OUTSIDE_METRIC_PREFIX = "outside."   # the load outside perflab's cgroups (execute/outside.py)
 OUTSIDE_WINDOW_METRIC = "outside.window_us"   # the µs a sample's outside.* figures cover

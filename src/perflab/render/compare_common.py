@@ -49,6 +49,26 @@ def significance_rule(report: CompareReport) -> str:
     return text + (f", change beyond the {floor} noise floor" if floor else "")
 
 
+#: How many rows a verdict line names before it counts the rest.
+VERDICT_NAMES = 8
+
+
+def verdict_lines(report: CompareReport, indent: str = "  ") -> list[str]:
+    """Each row's verdict, one line per verdict: the rows it holds (with the candidate's
+    label when there are several), so a row without a mark says whether it is "no change"
+    or "undecided" (a test that could not tell)."""
+    several = len(report.labels) > 2
+    by_verdict: dict[str, list[str]] = {}
+    for row, index, change in report.changes():
+        name = row.title + (f" ({report.labels[index + 1]})" if several else "")
+        by_verdict.setdefault(change.verdict.value, []).append(name)
+    lines = []
+    for verdict, names in by_verdict.items():
+        more = f" and {len(names) - VERDICT_NAMES} more" if len(names) > VERDICT_NAMES else ""
+        lines.append(f"{indent}{verdict} ({len(names)}): {', '.join(names[:VERDICT_NAMES])}{more}")
+    return lines
+
+
 def side_warnings(warnings: Sequence[StatWarning], side: WarningSide) -> list[str]:
     return [w.message for w in warnings if w.side is side]
 

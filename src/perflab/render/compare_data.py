@@ -14,6 +14,8 @@ significant digits)::
                    "change_pct", "ci_low", "ci_high", "confidence", "p_value", "q_value",
                    "min_p", "verdict", "significant", "method", "interval", "noise_floor",
                    "rule": null | {"name", "changed", "detail"},
+                   "run_to_run": null | {"source", "d0", "d", "spread_pct", "runs_needed"},
+                                 (separate runs tested with a prior of run-to-run variance)
                    "warnings": [WARNING]}}]}],
      "profile": [{"name", "benchmark", "params", "event", "kind", "symbol",
                   "sides": [{"label", "mean_pct", "stddev_pct", "n", "change_points",
@@ -86,6 +88,9 @@ def _comparison(d: Change | None, side_warnings: Sequence[StatWarning]) -> dict[
         "min_p": number(d.min_p), "verdict": d.verdict.value, "significant": d.significant, "method": d.test,
         "interval": d.interval, "noise_floor": number(d.noise_floor),
         "rule": None if rule is None else {"name": rule.name, "changed": rule.changed, "detail": rule.detail},
+        "run_to_run": None if d.run_to_run is None else {
+            "source": d.run_to_run.source, "d0": number(d.run_to_run.d0), "d": number(d.run_to_run.d),
+            "spread_pct": number(d.run_to_run.spread_pct), "runs_needed": d.run_to_run.runs_needed},
         "warnings": _warnings(side_warnings),
     }
 

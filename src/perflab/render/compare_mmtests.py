@@ -34,6 +34,7 @@ from perflab.render.compare_common import (
     significance_rule,
     titled,
     tool_scale,
+    verdict_lines,
     warning_lines,
 )
 
@@ -125,6 +126,9 @@ def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool 
     parts = [_block(block, stats, report.runs, width) for block in report.blocks]
     footer = [f"* = significant: {significance_rule(report)}",
               "% = change vs the baseline, positive = better"]
+    verdicts = verdict_lines(report)
+    if verdicts and not report.is_rule:
+        footer += ["verdicts:", *verdicts]
     footer += note_lines(report)
     warnings = warning_lines(report, verbose=verbose)
     if warnings:

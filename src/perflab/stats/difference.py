@@ -38,10 +38,12 @@ from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import unjudgeable
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
+from perflab.stats.separate_runs import RunToRun, judge
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
 from perflab.stats.summary import Summary, clean, summarize
 from perflab.stats.variance import RunVariance
 from perflab.stats.warnings import (
+    BIMODAL,
     NONPOSITIVE_CENTRE,
     NONPOSITIVE_LOG,
     OPPOSITE_ESTIMATE,
@@ -78,6 +80,12 @@ class Difference:
     warnings: tuple[StatWarning, ...]
     rule: RuleResult | None = None  # the rule's own result for mmtests / lkp
     judgeable: bool = True          # False: the data cannot carry a mark (stats.resolution)
+    variance_source: str = ""       # separate runs: which run-to-run variance the test used
+    d0: float = math.nan            # the host prior's degrees of freedom, and the row's own
+    d: float = math.nan             # replicates' (stats.separate_runs)
+    runs_needed: int | None = None  # replicate runs a side that would decide a change of run_change
+    run_change: float = math.nan    # that change (relative): the row's own, at least the noise floor
+    run_spread: float = math.nan    # the posterior run-to-run spread (sd of logs, in %)
 
 
 def _oriented(ratio: float, direction: Direction) -> float:
@@ -117,7 +125,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
             noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
             seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None,
             run_shares: tuple[float, float] = (1.0, 1.0),
-            summaries: tuple[Summary, Summary] | None = None) -> Difference:
+            summaries: tuple[Summary, Summary] | None = None, run_to_run: RunToRun | None = None) -> Difference:
     """Compare two samples of one metric (values in repetition order) with `method`.
 
     welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
@@ -136,7 +144,9 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     ``run_shares``: sum (m_j/n)^2 over the runs each side pools, 1 for a single run);
     the other methods cannot, so their noise floor widens to the run-to-run spread of a
     difference (z·sqrt(2·sigma_b^2)). Without an estimate, changes below
-    ``UNKNOWN_RUN_FLOOR`` are not judged. Either way a warning says so.
+    ``UNKNOWN_RUN_FLOOR`` are not judged. Either way a warning says so. With ``run_to_run``
+    (a host prior, `stats.separate_runs`) the variance is the prior's posterior instead,
+    and what the prior cannot stand for leaves the row undecided.
 
     The verdict here treats the row as a report of one (rejected iff p < 1 − confidence);
     pass every row of a report through `decide` for FDR-controlled verdicts. Never raises
@@ -162,7 +172,17 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         if base_summary.n and new_summary.n and not (math.isnan(base_summary.centre) or math.isnan(new_summary.centre)):
             pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
     p_value, rule = math.nan, None
-    if separate_runs:
+    judged = None
+    if separate_runs and run_to_run is not None:
+        judged = judge(run_to_run, a, b, floor=noise_floor, change=change / 100, confidence=confidence,
+                       bimodal=(_bimodal(base_summary), _bimodal(new_summary)))
+    if judged is not None:
+        run_variance, run_shares = judged.variance, (1.0, 1.0)
+        if method != "welch-log":   # the other methods cannot take it into their test: a wider floor
+            noise_floor, _ = _run_floor(run_variance, method, noise_floor, confidence)
+        pair.append(StatWarning(RUN_VARIANCE, f"separate runs: {judged.variance.source} (prior d0 "
+                                f"{judged.d0:.3g}) is part of the test"))
+    elif separate_runs:
         noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
         pair.append(StatWarning(RUN_VARIANCE, note))
     if method == "welch-log":
@@ -199,6 +219,8 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
                                 "outliers or skew move the centres; no direction is called"))
     blocked = unjudgeable(a, b, base_summary.centre, new_summary.centre,
                           (*base_summary.warnings, *new_summary.warnings))
+    if blocked is None and judged is not None:
+        blocked = judged.blocked
     if blocked is not None:
         pair.append(blocked)
     verdict = _verdict(change, ci_low, ci_high, 100.0 * noise_floor, p_value < 1.0 - confidence, rule, direction,
@@ -209,7 +231,14 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         min_p=min_p,
         method=METHOD_NAMES[method], method_key=method, interval=interval, noise_floor=noise_floor,
         verdict=verdict, significant=verdict.significant,
-        warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule, judgeable=blocked is None)
+        warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule, judgeable=blocked is None,
+        variance_source=judged.variance.source if judged else "", d0=judged.d0 if judged else math.nan,
+        d=judged.d if judged else math.nan, runs_needed=judged.runs_needed if judged else None,
+        run_change=judged.size if judged else math.nan, run_spread=judged.variance.cov_pct if judged else math.nan)
+
+
+def _bimodal(summary: Summary) -> bool:
+    return any(w.kind == BIMODAL for w in summary.warnings)
 
 
 #: Changes below this are not judged across runs whose run-to-run variance is unknown. Stated,

@@ -19,6 +19,7 @@ outliers               modified z-score above 3.5
 bimodal                the values fall into two separated groups
 trend                  the values drift along the repetition order
 run-variance           separate runs: how run-to-run variance entered the test
+runs-to-decide         separate runs left undecided: the replicate runs that would decide
 opposite-estimate      the change of the centres and the test's interval point opposite ways
 =====================  ======================================================
 """
@@ -42,6 +43,7 @@ OUTLIERS = "outliers"
 BIMODAL = "bimodal"
 TREND = "trend"
 RUN_VARIANCE = "run-variance"
+RUNS_TO_DECIDE = "runs-to-decide"
 OPPOSITE_ESTIMATE = "opposite-estimate"
 
 __all__ = ["StatWarning"]

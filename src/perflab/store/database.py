@@ -54,8 +54,15 @@ def _add_fleet_tables(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _add_host_priors(conn: sa.Connection) -> None:
+    """Schema 5: the host model of run-to-run variance."""
+    from perflab.store.schema import host_priors
+    host_priors.create(conn, checkfirst=True)
+
+
 # version -> function(connection) upgrading from version-1
-MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables}
+MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables,
+                                 5: _add_host_priors}
 
 
 def open_engine(target: str | None, *, create: bool) -> Engine:

@@ -27,6 +27,7 @@ from perflab.model.limits import is_id
 from perflab.model.records import (
     ENVIRONMENT_NOT_LOADED,
     SPEC_NOT_LOADED,
+    UNKNOWN_HOSTS,
     Measurement,
     MetricInfo,
     Point,
@@ -437,7 +438,8 @@ class Store:
         each has a label no other such run has (ten A/A pairs labelled a1, b1, a2, ...: one
         group of twenty). Two labels of several runs each stay apart: a label is how a user
         says "this build" when the commit does not."""
-        complete = (runs.c.host.in_(sorted(hosts)), runs.c.status == RunStatus.COMPLETE.value)
+        known = sorted(set(hosts) - UNKNOWN_HOSTS)   # a run of an unknown machine repeats nothing
+        complete = (runs.c.host.in_(known), runs.c.status == RunStatus.COMPLETE.value)
         # only a host and commit of two or more runs can hold replicates: a nightly store of
         # one run a commit reads no spec at all
         shared = (sa.select(runs.c.host, runs.c.commit).where(*complete)

@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -228,5 +228,26 @@ watched_branches = sa.Table(
     sa.Column("repo", sa.Text, primary_key=True),
     sa.Column("branch", sa.Text, primary_key=True),
     sa.Column("last_commit", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+
+# The host model (schema 5): per host and kind of metric, the prior of run-to-run variance
+# fitted on every replicate group there (stats.host_prior). Derived, refitted when the
+# host's replicate runs change (``stamp``: their count and newest id).
+host_priors = sa.Table(
+    "host_priors", metadata,
+    sa.Column("host", sa.Text, primary_key=True),
+    sa.Column("kind", sa.String(16), primary_key=True),    # wall time, cpu time, rate, count
+    sa.Column("s0_squared", sa.Float, nullable=False),     # log scale
+    sa.Column("d0", sa.Float, nullable=False),
+    sa.Column("groups", sa.Integer, nullable=False),
+    sa.Column("benchmarks", sa.Integer, nullable=False),
+    sa.Column("data_df", sa.Float, nullable=False),
+    sa.Column("slope", sa.Float, nullable=False),
+    sa.Column("centre", sa.Float, nullable=False),
+    sa.Column("low", sa.Float),                            # NULL: no covariate range
+    sa.Column("high", sa.Float),
+    sa.Column("stamp", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
 )

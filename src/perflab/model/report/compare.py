@@ -110,6 +110,18 @@ class RuleOutcome:
 
 
 @dataclass(frozen=True)
+class RunToRunUsed:
+    """How a row of separate runs got its run-to-run variance (stats.separate_runs)."""
+
+    source: str                # e.g. "own 3 replicates + host prior"
+    d0: float                  # the prior's degrees of freedom
+    d: float                   # the row's own replicates' (0: none)
+    runs_needed: int | None    # replicate runs a side that would decide a change of ``size``
+    size: float                # relative: the row's own change, at least the noise floor
+    spread_pct: float          # the posterior run-to-run spread it tested with (sd of logs, %)
+
+
+@dataclass(frozen=True)
 class Change:
     """One candidate against the baseline on one row: estimate, interval, test, verdict."""
 
@@ -127,6 +139,8 @@ class Change:
     rule: RuleOutcome | None = None
     # oriented % change of mmtests' other summary rows, keyed (stat, N) as in STAT_KEYS
     stat_changes: tuple[tuple[tuple[str, int], float], ...] = ()
+    run_to_run: RunToRunUsed | None = None   # separate runs with a prior: which variance it used
+
 
     @property
     def significant(self) -> bool:

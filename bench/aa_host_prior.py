@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Separate runs judged with a host prior of run-to-run variance: A/A false calls and power.
+
+Data: bench/data/separate-runs/runs.csv (bench/record_separate_runs.py: K separate
+`perflab run -n 30` runs of each of several benchmarks, interleaved). Every pair of
+distinct runs (i, j) of one benchmark is an A/A comparison of its wall time, through
+perflab's own row test (stats.difference.compare, separate runs, as `perflab compare`
+calls it), in three designs:
+
+  nothing    nothing on the host: perflab's default prior (analysis.host_model.DEFAULT_PRIORS,
+             fitted on other recordings: bench/data/noise*)
+  host prior the host prior from the OTHER benchmarks only (leave one benchmark out: each
+             other benchmark's K runs are one replicate group), none of this one
+  3 + prior  3 replicate runs of this benchmark (drawn from the runs other than i and j)
+             plus the leave-one-out host prior
+
+and, for reference, today's rule without a prior (changes below 2% not judged) and the
+oracle: Welch on logs with each benchmark's run-to-run variance taken as known (the
+ANOVA estimate from all K of its runs). Power: one side's values times 1.10 (a 10%
+slow-down), called a regression. Rates are per row (one comparison), alpha 0.05 two-sided,
+with Wilson's 95% interval; undecided is its own share.
+
+--simulate draws the same layout from the model itself instead (8 benchmarks, 12 runs of
+30, sigma_b^2 from a scaled inverse chi-square with s0 3%, d0 10; 2% noise inside a run):
+where the model holds, what each design gives.
+
+--fit-default prints the default prior fitted on bench/data/noise*/ (12 benchmarks in three
+recording sessions: each session's -a and -b runs of a benchmark are a replicate pair; no trend), each
+run cut to its first 30 values (a common run size: the prior describes a run mean's
+variance at a run size).
+
+Usage: bench/aa_host_prior.py [--data FILE | --simulate] [--seed 2026] [--change 1.10 ...] | --fit-default
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+NEEDED: dict[tuple[float, str], list[int]] = {}   # runs a side that would decide, per (factor, design)
+FLOOR = 0.01          # the command metric's noise floor (model.records.MetricInfo)
+STALL_SHARE = 0.10    # analysis.contention's: CPU pressure beyond it is a competing load
+DESIGNS = ("nothing", "host prior", "3 + prior", "2% rule", "oracle")
+
+
+def load_runs(path: Path) -> dict[str, list[dict[str, np.ndarray]]]:
+    """benchmark -> its runs in order, each {column: values in repetition order}."""
+    rows: dict[str, dict[int, dict[str, list[float]]]] = {}
+    with open(path, newline="") as handle:
+        for line in csv.DictReader(handle):
+            run = rows.setdefault(line["benchmark"], {}).setdefault(int(line["run"]), {})
+            for key, value in line.items():
+                if key not in ("benchmark", "run", "repetition"):
+                    run.setdefault(key, []).append(float(value) if value else math.nan)
+    return {b: [{k: np.array(v) for k, v in runs[i].items()} for i in sorted(runs)] for b, runs in rows.items()}
+
+
+def noise_runs() -> dict[str, list[np.ndarray]]:
+    """bench/data/noise*/NAME-a|b.csv: (session, benchmark) -> its two separate runs (one file
+    each, about 4.5 minutes apart): replicates as perflab defines them (one host, kernel and
+    session); runs of different sessions are not (another kernel build, another day)."""
+    out: dict[str, list[np.ndarray]] = {}
+    for path in sorted(ROOT.glob("bench/data/noise*/*-[ab].csv")):
+        lines = [line.split(",") for line in path.read_text().splitlines() if line and not line.startswith("#")]
+        numbers = np.array([float(value) for _, value in lines[1:]])
+        out.setdefault(f"{path.parent.name}/{path.stem[:-2]}", []).append(numbers)
+    return out
+
+
+def simulated(seed: int, benchmarks: int = 8, runs: int = 12, n: int = 30) -> dict[str, list[dict[str, np.ndarray]]]:
+    """The recordings' layout drawn from the model: sigma_b^2 ~ s0^2 d0 / chi2_d0 per benchmark."""
+    rng = np.random.default_rng(seed)
+    s0, d0, within = 0.03, 10.0, 0.02
+    out = {}
+    for b in range(benchmarks):
+        sigma_b = s0 * math.sqrt(d0 / rng.chisquare(d0))
+        out[f"sim-{b}"] = [{"time": 0.01 * np.exp(rng.normal(0, sigma_b) + rng.normal(0, within, n)),
+                            "psi.cpu_some_us": np.zeros(n), "psi.window_us": np.ones(n)} for _ in range(runs)]
+    return out
+
+
+def prior_of(groups: list[list[np.ndarray]]):
+    from perflab.stats.host_prior import fit_prior, spread
+    found = [s for s in (spread(g) for g in groups) if s is not None]
+    return fit_prior([s.s2 for s in found], [s.df for s in found], covariate=[s.within for s in found])
+
+
+def loaded(run: dict[str, np.ndarray]) -> bool:
+    window = np.nansum(run.get("psi.window_us", np.array([math.nan])))
+    return bool(window > 0 and np.nansum(run["psi.cpu_some_us"]) / window > STALL_SHARE)
+
+
+def verdicts(base: dict[str, np.ndarray], new: dict[str, np.ndarray], factor: float, priors: dict,
+             own: list[np.ndarray], oracle_s2: float) -> dict[str, str]:
+    """Each design's verdict on base against new (new's times multiplied by ``factor``)."""
+    from perflab.model.records import Direction, MeanKind
+    from perflab.stats.difference import compare
+    from perflab.stats.host_prior import spread
+    from perflab.stats.separate_runs import RunToRun
+    from perflab.stats.variance import RunVariance
+
+    a, b = base["time"], new["time"] * factor
+    load = (loaded(base), loaded(new))
+    common = {"direction": Direction.LOWER, "mean_kind": MeanKind.ARITHMETIC, "noise_floor": FLOOR,
+              "separate_runs": True}
+    own_spread = spread(own)
+    known = {
+        "nothing": RunToRun(priors["default"], True, 12, None, 0, load),
+        "host prior": RunToRun(priors["lobo"], False, priors["others"], None, 0, load),
+        "3 + prior": RunToRun(priors["lobo"], False, priors["others"], own_spread, len(own), load),
+    }
+    rows = {name: compare(a, b, run_to_run=k, **common) for name, k in known.items()}  # type: ignore[arg-type]
+    out = {name: d.verdict.value for name, d in rows.items()}
+    NEEDED.setdefault((factor, "host prior"), []).append(rows["host prior"].runs_needed or 10**9)
+    NEEDED.setdefault((factor, "3 + prior"), []).append(rows["3 + prior"].runs_needed or 10**9)
+    out["2% rule"] = compare(a, b, **common).verdict.value  # type: ignore[arg-type]
+    oracle = RunVariance(max(oracle_s2, 0.0), 1e9, 0, "oracle")
+    out["oracle"] = compare(a, b, run_variance=oracle, **common).verdict.value  # type: ignore[arg-type]
+    return out
+
+
+def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int,
+             change: float) -> dict[str, dict[str, list[int]]]:
+    """design -> {"aa": [false calls, undecided, trials], "power": [regressions called, undecided, trials]}."""
+    from perflab.analysis.host_model import DEFAULT_PRIORS
+    from perflab.stats.variance import between_runs
+    rng = np.random.default_rng(seed)
+    counts = {d: {"aa": [0, 0, 0], "power": [0, 0, 0]} for d in DESIGNS}
+    default = DEFAULT_PRIORS["wall time"][0]
+    for name, runs in data.items():
+        others = [[r["time"] for r in rs] for other, rs in data.items() if other != name]
+        priors = {"default": default, "lobo": prior_of(others), "others": len(others)}
+        truth = between_runs([r["time"] for r in runs])   # sigma_b^2, net of the within-run noise
+        oracle_s2 = truth.sigma2 if truth is not None else 0.0
+        for i in range(len(runs)):
+            for j in range(i + 1, len(runs)):
+                rest = [k for k in range(len(runs)) if k not in (i, j)]
+                own = [runs[k]["time"] for k in rng.choice(rest, size=3, replace=False)]
+                for kind, factor, hit in (("aa", 1.0, ("improvement", "regression")),
+                                          ("power", change, ("regression",))):
+                    for design, verdict in verdicts(runs[i], runs[j], factor, priors, own, oracle_s2).items():
+                        tally = counts[design][kind]
+                        tally[0] += verdict in hit
+                        tally[1] += verdict == "undecided"
+                        tally[2] += 1
+    return counts
+
+
+def per_benchmark(data: dict[str, list[dict[str, np.ndarray]]]) -> list[str]:
+    from perflab.stats.variance import between_runs
+    lines = []
+    for name, runs in data.items():
+        s = between_runs([r["time"] for r in runs])
+        within = 100 * math.sqrt(s.ms_within) if s else math.nan
+        between = s.cov_pct if s else math.nan
+        lines.append(f"  {name:<16} {len(runs):>3} runs  within-run sd {within:6.2f}%  between-run sd {between:6.2f}%"
+                     f"  loaded runs {sum(loaded(r) for r in runs)}")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "separate-runs" / "runs.csv")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--fit-default", action="store_true")
+    parser.add_argument("--simulate", action="store_true", help="data drawn from the model, not --data")
+    parser.add_argument("--change", type=float, action="append",
+                        help="factor of the power's change, repeatable (default 1.10)")
+    args = parser.parse_args()
+    if args.fit_default:
+        groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
+        # flat: a trend learned on one machine, carried to another, can understate a quiet
+        # benchmark's run-to-run spread there (18.9% A/A with --simulate); a default must not
+        from perflab.stats.host_prior import fit_prior, spread
+        found = [s for s in (spread(g) for g in groups) if s is not None]
+        prior = fit_prior([s.s2 for s in found], [s.df for s in found])
+        print(f"default wall-time prior from {len(groups)} replicate pairs of bench/data/noise*: {prior}")
+        return 0
+    from aa_calibration import wilson
+
+    from perflab.analysis.host_model import DEFAULT_PRIORS
+    data = simulated(args.seed) if args.simulate else load_runs(args.data)
+    where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else str(args.data.relative_to(ROOT))
+    print(f"{where}: {len(data)} benchmarks, wall time, every pair of separate runs")
+    print("\n".join(per_benchmark(data)))
+    default = DEFAULT_PRIORS["wall time"][0]
+    print(f"default prior: s0 {default.cov_pct:.2f}%, d0 {default.d0:.2f}; leave-one-out host priors:")
+    for name in data:
+        p = prior_of([[r["time"] for r in rs] for other, rs in data.items() if other != name])
+        print(f"  without {name:<16} s0 {p.cov_pct:6.2f}%  d0 {p.d0:5.2f}  trend slope {p.slope:+.2f}" if p else
+              f"  without {name}: no prior")
+    for change in args.change or [1.10]:
+        table(evaluate(data, args.seed, change), change, wilson)
+    return 0
+
+
+def table(counts: dict[str, dict[str, list[int]]], change: float, wilson) -> None:
+    oracle_power = counts["oracle"]["power"][0] / counts["oracle"]["power"][2]
+    title = f"power at +{100 * (change - 1):g}% (95% CI)"
+    print(f"\n{'design':<12} {'A/A false calls (95% CI)':<28} {'undecided':>9}   {title:<26} "
+          f"{'undecided':>9}  {'of oracle':>9}")
+    for design in DESIGNS:
+        row = []
+        for kind in ("aa", "power"):
+            hits, undecided, trials = counts[design][kind]
+            low, high = wilson(hits / trials, trials)
+            row.append(f"{100 * hits / trials:5.1f}% ({100 * low:4.1f}..{100 * high:4.1f}%) of {trials:<4}")
+            row.append(f"{100 * undecided / trials:8.1f}%")
+        power = counts[design]["power"][0] / counts[design]["power"][2]
+        ratio = f"{100 * power / oracle_power:8.0f}%" if oracle_power else "-"
+        print(f"{design:<12} {row[0]:<28} {row[1]:>9}   {row[2]:<26} {row[3]:>9}  {ratio:>9}")
+    for design in ("host prior", "3 + prior"):
+        needed = NEEDED.get((change, design), [])
+        if needed:
+            median = float(np.median(needed))
+            print(f"  {design}: median runs a side that would decide a change of the row's size (at least "
+                  f"{100 * FLOOR:g}%) with 80% power: " + (f"{median:.0f}" if median < 10**9 else "over 1000"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

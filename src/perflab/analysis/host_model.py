@@ -1,0 +1,174 @@
+"""The host model: what the store knows of a host's run-to-run variance, per kind of metric.
+
+Every replicate group on the host (`Store.replicate_runs`: calibrate's runs, A/A pairs,
+repeated runs of one thing) gives each of its benchmark, point and metric rows a
+between-run variance (`stats.host_prior.spread`); the rows of one kind of metric fit one
+prior (`stats.host_prior.fit_prior`, trended in the within-run variance where that
+helps). The fit is stored and refitted when the host's replicate runs change.
+
+A host with no prior of a kind borrows perflab's default (`DEFAULT_PRIORS`), fitted on the
+recordings committed under bench/data/noise* by ``bench/aa_host_prior.py --fit-default``:
+runs of three sessions of a shared 2-CPU machine, idle to loaded, so it is wide.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from perflab.model.records import (
+    OUTSIDE_METRIC_PREFIX,
+    PRESSURE_METRIC_PREFIX,
+    UNKNOWN_HOSTS,
+    Direction,
+    MetricInfo,
+    RunInfo,
+    is_monitor_metric,
+)
+from perflab.model.report.calibration import HostModelView, HostPriorLine
+from perflab.stats.host_prior import Prior, Spread, fit_prior, metric_kind, spread
+from perflab.stats.separate_runs import RunToRun
+from perflab.stats.variance import RunVariance
+from perflab.store import Store
+from perflab.store import host_model as stored
+
+Key = tuple[str, str, str]   # benchmark, params JSON, metric
+
+#: Wall time only: fitted by ``bench/aa_host_prior.py --fit-default`` on bench/data/noise*/
+#: (12 benchmarks in three recording sessions, one of them under other people's test
+#: suites; each session's two runs of a benchmark a replicate pair, their first 30 values),
+#: without a trend (one machine's trend carried to another understated a quiet benchmark's
+#: spread: 18.9% A/A in the bench's simulation): 6.7% on d0 0.74, wide on purpose
+#: (docs/separate-runs.md). Other kinds have none.
+DEFAULT_PRIORS: dict[str, tuple[Prior, int]] = {
+    "wall time": (Prior(s0_squared=0.004536, d0=0.7430, groups=36, data_df=36.0), 12),
+}
+
+
+def replicate_spreads(store: Store, groups: Iterable[list[int]],
+                      benchmarks: set[str] | None = None) -> dict[tuple[str, str, str], list[Spread]]:
+    """(benchmark, point, metric) -> the spread of each replicate group that holds it."""
+    out: dict[tuple[str, str, str], list[Spread]] = {}
+    for ids in groups:
+        per_key: dict[tuple[str, str, str], list[np.ndarray]] = {}
+        for found in store.value_groups_of_runs(ids, benchmarks, None).values():
+            for g in found:
+                per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
+        for key, values in per_key.items():
+            measured = spread(values)
+            if measured is not None:
+                out.setdefault(key, []).append(measured)
+    return out
+
+
+def kind_of(info: MetricInfo) -> str:
+    return metric_kind(info.name, info.unit, info.direction is Direction.HIGHER)
+
+
+def fit(spreads: dict[tuple[str, str, str], list[Spread]],
+        infos: dict[tuple[str, str], MetricInfo]) -> dict[str, tuple[Prior, int]]:
+    """Kind of metric -> (prior, benchmarks it learned from), from the groups' spreads."""
+    by_kind: dict[str, list[tuple[str, Spread]]] = {}
+    for (benchmark, _, metric), found in spreads.items():
+        info = infos.get((benchmark, metric))
+        # the machine's own watch (pressure, outside load, monitors) is not a benchmark's measure
+        if info is None or metric.startswith((PRESSURE_METRIC_PREFIX, OUTSIDE_METRIC_PREFIX)) \
+                or is_monitor_metric(metric):
+            continue
+        by_kind.setdefault(kind_of(info), []).extend((benchmark, s) for s in found)
+    out = {}
+    for kind, members in by_kind.items():
+        prior = fit_prior([s.s2 for _, s in members], [s.df for _, s in members],
+                          covariate=[s.within for _, s in members])
+        if prior is not None:
+            out[kind] = (prior, len({b for b, _ in members}))
+    return out
+
+
+def _infos(store: Store, benchmarks: Iterable[str]) -> dict[tuple[str, str], MetricInfo]:
+    return {(b, name): info for b in set(benchmarks) for name, info in store.metric_infos(b).items()}
+
+
+def stamp_of(groups: list[list[int]]) -> str:
+    """What a host model was fitted on: its replicate runs' count and newest id."""
+    every = sorted(i for ids in groups for i in ids)
+    return f"{len(every)}:{every[-1] if every else 0}"
+
+
+def host_model(store: Store, host: str) -> list[stored.HostPrior]:
+    """The host's priors, refitted and stored first when its replicate runs changed."""
+    groups = store.replicate_runs({host})
+    stamp = stamp_of(groups)
+    known = stored.load(store, host)
+    if known and known[0].stamp == stamp or not known and not groups:
+        return known
+    spreads = replicate_spreads(store, groups)
+    stored.save(store, host, stamp, fit(spreads, _infos(store, {k[0] for k in spreads})))
+    return stored.load(store, host)
+
+
+def _loaded(store: Store, runs: list[RunInfo]) -> bool:
+    """Whether another load competed with any of these runs (analysis.contention: the load
+    outside perflab's cgroups beyond OUTSIDE_SHARE)."""
+    from perflab.analysis.contention import outside_loads
+    return any(load.competed for load in outside_loads(store, runs))
+
+
+def _own(variance: RunVariance | None) -> Spread | None:
+    if variance is None or not math.isfinite(variance.ms_between):
+        return None
+    return Spread((variance.ms_between - variance.ms_within) / variance.n0, variance.df, variance.ms_within,
+                  variance.n0)
+
+
+def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iterable[Key],
+                            infos: dict[tuple[str, str], MetricInfo],
+                            own: dict[Key, RunVariance | None], default: bool = True) -> dict[Key, RunToRun]:
+    """Per row of single-run sides: the host prior of its kind of metric (the baseline's
+    host; where the host has none, perflab's default if the row has no replicates of its
+    own either, else no prior: its own replicates alone), its own replicates, and on which
+    sides another load competed (``load`` holds every side; a cell takes its pair's). A host
+    named 'unknown' has no model."""
+    host = sides[0][0].host
+    priors = _priors_without(store, host, {run.id for side in sides for run in side})
+    load = tuple(_loaded(store, side) for side in sides)
+    out = {}
+    for key in keys:
+        kind = kind_of(infos[(key[0], key[2])])
+        variance = own.get(key)
+        # the default stands in for nothing known; a row with replicates of its own on this
+        # host is tested on them alone (the run as the unit) rather than on another machine's spread
+        fallback = DEFAULT_PRIORS.get(kind) if variance is None and default else None
+        prior, benchmarks = priors.get(kind) or fallback or (None, 0)
+        out[key] = RunToRun(prior, kind not in priors, benchmarks, _own(variance),
+                            variance.runs if variance is not None else 0, load)
+    return out
+
+
+def _priors_without(store: Store, host: str, compared: set[int]) -> dict[str, tuple[Prior, int]]:
+    """The host's priors by kind, fitted without the runs being compared: their own
+    difference is what is tested, and a real change among them would widen the prior of
+    every benchmark (the stored model when none of them is a replicate, else a refit)."""
+    if host in UNKNOWN_HOSTS:
+        return {}
+    if not compared & {i for ids in store.replicate_runs({host}) for i in ids}:
+        return {p.kind: (p.prior, p.benchmarks) for p in host_model(store, host)}
+    spreads = replicate_spreads(store, store.replicate_runs({host}, exclude=compared))
+    return fit(spreads, _infos(store, {k[0] for k in spreads}))
+
+
+def view(store: Store | None, host: str) -> HostModelView:
+    """The host model as shown by doctor and calibrate: the host's priors (none without a
+    store), and perflab's default for each kind the host has none of."""
+    learned = host_model(store, host) if store is not None and host not in UNKNOWN_HOSTS else []
+    lines = [_line(p.kind, p.prior, p.benchmarks, False) for p in learned]
+    known = {p.kind for p in learned}
+    lines += [_line(kind, prior, benchmarks, True) for kind, (prior, benchmarks) in DEFAULT_PRIORS.items()
+              if kind not in known]
+    return HostModelView(host, tuple(lines))
+
+
+def _line(kind: str, prior: Prior, benchmarks: int, default: bool) -> HostPriorLine:
+    return HostPriorLine(kind, prior.cov_pct, prior.d0, prior.groups, benchmarks, prior.slope != 0.0, default)

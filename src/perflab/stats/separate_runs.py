@@ -1,0 +1,133 @@
+"""The moderated test of two separate runs: run-to-run variance borrowed from the host.
+
+Two separate runs' mean logs differ by their samples' noise and by their runs' levels
+(``stats.variance``): each run's mean log has variance tau^2 = sigma_b^2 + sigma_w^2 / n,
+and the pair can measure only the second part. `judge` takes tau^2 from the host prior
+(`stats.host_prior`, at the pair's own within-run part sigma_w^2 / n when the prior is
+trended), moderated by the benchmark's own replicates where the store has some:
+s~^2 = (d0 s0^2 + d s^2) / (d0 + d), on d0 + d degrees of freedom (Smyth 2004). The test
+is Welch's on log values with the difference's variance 2 s~^2 on d0 + d df (never below
+the pair's own variance of the difference: `RunVariance.difference_variance`).
+
+A row is left undecided (the returned ``blocked`` warning) when what the prior stands for
+does not hold for it:
+  - two groups of values on either side (a run's level is then how its samples split);
+  - competing load on one side only (one run's level carries another job);
+  - its own replicates beyond the prior's upper tail at TAIL_ALPHA (F test, s^2/s0^2 ~
+    F(d, d0)): this benchmark varies more than the host's others, so the prior understates it;
+  - its runs' within-run part beyond any a trended prior learned from: nothing the host
+    measured says how far the trend goes. (A flat prior adds the excess of the pair's
+    within-run part over its groups' typical one: the levels add.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from perflab.model.verdicts import StatWarning
+from perflab.stats.host_prior import Prior, Spread, beyond_prior, moderated, runs_to_decide
+from perflab.stats.variance import RunVariance
+
+#: Own replicates whose variance is beyond the prior's upper tail at this level leave the row undecided.
+TAIL_ALPHA = 0.01
+BEYOND_PRIOR = "beyond-host-prior"
+ONE_SIDED_LOAD = "one-sided-load"
+TWO_GROUPS = "two-groups"
+
+
+@dataclass(frozen=True)
+class RunToRun:
+    """What a row of separate runs knows of its run-to-run variance."""
+
+    prior: Prior | None
+    default: bool = False            # the prior is perflab's default, not this host's
+    benchmarks: int = 0              # benchmarks the prior learned from
+    own: Spread | None = None        # this row's own replicates (the same thing on this host)
+    own_runs: int = 0
+    load: tuple[bool, ...] = (False, False)   # another load competed with base / new
+
+    @property
+    def source(self) -> str:
+        """Which variance the row used, in words."""
+        if self.prior is None:
+            return "run-to-run variance unknown"
+        if self.default:
+            own = f"own {self.own_runs} replicates + " if self.own is not None else ""
+            return own + "default prior: teach this host with 'perflab calibrate'"
+        if self.own is not None:
+            return f"own {self.own_runs} replicates + host prior"
+        return f"run-to-run: host prior from {self.benchmarks} benchmark{'s' * (self.benchmarks != 1)}"
+
+    @property
+    def d(self) -> float:
+        return self.own.df if self.own is not None else 0.0
+
+
+@dataclass(frozen=True)
+class Judged:
+    variance: RunVariance          # the posterior sigma_b^2 as the test takes it
+    d0: float
+    d: float
+    blocked: StatWarning | None    # why the row must stay undecided, or None
+    runs_needed: int | None        # runs a side that would decide a change of this size
+    size: float                    # that change: the row's own, at least the noise floor
+
+
+def _within(x: np.ndarray) -> float:
+    logs = np.log(x[np.isfinite(x) & (x > 0)])
+    return float(logs.var(ddof=1)) if logs.size >= 2 else math.nan
+
+
+def judge(known: RunToRun, base: np.ndarray, new: np.ndarray, *, floor: float, change: float,
+          bimodal: tuple[bool, bool], confidence: float = 0.95) -> Judged | None:
+    """The posterior run-to-run variance of a row of separate runs and whether the row may
+    be judged at all; None without a prior. ``change`` (relative) and ``floor`` size the
+    change that `runs_to_decide` is asked about: the larger of the two."""
+    prior = known.prior
+    if prior is None:
+        return None
+    sides = [np.asarray(side, dtype=float) for side in (base, new)]
+    within = [_within(x) / x.size if x.size else math.nan for x in sides]   # sigma_w^2 / n a side
+    n = 2 / sum(1 / x.size for x in sides) if all(x.size for x in sides) else math.nan
+    finite = [w for w in within if math.isfinite(w)]
+    part = sum(finite) / len(finite) if finite else math.nan
+    s2, d = (known.own.s2, known.own.df) if known.own is not None else (math.nan, 0.0)
+    variance, df = moderated(prior, s2, d, part)
+    if prior.slope == 0.0 and math.isfinite(part) and math.isfinite(prior.low):
+        # a flat prior stands for runs of its groups' typical within-run part: noisier runs'
+        # means vary by their excess too (the levels add, Kalibera and Jones)
+        variance += max(0.0, part - math.exp(prior.centre))
+    blocked = _blocked(known, prior, within, bimodal, s2, d, part)
+    size = max(floor, abs(change)) if math.isfinite(change) else floor
+    needed = runs_to_decide(variance, prior.d0, size, alpha=1 - confidence)
+    # as mean squares at the pair's run size: 2 s~^2 on d0 + d df is the difference's variance
+    ms_within = part * n if math.isfinite(part) else math.nan
+    run = RunVariance(variance, df, known.own_runs, known.source, variance * n, ms_within, max(n - 1, 1.0), n)
+    return Judged(run, prior.d0, d, blocked, needed, size)
+
+
+def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[bool, bool],
+             s2: float, d: float, pooled: float) -> StatWarning | None:
+    if any(bimodal):
+        return StatWarning(TWO_GROUPS, "separate runs: values in two groups on "
+                           + ("both sides" if all(bimodal) else "one side")
+                           + ": a run's level is then how its samples split; not judged")
+    if known.load[0] != known.load[1]:
+        return StatWarning(ONE_SIDED_LOAD, "separate runs: another load competed with the "
+                           + ("base" if known.load[0] else "new") + " run only; not judged")
+    p = beyond_prior(prior, s2, d, pooled)
+    if p < TAIL_ALPHA:
+        own, typical = 100 * math.sqrt(max(s2, 0)), 100 * math.sqrt(prior.scale(pooled))
+        return StatWarning(BEYOND_PRIOR, f"separate runs: this benchmark's own replicates vary by {own:.2g}%, "
+                           f"beyond the host prior's {typical:.2g}% (F test p = {p:.2g}): the prior does not "
+                           "describe it; not judged")
+    widest = max((w for w in within if math.isfinite(w)), default=math.nan)
+    if prior.slope != 0.0 and math.isfinite(prior.high) and widest > math.exp(prior.high):
+        inside, learned = 100 * math.sqrt(widest), 100 * math.exp(prior.high / 2)
+        return StatWarning(BEYOND_PRIOR, f"separate runs: the noise of these runs' means ({inside:.2g}%, the "
+                           f"spread inside a run over sqrt(n)) is beyond any the host prior learned from "
+                           f"({learned:.2g}%); not judged")
+    return None

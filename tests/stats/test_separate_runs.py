@@ -1,0 +1,99 @@
+"""The moderated test of two separate runs: error rate, sources, and the rows it refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perflab.model.records import Direction, MeanKind
+from perflab.model.verdicts import Verdict
+from perflab.stats.difference import compare
+from perflab.stats.host_prior import Prior, Spread
+from perflab.stats.separate_runs import BEYOND_PRIOR, ONE_SIDED_LOAD, TWO_GROUPS, RunToRun
+
+ROW = {"direction": Direction.LOWER, "mean_kind": MeanKind.ARITHMETIC, "noise_floor": 0.01, "separate_runs": True}
+
+
+def runs(rng: np.random.Generator, sigma_b: float, sigma_w: float = 0.01, n: int = 30, k: int = 2) -> list[np.ndarray]:
+    return [np.exp(rng.normal(0, sigma_b) + rng.normal(0, sigma_w, n)) for _ in range(k)]
+
+
+def test_aa_false_calls_hold_alpha_when_the_prior_is_the_truth() -> None:
+    """Benchmarks whose run-to-run variances are drawn from the prior: about 5% called, not more."""
+    rng = np.random.default_rng(11)
+    s0, d0 = 0.03**2, 6.0
+    prior = Prior(s0, d0, 20, 100.0)
+    called = 0
+    trials = 1000
+    for _ in range(trials):
+        sigma_b = np.sqrt(s0 * d0 / rng.chisquare(d0))
+        a, b = runs(rng, sigma_b)
+        verdict = compare(a, b, run_to_run=RunToRun(prior, benchmarks=20), **ROW).verdict
+        called += verdict.significant
+    assert called / trials < 0.065   # 5% nominal; the 1% floor only lowers it
+
+
+def test_without_a_prior_the_twin_percent_rule_is_used() -> None:
+    rng = np.random.default_rng(2)
+    a, b = runs(rng, 0.02)
+    d = compare(a, b, run_to_run=RunToRun(None), **ROW)
+    assert d.variance_source == "" and any("unknown" in w.message for w in d.warnings)
+
+
+def test_each_source_is_named() -> None:
+    prior = Prior(1e-4, 6.0, 20, 100.0)
+    own = Spread(1e-4, 2.0, 1e-4, 30.0)
+    assert RunToRun(prior, benchmarks=15).source == "run-to-run: host prior from 15 benchmarks"
+    assert RunToRun(prior, own=own, own_runs=3).source == "own 3 replicates + host prior"
+    assert RunToRun(prior, default=True).source == "default prior: teach this host with 'perflab calibrate'"
+
+
+def test_own_replicates_add_degrees_of_freedom() -> None:
+    rng = np.random.default_rng(3)
+    a, b = runs(rng, 0.0)
+    prior = Prior(1e-4, 4.0, 20, 100.0)
+    d = compare(a, b, run_to_run=RunToRun(prior, own=Spread(1e-4, 2.0, 1e-4, 30.0), own_runs=3), **ROW)
+    assert (d.d0, d.d) == (4.0, 2.0)
+
+
+def test_a_clear_change_is_called_with_a_tight_prior() -> None:
+    rng = np.random.default_rng(4)
+    a, b = runs(rng, 0.0)
+    d = compare(a, b * 1.10, run_to_run=RunToRun(Prior(0.01**2, 20.0, 20, 100.0), benchmarks=20), **ROW)
+    assert d.verdict is Verdict.REGRESSION
+
+
+@pytest.mark.parametrize("case, kind", [
+    ("bimodal", TWO_GROUPS), ("load", ONE_SIDED_LOAD), ("beyond", BEYOND_PRIOR), ("wide", BEYOND_PRIOR)])
+def test_rows_the_prior_cannot_stand_for_are_undecided(case: str, kind: str) -> None:
+    rng = np.random.default_rng(5)
+    a, b = runs(rng, 0.0)
+    b = b * 1.2
+    prior = Prior(0.01**2, 20.0, 20, 100.0, high=float(np.log(0.05**2 / 30)))
+    known = RunToRun(prior, benchmarks=20)
+    if case == "bimodal":
+        b = np.concatenate([b[:15], b[15:] * 1.5])
+    elif case == "load":
+        known = RunToRun(prior, benchmarks=20, load=(False, True))
+    elif case == "beyond":
+        known = RunToRun(prior, own=Spread(0.2**2, 4.0, 1e-4, 30.0), own_runs=5)
+    else:   # a trended prior: nothing it learned says how far its line goes
+        high = float(np.log(0.05**2 / 30))
+        known = RunToRun(Prior(0.01**2, 20.0, 20, 100.0, slope=1.0, centre=high - 1, low=high - 2, high=high),
+                         benchmarks=20)
+        a = np.exp(rng.normal(0, 0.2, 30))
+    d = compare(a, b, run_to_run=known, **ROW)
+    assert d.verdict is Verdict.UNDECIDED
+    assert any(w.kind == kind for w in d.warnings), [w.message for w in d.warnings]
+    assert d.runs_needed is not None
+
+
+def test_a_flat_prior_adds_the_excess_of_noisier_runs() -> None:
+    """Runs noisier than the prior's groups: their means vary by the excess too."""
+    rng = np.random.default_rng(6)
+    typical = float(np.log(0.01**2 / 30))
+    prior = Prior(0.01**2, 20.0, 20, 100.0, centre=typical, low=typical - 1, high=typical + 1)
+    quiet = runs(rng, 0.0, sigma_w=0.01)
+    noisy = runs(rng, 0.0, sigma_w=0.2)
+    widths = [compare(*pair, run_to_run=RunToRun(prior, benchmarks=20), **ROW) for pair in (quiet, noisy)]
+    assert widths[1].run_spread > 3 * widths[0].run_spread
