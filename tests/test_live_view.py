@@ -69,7 +69,7 @@ def test_ab_shows_each_command_and_the_current_decision_while_it_samples(sqlite_
         assert rows and any("95% CI [" in row for row in rows), lines
     decisions = [line for line in lines if line.startswith("decision: ")]
     assert decisions and all(line.split(": ")[1].startswith(_VERDICTS) for line in decisions), decisions
-    assert any(re.search(r"[+-][0-9.]+%, 95% CI \[", line) for line in decisions), decisions
+    assert any(re.search(r"[+-][0-9.]+% \(\+ = better\), 95% CI \[", line) for line in decisions), decisions
     # the answer itself stays once the view is gone
     assert any(line.startswith(_VERDICTS[1:]) and "cand 'sleep 0.004' vs base 'sleep 0.002'" in line
                for line in lines), lines

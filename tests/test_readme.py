@@ -170,7 +170,7 @@ def test_history_examples_run_as_written(tmp_path):
         if command == "changepoints":
             assert json.loads(result.stdout)["columns"][0]["indices"] == [20]
         if command == "bisect":
-            assert f"first bad commit: {commits[6][:12]}" in result.stdout
+            assert f"first slower commit (a regression): {commits[6][:12]}" in result.stdout
     # the alerts block, on the same store: the step raises an alert that is triaged and rerun
     for line in _commands(_blocks("docs/alerts.md")[0]):
         result = _shell(line, tmp_path, db)

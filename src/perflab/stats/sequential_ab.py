@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from perflab.model.verdicts import Verdict
+from perflab.model.verdicts import SIGN, Verdict, better_pct
 from perflab.stats.sequential import MAD_TO_SD
 
 CLIP = 2.0                 # |X_i| <= CLIP: a round's d_i counts at most 2 scales from the centre
@@ -292,7 +292,10 @@ def decide(base: Sequence[float], cand: Sequence[float], *, threshold_pct: float
     lo, estimate, hi = confidence_interval(d, alpha, scales)
     ci = (_pct(lo), _pct(hi))
     est = _pct(estimate)
-    shown = f"{est:+.2f}% (CI {ci[0]:+.2f}%..{ci[1]:+.2f}%, {100 * (1 - alpha):g}% always valid) after {n} pairs"
+    # the text in the one sign convention of every output; est and ci stay raw (cand/base - 1)
+    better, (b_lo, b_hi) = better_pct(est, ci, lower_is_better)
+    shown = (f"{better:+.2f}% ({SIGN}; CI {b_lo:+.2f}%..{b_hi:+.2f}%, {100 * (1 - alpha):g}% always valid) "
+             f"after {n} pairs")
     t = f"{threshold_pct:g}%"
     code = 0
     if n >= max(min_n, 1):
