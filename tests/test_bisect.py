@@ -296,6 +296,7 @@ def test_verdict_usage_errors(sqlite_db):
     assert run_cli("verdict", "good", db=sqlite_db).returncode == 2
 
 
+@pytest.mark.exclusive   # single separate runs of a ~ms program: the other workers' load made its steps undecided
 def test_verdict_drives_git_bisect_run(repo, tmp_path, sqlite_db):
     # The documented recipe, end to end, on a 20-commit slice with the step in the middle.
     clone = tmp_path / "clone"
