@@ -40,7 +40,7 @@ def pytest_configure(config) -> None:
         services.directory = Path(workerinput["perflab_services"])
 
 
-WORKERS_PER_CPU = 1   # 2 per CPU halved wall time but made timing tests flaky (1+ failure in each of 4 clean-clone rehearsals)
+WORKERS_PER_CPU = 1   # 2 per CPU was faster, but timing tests failed in every clean-clone rehearsal
 MAX_WORKERS = 32       # past this, starting the workers costs more than a ~1000-test suite gains
 
 
