@@ -448,3 +448,11 @@ def test_imports_from_different_hosts_are_never_replicates_and_the_same_host_are
         # two unknown machines and two different ones repeat nothing; box-a's two imports do
         assert store.replicate_runs({"unknown", "box-b"}) == []
         assert store.replicate_runs({"unknown", "box-a", "box-b"}) == [[ids["x1"], ids["y1"]]]
+
+
+def test_a_blank_host_is_refused_and_nothing_is_imported(hyperfine_files, sqlite_db):
+    result = run_cli("import", "hyperfine", str(hyperfine_files["plain"]), "--label", "b", "--host", "  ",
+                     db=sqlite_db)
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        "perflab: error: --host needs a machine's name (leave it out when the machine is unknown)"]
+    assert run_cli("runs", db=sqlite_db, check=True).stdout == ""   # nothing imported

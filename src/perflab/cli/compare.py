@@ -166,6 +166,8 @@ def _import_kinds() -> list[str]:
 def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure: bool, host: str | None) -> None:
     from perflab.analysis.importing import import_file
     from perflab.formats.importers import parse_file
+    if host is not None and not host.strip():
+        raise UsageError("--host needs a machine's name (leave it out when the machine is unknown)")
     parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
     with open_store(ctx, create=True) as store:
         run_id = import_file(store, parsed, label, progress=_ImportProgress(path), host=host)
