@@ -7,9 +7,11 @@ the timeout is set in one place. Nothing here knows about runs, series or statis
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,3 +181,31 @@ def top_level_files(repo: str, sha: str) -> list[str]:
     """Names at the top of ``sha``'s tree ([] when git cannot say)."""
     out = git_output(repo, "ls-tree", "--name-only", sha)
     return out.splitlines() if out else []
+
+
+# --------------------------------------------------------------------------- worktrees
+
+@contextlib.contextmanager
+def _worktree_lock(repo: str) -> Iterator[None]:
+    """Hold this machine's lock on ``repo``'s worktree list. A `worktree prune` that runs while
+    another process is inside `worktree add` deletes the half-made entry, and that add then
+    fails ("could not open .git/worktrees/X/gitdir"): two bisects or workers on one clone."""
+    common = git_output(repo, "rev-parse", "--git-common-dir")
+    if common is None:
+        raise UsageError(f"{repo} is not a git repository")
+    with open(os.path.join(repo, common, "perflab-worktrees.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def add_worktree(repo: str, path: str, sha: str) -> None:
+    """A detached worktree of ``sha`` at ``path`` (replacing a stale entry of that path)."""
+    with _worktree_lock(repo):
+        git(repo, "worktree", "prune")
+        git_checked(repo, "worktree", "add", "--detach", "--force", "--quiet", path, sha)
+
+
+def prune_worktrees(repo: str) -> None:
+    """Forget the worktrees whose directories are gone (or no longer say they are one)."""
+    with _worktree_lock(repo):
+        git(repo, "worktree", "prune")

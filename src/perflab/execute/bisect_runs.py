@@ -29,7 +29,7 @@ from types import FrameType
 from perflab.execute.process import CapturedOutput, open_devnull_streams, spawn_and_wait
 from perflab.model.records import ProcessResult
 from perflab.model.report.bisect import BISECT_METRICS
-from perflab.vcs import git, git_checked, last_line, tree_hashes
+from perflab.vcs import add_worktree, last_line, prune_worktrees, tree_hashes
 
 SHELL = "/bin/sh"
 METRICS = tuple(BISECT_METRICS)
@@ -89,7 +89,7 @@ class Bench:
 
     def _fresh_build(self, sha: str, path: str, key: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
-        git_checked(self.repo, "worktree", "add", "--detach", "--quiet", path, sha)
+        add_worktree(self.repo, path, sha)
         try:
             self.builds += 1
             result = subprocess.run([SHELL, "-c", self.spec.build], cwd=path,
@@ -97,7 +97,7 @@ class Bench:
         finally:   # a plain directory from now on: the repository keeps no worktree of it
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(path, ".git"))
-            git(self.repo, "worktree", "prune")
+            prune_worktrees(self.repo)
         if result.returncode != 0:
             shutil.rmtree(path, ignore_errors=True)
             detail = last_line(result.stderr or result.stdout)
@@ -153,7 +153,7 @@ def open_bench(repo: str, spec: BenchSpec) -> Iterator[Bench]:
             bench.close()
             if temporary:
                 shutil.rmtree(cache, ignore_errors=True)
-            git(repo, "worktree", "prune")
+            prune_worktrees(repo)
 
 
 @contextlib.contextmanager

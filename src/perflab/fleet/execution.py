@@ -102,11 +102,10 @@ def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = No
 # git: a worktree of the worker's own, detached at the commit (created on first use)
 _CHECKOUT = """
 import os, subprocess, sys
+from perflab.vcs import add_worktree
 repo, tree, commit = sys.argv[1:4]
-git = ["git", "-C", repo]
-if not os.path.isdir(os.path.join(tree, ".git")) and not os.path.isfile(os.path.join(tree, ".git")):
-    subprocess.run(git + ["worktree", "prune"], check=False)
-    subprocess.run(git + ["worktree", "add", "--detach", "--force", tree, commit], check=True)
+if not os.path.exists(os.path.join(tree, ".git")):
+    add_worktree(repo, tree, commit)
 else:
     subprocess.run(["git", "-C", tree, "checkout", "--detach", "--force", commit], check=True)
     subprocess.run(["git", "-C", tree, "clean", "-fdx", "-q"], check=True)
