@@ -88,6 +88,26 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
     """
     moment = parse_since(since) if isinstance(since, str) else since
     history = build_history(store, labels=labels, method=method)
+    created: list[Alert] = []
+    # A pass that confirms or recovers an alert moves where the tip detector's history
+    # starts, so passes repeat until one changes nothing: an update is then idempotent.
+    for _ in range(MAX_PASSES):
+        before = _statuses(store)
+        new = _update_pass(store, history, moment)
+        created += new
+        if not new and _statuses(store) == before:
+            break
+    return created
+
+
+MAX_PASSES = 4
+
+
+def _statuses(store: Store) -> dict[int, tuple[str, bool]]:
+    return {a.id: (a.method, a.recovered) for a in table.list_alerts(store)}
+
+
+def _update_pass(store: Store, history: History, moment: float | None) -> list[Alert]:
     known = {a.change_id: a for a in table.list_alerts(store)}
     created = []
     tips: dict[tuple[str, str, str, str], Change] = {}
