@@ -20,7 +20,7 @@ for these designs:
   separate, unknown        two chunks, run-to-run variance unknown: changes below 2% not judged
   separate, calibrated     two chunks, run-to-run variance from K other chunks of the same
                            recording (what `perflab calibrate -k K` records, or K other runs
-                           of the same command in the store: store.replicate_runs)
+                           of the same command in the store: store.runs.replicates)
 
 and the power at a real 5% slowdown (the second side multiplied by 1.05) for each.
 Everything is seeded; run it as
@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT.parent / "src"))
 from perflab.analysis.compare import build_report  # noqa: E402
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus  # noqa: E402
 from perflab.stats.variance import between_runs  # noqa: E402
-from perflab.store.repository import ValueGroup  # noqa: E402
+from perflab.store.series import ValueGroup  # noqa: E402
 
 RUNS = [RunInfo(i + 1, label, None, None, "h", 0.0, None, RunStatus.COMPLETE, {}, {})
         for i, label in enumerate(("a", "b"))]

@@ -9,7 +9,7 @@ order a1 b1 a2 b2 ...; then each pair aN bN is compared three ways, one row each
 report's rate is its row's):
 
   store          `perflab compare aN bN`: the other runs of the same command on this host
-                 are its replicates (store.replicate_runs), so the run is the test's unit
+                 are its replicates (store.runs.replicates), so the run is the test's unit
   unknown        the same test without them (stats.difference.compare, separate runs,
                  run-to-run variance unknown: changes below 2% not judged)
   as one run     the samples of the two runs as if one run's (independent)
@@ -48,13 +48,13 @@ def pair_marks(store, labels: tuple[str, str]) -> tuple[dict[str, bool], list[st
     from perflab.analysis.compare import Filters, compare_runs
     from perflab.stats.difference import compare
 
-    runs = [store.resolve_run(label) for label in labels]
+    runs = [store.runs.resolve(label) for label in labels]
     report = compare_runs(store, runs, filters=Filters(metrics=frozenset({"time"})))
     [row] = report.rows
     [cell] = row.cells
     assert cell.change is not None
     marked = {"store": cell.change.significant}
-    a, b = (next(g.values for g in store.value_groups(r.id) if g.metric == "time") for r in runs)
+    a, b = (next(g.values for g in store.series.value_groups(r.id) if g.metric == "time") for r in runs)
     for name, separate in (("unknown", True), ("as one run", False)):
         marked[name] = compare(a, b, direction=row.direction, mean_kind=row.mean_kind,
                                noise_floor=row.noise_floor, separate_runs=separate).significant

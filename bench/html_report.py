@@ -50,16 +50,16 @@ def build_compare_store(db: str, benchmarks: int, sides: int, samples: int) -> l
     labels = [f"side{s}" for s in range(sides)]
     with Store(db, create=True) as store:
         for b in range(benchmarks):
-            store.save_metric_info(f"bench{b}", [MetricInfo("time", "s", Direction.LOWER)])
+            store.metrics.save(f"bench{b}", [MetricInfo("time", "s", Direction.LOWER)])
         for s, label in enumerate(labels):
-            run_id = store.create_run(label=label, host="box", spec={}, environment={"kernel": {"release": f"6.{s}"}})
+            run_id = store.runs.create(label=label, host="box", spec={}, environment={"kernel": {"release": f"6.{s}"}})
             for b in range(benchmarks):
                 point = Point(f"bench{b}", {})
                 values = 0.01 * (1 + 0.02 * s) * rng.lognormal(0, 0.03, samples)
                 for rep, value in enumerate(values):
-                    store.add_sample(run_id, point, rep, [Measurement("time", float(value), "s")])
-            store.seal(run_id)
-            store.set_run_status(run_id, RunStatus.COMPLETE)
+                    store.samples.add(run_id, point, rep, [Measurement("time", float(value), "s")])
+            store.series.seal(run_id)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
     return labels
 
 
@@ -69,19 +69,19 @@ def build_history_store(db: str, commits: int) -> None:
     metrics = [MetricInfo("ops", "ops/s", Direction.HIGHER), MetricInfo("time", "s", Direction.LOWER),
                MetricInfo("rss", "B", Direction.LOWER)]
     with Store(db, create=True) as store:
-        store.save_metric_info("wis", metrics)
+        store.metrics.save("wis", metrics)
         for i in range(commits):
             sha = f"{i:040x}"
-            run_id = store.create_run(label="nightly", host="box", spec={}, environment={}, commit=sha,
+            run_id = store.runs.create(label="nightly", host="box", spec={}, environment={}, commit=sha,
                                       commit_describe=f"v1-{i}")
             step = 1.05 if i >= int(commits * 0.6) else 1.0
             for rep in range(5):
                 noise = rng.lognormal(0, 0.01, 3)
-                store.add_sample(run_id, point, rep, [Measurement("ops", 1e6 / step * noise[0], "ops/s"),
+                store.samples.add(run_id, point, rep, [Measurement("ops", 1e6 / step * noise[0], "ops/s"),
                                                       Measurement("time", 0.01 * step * noise[1], "s"),
                                                       Measurement("rss", 1e8 * noise[2], "B")])
-            store.seal(run_id)
-            store.set_run_status(run_id, RunStatus.COMPLETE)
+            store.series.seal(run_id)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
 
 
 IN_VIEW = """return Array.from(document.querySelectorAll('div.plot')).filter(p => {
@@ -198,7 +198,7 @@ def time_report(args: argparse.Namespace, work: Path) -> None:
     labels = build_compare_store(db, args.benchmarks, args.sides, args.samples)
     with Store(db) as store:
         start = time.perf_counter()
-        report = compare_runs(store, [store.resolve_run(label) for label in labels])
+        report = compare_runs(store, [store.runs.resolve(label) for label in labels])
         analysis = time.perf_counter() - start
     start = time.perf_counter()
     page = render_comparison(report, "html")

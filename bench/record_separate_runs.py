@@ -74,8 +74,8 @@ def main() -> int:
             writer.writerow(["benchmark", "run", "repetition", *METRICS])
             for name in table:
                 for k in range(args.runs):
-                    run = store.resolve_run(f"{name}-{k}")
-                    by_metric = {g.metric: g.values for g in store.value_groups(run.id) if g.metric in METRICS}
+                    run = store.runs.resolve(f"{name}-{k}")
+                    by_metric = {g.metric: g.values for g in store.series.value_groups(run.id) if g.metric in METRICS}
                     n = len(by_metric["time"])
                     for i in range(n):
                         writer.writerow([name, k, i, *(f"{by_metric[m][i]:.9g}" if m in by_metric

@@ -3,7 +3,7 @@
 Variant "base" does 3 units of work in hot_loop and 1 in warm_loop (shares ~75/25);
 "patched" does 3 and 3 (~50/50): warm_loop's share goes up by ~25 points, hot_loop's
 down by as much. Every repetition is ``perf record -e cpu-clock -g`` of the program,
-``perf script`` into ``perf_profile.aggregate``, then ``store.add_profile`` (symbols,
+``perf script`` into ``perf_profile.aggregate``, then ``store.profiles.add`` (symbols,
 call traces, folded stacks), as the perf-profile monitor does. Beside the profile each
 repetition stores the program's measured wall time (the benchmark's metric) and the
 child's user time as ``rusage.utime`` (a monitor metric: a counter).
@@ -93,24 +93,24 @@ def build_store(workdir: Path) -> str:
                    cwd=workdir, check=True)
     db = str(workdir / "perflab.db")
     with Store(db, create=True) as store:
-        store.save_metric_info(POINT.benchmark, [MetricInfo("time", "s", Direction.LOWER)])
-        point_id = store.point_id(POINT)
+        store.metrics.save(POINT.benchmark, [MetricInfo("time", "s", Direction.LOWER)])
+        point_id = store.samples.point_id(POINT)
         for label, warm in VARIANTS.items():
-            run_id = store.create_run(label=label, host="test", request=RunRequest(), environment={})
+            run_id = store.runs.create(label=label, host="test", request=RunRequest(), environment={})
             for rep in range(REPETITIONS):
                 wall, utime, profile = _profile_once(workdir, warm, f"{label}{rep}")
-                store.add_sample(run_id, POINT, rep, [Measurement("time", wall, "s"),
+                store.samples.add(run_id, POINT, rep, [Measurement("time", wall, "s"),
                                                       Measurement("rusage.utime", utime, "s")])
                 [event] = profile.events
                 symbols = [(sym, profile.self_percent.get(sym, 0.0), pct)
                            for sym, pct in profile.children_percent.items()]
                 traces = [("calltrace", ";".join(t), v) for t, v in profile.calltrace_percent.items()]
                 traces += [("stack", ";".join(s), n) for s, n in profile.stacks.items()]
-                store.add_profile(run_id, point_id, rep, event, symbols, traces)
-            store.set_run_status(run_id, RunStatus.COMPLETE)
-            store.seal(run_id)
+                store.profiles.add(run_id, point_id, rep, event, symbols, traces)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
+            store.series.seal(run_id)
         # a run without any profile, for the error paths
-        bare = store.create_run(label="bare", host="test", request=RunRequest(), environment={})
-        store.add_sample(bare, POINT, 0, [Measurement("time", 0.5, "s")])
-        store.set_run_status(bare, RunStatus.COMPLETE)
+        bare = store.runs.create(label="bare", host="test", request=RunRequest(), environment={})
+        store.samples.add(bare, POINT, 0, [Measurement("time", 0.5, "s")])
+        store.runs.set_status(bare, RunStatus.COMPLETE)
     return db

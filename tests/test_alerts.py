@@ -19,7 +19,6 @@ from perflab.analysis.alerts import list_alerts, triage, update_alerts
 from perflab.model.alerts import ACTIONS, DUPLICATE, STATES, TRANSITIONS, UNTRIAGED, can_move, summary_state
 from perflab.model.errors import UsageError
 from perflab.store import Store
-from perflab.store.alerts import events, get_summary
 
 from browser import BROWSER_GROUP
 from conftest import _new_pg_database, run_cli, serving
@@ -93,7 +92,7 @@ def test_one_alert_per_change_grouped_by_commit_range(lab):
     # one summary for the commit range, whatever the point or metric
     assert step[1].summary_id == step[2].summary_id
     with Store(lab["db"]) as store:
-        summary = get_summary(store, step[1].summary_id)
+        summary = store.alerts.summary(step[1].summary_id)
         assert {(a.last_good, a.first_bad) for a in summary.alerts} == {(line[5], line[6])}
         assert summary.state == UNTRIAGED
         # every alert of the range, whichever update raised it (a noisy metric's change may be
@@ -101,7 +100,7 @@ def test_one_alert_per_change_grouped_by_commit_range(lab):
         assert {a.id for a in lab["first"] if a.first_bad == line[6]} <= {a.id for a in summary.alerts}
         assert {a.id for a in list_alerts(store) if (a.last_good, a.first_bad) == (line[5], line[6])} == \
             {a.id for a in summary.alerts}
-        created = events(store, step[1].id)
+        created = store.alerts.events(step[1].id)
     assert [(e.who, e.action, e.to_state) for e in created][0] == ("perflab", "created", UNTRIAGED)
 
 
@@ -137,7 +136,7 @@ def test_a_later_change_back_to_the_old_level_marks_it_recovered(lab):
         step = alerts_at(list_alerts(store), line[6])
         for k, a in step.items():
             assert a.recovered and a.recovered_by == back[k].change_id
-            assert [e.action for e in events(store, a.id)][-1] == "recovered"
+            assert [e.action for e in store.alerts.events(a.id)][-1] == "recovered"
     listed = json.loads(run_cli("alerts", "--format", "json", db=lab["db"], check=True).stdout)["alerts"]
     assert {a["id"] for a in listed if a["recovered"]} >= {a.id for a in step.values()}
 
@@ -173,19 +172,19 @@ def test_every_transition_legal_or_refused(lab):
                 for step in _path_to(state):
                     act(step)
                 assert list_alerts(store, state=state)[-1].id == alert.id or state == UNTRIAGED
-                before = len(events(store, alert.id))
+                before = len(store.alerts.events(alert.id))
                 if can_move(state, to):
                     act(action)
                     now = [a for a in list_alerts(store) if a.id == alert.id][0]
                     assert now.state == to and (now.duplicate_of == other.id) == (to == DUPLICATE)
                     moved += 1
-                    last = events(store, alert.id)[-1]
+                    last = store.alerts.events(alert.id)[-1]
                     assert (last.who, last.action, last.from_state, last.to_state, last.note) == (
                         "tester", action, state, to, f"to {action}")
                 else:
                     with pytest.raises(UsageError, match=f"is {state}: it cannot become {to}"):
                         act(action)
-                    assert len(events(store, alert.id)) == before  # nothing recorded
+                    assert len(store.alerts.events(alert.id)) == before  # nothing recorded
                 tried += 1
                 if [a for a in list_alerts(store) if a.id == alert.id][0].state != UNTRIAGED:
                     act("reopen")
@@ -318,7 +317,7 @@ def test_triage_by_post_needs_the_token(lab, servers):
     status, page = request(guarded + f"/alerts/{alert.id}", {"action": "invalid", "token": token})
     assert status == 400 and "cannot become invalid" in page
     with Store(lab["db"]) as store:
-        last = events(store, alert.id)[-1]
+        last = store.alerts.events(alert.id)[-1]
         assert (last.who, last.action, last.note) == ("hal", "ack", "by header")
         triage(store, alert.id, "reopen", who="tester")
 
@@ -363,8 +362,8 @@ def test_rerun_attaches_a_fresh_run_of_each_side(lab):
     result = run_cli("alert", str(alert.id), "rerun", "--note", "is it noise?", "--who", "eve", db=db, timeout=300)
     assert result.returncode == 0, result.stderr
     with Store(db) as store:
-        attached = [e for e in events(store, alert.id) if e.action == "evidence"]
-        runs = {r.id: r for r in store.list_runs()}
+        attached = [e for e in store.alerts.events(alert.id) if e.action == "evidence"]
+        runs = {r.id: r for r in store.runs.all()}
         assert [runs[e.run_id].commit for e in attached[-2:]] == [line[5], line[6]]
         assert [runs[e.run_id].label for e in attached[-2:]] == [
             f"alert{alert.id}-{side}-{runs[attached[-1].run_id].label.rsplit('-', 1)[1]}" for side in ("good", "bad")]
@@ -395,7 +394,7 @@ def test_a_schema_2_database_gains_the_alert_tables(tmp_path):
         version = store.conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
         assert int(version) == SCHEMA_VERSION
         assert {"alerts", "alert_summaries", "alert_events"} <= set(sa.inspect(store.engine).get_table_names())
-        assert store.resolve_run("old").label == "old"
+        assert store.runs.resolve("old").label == "old"
 
 
 def test_a_short_serve_token_is_refused(tmp_path):

@@ -120,6 +120,6 @@ def test_an_import_streams_in_batches_tells_its_progress_and_seals_every_value(t
     heard: list[tuple[int, int]] = []
     with Store(str(tmp_path / "db"), create=True) as store:
         run_id = import_file(store, "hyperfine", str(path), "big", progress=lambda n, total: heard.append((n, total)))
-        [group] = store.value_groups(run_id)
+        [group] = store.series.value_groups(run_id)
     assert heard == [(10_000, 25_000), (20_000, 25_000), (25_000, 25_000)]
     assert group.failures == 25 and list(group.values) == [t for t, c in zip(times, codes) if c == 0]

@@ -19,7 +19,7 @@ from perflab.analysis.compare import build_report
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.render.compare import render_comparison
 from perflab.stats import benchmath
-from perflab.store.repository import ValueGroup
+from perflab.store.series import ValueGroup
 
 DATA = Path(__file__).resolve().parent / "data" / "benchstat"
 

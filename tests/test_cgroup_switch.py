@@ -61,7 +61,7 @@ def run(tmp_path, sweep):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin("cgroup-switch"), sweep, RunOptions(repetitions=1))
     run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(RunRequest(identity=Identity(label="t")))
-    return store.sample_rows(run_id).own()   # every sample also records pressure stalls (psi.*)
+    return store.samples.rows(run_id).own()   # every sample also records pressure stalls (psi.*)
 
 
 # -- parsing and the validity rule, on real output ------------------------------------

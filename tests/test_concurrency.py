@@ -46,11 +46,11 @@ def _concurrent_runs(db: str, benchmark: str | None = None) -> None:
             failures.append(f"exit {proc.returncode}: {stderr.strip()[-500:]}")
     assert not failures, failures
     with Store(db) as store:
-        listed = {run.label: run for run in store.list_runs()}
+        listed = {run.label: run for run in store.runs.all()}
         assert sorted(listed) == sorted(f"c{i}" for i in range(WRITERS))
         for run in listed.values():
             assert run.status is RunStatus.COMPLETE
-            rows = store.sample_rows(run.id)
+            rows = store.samples.rows(run.id)
             kept = sorted(int(r) for r, m in zip(rows.repetition, rows.metric) if m == "time")
             assert kept == list(range(SAMPLES)), (run.label, kept)
 
@@ -75,7 +75,7 @@ def test_concurrent_registration_of_one_new_benchmark(tmp_path):
 def _register(db: str, start: multiprocessing.synchronize.Barrier) -> None:
     start.wait()
     with Store(db, create=True) as store:
-        store.save_metric_info("b", [MetricInfo("time", "s", Direction.LOWER)])
+        store.metrics.save("b", [MetricInfo("time", "s", Direction.LOWER)])
 
 
 def test_metric_registration_is_idempotent_under_concurrency(db_target):
@@ -89,14 +89,14 @@ def test_metric_registration_is_idempotent_under_concurrency(db_target):
         worker.join(60)
     assert [w.exitcode for w in workers] == [0] * 8
     with Store(db_target) as store:
-        assert list(store.metric_infos("b")) == ["time"]
+        assert list(store.metrics.infos("b")) == ["time"]
 
 
 def _dead_run_with_pending(db: str) -> tuple[int, str]:
     with Store(db, create=True) as store:
-        run_id = store.create_run(label="dead", host=os.uname().nodename, request=RunRequest(), environment={})
-        pending = store.open_pending(run_id)
-        point_id = store.point_id(Point("b", {}))
+        run_id = store.runs.create(label="dead", host=os.uname().nodename, request=RunRequest(), environment={})
+        pending = store.pending.open(run_id)
+        point_id = store.samples.point_id(Point("b", {}))
         for rep in range(20):
             pending.append(point_id, rep, 1.0 + rep, [Measurement("time", 1.0 + rep, "s")])
         pending.close()
@@ -125,7 +125,7 @@ def test_recovering_a_dead_run_races_with_no_one(db_target):
     assert not [p for p in os.listdir(os.path.dirname(path))
                 if p.startswith(prefix + ".pending-run-")]
     with Store(db_target) as store:
-        assert store.sample_rows(run_id).value.tolist() == [1.0 + rep for rep in range(20)]
+        assert store.samples.rows(run_id).value.tolist() == [1.0 + rep for rep in range(20)]
 
 
 def test_a_recovered_dead_run_is_written_interrupted(db_target):
@@ -145,7 +145,7 @@ def test_a_recovered_dead_run_is_written_interrupted(db_target):
 
 def test_a_dead_run_without_pending_file_is_written_interrupted(db_target):
     with Store(db_target, create=True) as store:
-        run_id = store.create_run(label="dead", host=os.uname().nodename, request=RunRequest(), environment={})
+        run_id = store.runs.create(label="dead", host=os.uname().nodename, request=RunRequest(), environment={})
         store.conn.execute(runs.update().where(runs.c.id == run_id).values(pid=2**22 + 4321))
         store.conn.commit()
     with Store(db_target) as store:

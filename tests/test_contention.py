@@ -33,7 +33,7 @@ def _shares(db: str, run_id: int) -> dict[str, float]:
     from perflab.analysis.contention import READ, outside_shares
     from perflab.store import Store
     with Store(db, create=False) as store:
-        return outside_shares(store.value_groups(store.resolve_run(str(run_id)).id, None, READ), CPUS)
+        return outside_shares(store.series.value_groups(store.runs.resolve(str(run_id)).id, None, READ), CPUS)
 
 
 def _load_line(db: str, run_id: int) -> str:

@@ -20,8 +20,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 def stacks(tmp_path_factory):
     db = build_store(tmp_path_factory.mktemp("flame"))
     with Store(db) as store:
-        return (folded_stacks(store, store.resolve_run("base")),
-                folded_stacks(store, store.resolve_run("patched")))
+        return (folded_stacks(store, store.runs.resolve("base")),
+                folded_stacks(store, store.runs.resolve("patched")))
 
 
 def _frames(svg: str) -> dict[str, tuple[dict, str]]:

@@ -32,7 +32,7 @@ def browser():
 
 def _stacks(db, label):
     with Store(db) as store:
-        return folded_stacks(store, store.resolve_run(label))
+        return folded_stacks(store, store.runs.resolve(label))
 
 
 def test_speedscope_file_holds_every_stack(db, tmp_path):

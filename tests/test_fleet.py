@@ -16,7 +16,6 @@ import sqlalchemy as sa
 
 from perflab.model.jobs import JobState
 from perflab.store import Store
-from perflab.store import jobs as book
 from perflab.store.schema import runs
 
 from conftest import PERFLAB, _die_with_parent, _new_pg_database, run_cli
@@ -62,7 +61,7 @@ class Fleet:
 
     def job(self, job_id: int):
         with Store(self.db) as store:
-            return book.get_job(store, job_id)
+            return store.jobs.get(job_id)
 
     def wait_state(self, job_id: int, *states: JobState, timeout: float = JOB_WAIT_S):
         deadline = time.monotonic() + timeout

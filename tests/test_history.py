@@ -200,26 +200,26 @@ def long_history(base: Path, *, commits: int = 48, step_at: int = 30,
     point = Point("wis", {"test": "poll2", "mode": "thread"})
     db = db or str(base / "perflab.db")
     with Store(db, create=True) as store:
-        store.save_metric_info("wis", [MetricInfo("ops", "ops/s", Direction.HIGHER)])
+        store.metrics.save("wis", [MetricInfo("ops", "ops/s", Direction.HIGHER)])
         for i, sha in enumerate(shas):
             if i % 7 == 3:
                 continue  # a commit nobody measured
             for _ in range(2 if i % 5 == 0 else 1):  # some commits measured twice
-                run_id = store.create_run(label="nightly", host="box", request=RunRequest(), environment={},
+                run_id = store.runs.create(label="nightly", host="box", request=RunRequest(), environment={},
                                           commit=sha, commit_describe=sha[:7], repo=str(repo))
                 failed = i == 11
                 for rep in range(3):
                     value = (100.0 if i < step_at else 90.0) * (1 + 0.01 * rng.standard_normal())
                     status = SampleStatus.FAILED if failed else SampleStatus.OK
-                    store.add_sample(run_id, point, rep, [Measurement("ops", None if failed else value,
+                    store.samples.add(run_id, point, rep, [Measurement("ops", None if failed else value,
                                                                       "ops/s", status)])
                     # seed 003's profile: the work moves from __fget_light to __get_file_rcu
                     moved = 0.0 if i < step_at else 20.0 + rng.standard_normal()
-                    store.add_profile(run_id, store.point_id(point), rep, "cycles-pp",
+                    store.profiles.add(run_id, store.samples.point_id(point), rep, "cycles-pp",
                                       [("__fget_light", 30.0 - moved, 40.0), ("do_poll", 12.0, 60.0),
                                        *([("__get_file_rcu", moved + 6, moved + 6)] if moved else [])], [])
-                store.seal(run_id)
-                store.set_run_status(run_id, RunStatus.FAILED if failed else RunStatus.COMPLETE)
+                store.series.seal(run_id)
+                store.runs.set_status(run_id, RunStatus.FAILED if failed else RunStatus.COMPLETE)
     return db, repo, shas
 
 
@@ -278,16 +278,16 @@ def stored_series(db: str, levels: list[list[float]], *, commits: list[str] | No
     shas = commits or [f"{i:02d}" + "ab" * 19 for i in range(len(levels))]
     point = Point("job", {})
     with Store(db, create=True) as store:
-        store.save_metric_info("job", [MetricInfo("time", "s", Direction.LOWER)])
+        store.metrics.save("job", [MetricInfo("time", "s", Direction.LOWER)])
         for sha, values in zip(shas, levels):
             argv = ["perflab", "--db", db, "run", "--commit", sha, "-n", str(len(values)), "--", "job"]
-            run_id = store.create_run(label="nightly", host="box", environment={},
+            run_id = store.runs.create(label="nightly", host="box", environment={},
                                       request=RunRequest.from_json({"command_line": argv}),
                                       commit=sha, repo=repo)
             for rep, value in enumerate(values):
-                store.add_sample(run_id, point, rep, [Measurement("time", value, "s", SampleStatus.OK)])
-            store.seal(run_id)
-            store.set_run_status(run_id, RunStatus.COMPLETE)
+                store.samples.add(run_id, point, rep, [Measurement("time", value, "s", SampleStatus.OK)])
+            store.series.seal(run_id)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
     return shas
 
 
@@ -388,12 +388,12 @@ def test_detection_cache_follows_the_stored_values(tmp_path):
         point = Point("wis", {"test": "poll2", "mode": "thread"})
         for i in range(24):  # a second step, down to 70
             sha = commit(repo, f"later {i}")
-            run_id = store.create_run(label="nightly", host="box", request=RunRequest(), environment={}, commit=sha,
+            run_id = store.runs.create(label="nightly", host="box", request=RunRequest(), environment={}, commit=sha,
                                       commit_describe=sha[:7], repo=str(repo))
             for rep in range(3):
-                store.add_sample(run_id, point, rep, [Measurement("ops", 70.0 * (1 + 0.001 * (rep - 1)), "ops/s")])
-            store.seal(run_id)
-            store.set_run_status(run_id, RunStatus.COMPLETE)
+                store.samples.add(run_id, point, rep, [Measurement("ops", 70.0 * (1 + 0.001 * (rep - 1)), "ops/s")])
+            store.series.seal(run_id)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
         (later,) = build_history(store, filters=ops).series
     assert len(later.points) == len(first.points) + 24
     assert len(later.changes) == 2 and later.changes[0].id == first.changes[0].id

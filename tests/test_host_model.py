@@ -14,7 +14,6 @@ from perflab.analysis.host_model import host_model
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
 from perflab.model.run_request import RunRequest
 from perflab.store import Store
-from perflab.store import host_model as stored
 
 from conftest import run_cli
 
@@ -28,12 +27,12 @@ def _spec(benchmark: str) -> RunRequest:
 
 def _record(store: Store, benchmark: str, label: str, level: float, rng: np.random.Generator,
             host: str = "box") -> int:
-    run_id = store.create_run(label=label, host=host, request=_spec(benchmark), environment=KERNEL)
-    store.save_metric_info(benchmark, [MetricInfo("time", "s", Direction.LOWER)])
+    run_id = store.runs.create(label=label, host=host, request=_spec(benchmark), environment=KERNEL)
+    store.metrics.save(benchmark, [MetricInfo("time", "s", Direction.LOWER)])
     for rep, value in enumerate(np.exp(level + rng.normal(0, 0.01, 20))):
-        store.add_sample(run_id, Point(benchmark, {}), rep, [Measurement("time", 0.01 * float(value), "s")])
-    store.set_run_status(run_id, RunStatus.COMPLETE)
-    store.seal(run_id)
+        store.samples.add(run_id, Point(benchmark, {}), rep, [Measurement("time", 0.01 * float(value), "s")])
+    store.runs.set_status(run_id, RunStatus.COMPLETE)
+    store.series.seal(run_id)
     return run_id
 
 
@@ -51,7 +50,7 @@ def test_the_host_model_is_fitted_stored_and_refitted_on_new_replicates(db_targe
         [first] = host_model(store, "box")
         assert first.kind == "wall time" and first.benchmarks == 4 and first.prior.groups == 4
         assert 1.0 < first.prior.cov_pct < 8.0           # the runs' levels differ by 3%
-        assert [p.updated_at for p in stored.load(store, "box")] == [first.updated_at]   # stored
+        assert [p.updated_at for p in store.host_priors.load("box")] == [first.updated_at]   # stored
         assert host_model(store, "box")[0].updated_at == first.updated_at                   # not refitted
         _calibrate(store, "e", 4, rng)
         [second] = host_model(store, "box")
@@ -66,7 +65,7 @@ def test_compare_of_two_runs_borrows_the_host_prior_and_says_so(db_target):
             _calibrate(store, name, 4, rng, spread=0.01)
         base, new = (_record(store, "x", label, 0.0, rng) for label in ("base", "new"))
         slow = _record(store, "x", "slow", float(np.log(1.3)), rng)
-        runs = [store.resolve_run(str(i)) for i in (base, new, slow)]
+        runs = [store.runs.resolve(str(i)) for i in (base, new, slow)]
         # x's three runs are a replicate group too, but the runs compared are left out of the
         # prior (a real change among them would widen it) as of the row's own replicates
         report = compare_runs(store, runs, filters=Filters(metrics=frozenset({"time"})))
@@ -112,6 +111,6 @@ def test_calibrate_records_every_entry_k_times_and_shows_the_host_model(sqlite_d
     assert "host model of run-to-run variance" in out
     assert "3 benchmark(s)" in out      # wall time, learned from the three commands
     with Store(sqlite_db) as store:
-        assert [run.label for run in store.list_runs()] == ["calibrate"] * 3
-        kinds = {p.kind for p in host_model(store, store.list_runs()[0].host)}
+        assert [run.label for run in store.runs.all()] == ["calibrate"] * 3
+        kinds = {p.kind for p in host_model(store, store.runs.all()[0].host)}
         assert "wall time" in kinds

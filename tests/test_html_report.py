@@ -170,14 +170,14 @@ def test_charts_are_drawn_as_they_come_into_view(tmp_path, browser):
     db, labels, benchmarks, samples = str(tmp_path / "many.db"), ("a", "b"), 8, 40
     with Store(db, create=True) as store:
         for s, label in enumerate(labels):
-            run_id = store.create_run(label=label, host="box", request=RunRequest(), environment={})
+            run_id = store.runs.create(label=label, host="box", request=RunRequest(), environment={})
             for b in range(benchmarks):
                 for rep in range(samples):
                     value = 1.0 + 0.01 * s + 0.001 * ((rep * 7 + b) % 11)
-                    store.add_sample(run_id, Point(f"bench{b}", {}), rep, [Measurement("time", value, "s")])
-            store.seal(run_id)
-            store.set_run_status(run_id, RunStatus.COMPLETE)
-        report = compare_runs(store, [store.resolve_run(label) for label in labels])
+                    store.samples.add(run_id, Point(f"bench{b}", {}), rep, [Measurement("time", value, "s")])
+            store.series.seal(run_id)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
+        report = compare_runs(store, [store.runs.resolve(label) for label in labels])
     path = tmp_path / "many.html"
     path.write_text(render_comparison(report, "html"))
     browser.get(path.as_uri())

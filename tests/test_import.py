@@ -70,7 +70,7 @@ def _counts(store: Store) -> dict[str, int]:
 
 
 def _values(store: Store, run_id: int) -> dict[tuple[str, str, str], list[float]]:
-    return {(g.benchmark, g.point, g.metric): g.values.tolist() for g in store.value_groups(run_id)}
+    return {(g.benchmark, g.point, g.metric): g.values.tolist() for g in store.series.value_groups(run_id)}
 
 
 # -- hyperfine ----------------------------------------------------------------------------
@@ -79,21 +79,21 @@ def test_hyperfine_plain_run_values_equal_the_times(hyperfine_files, sqlite_db):
     times = json.loads(path.read_text())["results"][0]["times"]
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "hyperfine", str(path), "hf")
-        run = store.resolve_run("hf")
+        run = store.runs.resolve("hf")
         assert run.id == run_id and run.status is RunStatus.COMPLETE and run.host == "unknown"
         assert run.request.imported.kind == "hyperfine" and run.request.imported.file == str(path.resolve())
         assert run.environment["imported"] == "hyperfine"
-        listed = store.list_runs()[-1]
+        listed = store.runs.all()[-1]
         assert listed.samples == 5 and listed.benchmarks == 1
-        rows = store.sample_rows(run_id)
+        rows = store.samples.rows(run_id)
         assert rows.benchmark == ["sleep 0.001"] * 5 and set(rows.points) == {"{}"}
         assert rows.metric == ["time"] * 5 and rows.unit == ["s"] * 5
         assert rows.repetition.tolist() == [0, 1, 2, 3, 4]
         assert rows.value.tolist() == times  # exactly, not approximately
         assert _values(store, run_id) == {("sleep 0.001", "{}", "time"): times}
         # only what hyperfine measured per run: no invented user/system samples
-        assert set(store.metric_infos("sleep 0.001")) == {"time"}
-        assert store.metric_infos("sleep 0.001")["time"] == COMMAND_INFO["time"]
+        assert set(store.metrics.infos("sleep 0.001")) == {"time"}
+        assert store.metrics.infos("sleep 0.001")["time"] == COMMAND_INFO["time"]
 
 
 def test_hyperfine_scan_is_one_benchmark_with_a_point_per_value(hyperfine_files, sqlite_db):
@@ -104,7 +104,7 @@ def test_hyperfine_scan_is_one_benchmark_with_a_point_per_value(hyperfine_files,
                     r["times"] for r in results}
         assert _values(store, run_id) == expected
         assert {k[1] for k in expected} == {'{"n":1}', '{"n":2}', '{"n":3}'}
-        assert store.list_runs()[-1].benchmarks == 1
+        assert store.runs.all()[-1].benchmarks == 1
 
 
 def test_hyperfine_non_zero_exit_codes_are_failed_samples(hyperfine_files, sqlite_db):
@@ -113,10 +113,10 @@ def test_hyperfine_non_zero_exit_codes_are_failed_samples(hyperfine_files, sqlit
     assert result["exit_codes"] == [1, 1, 1]
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "hyperfine", hyperfine_files["failing"], "fails")
-        rows = store.sample_rows(run_id)
+        rows = store.samples.rows(run_id)
         assert rows.status == ["failed"] * 3 and rows.note == ["exit status 1"] * 3
         assert rows.value.tolist() == result["times"]  # the raw times are kept
-        (group,) = store.value_groups(run_id)
+        (group,) = store.series.value_groups(run_id)
         assert group.failures == 3 and group.values.tolist() == []
 
 
@@ -124,10 +124,10 @@ def test_hyperfine_ignore_failure_keeps_values_with_the_exit_status(hyperfine_fi
     result = json.loads(hyperfine_files["failing"].read_text())["results"][0]
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "hyperfine", hyperfine_files["failing"], "fails", ignore_failure=True)
-        rows = store.sample_rows(run_id)
+        rows = store.samples.rows(run_id)
         assert rows.status == ["ok"] * 3 and rows.note == ["exit status 1"] * 3
         assert rows.value.tolist() == result["times"]
-        (group,) = store.value_groups(run_id)
+        (group,) = store.series.value_groups(run_id)
         assert group.failures == 0 and group.values.tolist() == result["times"]
 
 
@@ -136,15 +136,15 @@ def test_cli_import_ignore_failure(hyperfine_files, tmp_path):
     run_cli("import", "hyperfine", str(hyperfine_files["failing"]), "--label", "strict", db=db, check=True)
     run_cli("import", "-i", "hyperfine", str(hyperfine_files["failing"]), "--label", "kept", db=db, check=True)
     with Store(db) as store:
-        assert store.sample_rows(store.resolve_run("strict").id).status == ["failed"] * 3
-        assert store.sample_rows(store.resolve_run("kept").id).status == ["ok"] * 3
+        assert store.samples.rows(store.runs.resolve("strict").id).status == ["failed"] * 3
+        assert store.samples.rows(store.runs.resolve("kept").id).status == ["ok"] * 3
 
 
 def test_hyperfine_memory_and_signal_fields(sqlite_db):
     path = IMPORT_DATA / "hyperfine_memory_signal_shape.json"
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "hyperfine", path, "mem")
-        rows = store.sample_rows(run_id)
+        rows = store.samples.rows(run_id)
         by_metric = {m: [(int(r), v, n, st) for r, mm, v, n, st
                          in zip(rows.repetition, rows.metric, rows.value, rows.note, rows.status) if mm == m]
                      for m in set(rows.metric)}
@@ -152,9 +152,9 @@ def test_hyperfine_memory_and_signal_fields(sqlite_db):
                                      (2, 0.0133, "exit status 2", "failed")]
         assert [v for _, v, _, _ in by_metric["max_rss"]] == [4194304.0, 4198400.0, 4190208.0]
         assert set(rows.unit) == {"s", "B"}
-        infos = store.metric_infos("./mytool --input small")
+        infos = store.metrics.infos("./mytool --input small")
         assert infos == {"time": COMMAND_INFO["time"], "max_rss": COMMAND_INFO["max_rss"]}
-        env = store.resolve_run("mem").environment
+        env = store.runs.resolve("mem").environment
         assert env["metadata"]["hyperfine_version"] == "1.19.0"
 
 
@@ -211,16 +211,16 @@ def test_pyperf_values_are_pyperfs_own_values(pyperf_files, sqlite_db):
     assert any("values" not in run for run in data["benchmarks"][0]["runs"])  # a calibration run exists
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "pyperf", pyperf_files["plain"], "py")
-        run = store.resolve_run("py")
+        run = store.runs.resolve("py")
         assert run.status is RunStatus.COMPLETE and run.request.imported.kind == "pyperf"
         assert run.host == data["metadata"]["hostname"] == run.environment["hostname"]
         assert run.environment["metadata"]["python_version"] == data["metadata"]["python_version"]
         assert run.environment["cpu"]["model"] == data["metadata"]["cpu_model_name"]
-        rows = store.sample_rows(run_id)
+        rows = store.samples.rows(run_id)
         assert rows.benchmark == ["timeit"] * 6 and rows.repetition.tolist() == list(range(6))
         assert rows.value.tolist() == expected
         assert _values(store, run_id) == {("timeit", "{}", "time"): expected}
-        info = store.metric_infos("timeit")["time"]
+        info = store.metrics.infos("timeit")["time"]
         assert (info.unit, info.direction) == ("s", Direction.LOWER)
 
         gz_run = import_file(store, "pyperf", pyperf_files["gz"], "py-gz")
@@ -241,7 +241,7 @@ def test_pyperf_layers_and_per_loop_values(sqlite_db):
             assert run.get_total_loops() == 20
             raw = run._get_raw_values()
             assert np.allclose(np.array(raw) / 20, run.values, rtol=1e-12)
-        env = store.resolve_run("two").environment
+        env = store.runs.resolve("two").environment
         assert env["benchmark_metadata"]["beta"]["inner_loops"] == 4
         assert env["metadata"]["unit"] == "second"
 
@@ -251,7 +251,7 @@ def test_pyperf_memory_unit_and_calibration(sqlite_db):
     path = IMPORT_DATA / "pyperf_2.10_track_memory.json"
     with Store(sqlite_db, create=True) as store:
         run_id = import_file(store, "pyperf", path, "mem")
-        (group,) = store.value_groups(run_id)
+        (group,) = store.series.value_groups(run_id)
         assert (group.metric, group.unit) == ("memory", "B")
         assert group.values.tolist() == list(pyperf.Benchmark.load(str(path)).get_values())
         assert len(group.values) == 2  # 2 processes x 1 value; the calibration run is skipped
@@ -279,7 +279,7 @@ def test_import_compares_with_a_perflab_run_of_the_same_command(hyperfine_files,
     run_cli("run", "-q", "-n", "5", "--label", "native", "--", "sleep", "0.001", db=sqlite_db, check=True)
     with Store(sqlite_db, create=True) as store:
         import_file(store, "hyperfine", hyperfine_files["plain"], "hyperfine")
-        comparison = compare_runs(store, [store.resolve_run("native"), store.resolve_run("hyperfine")])
+        comparison = compare_runs(store, [store.runs.resolve("native"), store.runs.resolve("hyperfine")])
         rows = {(r.benchmark, r.metric): r for r in comparison.rows}
         row = rows[("sleep 0.001", "time")]
         assert row.cells[0].change is not None and len(row.cells[0].side.values) == 5
@@ -382,7 +382,7 @@ def test_malformed_file_is_one_line_and_writes_nothing(kind, content, message, t
         assert "\n" not in text and str(path) in text and message in text, text
         assert len(text) < 400, text
         assert _counts(store) == before
-        assert [r.label for r in store.list_runs()] == ["before"]
+        assert [r.label for r in store.runs.all()] == ["before"]
 
 
 def test_missing_directory_and_broken_gzip(tmp_path, sqlite_db):
@@ -411,17 +411,17 @@ def test_import_run_is_all_or_nothing(db_target):
         bad = [(Point("brand-new", {"k": 1}), 0, [Measurement("time", 1.0, "s")], None),
                (Point("brand-new", {"k": 2}), 0, [Measurement(None, 1.0, "s")], None)]  # type: ignore[arg-type]
         with pytest.raises(sa.exc.IntegrityError):
-            store.import_run(label="half", host="h", request=RunRequest(), environment={}, samples=bad,
+            store.imports.add_run(label="half", host="h", request=RunRequest(), environment={}, samples=bad,
                              metric_infos={"brand-new": [COMMAND_INFO["time"]]})
         assert _counts(store) == before  # no run, no point, no sample, no metric, no series
         # the store is usable afterwards, and the same points import twice (existing point ids)
         again = import_file(store, "pyperf", IMPORT_DATA / "pyperf_2.10_track_memory.json", "again")
         assert _values(store, again) == _values(store, first)
         good = [(Point("brand-new", {"k": 1}), 0, [Measurement("time", 1.0, "s")], None)]
-        ok = store.import_run(label="ok", host="h", request=RunRequest(), environment={}, samples=good,
+        ok = store.imports.add_run(label="ok", host="h", request=RunRequest(), environment={}, samples=good,
                               metric_infos={"brand-new": [COMMAND_INFO["time"]]})
         assert _values(store, ok) == {("brand-new", '{"k":1}', "time"): [1.0]}
-        assert store.resolve_run("ok").status is RunStatus.COMPLETE
+        assert store.runs.resolve("ok").status is RunStatus.COMPLETE
 
 
 def test_an_imported_run_cannot_be_resumed(tmp_path):
@@ -442,12 +442,12 @@ def test_imports_from_different_hosts_are_never_replicates_and_the_same_host_are
         run_cli("import", "hyperfine", path, "--label", label, *(["--host", host] if host else []),
                 db=sqlite_db, check=True)
     with Store(sqlite_db) as store:
-        hosts = {run.label: run.host for run in store.list_runs()}
+        hosts = {run.label: run.host for run in store.runs.all()}
         assert hosts == {"u1": "unknown", "u2": "unknown", "x1": "box-a", "x2": "box-b", "y1": "box-a"}
-        ids = {run.label: run.id for run in store.list_runs()}
+        ids = {run.label: run.id for run in store.runs.all()}
         # two unknown machines and two different ones repeat nothing; box-a's two imports do
-        assert store.replicate_runs({"unknown", "box-b"}) == []
-        assert store.replicate_runs({"unknown", "box-a", "box-b"}) == [[ids["x1"], ids["y1"]]]
+        assert store.runs.replicates({"unknown", "box-b"}) == []
+        assert store.runs.replicates({"unknown", "box-a", "box-b"}) == [[ids["x1"], ids["y1"]]]
 
 
 def test_a_blank_host_is_refused_and_nothing_is_imported(hyperfine_files, sqlite_db):

@@ -224,9 +224,9 @@ def test_counters_of_every_cheap_monitor_are_stored_with_their_meaning(sqlite_db
                      "--", "sh", "-c", "ls / >/dev/null", db=sqlite_db, check=True)
     warnings = _warnings(result.stderr)
     with Store(sqlite_db) as store:
-        rows = store.sample_rows(1)
+        rows = store.samples.rows(1)
         metrics = set(rows.metric)
-        infos = store.metric_infos(rows.benchmark[0])
+        infos = store.metrics.infos(rows.benchmark[0])
     monitor_metrics = {m for m in metrics if is_monitor_metric(m)}
     assert {"time", "rusage.minflt", "rusage.nvcsw", "proc-stat.ctxt",
             "proc-stat.processes"} <= metrics
@@ -252,7 +252,7 @@ def test_an_event_perf_rejects_is_one_warning_and_the_benchmark_still_counts(sql
     warnings = _warnings(result.stderr)
     assert len(warnings) == 1 and "perf-stat is off" in warnings[0] and "bogus-event" in warnings[0]
     with Store(sqlite_db) as store:
-        metrics = list(store.sample_rows(1).metric)
+        metrics = list(store.samples.rows(1).metric)
     assert metrics.count("time") == 3 and metrics.count("rusage.minflt") == 3
     assert not any(m.startswith("perf-stat.") for m in metrics)
 
@@ -260,7 +260,7 @@ def test_an_event_perf_rejects_is_one_warning_and_the_benchmark_still_counts(sql
 def _profile(sqlite_db: str, repetition: int = 0) -> dict[str, tuple[float, float]]:
     with Store(sqlite_db) as store:
         return {s.symbol: (s.self_pct, s.children_pct)
-                for s in store.profile_symbols(1) if s.repetition == repetition}
+                for s in store.profiles.symbols(1) if s.repetition == repetition}
 
 
 @needs_perf
@@ -275,9 +275,9 @@ def test_the_hot_function_is_the_top_self_symbol_of_the_stored_profile(sqlite_db
         top = max(profile, key=lambda s: profile[s][0])
         assert top == "hot_function", sorted(profile.items(), key=lambda kv: -kv[1][0])[:5]
     with Store(sqlite_db) as store:
-        artifacts = store.artifacts(1)
-        calltraces = store.profile_traces(1, "calltrace")
-        stacks = store.profile_traces(1, "stack")
+        artifacts = store.artifacts.of_run(1)
+        calltraces = store.profiles.traces(1, "calltrace")
+        stacks = store.profiles.traces(1, "stack")
     assert [(a.kind, a.repetition) for a in artifacts] == [("perf.data", 0), ("perf.data", 1)]
     assert all(a.path.read_bytes()[:8] == b"PERFILE2" for a in artifacts)
     assert all(len(t.frames.split(";")) <= 5 for t in calltraces)

@@ -204,7 +204,7 @@ def test_real_unthrottled_udp_warns_once_per_point_when_it_loses(tmp_path):
                     RunOptions(repetitions=2))
     warnings: list[str] = []
     run_id = Runner(store, [plan], NullProgress(), warn=warnings.append).start(RunRequest(identity=Identity(label="u")))
-    rows = store.sample_rows(run_id)
+    rows = store.samples.rows(run_id)
     losses = [v for m, v in zip(rows.metric, rows.value) if m == "lost_percent"]
     lossy = [w for w in warnings if "UDP datagrams were lost" in w]
     assert len(lossy) == (1 if any(v > 1 for v in losses) else 0), (losses, warnings)
@@ -224,7 +224,7 @@ def test_real_tcp_and_udp_runs_and_the_server_is_gone_after(tmp_path):
     plan = plan_run(builtin("netstream"), {"protocol": ["udp", "tcp"], "size": [1024],
                                            "duration": [1]}, RunOptions(repetitions=1))
     run_id = Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="t")))
-    rows = store.sample_rows(run_id)
+    rows = store.samples.rows(run_id)
     assert set(rows.status) == {"ok"}, rows.note
     by = {(p["protocol"], m): (v, u)
           for p, m, v, u in zip(rows.params, rows.metric, rows.value, rows.unit)}

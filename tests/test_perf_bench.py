@@ -45,7 +45,7 @@ def run(tmp_path, workload: str, sweep, repetitions: int = 2):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin(workload), sweep, RunOptions(repetitions=repetitions))
     run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(RunRequest(identity=Identity(label="t")))
-    return store.sample_rows(run_id).own()   # without the pressure stalls every sample records
+    return store.samples.rows(run_id).own()   # without the pressure stalls every sample records
 
 
 # -- parsers on real output ------------------------------------------------------------

@@ -99,7 +99,7 @@ def test_without_cgroups_a_run_says_so_once_and_still_measures(tmp_path, monkeyp
         plan = plan_run(CommandWorkload(["true"]), {}, RunOptions(repetitions=3))
         runner = Runner(store, [plan], NullProgress(), warn=warnings.append)
         run_id = runner.start(RunRequest(identity=Identity(label="t")))
-        assert len(store.sample_rows(run_id)) > 0
+        assert len(store.samples.rows(run_id)) > 0
     # two facts, each said once: what can escape without a cgroup, and that the load of
     # other tasks cannot be told apart without one
     assert warnings[0] == ("samples run without a cgroup of their own (no cgroup2 hierarchy is "

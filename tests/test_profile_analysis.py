@@ -23,7 +23,7 @@ def real_db(tmp_path_factory) -> str:
 
 
 def _runs(store: Store, *refs: str):
-    return [store.resolve_run(r) for r in refs]
+    return [store.runs.resolve(r) for r in refs]
 
 
 def test_the_second_function_tops_the_delta_table_with_the_right_sign(real_db):
@@ -71,8 +71,8 @@ def test_rule_methods_flag_the_change_without_fdr(real_db):
 
 def test_a_run_profile_lists_self_and_children_shares(real_db):
     with Store(real_db) as store:
-        [point] = run_profile(store, store.resolve_run("patched"), top=5)
-        [by_children] = run_profile(store, store.resolve_run("patched"), order="children", top=None)
+        [point] = run_profile(store, store.runs.resolve("patched"), top=5)
+        [by_children] = run_profile(store, store.runs.resolve("patched"), order="children", top=None)
     assert point.repetitions == REPETITIONS and point.event == "cpu-clock"
     assert {s.name for s in point.symbols[:2]} == {"hot_loop", "warm_loop"}
     assert len(point.symbols) <= 5
@@ -99,8 +99,8 @@ def test_counters_are_compared_apart_from_the_metric_table(real_db):
 
 def test_a_run_without_profile_is_one_clear_error(real_db):
     with Store(real_db) as store:
-        bare = store.resolve_run("bare")
-        for call in (lambda: compare_profiles(store, [store.resolve_run("base"), bare]),
+        bare = store.runs.resolve("bare")
+        for call in (lambda: compare_profiles(store, [store.runs.resolve("base"), bare]),
                      lambda: run_profile(store, bare), lambda: folded_stacks(store, bare)):
             message = f"run {bare.id} has no profile; record one with --monitor perf-profile"
             with pytest.raises(UsageError, match=message):
@@ -109,9 +109,9 @@ def test_a_run_without_profile_is_one_clear_error(real_db):
 
 def test_folded_stacks_sum_the_repetitions(real_db):
     with Store(real_db) as store:
-        run = store.resolve_run("base")
+        run = store.runs.resolve("base")
         stacks = folded_stacks(store, run)
-        rows = store.profile_traces(run.id, "stack")
+        rows = store.profiles.traces(run.id, "stack")
     assert sum(stacks.values()) == pytest.approx(sum(t.value for t in rows))
     leaves = {}
     for stack, weight in stacks.items():
@@ -121,10 +121,10 @@ def test_folded_stacks_sum_the_repetitions(real_db):
 
 # -- hand-filled stores -----------------------------------------------------------------------
 def _fill(store: Store, label: str, reps: list[dict[str, float]]) -> int:
-    run_id = store.create_run(label=label, host="h", request=RunRequest(), environment={})
-    point_id = store.point_id(Point("will-it-scale", {"mode": "thread", "test": "poll2"}))
+    run_id = store.runs.create(label=label, host="h", request=RunRequest(), environment={})
+    point_id = store.samples.point_id(Point("will-it-scale", {"mode": "thread", "test": "poll2"}))
     for rep, shares in enumerate(reps):
-        store.add_profile(run_id, point_id, rep, "cycles:pp",
+        store.profiles.add(run_id, point_id, rep, "cycles:pp",
                           [(sym, pct, pct) for sym, pct in shares.items()], [])
     return run_id
 
@@ -158,7 +158,7 @@ def test_identical_profiles_are_flagged_at_or_below_the_fdr(sqlite_db):
             for side in ("a", "b"):
                 reps = [{f"sym{i}": float(max(0.0, rng.normal(c, 0.1 * c))) for i, c in enumerate(centres)}
                         for _ in range(5)]
-                runs.append(store.resolve_run(str(_fill(store, f"{side}{trial}", reps))))
+                runs.append(store.runs.resolve(str(_fill(store, f"{side}{trial}", reps))))
             profile = compare_profiles(store, runs, kinds=("self",), q=0.05)
             reports_with_a_flag += any(i.deltas[0].significant for i in profile.rows)
     # BH at 5% under the global null bounds the chance of any flag per report by 5%

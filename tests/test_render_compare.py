@@ -44,7 +44,6 @@ from perflab.render.units import common_scale
 from perflab.stats import oriented
 from perflab.stats.host_prior import Prior
 from perflab.store import Store
-from perflab.store import host_model as host_priors
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
 SEEDS = Path(__file__).resolve().parent / "data" / "seeds"   # the seed posts' tables, verbatim
@@ -58,24 +57,24 @@ def _fill(store: Store) -> list:
     rng = np.random.default_rng(20231119)
     env = {"hostname": "lab1", "cpu": {"model": "Xeon 8260", "online": "0-95"}}
     ids = {
-        "base": store.create_run(label="base", host="lab1", request=RunRequest(), environment=env,
+        "base": store.runs.create(label="base", host="lab1", request=RunRequest(), environment=env,
                                  commit=BASE_COMMIT, commit_describe="v6.7-rc1"),
-        "patched": store.create_run(label="patched", host="lab1", request=RunRequest(), environment=env,
+        "patched": store.runs.create(label="patched", host="lab1", request=RunRequest(), environment=env,
                                     commit=PATCHED_COMMIT, commit_describe="v6.7-rc1-1-g0ede61d858"),
-        "tuned": store.create_run(label="tuned", host="lab2", request=RunRequest(),
+        "tuned": store.runs.create(label="tuned", host="lab2", request=RunRequest(),
                                   environment={**env, "hostname": "lab2"}),
     }
-    store.save_metric_info("hackbench", [MetricInfo("time", "s", Direction.LOWER)])
-    store.save_metric_info("netperf", [MetricInfo("throughput", "Mbit/s", Direction.HIGHER)])
-    store.save_metric_info("will-it-scale", [MetricInfo("per_thread_ops", "ops/s", Direction.HIGHER)])
+    store.metrics.save("hackbench", [MetricInfo("time", "s", Direction.LOWER)])
+    store.metrics.save("netperf", [MetricInfo("throughput", "Mbit/s", Direction.HIGHER)])
+    store.metrics.save("will-it-scale", [MetricInfo("per_thread_ops", "ops/s", Direction.HIGHER)])
 
     def add(run: str, point: Point, metric: str, unit: str, values) -> None:
         for rep, value in enumerate(values):
             if value is None:
-                store.add_sample(ids[run], point, rep, [Measurement(metric, None, unit, SampleStatus.FAILED,
+                store.samples.add(ids[run], point, rep, [Measurement(metric, None, unit, SampleStatus.FAILED,
                                                                     "exit status 1")])
             else:
-                store.add_sample(ids[run], point, rep, [Measurement(metric, float(value), unit)])
+                store.samples.add(ids[run], point, rep, [Measurement(metric, float(value), unit)])
 
     def noisy(centre: float, cv: float, n: int) -> list[float]:
         return list(np.round(rng.normal(centre, centre * cv, n), 6))
@@ -112,12 +111,12 @@ def _fill(store: Store) -> list:
     add("tuned", nap, "time", "s", noisy(0.0104, 0.01, 7))
 
     for run_id in ids.values():
-        store.set_run_status(run_id, RunStatus.COMPLETE)
-        store.seal(run_id)
+        store.runs.set_status(run_id, RunStatus.COMPLETE)
+        store.series.seal(run_id)
     # lab1 knows its run-to-run spread of wall times (1%, as 'perflab calibrate' would teach it)
-    host_priors.save(store, "lab1", stamp_of(store.replicate_runs({"lab1"})),
+    store.host_priors.save("lab1", stamp_of(store.runs.replicates({"lab1"})),
                      {"wall time": (Prior(0.01**2, 20.0, 10, 40.0), 5)})
-    return [store.resolve_run(label) for label in ids]
+    return [store.runs.resolve(label) for label in ids]
 
 
 @pytest.fixture(scope="module")

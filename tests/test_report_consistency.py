@@ -27,7 +27,7 @@ from perflab.analysis.compare import build_report
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.model.report.compare import CompareReport
 from perflab.render.compare import render_comparison
-from perflab.store.repository import ValueGroup
+from perflab.store.series import ValueGroup
 
 RUNS = [RunInfo(i + 1, label, None, None, "h", 0.0, None, RunStatus.COMPLETE, {}, {})
         for i, label in enumerate(("base", "new"))]

@@ -84,7 +84,7 @@ def test_a_stop_rule_sees_every_round_in_order(sqlite_db):
         runner = Runner(store, plans, NullProgress(), lambda text: None, stop=StopLimits(rule=rule))
         run_id = runner.start(RunRequest(identity=Identity(label="rule")))
         assert seen == [{"true": n, "sleep 0": n} for n in (1, 2, 3)]
-        assert store.resolve_run(str(run_id)).request.stopped.reason == "three rounds"
+        assert store.runs.resolve(str(run_id)).request.stopped.reason == "three rounds"
         assert all(len(values) == 3 for values in runner.samples.values())
 
 

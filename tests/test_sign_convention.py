@@ -76,7 +76,7 @@ def test_the_sign_is_one_convention_on_any_step(tmp_path_factory, factor, seed):
         for run, times in enumerate(samples):
             _hyperfine(base / f"r{run}.json", "step", times)
             import_file(store, "hyperfine", str(base / f"r{run}.json"), f"r{run}")
-        runs = [store.resolve_run(f"r{run}") for run in range(8)]
+        runs = [store.runs.resolve(f"r{run}") for run in range(8)]
         compared = json.loads(render_comparison(compare_runs(store, [runs[0], runs[7]]), "json"))
         (row,) = [r for r in compared["rows"] if r["metric"] == "time"]
         figures = {"compare": row["candidates"][0]["comparison"]["change_pct"]}

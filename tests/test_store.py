@@ -14,7 +14,7 @@ from perflab.store.schema import SCHEMA_VERSION, meta, runs
 
 
 def _run(store: Store, label: str = "base") -> int:
-    return store.create_run(label=label, host="h", request=RunRequest(), environment={"cpu": {"model": "x"}})
+    return store.runs.create(label=label, host="h", request=RunRequest(), environment={"cpu": {"model": "x"}})
 
 
 def test_schema_created_with_version(db_target):
@@ -29,16 +29,16 @@ def test_samples_round_trip_in_long_format(db_target):
     with Store(db_target, create=True) as store:
         run_id = _run(store)
         point = Point("mytool", {"size": "small"})
-        store.add_sample(run_id, point, 0, [Measurement("time", 1.5, "s"), Measurement("user", 1.0, "s")])
-        store.add_sample(run_id, point, 1, [Measurement("time", None, "s", SampleStatus.FAILED, "exit status 1")])
-        rows = store.sample_rows(run_id)
+        store.samples.add(run_id, point, 0, [Measurement("time", 1.5, "s"), Measurement("user", 1.0, "s")])
+        store.samples.add(run_id, point, 1, [Measurement("time", None, "s", SampleStatus.FAILED, "exit status 1")])
+        rows = store.samples.rows(run_id)
         assert rows.metric == ["time", "user", "time"]
         assert rows.value[0] == 1.5 and rows.value[1] == 1.0
         assert rows.value[2] != rows.value[2]  # NaN for the failed sample
         assert rows.status == ["ok", "ok", "failed"]
         assert rows.note[2] == "exit status 1"
         assert rows.points[0] == '{"size":"small"}' and rows.params[0] == {"size": "small"}
-        assert store.done_repetitions(run_id) == {("mytool", '{"size":"small"}', 0),
+        assert store.samples.done_repetitions(run_id) == {("mytool", '{"size":"small"}', 0),
                                                   ("mytool", '{"size":"small"}', 1)}
 
 
@@ -48,27 +48,27 @@ def test_runs_listed_with_counts_and_resolved_by_label(db_target):
         second = _run(store, "base")
         other = _run(store, "patched")
         for rep in range(3):
-            store.add_sample(second, Point("b1", {}), rep, [Measurement("time", 1.0, "s"),
+            store.samples.add(second, Point("b1", {}), rep, [Measurement("time", 1.0, "s"),
                                                             Measurement("user", 1.0, "s")])
-        store.add_sample(second, Point("b2", {"n": 1}), 0, [Measurement("time", 1.0, "s")])
-        store.set_run_status(second, RunStatus.COMPLETE)
-        listed = {r.id: r for r in store.list_runs()}
+        store.samples.add(second, Point("b2", {"n": 1}), 0, [Measurement("time", 1.0, "s")])
+        store.runs.set_status(second, RunStatus.COMPLETE)
+        listed = {r.id: r for r in store.runs.all()}
         assert listed[second].samples == 4 and listed[second].benchmarks == 2
         assert listed[first].samples == 0
         assert listed[second].status is RunStatus.COMPLETE
-        assert store.resolve_run("base").id == second  # the latest with that label
-        assert store.resolve_run(str(first)).id == first
-        assert store.resolve_run("patched").id == other
+        assert store.runs.resolve("base").id == second  # the latest with that label
+        assert store.runs.resolve(str(first)).id == first
+        assert store.runs.resolve("patched").id == other
         with pytest.raises(UsageError, match="no run with id or label 'nope'"):
-            store.resolve_run("nope")
+            store.runs.resolve("nope")
 
 
 def test_metric_metadata_kept(db_target):
     with Store(db_target, create=True) as store:
         info = MetricInfo("ops", "ops/s", Direction.HIGHER, 0.02, "operations")
-        store.save_metric_info("wis", [info])
-        store.save_metric_info("wis", [info])  # idempotent
-        assert store.metric_infos("wis") == {"ops": info}
+        store.metrics.save("wis", [info])
+        store.metrics.save("wis", [info])  # idempotent
+        assert store.metrics.infos("wis") == {"ops": info}
 
 
 def test_newer_schema_is_refused(db_target):
@@ -124,9 +124,9 @@ def test_pending_samples_of_a_dead_run_are_recovered_once(db_target):
     with Store(db_target, create=True) as store:
         run_id = _run(store)
         point = Point("b", {"n": 1})
-        pending = store.open_pending(run_id)
+        pending = store.pending.open(run_id)
         for rep in range(3):
-            pending.append(store.point_id(point), rep, 1.0, [Measurement("time", 0.5 + rep, "s")])
+            pending.append(store.samples.point_id(point), rep, 1.0, [Measurement("time", 0.5 + rep, "s")])
         pending.close()
         # a crash after a flush but before the truncation: the same lines again
         with open(pending.path, "ab") as handle:
@@ -137,7 +137,7 @@ def test_pending_samples_of_a_dead_run_are_recovered_once(db_target):
         store.conn.commit()
         path = pending.path
     with Store(db_target) as store:  # a later perflab opens the database
-        values = store.sample_rows(run_id).value.tolist()
+        values = store.samples.rows(run_id).value.tolist()
         assert values == [0.5, 1.5, 2.5]
         assert not path.exists()
 
@@ -145,13 +145,13 @@ def test_pending_samples_of_a_dead_run_are_recovered_once(db_target):
 def test_pending_samples_of_a_live_run_are_left_to_it(db_target):
     with Store(db_target, create=True) as store:
         run_id = _run(store)  # status running, owned by this (live) process
-        pending = store.open_pending(run_id)
-        pending.append(store.point_id(Point("b", {})), 0, 1.0, [Measurement("time", 1.0, "s")])
+        pending = store.pending.open(run_id)
+        pending.append(store.samples.point_id(Point("b", {})), 0, 1.0, [Measurement("time", 1.0, "s")])
         with Store(db_target) as other:
-            assert len(other.sample_rows(run_id)) == 0
+            assert len(other.samples.rows(run_id)) == 0
         assert pending.path.exists()
-        store.flush_pending(run_id, pending)
-        assert store.sample_rows(run_id).value.tolist() == [1.0]
+        store.pending.flush(run_id, pending)
+        assert store.samples.rows(run_id).value.tolist() == [1.0]
         assert pending.path.stat().st_size == 0
         pending.close()
 
@@ -162,18 +162,18 @@ def test_runs_listed_without_details_refuse_their_spec_until_read(db_target):
     import json
     spec, environment = {"command_line": ["perflab", "run", "x"]}, {"kernel": {"release": "6.1"}}
     with Store(db_target, create=True) as store:
-        ids = [store.create_run(label=f"r{i}", host="box", request=RunRequest.from_json(spec),
+        ids = [store.runs.create(label=f"r{i}", host="box", request=RunRequest.from_json(spec),
                                 environment=environment, commit=f"{i:040x}")
                for i in range(3)]
-        full = store.list_runs(counted=False)
-        light = store.list_runs(counted=False, details=False)
+        full = store.runs.all(counted=False)
+        light = store.runs.all(counted=False, details=False)
         assert [(r.id, r.label, r.commit, r.status, r.started_at) for r in light] == \
             [(r.id, r.label, r.commit, r.status, r.started_at) for r in full]
         for use in (lambda r: r.spec.get("command_line"), lambda r: r.environment or {},
                     lambda r: json.dumps(r.spec), lambda r: dict(r.environment), lambda r: "kernel" in r.environment):
             with pytest.raises(LookupError, match="not loaded"):
                 use(light[0])
-        detailed = store.with_details(light[1:])
+        detailed = store.runs.with_details(light[1:])
         assert sorted(detailed) == ids[1:]
         assert all(detailed[i].request == RunRequest.from_json(spec) and detailed[i].environment == environment
                    for i in ids[1:])
@@ -185,26 +185,26 @@ def test_value_groups_of_many_runs_are_each_runs_own(db_target):
     with Store(db_target, create=True) as store:
         ids = []
         for r in range(3):
-            run_id = store.create_run(label=f"r{r}", host="box", request=RunRequest(), environment={})
+            run_id = store.runs.create(label=f"r{r}", host="box", request=RunRequest(), environment={})
             for rep in range(4):
                 for name in ("fast", "slow"):
                     status = SampleStatus.FAILED if (r, rep, name) == (1, 2, "slow") else SampleStatus.OK
-                    store.add_sample(run_id, Point(name, {"n": rep % 2}), rep,
+                    store.samples.add(run_id, Point(name, {"n": rep % 2}), rep,
                                      [Measurement("time", 1.0 + r + rep / 10, "s", status),
                                       Measurement("rss", 100.0 * (r + 1), "B")])
             if r != 2:
-                store.seal(run_id)  # the last run stays unsealed
+                store.series.seal(run_id)  # the last run stays unsealed
             ids.append(run_id)
         for benchmarks, metrics in ((None, None), ({"slow"}, None), (None, {"time"})):
-            many = store.value_groups_of_runs(ids[1:], benchmarks, metrics)
+            many = store.series.value_groups_of_runs(ids[1:], benchmarks, metrics)
             assert set(many) == set(ids[1:])
             for run_id in ids[1:]:
-                one = store.value_groups(run_id, benchmarks, metrics)
+                one = store.series.value_groups(run_id, benchmarks, metrics)
                 key = lambda g: (g.benchmark, g.point, g.metric)  # noqa: E731
                 assert sorted(map(key, many[run_id])) == sorted(map(key, one))
                 for a, b in zip(sorted(many[run_id], key=key), sorted(one, key=key)):
                     assert a.values.tolist() == b.values.tolist() and a.failures == b.failures
-        assert store.value_groups_of_runs([]) == {}
+        assert store.series.value_groups_of_runs([]) == {}
 
 
 def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db_target):
@@ -219,10 +219,10 @@ def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db
     nap = ["sleep", "0.01"]
     with Store(db_target, create=True) as store:
         def run(label: str, s: dict, environment: dict = kernel, commit: str | None = None, done: bool = True) -> int:
-            run_id = store.create_run(label=label, host="box", request=RunRequest.from_json(s),
+            run_id = store.runs.create(label=label, host="box", request=RunRequest.from_json(s),
                                       environment=environment, commit=commit)
             if done:
-                store.set_run_status(run_id, RunStatus.COMPLETE)
+                store.runs.set_status(run_id, RunStatus.COMPLETE)
             return run_id
         aa = [run(f"{side}{i}", spec(nap, n=10 + i)) for i in range(3) for side in "ab"]  # own labels
         calibrated = [run("calibrate", spec(nap)) for _ in range(3)]                          # one label
@@ -230,10 +230,10 @@ def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db
         others = [run("a9", spec(["sleep", "0.02"])), run("a8", spec(["sleep", "0.02"]), commit="c" * 40),
                   run("a7", spec(nap, cpus=[1])), run("a6", spec(nap), {"kernel": {"release": "6.2"}}),
                   run("a5", spec(nap), done=False)]
-        groups = sorted(sorted(g) for g in store.replicate_runs({"box"}))
+        groups = sorted(sorted(g) for g in store.runs.replicates({"box"}))
         assert groups == sorted([aa, calibrated, builds[:2], builds[2:]])
         assert not any(set(g) & set(others) for g in groups)
         # the runs compared are not their own replicates: what is left of their groups is
-        groups = sorted(sorted(g) for g in store.replicate_runs({"box"}, exclude={aa[0], aa[1], builds[0]}))
+        groups = sorted(sorted(g) for g in store.runs.replicates({"box"}, exclude={aa[0], aa[1], builds[0]}))
         assert groups == sorted([aa[2:], calibrated, builds[2:]])
-        assert store.replicate_runs({"elsewhere"}) == []
+        assert store.runs.replicates({"elsewhere"}) == []

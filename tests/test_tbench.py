@@ -150,7 +150,7 @@ def test_real_run_and_the_server_is_gone_after(tmp_path):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin("tbench"), {"clients": [1, 2], "duration": [2]}, RunOptions(repetitions=1))
     run_id = Runner(store, [plan], NullProgress(), warn=print).start(RunRequest(identity=Identity(label="t")))
-    rows = store.sample_rows(run_id)
+    rows = store.samples.rows(run_id)
     assert set(rows.status) == {"ok"}, rows.note
     throughput = [(p["clients"], v) for p, m, v in zip(rows.params, rows.metric, rows.value)
                   if m == "throughput"]

@@ -27,7 +27,7 @@ def run(tmp_path, sweep, repetitions=1):
     store = Store(str(tmp_path / "db"), create=True)
     plan = plan_run(builtin("wis"), sweep, RunOptions(repetitions=repetitions))
     run_id = Runner(store, [plan], NullProgress(), warn=lambda _: None).start(RunRequest(identity=Identity(label="t")))
-    return store.sample_rows(run_id).own()   # without the pressure stalls every sample records
+    return store.samples.rows(run_id).own()   # without the pressure stalls every sample records
 
 
 def context(stdout="", stderr="", **params):

@@ -61,7 +61,6 @@ from perflab.model.errors import UsageError
 from perflab.model.report.history import AUTO_METHOD, CONFIRMED, SUSPECT, Change, ChangeList, History, Series
 from perflab.model.verdicts import Verdict
 from perflab.store import Store
-from perflab.store import alerts as table
 
 ROBOT = "perflab"   # who creates alerts and marks them recovered
 
@@ -104,11 +103,11 @@ MAX_PASSES = 4
 
 
 def _statuses(store: Store) -> dict[int, tuple[str, bool]]:
-    return {a.id: (a.method, a.recovered) for a in table.list_alerts(store)}
+    return {a.id: (a.method, a.recovered) for a in store.alerts.all()}
 
 
 def _update_pass(store: Store, history: History, moment: float | None) -> list[Alert]:
-    known = {a.change_id: a for a in table.list_alerts(store)}
+    known = {a.change_id: a for a in store.alerts.all()}
     created = []
     tips: dict[tuple[str, str, str, str], Change] = {}
     for series in history.series:
@@ -123,10 +122,10 @@ def _update_pass(store: Store, history: History, moment: float | None) -> list[A
                 continue
             if moment is not None and c.point.started_at < moment:
                 continue
-            alert_id = table.create_alert(store, _alert_values(c), last_good=c.previous.key,
+            alert_id = store.alerts.create(_alert_values(c), last_good=c.previous.key,
                                           first_bad=c.point.key, repo=history.repo, who=ROBOT)
             if alert_id is not None:
-                created.append(table.get_alert(store, alert_id))
+                created.append(store.alerts.get(alert_id))
     _mark_recoveries(store, history.series, tips)
     return created
 
@@ -149,7 +148,7 @@ def _tip_after_alerts(series: Series, known: dict[str, Alert]) -> Change | None:
 def _confirm(store: Store, alert: Alert, c: Change) -> None:
     """A suspect alert whose change the detectors now hold as confirmed becomes confirmed."""
     if alert.status == SUSPECT and c.status == CONFIRMED:
-        table.confirm(store, alert, who=ROBOT, note=f"the new level held ({c.method})")
+        store.alerts.confirm(alert, who=ROBOT, note=f"the new level held ({c.method})")
 
 
 def _alert_values(c: Change) -> dict[str, object]:
@@ -167,7 +166,7 @@ def _finite(value: float) -> float | None:
 
 def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[str, str, str, str], Change]) -> None:
     by_name = {(s.host, s.benchmark, _params_text(s.params), s.metric): s for s in series}
-    for alert in table.list_alerts(store):
+    for alert in store.alerts.all():
         if alert.recovered:
             continue
         s = by_name.get((alert.host, alert.benchmark, _params_text(alert.params), alert.metric))
@@ -175,7 +174,7 @@ def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[st
             continue
         undoing = _undoing(s, alert, _tips_of(s, tips))
         if undoing is not None:
-            table.mark_recovered(store, alert, undoing.id, who=ROBOT,
+            store.alerts.mark_recovered(alert, undoing.id, who=ROBOT,
                                  note=f"change {undoing.id} at {undoing.point.short} brought "
                                       f"{alert.metric} back to its old level")
         else:
@@ -209,7 +208,7 @@ def _unheld_suspect(store: Store, alert: Alert, s: Series) -> None:
         return
     keys = [p.point.key for p in s.points]
     if alert.first_bad in keys and len(keys) - keys.index(alert.first_bad) > MAX_TIP:
-        table.mark_recovered(store, alert, alert.change_id, who=ROBOT,
+        store.alerts.mark_recovered(alert, alert.change_id, who=ROBOT,
                              note=f"suspect: the level did not hold over the next {MAX_TIP} commits")
 
 
@@ -227,21 +226,21 @@ def _tips_of(s: Series, tips: dict[tuple[str, str, str, str], Change]) -> tuple[
 def list_alerts(store: Store, *, state: str | None = None) -> list[Alert]:
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; choose from {', '.join(STATES)}")
-    return table.list_alerts(store, state=state)
+    return store.alerts.all(state=state)
 
 
 def list_summaries(store: Store, *, state: str | None = None) -> list[AlertSummary]:
     """Summaries with their alerts; ``state`` filters by the summary's derived state."""
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; choose from {', '.join(STATES)}")
-    return [s for s in table.list_summaries(store) if state is None or s.state == state]
+    return [s for s in store.alerts.summaries() if state is None or s.state == state]
 
 
 def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     """One alert with its summary, its events and the `report change` of its change."""
-    alert = table.get_alert(store, alert_id)
-    summary = table.get_summary(store, alert.summary_id)
-    events = tuple(table.events(store, alert_id))
+    alert = store.alerts.get(alert_id)
+    summary = store.alerts.summary(alert.summary_id)
+    events = tuple(store.alerts.events(alert_id))
     try:
         report = change_report(store, alert.change_id, method=detector_of(alert))  # the detector that raised it
     except UsageError as error:
@@ -253,7 +252,7 @@ def with_alerted(store: Store, history: History) -> History:
     """The history with the changes the robot alerted on and still holds, where the
     whole-series detector no longer separates them (a short history: stats/tip's
     confirmed levels, `robot_change`), added to their series' changes."""
-    alerted = [a.change_id for a in table.list_alerts(store)]
+    alerted = [a.change_id for a in store.alerts.all()]
     series = []
     for s in history.series:
         have = {c.id for c in (*s.changes, *((s.tip,) if s.tip else ()))}
@@ -266,7 +265,7 @@ def with_alerted(store: Store, history: History) -> History:
 
 def mark_alerts(store: Store, listing: ChangeList) -> ChangeList:
     """The listing with each change's alert (those that have one)."""
-    found = table.alert_of_changes(store, [item.change.id for item in listing.changes])
+    found = store.alerts.of_changes([item.change.id for item in listing.changes])
     return replace(listing, changes=tuple(replace(item, alert=found.get(item.change.id))
                                           for item in listing.changes))
 
@@ -279,7 +278,7 @@ def triage(store: Store, alert_id: int, action: str, *, who: str, note: str = ""
     An illegal move is a UsageError naming the moves that are allowed."""
     if action not in ACTIONS:
         raise UsageError(f"unknown action {action!r}; choose from {', '.join(ACTIONS)}")
-    alert = table.get_alert(store, alert_id)
+    alert = store.alerts.get(alert_id)
     to = ACTIONS[action]
     if not can_move(alert.state, to):
         allowed = ", ".join(a for a, s in ACTIONS.items() if s in TRANSITIONS[alert.state]) or "none"
@@ -289,21 +288,21 @@ def triage(store: Store, alert_id: int, action: str, *, who: str, note: str = ""
             raise UsageError("duplicate-of needs the id of the alert it duplicates: 'duplicate-of N'")
         if duplicate_of == alert_id:
             raise UsageError(f"alert {alert_id} cannot duplicate itself")
-        original = table.get_alert(store, duplicate_of)
+        original = store.alerts.get(duplicate_of)
         if original.state == DUPLICATE:
             raise UsageError(f"alert {duplicate_of} is itself a duplicate of {original.duplicate_of}: "
                              f"mark it duplicate-of {original.duplicate_of}")
     elif duplicate_of is not None:
         raise UsageError(f"{action} takes no alert id (only duplicate-of N does)")
-    table.move(store, alert, to, action=action, who=who, note=note, duplicate_of=duplicate_of)
-    return table.get_alert(store, alert_id)
+    store.alerts.move(alert, to, action=action, who=who, note=note, duplicate_of=duplicate_of)
+    return store.alerts.get(alert_id)
 
 
 def attach_evidence(store: Store, alert_id: int, run_ref: str, *, who: str, note: str = "") -> Alert:
     """Record a run (id, label or commit) as evidence on the alert."""
-    alert = table.get_alert(store, alert_id)
-    run = store.resolve_run(run_ref)
-    table.add_evidence(store, alert, run.id, who=who, note=note or f"run {run.id} ({run.label})")
+    alert = store.alerts.get(alert_id)
+    run = store.runs.resolve(run_ref)
+    store.alerts.add_evidence(alert, run.id, who=who, note=note or f"run {run.id} ({run.label})")
     return alert
 
 
@@ -325,13 +324,13 @@ def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
     It reruns the commands as recorded: it neither checks out nor builds the commits
     (a program built per commit needs its build; then measure each side and attach the
     runs with ``--run``)."""
-    alert = table.get_alert(store, alert_id)
+    alert = store.alerts.get(alert_id)
     try:
         _, _, c = find_change(store, alert.change_id, method=detector_of(alert))
     except UsageError:
         raise UsageError(f"alert {alert_id}'s change {alert.change_id} is no longer detected: "
                          "attach runs with --run RUN") from None
-    full = store.with_details([c.previous.runs[0], c.point.runs[0]])  # a history's runs are light
+    full = store.runs.with_details([c.previous.runs[0], c.point.runs[0]])  # a history's runs are light
     sides = []
     for side, point in (("good", c.previous), ("bad", c.point)):
         run = full[point.runs[0].id]

@@ -50,7 +50,7 @@ from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
 from perflab.stats.warnings import RUN_VARIANCE, RUNS_TO_DECIDE
 from perflab.store import Store
-from perflab.store.repository import ValueGroup
+from perflab.store.series import ValueGroup
 
 Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
@@ -505,7 +505,7 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
     and each run's own values (for the run-to-run variance of a pooled side)."""
     pooled: dict[Key, list[ValueGroup]] = {}
     # one query for all the runs (a change's side pools thousands of commits' runs)
-    groups_of = store.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
+    groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
                                            set(filters.metrics) or None)
     for run in runs:
         for g in groups_of.get(run.id, ()):
@@ -526,7 +526,7 @@ def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
     per_key: dict[Key, list[np.ndarray]] = {}
     params: dict[str, dict[str, Any]] = {}
     for run_id in run_ids:
-        for g in store.value_groups(run_id):
+        for g in store.series.value_groups(run_id):
             per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
             params[g.point] = g.params
     out = []
@@ -543,7 +543,7 @@ def _run_variances(store: Store, sides: list[list[RunInfo]], parts: list[dict[Ke
                    keys: list[Key]) -> dict[Key, RunVariance | None]:
     """Per row, the run-to-run variance of its benchmark, point and metric: between the runs
     of the sides that pool several (history's segments), else between replicate runs in
-    the store (`Store.replicate_runs`: the same thing on the same host, kernel and commit,
+    the store (`store.runs.replicates`: the same thing on the same host, kernel and commit,
     e.g. 'perflab calibrate', other than the runs compared), else None."""
     out: dict[Key, RunVariance | None] = {}
     if any(len(side) > 1 for side in sides):
@@ -551,14 +551,14 @@ def _run_variances(store: Store, sides: list[list[RunInfo]], parts: list[dict[Ke
             out[key] = pooled([between_runs(side[key], "the runs of each side") for side in parts
                                if len(side.get(key, [])) > 1])
         return out
-    replicates = store.replicate_runs({run.host for side in sides for run in side},
+    replicates = store.runs.replicates({run.host for side in sides for run in side},
                                       exclude={run.id for side in sides for run in side})
     found: dict[Key, list[RunVariance | None]] = {}
     wanted = {k[0] for k in keys}, {k[2] for k in keys}
     for ids in replicates:
         per_key: dict[Key, list[np.ndarray]] = {}
         for run_id in ids:
-            for g in store.value_groups(run_id, *wanted):
+            for g in store.series.value_groups(run_id, *wanted):
                 per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
         for key, groups in per_key.items():
             found.setdefault(key, []).append(between_runs(groups))
@@ -591,7 +591,7 @@ def _metric_infos(store: Store, benchmarks: set[str], warnings: list[str],
                   tables: Tables) -> dict[tuple[str, str], MetricInfo]:
     infos: dict[tuple[str, str], MetricInfo] = {}
     for benchmark in benchmarks:
-        for name, info in store.metric_infos(benchmark).items():
+        for name, info in store.metrics.infos(benchmark).items():
             infos[(benchmark, name)] = info
     for table in tables:
         for (benchmark, _, metric), group in table.items():

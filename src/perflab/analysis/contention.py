@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from perflab.model.records import OUTSIDE_METRIC_PREFIX, OUTSIDE_WINDOW_METRIC, NotLoaded, RunInfo
 from perflab.store import Store
-from perflab.store.repository import ValueGroup
+from perflab.store.series import ValueGroup
 
 OUTSIDE_SHARE = 0.05   # as the noise floor of the monitors' counters (lkp-tests: 5%)
 RESOURCES = {f"{OUTSIDE_METRIC_PREFIX}cpu_us": "cpu", f"{OUTSIDE_METRIC_PREFIX}memory_stall_us": "memory",
@@ -65,11 +65,11 @@ def outside_shares(groups: Sequence[ValueGroup], cpus: int) -> dict[str, float]:
 
 def outside_loads(store: Store, runs: Sequence[RunInfo]) -> list[Outside]:
     """The outside load of each run that recorded it, one query for many runs."""
-    groups = store.value_groups_of_runs([run.id for run in runs], None, READ)
+    groups = store.series.value_groups_of_runs([run.id for run in runs], None, READ)
     measured = [run for run in runs if groups.get(run.id)]
     # a long history's runs come without their environment: read it for those measured
     light = [run for run in measured if isinstance(run.environment, NotLoaded)]
-    detailed = store.with_details(light) if light else {}
+    detailed = store.runs.with_details(light) if light else {}
     out = []
     for run in measured:
         environment = detailed[run.id].environment if run.id in detailed else run.environment

@@ -74,7 +74,6 @@ from perflab.model.report.history import (
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
-from perflab.store.alerts import alert_of_changes
 from perflab.vcs import commit_subjects, graph_order, is_repository
 
 METHODS = (AUTO_METHOD, *CHANGEPOINT_METHODS)
@@ -146,7 +145,7 @@ def order_points(runs: Sequence[RunInfo],
 # --------------------------------------------------------------------------- series
 
 def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
-    runs = [r for r in store.list_runs(counted=False, details=False) if r.status is not RunStatus.RUNNING]
+    runs = [r for r in store.runs.all(counted=False, details=False) if r.status is not RunStatus.RUNNING]
     if labels:
         wanted = set(labels)
         runs = [r for r in runs if r.label in wanted]
@@ -167,7 +166,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     found: dict[tuple[str, str, str, str], tuple[str, list[list[np.ndarray]]]] = {}
     seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
     params_of: dict[str, dict[str, Any]] = {}  # each point's parameters, as the store decoded them
-    groups_of = store.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
+    groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
                                            set(filters.metrics) or None)
     for i, point in enumerate(points):
         for run in point.runs:
@@ -191,7 +190,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
     for (host, benchmark, params_key, metric), (unit, per_point) in found.items():
         if benchmark not in infos:
-            infos[benchmark] = store.metric_infos(benchmark)
+            infos[benchmark] = store.metrics.infos(benchmark)
         info = infos[benchmark].get(metric)
         if info is None:
             info = MetricInfo(metric, unit, Direction.LOWER)
@@ -442,7 +441,7 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
     tries: list[tuple[str, ...]] = [tuple(labels)]
     if not labels:
-        tries += [(label,) for label in sorted({r.label for r in store.list_runs(counted=False, details=False)})]
+        tries += [(label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)})]
     for selection in tries:
         try:
             history = build_history(store, labels=selection, method=method)
@@ -490,7 +489,7 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
     after, new_runs = _side(series, c.after, points, nearest_last=False)
     # a history's runs come without spec and environment: read them for the runs the report
     # describes (the sides' names, the machine, the command to reproduce), not for every run
-    full = store.with_details([base_runs[-1], new_runs[0], c.point.runs[0]])
+    full = store.runs.with_details([base_runs[-1], new_runs[0], c.point.runs[0]])
     base_runs[-1], new_runs[0] = full[base_runs[-1].id], full[new_runs[0].id]
     point = replace(c.point, runs=(full[c.point.runs[0].id], *c.point.runs[1:]))
     # the change's own test case (its benchmark and point), as the robot's report is: the
@@ -505,7 +504,7 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
         machine=point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
         reproduce=tuple(reproduce_lines(point, repo, recorded)), warnings=history.warnings,
-        alert=alert_of_changes(store, [c.id]).get(c.id))
+        alert=store.alerts.of_changes([c.id]).get(c.id))
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],

@@ -1,6 +1,6 @@
 """The host model: what the store knows of a host's run-to-run variance, per kind of metric.
 
-Every replicate group on the host (`Store.replicate_runs`: calibrate's runs, A/A pairs,
+Every replicate group on the host (`store.runs.replicates`: calibrate's runs, A/A pairs,
 repeated runs of one thing) gives each of its benchmark, point and metric rows a
 between-run variance (`stats.host_prior.spread`); the rows of one kind of metric fit one
 prior (`stats.host_prior.fit_prior`, trended in the within-run variance where that
@@ -32,7 +32,7 @@ from perflab.stats.host_prior import Prior, Spread, fit_prior, metric_kind, spre
 from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance
 from perflab.store import Store
-from perflab.store import host_model as stored
+from perflab.store.host_model import HostPrior
 
 Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
@@ -53,7 +53,7 @@ def replicate_spreads(store: Store, groups: Iterable[list[int]],
     out: dict[tuple[str, str, str], list[Spread]] = {}
     for ids in groups:
         per_key: dict[tuple[str, str, str], list[np.ndarray]] = {}
-        for found in store.value_groups_of_runs(ids, benchmarks, None).values():
+        for found in store.series.value_groups_of_runs(ids, benchmarks, None).values():
             for g in found:
                 per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
         for key, values in per_key.items():
@@ -88,7 +88,7 @@ def fit(spreads: dict[tuple[str, str, str], list[Spread]],
 
 
 def _infos(store: Store, benchmarks: Iterable[str]) -> dict[tuple[str, str], MetricInfo]:
-    return {(b, name): info for b in set(benchmarks) for name, info in store.metric_infos(b).items()}
+    return {(b, name): info for b in set(benchmarks) for name, info in store.metrics.infos(b).items()}
 
 
 def stamp_of(groups: list[list[int]]) -> str:
@@ -97,16 +97,16 @@ def stamp_of(groups: list[list[int]]) -> str:
     return f"{len(every)}:{every[-1] if every else 0}"
 
 
-def host_model(store: Store, host: str) -> list[stored.HostPrior]:
+def host_model(store: Store, host: str) -> list[HostPrior]:
     """The host's priors, refitted and stored first when its replicate runs changed."""
-    groups = store.replicate_runs({host})
+    groups = store.runs.replicates({host})
     stamp = stamp_of(groups)
-    known = stored.load(store, host)
+    known = store.host_priors.load(host)
     if known and known[0].stamp == stamp or not known and not groups:
         return known
     spreads = replicate_spreads(store, groups)
-    stored.save(store, host, stamp, fit(spreads, _infos(store, {k[0] for k in spreads})))
-    return stored.load(store, host)
+    store.host_priors.save(host, stamp, fit(spreads, _infos(store, {k[0] for k in spreads})))
+    return store.host_priors.load(host)
 
 
 def _loaded(store: Store, runs: list[RunInfo]) -> bool:
@@ -153,9 +153,9 @@ def _priors_without(store: Store, host: str, compared: set[int]) -> dict[str, tu
     every benchmark (the stored model when none of them is a replicate, else a refit)."""
     if host in UNKNOWN_HOSTS:
         return {}
-    if not compared & {i for ids in store.replicate_runs({host}) for i in ids}:
+    if not compared & {i for ids in store.runs.replicates({host}) for i in ids}:
         return {p.kind: (p.prior, p.benchmarks) for p in host_model(store, host)}
-    spreads = replicate_spreads(store, store.replicate_runs({host}, exclude=compared))
+    spreads = replicate_spreads(store, store.runs.replicates({host}, exclude=compared))
     return fit(spreads, _infos(store, {k[0] for k in spreads}))
 
 

@@ -26,7 +26,7 @@ _EXIT = re.compile(r"exit status (-?\d+)")
 
 
 def hyperfine_results(store: Store, run: RunInfo) -> list[HyperfineResult]:
-    rows = store.sample_rows(run.id)
+    rows = store.samples.rows(run.id)
     order = run.request.benchmarks
     found: dict[tuple[str, str], dict[str, dict[int, tuple[float, str]]]] = {}
     params: dict[str, dict[str, Any]] = {}

@@ -2,7 +2,7 @@
 
 The file is parsed completely first (``perflab.formats``); only a well-formed file
 reaches the store, and the store writes the run, its points, samples, metric metadata
-and series in one transaction (``Store.import_run``): a failed import writes nothing.
+and series in one transaction (``store.imports.add_run``): a failed import writes nothing.
 The samples stream into it a batch at a time (bench/import_2m measures the memory).
 """
 
@@ -63,7 +63,7 @@ def write_import(store: Store, parsed: ImportedFile, label: str,
     for bench in parsed.benchmarks:
         known = metric_infos.get(bench.point.benchmark, ())
         metric_infos[bench.point.benchmark] = (*known, *(info for info in bench.metrics if info not in known))
-    return store.import_run(label=label, host=parsed.host, request=parsed.request,
+    return store.imports.add_run(label=label, host=parsed.host, request=parsed.request,
                             environment=parsed.environment, samples=samples,
                             metric_infos=metric_infos, status=RunStatus.COMPLETE,
                             progress=None if progress is None else lambda written: progress(written, total))

@@ -46,7 +46,7 @@ from perflab.stats import (
     welch_t,
 )
 from perflab.store import Store
-from perflab.store.repository import ProfileSymbol, ProfileTrace
+from perflab.store.profiles import ProfileSymbol, ProfileTrace
 
 KINDS = ("self", "children", "calltrace")
 NOISE_FLOOR_POINTS = 0.1   # percentage points below which no change is claimed
@@ -100,9 +100,9 @@ def _side(store: Store, runs: Sequence[RunInfo], filters: Filters, kinds: Sequen
         points.setdefault(row.point, row.params)
         return not filters.params or filters.keeps(row.params)
 
-    profiled = store.profiled_runs(r.id for r in runs)
+    profiled = store.profiles.profiled_runs(r.id for r in runs)
     for run in (r for r in runs if r.id in profiled):
-        for s in store.profile_symbols(run.id, benchmarks):
+        for s in store.profiles.symbols(run.id, benchmarks):
             if not keep(s):
                 continue
             rep = (run.id, s.repetition)
@@ -111,7 +111,7 @@ def _side(store: Store, runs: Sequence[RunInfo], filters: Filters, kinds: Sequen
                 if kind in kinds:
                     values.setdefault((s.benchmark, s.point, s.event, kind, s.symbol), {})[rep] = value
         if "calltrace" in kinds:
-            for t in store.profile_traces(run.id, "calltrace", benchmarks):
+            for t in store.profiles.traces(run.id, "calltrace", benchmarks):
                 if keep(t):
                     rep = (run.id, t.repetition)
                     repetitions.setdefault((t.benchmark, t.point, t.event), set()).add(rep)
@@ -358,7 +358,7 @@ def folded_stacks(store: Store, run: RunInfo, *, filters: Filters = Filters(),
     """Root-first stacks -> weight summed over the repetitions of ``event`` (default: the
     first recorded). With several points each gets a root frame ``benchmark point``."""
     benchmarks = set(filters.benchmarks) or None
-    rows = [t for t in store.profile_traces(run.id, "stack", benchmarks)
+    rows = [t for t in store.profiles.traces(run.id, "stack", benchmarks)
             if not filters.params or filters.keeps(t.params)]
     if not rows:
         raise no_profile(run)

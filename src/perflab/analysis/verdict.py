@@ -34,13 +34,13 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
     None takes each row's noise floor."""
     chosen = set(metrics)
     if not chosen:
-        base_metrics = {g.metric for g in store.value_groups(base.id)}
+        base_metrics = {g.metric for g in store.series.value_groups(base.id)}
         chosen = {"time"} if "time" in base_metrics else set()
     what = f" of {', '.join(sorted(chosen))}" if chosen else ""
-    if not any(g.values.size for g in store.value_groups(candidate.id, None, chosen or None)):
+    if not any(g.values.size for g in store.series.value_groups(candidate.id, None, chosen or None)):
         return RunVerdict(base, candidate, Outcome.SKIP, (), None, "",
                           f"run {candidate.id} ({candidate.label}) has no usable samples{what}")
-    if not any(g.values.size for g in store.value_groups(base.id, None, chosen or None)):
+    if not any(g.values.size for g in store.series.value_groups(base.id, None, chosen or None)):
         raise UsageError(f"reference run {base.id} ({base.label}) has no usable samples{what}")
     # a bisect's builds are separate runs: with nothing known of the host, the older 2% rule,
     # not the default prior that decides only large changes (docs/separate-runs.md)

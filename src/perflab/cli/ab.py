@@ -87,7 +87,7 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
     with open_store(ctx, create=True) as store:
         run_id = record.record(store, prepared, lambda plans: progress.choose_live(quiet), warn)
         write_exports(store, run_id, exports)
-        done = store.resolve_run(str(run_id)).request
+        done = store.runs.resolve(str(run_id)).request
     assert done.ab is not None and done.ab.decision is not None
     decision = done.ab.decision
     answer = outcome(decision)

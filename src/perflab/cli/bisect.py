@@ -139,7 +139,7 @@ def verdict(ctx: click.Context, good_ref: str, candidate_ref: str, metrics: tupl
     floor = percent(noise_floor, "--noise-floor") / 100 if noise_floor is not None else None
     limit = percent(threshold, "--threshold") / 100 if threshold is not None else None
     with open_store(ctx, create=False) as store:
-        base, candidate = store.resolve_run(good_ref), store.resolve_run(candidate_ref)
+        base, candidate = store.runs.resolve(good_ref), store.runs.resolve(candidate_ref)
         result = judge(store, base, candidate, metrics=set(metrics), method=method, noise_floor=floor,
                        threshold=limit)
     for text in result.warnings:

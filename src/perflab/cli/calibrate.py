@@ -59,10 +59,10 @@ def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...])
             again = replace(request, options=replace(request.options, seed=None)) \
                 if request.options.shuffle and sub.params["seed"] is None else request
             ids.append(record.record(store, again, progress_for(True), warn))
-            if store.resolve_run(str(ids[-1])).status.value == "failed":
+            if store.runs.resolve(str(ids[-1])).status.value == "failed":
                 raise UsageError(f"every sample of run {ids[-1]} failed; see 'perflab show {ids[-1]}'")
         click.echo(render_calibration(run_to_run(store, ids)), nl=False)
-        click.echo("\n" + render_host_model(view(store, store.resolve_run(str(ids[-1])).host)), nl=False)
+        click.echo("\n" + render_host_model(view(store, store.runs.resolve(str(ids[-1])).host)), nl=False)
 
 
 COMMANDS: list[click.Command] = [calibrate]

@@ -104,7 +104,7 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
     if with_profile and fmt not in PROFILE_FORMATS:
         raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
     with open_store(ctx, create=False) as store:
-        runs = [store.resolve_run(ref) for ref in run_refs]
+        runs = [store.runs.resolve(ref) for ref in run_refs]
         best = [s.pct for s in stats if s.key == "best"]
         if base_point is None and len(runs) == 1:
             report = compare_benchmarks(store, runs[0], reference, filters=selection, method=method, q=fdr,

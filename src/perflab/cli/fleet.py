@@ -163,11 +163,10 @@ def jobs(ctx: click.Context, states: str | None, last: int | None) -> None:
         return
     from perflab.model.jobs import parse_states
     from perflab.render.jobs import render_jobs
-    from perflab.store import jobs as book
     wanted = parse_states(states)
     with open_store(ctx, create=False) as store:
-        book.fail_orphaned_jobs(store)
-        click.echo(render_jobs(book.list_jobs(store, wanted, last)))
+        store.jobs.fail_orphaned()
+        click.echo(render_jobs(store.jobs.all(wanted, last)))
 
 
 @jobs.command("cancel", short_help="Cancel a job (a running one is killed by its worker).")
@@ -179,9 +178,8 @@ def jobs_cancel(ctx: click.Context, job_id: int, no_wait: bool) -> None:
     by its worker, which polls the store for cancel requests (within a second or two)."""
     from perflab.fleet.submit import wait_for
     from perflab.render.jobs import render_job_end
-    from perflab.store import jobs as book
     with open_store(ctx, create=False) as store:
-        job = book.request_cancel(store, job_id)
+        job = store.jobs.request_cancel(job_id)
         if job.state.finished and job.state.value != "cancelled":
             raise UsageError(f"job {job_id} already ended: {job.state.value}")
         if not no_wait and not job.state.finished:
@@ -196,9 +194,8 @@ def jobs_show(ctx: click.Context, job_id: int) -> None:
     """One job: its request, state, times, runs, error and the tail of its output
     (a bisect job's result)."""
     from perflab.render.jobs import render_job
-    from perflab.store import jobs as book
     with open_store(ctx, create=False) as store:
-        click.echo(render_job(book.get_job(store, job_id)))
+        click.echo(render_job(store.jobs.get(job_id)))
 
 
 @jobs.command("wait", short_help="Wait for a job to end; exit 0 done, 1 failed, 3 timeout.")

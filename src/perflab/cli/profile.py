@@ -29,7 +29,7 @@ def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters:
 
     selection = Filters.parse(list(filters), [])
     with open_store(ctx, create=False) as store:
-        run = store.resolve_run(run_ref)
+        run = store.runs.resolve(run_ref)
         if fmt == "folded":
             click.echo(render_folded(folded_stacks(store, run, filters=selection, event=event)), nl=False)
             return
@@ -63,9 +63,9 @@ def flamegraph(ctx: click.Context, run_ref: str, vs_ref: str | None, output: str
     check_output(output)  # before any work
     selection = Filters.parse(list(filters), [])
     with open_store(ctx, create=False) as store:
-        run = store.resolve_run(run_ref)
+        run = store.runs.resolve(run_ref)
         stacks = folded_stacks(store, run, filters=selection, event=event)
-        other = store.resolve_run(vs_ref) if vs_ref is not None else None
+        other = store.runs.resolve(vs_ref) if vs_ref is not None else None
         after = folded_stacks(store, other, filters=selection, event=event) if other is not None else None
     if fmt != "svg":
         from perflab.render.flamegraph_html import render_flamegraph_html, speedscope_json

@@ -123,10 +123,10 @@ def run(ctx: click.Context, **options: Any) -> None:
     prepared = None if options["resume"] else record.prepare(request)
     with open_store(ctx, create=True) as store:
         if prepared is None:
-            run_id = record.resume(store, store.resolve_run(options["resume"]), progress_for(quiet), warn)
+            run_id = record.resume(store, store.runs.resolve(options["resume"]), progress_for(quiet), warn)
         else:
             run_id = record.record(store, prepared, progress_for(quiet), warn)
-        info = store.resolve_run(str(run_id))
+        info = store.runs.resolve(str(run_id))
         if info.request.stopped and not quiet:
             click.echo(f"perflab: stopped after {info.request.stopped.rounds} rounds: "
                        f"{info.request.stopped.reason}", err=True)
@@ -198,7 +198,7 @@ def _print_run_summary(store, info, quiet: bool) -> None:
         workloads = [from_spec(p.workload) for p in info.request.plans]
         primary = {w.benchmark: w.metrics[0].name for w in workloads}
         infos = {(w.benchmark, m.name): m for w in workloads for m in w.metrics}
-        summaries = [s for s in summarize_run(store.sample_rows(run_id), infos)
+        summaries = [s for s in summarize_run(store.samples.rows(run_id), infos)
                      if primary.get(s.benchmark) == s.metric]
         click.echo(f"run {run_id} ({info.label}): {info.status.value}; "
                    f"'perflab show {run_id}' has every metric")
@@ -242,7 +242,7 @@ def runs(ctx: click.Context) -> None:
     if not location.is_url(target) and not os.path.lexists(os.path.expanduser(target)):
         return  # no database yet: no runs, as `ls` of an empty directory (and none created)
     with open_store(ctx, create=False) as store:
-        listing = render_runs(store.list_runs())
+        listing = render_runs(store.runs.all())
     if listing:
         click.echo(listing)
 
@@ -262,9 +262,9 @@ def show(ctx: click.Context, run_ref: str, metrics: tuple[str, ...], show_all: b
     from perflab.model.records import is_monitor_metric
     from perflab.render.runs import render_show
     with open_store(ctx, create=False) as store:
-        info = store.resolve_run(run_ref)
-        rows = store.sample_rows(info.id)
-        infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metric_infos(b).items()}
+        info = store.runs.resolve(run_ref)
+        rows = store.samples.rows(info.id)
+        infos = {(b, m): i for b in set(rows.benchmark) for m, i in store.metrics.infos(b).items()}
         summaries = summarize_run(rows, infos)
         shown = [s for s in summaries if s.metric in metrics] if metrics else \
             summaries if show_all else [s for s in summaries if not is_monitor_metric(s.metric)]
@@ -288,8 +288,8 @@ def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> No
     """A run's raw samples, one row per value."""
     from perflab.render.export import export_csv, export_json
     with open_store(ctx, create=False) as store:
-        info = store.resolve_run(run_ref)
-        text = (export_json if fmt == "json" else export_csv)(info, store.sample_rows(info.id))
+        info = store.runs.resolve(run_ref)
+        text = (export_json if fmt == "json" else export_csv)(info, store.samples.rows(info.id))
     if output:
         write_output(output, text)
     else:

@@ -62,6 +62,6 @@ def write_exports(store, run_id: int, exports: Exports) -> None:
         return
     from perflab.analysis.hyperfine_export import hyperfine_results
     from perflab.render.hyperfine_export import FORMATS
-    results = hyperfine_results(store, store.resolve_run(str(run_id)))
+    results = hyperfine_results(store, store.runs.resolve(str(run_id)))
     for fmt, path in exports.asked().items():
         write_output(path, FORMATS[fmt](results))

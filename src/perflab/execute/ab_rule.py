@@ -71,7 +71,7 @@ def conclude(store: Store, run_id: int, rule: AbRule, samples: Samples) -> AbDec
     if decision is None or decision.verdict is None:
         decision = rule.decide(samples, final=True)
     record = decision_record(decision, rule.settings.lower_is_better)
-    store.update_request(run_id, lambda r: replace(r, ab=AbRecord(rule.settings, record)))
+    store.runs.update_request(run_id, lambda r: replace(r, ab=AbRecord(rule.settings, record)))
     return record
 
 

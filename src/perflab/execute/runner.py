@@ -121,11 +121,11 @@ class Runner:
             me = request.identity
             stored = replace(request, plans=tuple(p.record() for p in self.plans),
                              interleaved=interleaved(self.plans))
-            run_id = self.store.create_run(
+            run_id = self.store.runs.create(
                 label=me.label or "", host=this_host(), request=stored, environment=snapshot,
                 commit=me.commit, commit_describe=me.describe, repo=me.repo, job_id=me.job_id)
             for run_plan in self.plans:
-                self.store.save_metric_info(run_plan.workload.benchmark, run_plan.workload.metrics)
+                self.store.metrics.save(run_plan.workload.benchmark, run_plan.workload.metrics)
             self._execute(run_id, self._work(set()), streams, snapshot)
         return run_id
 
@@ -134,9 +134,9 @@ class Runner:
             raise UsageError(f"run {run.id} is already complete")
         if run.status is RunStatus.RUNNING:
             raise UsageError(f"run {run.id} is still running (perflab pid {run.pid})")
-        work = self._work(self.store.done_repetitions(run.id))
+        work = self._work(self.store.samples.done_repetitions(run.id))
         self._load_samples(run.id)
-        self.store.set_run_status(run.id, RunStatus.RUNNING, finished=False)
+        self.store.runs.set_status(run.id, RunStatus.RUNNING, finished=False)
         with _streams(self._show_output) as streams:
             self._execute(run.id, work, streams, run.environment)
         return run.id
@@ -159,7 +159,7 @@ class Runner:
     def _load_samples(self, run_id: int) -> None:
         """The primary values a resumed run already has, for its stop rule."""
         primary = {p.workload.benchmark: p.workload.metrics[0].name for p in self.plans}
-        rows = self.store.sample_rows(run_id)
+        rows = self.store.samples.rows(run_id)
         found: dict[tuple[str, str], dict[int, float]] = {}
         for benchmark, params, rep, metric, value in zip(rows.benchmark, rows.points, rows.repetition,
                                                          rows.metric, rows.value):
@@ -180,7 +180,7 @@ class Runner:
         self._started = time.monotonic()
         self._live_at = 0.0
         capture = CapturedOutput(streams.stdin)
-        self._pending = self.store.open_pending(run_id)
+        self._pending = self.store.pending.open(run_id)
         self._flushed_at = time.monotonic()
         self.executor.open()
         try:
@@ -198,7 +198,7 @@ class Runner:
             self.executor.close()
             self.progress.stop()
             # a PostgreSQL store that went away: wait for it (bounded) rather than lose the end
-            self.store.when_reachable(lambda: self.store.flush_pending(run_id, self._pending),
+            self.store.when_reachable(lambda: self.store.pending.flush(run_id, self._pending),
                                       on_wait=self._warn_unreachable)
             self._pending.close()
             self._pending.path.unlink(missing_ok=True)
@@ -206,17 +206,17 @@ class Runner:
             if self.stopped is not None:
                 stopped = self.stopped
                 self.store.when_reachable(
-                    lambda: self.store.update_request(run_id, lambda r: replace(r, stopped=stopped)))
+                    lambda: self.store.runs.update_request(run_id, lambda r: replace(r, stopped=stopped)))
             if status is RunStatus.COMPLETE and self.measured and self.failures == self.measured:
                 status = RunStatus.FAILED
             final = status
-            self.store.when_reachable(lambda: self.store.set_run_status(run_id, final, environment=snapshot))
-            self.store.when_reachable(lambda: self.store.seal(run_id))
+            self.store.when_reachable(lambda: self.store.runs.set_status(run_id, final, environment=snapshot))
+            self.store.when_reachable(lambda: self.store.series.seal(run_id))
 
     def _flush(self, run_id: int) -> None:
         """Move the pending samples in; while a PostgreSQL store is away they stay in the
         pending file (written already) and move in at a later flush."""
-        if not self.store.flush_pending_if_reachable(run_id, self._pending):
+        if not self.store.pending.flush_if_reachable(run_id, self._pending):
             self._warn_unreachable()
 
     def _warn_unreachable(self) -> None:
@@ -301,7 +301,7 @@ class Runner:
         if isinstance(workload, CommandWorkload) and run_plan.shell_overhead:
             workload.shell_overhead = run_plan.shell_overhead
         points = [Point(workload.benchmark, params) for params in run_plan.points]
-        return _PlanState(run_plan, [self.store.point_id(point) for point in points],
+        return _PlanState(run_plan, [self.store.samples.point_id(point) for point in points],
                           [(point.benchmark, point.key) for point in points],
                           [point.describe() for point in points],
                           self.executor.monitors.usable(monitor_config(run_plan.options)))
@@ -333,19 +333,19 @@ class Runner:
 
     def _describe(self, benchmark: str, infos: Sequence[MetricInfo]) -> None:
         """Metric metadata of a monitor's or PSI's metrics, the first time a benchmark has them."""
-        self.store.when_reachable(lambda: self.store.save_metric_info(benchmark, infos),
+        self.store.when_reachable(lambda: self.store.metrics.save(benchmark, infos),
                                   on_wait=self._warn_unreachable)
 
     def _store_monitor_files(self, run_id: int, point_id: int, repetition: int, taken: Taken) -> None:
         for monitor, output in taken.outputs:
             for rows in output.profiles:
-                self.store.add_profile(run_id, point_id, repetition, rows.event, rows.symbols,
+                self.store.profiles.add(run_id, point_id, repetition, rows.event, rows.symbols,
                                        rows.traces)
             if monitor.name == "perf-profile" and not output.profiles:
                 self._warn_once("perf-profile: a sample had no profile samples (too short for "
                                 "--profile-freq?); its perf.data is kept")
             for kind, path in output.artifacts:
-                self.store.add_artifact(run_id, point_id, repetition, kind, path)
+                self.store.artifacts.add(run_id, point_id, repetition, kind, path)
 
     def _warn_once(self, message: str) -> None:
         if message not in self._warned:

@@ -13,7 +13,6 @@ from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.jobs import Job, JobKind
 from perflab.model.run_request import RunRequest
 from perflab.store import Store
-from perflab.store import jobs as book
 
 WAIT_POLL_S = 0.5
 
@@ -42,14 +41,14 @@ def submit(store: Store, app: Celery, kind: JobKind, queue: str, request: dict[s
     check_timeout(float(request["timeout"]))
     check_broker(app)
     warning = None
-    if queue not in book.known_queues(store):
+    if queue not in store.workers.known_queues():
         warning = (f"no worker has served {queue} yet: job queued; it waits until "
                    f"'perflab worker --{queue.split('.')[0]} {queue.split('.', 1)[1]}' starts")
-    job_id = book.add_job(store, kind, queue, request)
+    job_id = store.jobs.add(kind, queue, request)
     try:
         publish(app, job_id, queue, float(request["timeout"]))
     except Exception as error:   # kombu/redis errors: the job never reached the broker
-        book.delete_job(store, job_id)
+        store.jobs.delete(job_id)
         raise EnvironmentProblem(f"cannot send job to the broker {app.conf.broker_url}: {type(error).__name__}",
                                  hint="is Redis running there?") from None
     return job_id, warning
@@ -59,8 +58,8 @@ def wait_for(store: Store, job_id: int, timeout_s: float | None) -> Job:
     """Block until the job is done, failed or cancelled (or the timeout passes)."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     while True:
-        book.fail_orphaned_jobs(store)
-        job = book.get_job(store, job_id)
+        store.jobs.fail_orphaned()
+        job = store.jobs.get(job_id)
         if job.state.finished:
             return job
         if deadline is not None and time.monotonic() > deadline:

@@ -24,7 +24,6 @@ from perflab.model.errors import UsageError
 from perflab.model.jobs import JobKind, JobState
 from perflab.model.run_request import Identity, RunRequest, Target
 from perflab.store import Store
-from perflab.store import jobs as book
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ def check_options(options: WatchOptions) -> None:
 def new_commits(store: Store, options: WatchOptions) -> list[str]:
     """The branch's commits not yet queued, oldest first (first-parent line)."""
     tip = vcs.git_checked(options.repo, "rev-parse", f"{options.branch}^{{commit}}").stdout.strip()
-    last = book.last_seen_commit(store, options.repo, options.branch)
+    last = store.branches.last_seen(options.repo, options.branch)
     if last is None and options.since is None:
         return [tip]
     start = last or options.since or ""
@@ -86,7 +85,7 @@ def queue_builds(store: Store, app: Celery, options: WatchOptions, commits: list
             job_id, _ = submit(store, app, JobKind.BUILD, host_queue(host), request)
             queued.append(job_id)
     if commits:
-        book.remember_commit(store, options.repo, options.branch, commits[-1])
+        store.branches.remember(options.repo, options.branch, commits[-1])
     return queued
 
 
@@ -100,7 +99,7 @@ def detect(store: Store, app: Celery, options: WatchOptions,
         history = build_history(store, labels=[options.label])
     except UsageError:
         return 0, []   # no complete runs yet
-    bisected = {job.request.get("change") for job in book.list_jobs(store) if job.kind is JobKind.BISECT}
+    bisected = {job.request.get("change") for job in store.jobs.all() if job.kind is JobKind.BISECT}
     queued = []
     for change in select_changes(history):
         good, bad = change.previous.commit, change.point.commit
@@ -146,7 +145,7 @@ def loop(store: Store, app: Celery, options: WatchOptions, interval_s: float, wa
         pending += done_round.build_jobs
         if done_round.commits:
             report(done_round)
-        if pending and all(book.get_job(store, j).state.finished for j in pending):
+        if pending and all(store.jobs.get(j).state.finished for j in pending):
             pending = []
             alerts, bisects = detect(store, app, options, warn)
             report(Round((), (), alerts, tuple(bisects)))

@@ -27,7 +27,6 @@ from perflab.fleet.app import class_queue, host_queue, make_app
 from perflab.fleet.execution import Outcome, WorkerContext, execute
 from perflab.model.jobs import JobState, WorkerInfo
 from perflab.store import Store
-from perflab.store import jobs as book
 
 HEARTBEAT_S = 3.0
 STORE_RETRY_S = 2.0         # how often a worker retries a store that went away
@@ -71,27 +70,27 @@ def run_job(job_id: int) -> None:
     assert _CONTEXT is not None
     ctx = _CONTEXT
     store = _store()
-    if not _retrying(lambda: book.claim_job(store, job_id, host=ctx.host, worker=ctx.name)):
+    if not _retrying(lambda: store.jobs.claim(job_id, host=ctx.host, worker=ctx.name)):
         _not_claimed(store, job_id, ctx)
         return
-    job = _retrying(lambda: book.get_job(store, job_id))
+    job = _retrying(lambda: store.jobs.get(job_id))
     try:
         outcome = execute(job, ctx, lambda: _cancel_requested(store, job_id))
     except SoftTimeLimitExceeded:
         outcome = Outcome("failed", f"timed out after {job.timeout:g} s (the job's --job-timeout)", "")
     except Exception as error:   # a bug here must not leave the job 'running' for ever
         line = f"worker error: {type(error).__name__}: {error}"
-        _retrying(lambda: book.finish_job(store, job_id, JobState.FAILED, worker=ctx.name, error=line))
+        _retrying(lambda: store.jobs.finish(job_id, JobState.FAILED, worker=ctx.name, error=line))
         raise
     state = {"done": JobState.DONE, "cancelled": JobState.CANCELLED}.get(outcome.kind, JobState.FAILED)
-    _retrying(lambda: book.finish_job(store, job_id, state, error=outcome.error, worker=ctx.name,
+    _retrying(lambda: store.jobs.finish(job_id, state, error=outcome.error, worker=ctx.name,
                                       output=outcome.output))
 
 
 def _cancel_requested(store: Store, job_id: int) -> bool:
     """The job's cancel flag; False while the store does not answer (asked again later)."""
     try:
-        return book.cancel_requested(store, job_id)
+        return store.jobs.cancel_requested(job_id)
     except _UNREACHABLE:
         store.reconnect()
         return False
@@ -102,13 +101,13 @@ def _not_claimed(store: Store, job_id: int, ctx: WorkerContext) -> None:
     Running on this very worker means the attempt before died with its pool process (a hard
     time limit, a crash) and Celery requeued it: that attempt is failed. Running elsewhere on
     a live worker is a duplicate delivery: left alone."""
-    job = _retrying(lambda: book.get_job(store, job_id))
+    job = _retrying(lambda: store.jobs.get(job_id))
     if job.state is JobState.RUNNING and job.worker == ctx.name:
-        _retrying(lambda: book.finish_job(store, job_id, JobState.FAILED, worker=ctx.name,
+        _retrying(lambda: store.jobs.finish(job_id, JobState.FAILED, worker=ctx.name,
                                           error="the worker's pool process died during the job "
                                                 "(hard time limit or crash)"))
-    elif job.state is JobState.RUNNING and job.worker and not book.worker_alive(store, job.worker):
-        book.fail_orphaned_jobs(store)
+    elif job.state is JobState.RUNNING and job.worker and not store.workers.alive(job.worker):
+        store.jobs.fail_orphaned()
     log.info("perflab worker: job %s is %s; this delivery is dropped", job_id, job.state.value)
 
 
@@ -131,8 +130,8 @@ class Heartbeat(threading.Thread):
         while not self.stopped.wait(self.interval_s):
             try:
                 store = store or Store(self.db, create=True)
-                book.heartbeat(store, self.worker)
-                for job_id in book.fail_orphaned_jobs(store):
+                store.workers.heartbeat(self.worker)
+                for job_id in store.jobs.fail_orphaned():
                     log.warning("perflab worker: job %s failed: its worker died", job_id)
             except _UNREACHABLE:
                 if store is not None:
@@ -143,7 +142,7 @@ class Heartbeat(threading.Thread):
                     store.reconnect()
         if store is not None:
             with contextlib.suppress(sa.exc.SQLAlchemyError):
-                book.worker_stopped(store, self.worker)
+                store.workers.stopped(self.worker)
             store.close()
 
 
@@ -158,10 +157,10 @@ def serve(*, broker: str, db: str, host: str, machine_class: str | None, workdir
     workdir.mkdir(parents=True, exist_ok=True)
     now = time.time()
     with Store(db, create=True) as store:
-        book.register_worker(store, WorkerInfo(name=name, host=host, machine_class=machine_class, pid=os.getpid(),
+        store.workers.register(WorkerInfo(name=name, host=host, machine_class=machine_class, pid=os.getpid(),
                                                nodename=os.uname().nodename, started_at=now, heartbeat_at=now,
                                                heartbeat_s=heartbeat_s, stopped_at=None, environment=environment))
-        book.fail_orphaned_jobs(store)
+        store.jobs.fail_orphaned()
     _CONTEXT = WorkerContext(name=name, host=host, machine_class=machine_class, db=db, workdir=workdir)
     queues = [host_queue(host)] + ([class_queue(machine_class)] if machine_class else [])
     heart = Heartbeat(db, name, heartbeat_s)

@@ -125,17 +125,17 @@ class Measurement:
 
 
 class NotLoaded(dict[str, Any]):
-    """A run's spec or environment that was not read (``Store.list_runs(details=False)``:
+    """A run's spec or environment that was not read (``store.runs.all(details=False)``:
     a history of 5,000 runs needs neither). Any use raises instead of passing for an empty
-    record; ``Store.with_details`` reads the real ones of the few runs that need them."""
+    record; ``store.runs.with_details`` reads the real ones of the few runs that need them."""
 
     def __init__(self, name: str):
         super().__init__({"": None})  # not empty: C code that skips an empty dict (json) asks items()
         self._what = f"a run's {name}"
 
     def _missing(self, *_: object, **__: object) -> Any:
-        raise LookupError(f"{self._what} was not loaded (Store.list_runs(details=False)): "
-                          "read it with Store.with_details")
+        raise LookupError(f"{self._what} was not loaded (store.runs.all(details=False)): "
+                          "read it with store.runs.with_details")
 
     __getitem__ = __iter__ = __len__ = __contains__ = __eq__ = __ne__ = _missing
     get = keys = items = values = copy = _missing

@@ -24,101 +24,10 @@ from perflab.model.alerts import (
 )
 from perflab.model.errors import UsageError
 from perflab.model.limits import parse_id
+from perflab.store.connection import StoreConnection
 from perflab.store.database import insert_or_ignore
-from perflab.store.repository import Store, decode_params
+from perflab.store.samples import decode_params
 from perflab.store.schema import alert_events, alert_summaries, alerts
-
-
-def _insert(store: Store, table: sa.Table, keys: list[str]) -> Any:
-    statement = insert_or_ignore(store.conn.dialect.name, table, keys)
-    return table.insert() if statement is None else statement
-
-
-def summary_for(store: Store, last_good: str, first_bad: str, repo: str | None) -> int:
-    """The id of the summary of this commit range, created on first use (not committed)."""
-    where = (alert_summaries.c.last_good == last_good) & (alert_summaries.c.first_bad == first_bad)
-    found = store.conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar()
-    if found is None:
-        store.conn.execute(_insert(store, alert_summaries, ["last_good", "first_bad"]),
-                           {"last_good": last_good, "first_bad": first_bad, "repo": repo,
-                            "created_at": time.time()})
-        found = store.conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar_one()
-    return int(found)
-
-
-def known_change_ids(store: Store) -> set[str]:
-    return {row[0] for row in store.conn.execute(sa.select(alerts.c.change_id))}
-
-
-def create_alert(store: Store, values: dict[str, Any], *, last_good: str, first_bad: str,
-                 repo: str | None, who: str) -> int | None:
-    """A new alert with its summary and its 'created' event in one transaction; None when
-    an alert of this change id exists already."""
-    try:
-        summary = summary_for(store, last_good, first_bad, repo)
-        now = time.time()
-        row = dict(values, params=json.dumps(values["params"], sort_keys=True, separators=(",", ":")),
-                   summary_id=summary, created_at=now, updated_at=now, recovered=False)
-        # RETURNING yields the new row's id, and nothing when the change id exists (both dialects)
-        inserted = store.conn.execute(_insert(store, alerts, ["change_id"]).returning(alerts.c.id), row).scalar()
-        if inserted is None:
-            store.conn.rollback()
-            return None
-        alert_id = int(inserted)
-        _event(store, alert_id, who=who, action=CREATED, from_state=None, to_state=values["state"], note="")
-        store.conn.commit()
-        return alert_id
-    except BaseException:
-        store.conn.rollback()
-        raise
-
-
-def _event(store: Store, alert_id: int, *, who: str, action: str, from_state: str | None,
-           to_state: str | None, note: str, run_id: int | None = None) -> None:
-    store.conn.execute(alert_events.insert().values(
-        alert_id=alert_id, at=time.time(), who=who, action=action, from_state=from_state,
-        to_state=to_state, note=note, run_id=run_id))
-
-
-def move(store: Store, alert: Alert, to_state: str, *, action: str, who: str, note: str,
-         duplicate_of: int | None = None) -> None:
-    """Set ``alert``'s state, only if nobody moved it since it was read; recorded as an event."""
-    result = store.conn.execute(
-        alerts.update().where(alerts.c.id == alert.id, alerts.c.state == alert.state)
-        .values(state=to_state, duplicate_of=duplicate_of, updated_at=time.time()))
-    if result.rowcount != 1:
-        store.conn.rollback()
-        raise UsageError(f"alert {alert.id} changed meanwhile", hint=f"'perflab alert {alert.id}' shows it now")
-    _event(store, alert.id, who=who, action=action, from_state=alert.state, to_state=to_state, note=note)
-    store.conn.commit()
-
-
-def mark_recovered(store: Store, alert: Alert, by_change: str, *, who: str, note: str) -> None:
-    result = store.conn.execute(
-        alerts.update().where(alerts.c.id == alert.id, alerts.c.recovered.is_(False))
-        .values(recovered=True, recovered_by=by_change, updated_at=time.time()))
-    if result.rowcount == 1:
-        _event(store, alert.id, who=who, action="recovered", from_state=alert.state, to_state=alert.state,
-               note=note)
-    store.conn.commit()
-
-
-def confirm(store: Store, alert: Alert, *, who: str, note: str) -> None:
-    """A suspect alert of the tip detector becomes confirmed (its stored method, see
-    model.alerts.TIP_SUSPECT_METHOD), with a 'confirmed' event."""
-    result = store.conn.execute(
-        alerts.update().where(alerts.c.id == alert.id, alerts.c.method == TIP_SUSPECT_METHOD)
-        .values(method=TIP_METHOD, updated_at=time.time()))
-    if result.rowcount == 1:
-        _event(store, alert.id, who=who, action=CONFIRMED_EVENT, from_state=alert.state, to_state=alert.state,
-               note=note)
-    store.conn.commit()
-
-
-def add_evidence(store: Store, alert: Alert, run_id: int, *, who: str, note: str) -> None:
-    _event(store, alert.id, who=who, action="evidence", from_state=alert.state, to_state=alert.state,
-           note=note, run_id=run_id)
-    store.conn.commit()
 
 
 def _alert(row: Any) -> Alert:
@@ -143,50 +52,139 @@ def _alert_query() -> sa.Select[Any]:
             .order_by(alerts.c.id))
 
 
-def list_alerts(store: Store, *, state: str | None = None, summary_id: int | None = None) -> list[Alert]:
-    query = _alert_query()
-    if state is not None:
-        query = query.where(alerts.c.state == state)
-    if summary_id is not None:
-        query = query.where(alerts.c.summary_id == summary_id)
-    return [_alert(row) for row in store.conn.execute(query).mappings()]
+class AlertRepository:
+    """Alerts, the summaries that group them by commit range, and the events of their triage."""
 
+    def __init__(self, db: StoreConnection):
+        self.db = db
 
-def get_alert(store: Store, alert_id: int) -> Alert:
-    parse_id(alert_id, "alert id")   # an id no key can hold is refused before the driver overflows
-    row = store.conn.execute(_alert_query().where(alerts.c.id == alert_id)).mappings().first()
-    if row is None:
-        raise UsageError(f"no alert {alert_id}", hint="'perflab alerts' lists them")
-    return _alert(row)
+    # -- writing ---------------------------------------------------------------
+    def create(self, values: dict[str, Any], *, last_good: str, first_bad: str,
+               repo: str | None, who: str) -> int | None:
+        """A new alert with its summary and its 'created' event in one transaction; None when
+        an alert of this change id exists already."""
+        conn = self.db.conn
+        try:
+            summary = self.summary_for(last_good, first_bad, repo)
+            now = time.time()
+            row = dict(values, params=json.dumps(values["params"], sort_keys=True, separators=(",", ":")),
+                       summary_id=summary, created_at=now, updated_at=now, recovered=False)
+            # RETURNING yields the new row's id, and nothing when the change id exists (both dialects)
+            inserted = conn.execute(self._insert(alerts, ["change_id"]).returning(alerts.c.id), row).scalar()
+            if inserted is None:
+                conn.rollback()
+                return None
+            alert_id = int(inserted)
+            self._event(alert_id, who=who, action=CREATED, from_state=None, to_state=values["state"], note="")
+            conn.commit()
+            return alert_id
+        except BaseException:
+            conn.rollback()
+            raise
 
+    def summary_for(self, last_good: str, first_bad: str, repo: str | None) -> int:
+        """The id of the summary of this commit range, created on first use (not committed)."""
+        conn = self.db.conn
+        where = (alert_summaries.c.last_good == last_good) & (alert_summaries.c.first_bad == first_bad)
+        found = conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar()
+        if found is None:
+            conn.execute(self._insert(alert_summaries, ["last_good", "first_bad"]),
+                         {"last_good": last_good, "first_bad": first_bad, "repo": repo,
+                          "created_at": time.time()})
+            found = conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar_one()
+        return int(found)
 
-def alert_of_changes(store: Store, change_ids: list[str]) -> dict[str, Alert]:
-    """The alerts of these change ids (those that have one)."""
-    if not change_ids:
-        return {}
-    query = _alert_query().where(alerts.c.change_id.in_(sorted(set(change_ids))))
-    return {a.change_id: a for a in (_alert(row) for row in store.conn.execute(query).mappings())}
+    def move(self, alert: Alert, to_state: str, *, action: str, who: str, note: str,
+             duplicate_of: int | None = None) -> None:
+        """Set ``alert``'s state, only if nobody moved it since it was read; recorded as an event."""
+        result = self.db.conn.execute(
+            alerts.update().where(alerts.c.id == alert.id, alerts.c.state == alert.state)
+            .values(state=to_state, duplicate_of=duplicate_of, updated_at=time.time()))
+        if result.rowcount != 1:
+            self.db.conn.rollback()
+            raise UsageError(f"alert {alert.id} changed meanwhile", hint=f"'perflab alert {alert.id}' shows it now")
+        self._event(alert.id, who=who, action=action, from_state=alert.state, to_state=to_state, note=note)
+        self.db.conn.commit()
 
+    def mark_recovered(self, alert: Alert, by_change: str, *, who: str, note: str) -> None:
+        result = self.db.conn.execute(
+            alerts.update().where(alerts.c.id == alert.id, alerts.c.recovered.is_(False))
+            .values(recovered=True, recovered_by=by_change, updated_at=time.time()))
+        if result.rowcount == 1:
+            self._event(alert.id, who=who, action="recovered", from_state=alert.state, to_state=alert.state,
+                        note=note)
+        self.db.conn.commit()
 
-def list_summaries(store: Store) -> list[AlertSummary]:
-    """Every summary with its alerts, oldest first."""
-    grouped: dict[int, list[Alert]] = {}
-    for a in list_alerts(store):
-        grouped.setdefault(a.summary_id, []).append(a)
-    rows = store.conn.execute(sa.select(alert_summaries).order_by(alert_summaries.c.id)).mappings()
-    return [AlertSummary(r["id"], r["last_good"], r["first_bad"], r["repo"], r["created_at"],
-                         tuple(grouped.get(r["id"], ()))) for r in rows]
+    def confirm(self, alert: Alert, *, who: str, note: str) -> None:
+        """A suspect alert of the tip detector becomes confirmed (its stored method, see
+        model.alerts.TIP_SUSPECT_METHOD), with a 'confirmed' event."""
+        result = self.db.conn.execute(
+            alerts.update().where(alerts.c.id == alert.id, alerts.c.method == TIP_SUSPECT_METHOD)
+            .values(method=TIP_METHOD, updated_at=time.time()))
+        if result.rowcount == 1:
+            self._event(alert.id, who=who, action=CONFIRMED_EVENT, from_state=alert.state, to_state=alert.state,
+                        note=note)
+        self.db.conn.commit()
 
+    def add_evidence(self, alert: Alert, run_id: int, *, who: str, note: str) -> None:
+        self._event(alert.id, who=who, action="evidence", from_state=alert.state, to_state=alert.state,
+                    note=note, run_id=run_id)
+        self.db.conn.commit()
 
-def get_summary(store: Store, summary_id: int) -> AlertSummary:
-    row = store.conn.execute(sa.select(alert_summaries).where(alert_summaries.c.id == summary_id)).mappings().first()
-    if row is None:
-        raise UsageError(f"no alert summary {summary_id}")
-    return AlertSummary(row["id"], row["last_good"], row["first_bad"], row["repo"], row["created_at"],
-                        tuple(list_alerts(store, summary_id=summary_id)))
+    def _insert(self, table: sa.Table, keys: list[str]) -> Any:
+        statement = insert_or_ignore(self.db.dialect, table, keys)
+        return table.insert() if statement is None else statement
 
+    def _event(self, alert_id: int, *, who: str, action: str, from_state: str | None,
+               to_state: str | None, note: str, run_id: int | None = None) -> None:
+        self.db.conn.execute(alert_events.insert().values(
+            alert_id=alert_id, at=time.time(), who=who, action=action, from_state=from_state,
+            to_state=to_state, note=note, run_id=run_id))
 
-def events(store: Store, alert_id: int) -> list[AlertEvent]:
-    query = alert_events.select().where(alert_events.c.alert_id == alert_id).order_by(alert_events.c.id)
-    return [AlertEvent(r["id"], r["alert_id"], r["at"], r["who"], r["action"], r["from_state"], r["to_state"],
-                       r["note"], r["run_id"]) for r in store.conn.execute(query).mappings()]
+    # -- reading ---------------------------------------------------------------
+    def known_change_ids(self) -> set[str]:
+        return {row[0] for row in self.db.conn.execute(sa.select(alerts.c.change_id))}
+
+    def all(self, *, state: str | None = None, summary_id: int | None = None) -> list[Alert]:
+        query = _alert_query()
+        if state is not None:
+            query = query.where(alerts.c.state == state)
+        if summary_id is not None:
+            query = query.where(alerts.c.summary_id == summary_id)
+        return [_alert(row) for row in self.db.conn.execute(query).mappings()]
+
+    def get(self, alert_id: int) -> Alert:
+        parse_id(alert_id, "alert id")   # an id no key can hold is refused before the driver overflows
+        row = self.db.conn.execute(_alert_query().where(alerts.c.id == alert_id)).mappings().first()
+        if row is None:
+            raise UsageError(f"no alert {alert_id}", hint="'perflab alerts' lists them")
+        return _alert(row)
+
+    def of_changes(self, change_ids: list[str]) -> dict[str, Alert]:
+        """The alerts of these change ids (those that have one)."""
+        if not change_ids:
+            return {}
+        query = _alert_query().where(alerts.c.change_id.in_(sorted(set(change_ids))))
+        return {a.change_id: a for a in (_alert(row) for row in self.db.conn.execute(query).mappings())}
+
+    def summaries(self) -> list[AlertSummary]:
+        """Every summary with its alerts, oldest first."""
+        grouped: dict[int, list[Alert]] = {}
+        for a in self.all():
+            grouped.setdefault(a.summary_id, []).append(a)
+        rows = self.db.conn.execute(sa.select(alert_summaries).order_by(alert_summaries.c.id)).mappings()
+        return [AlertSummary(r["id"], r["last_good"], r["first_bad"], r["repo"], r["created_at"],
+                             tuple(grouped.get(r["id"], ()))) for r in rows]
+
+    def summary(self, summary_id: int) -> AlertSummary:
+        row = self.db.conn.execute(sa.select(alert_summaries)
+                                   .where(alert_summaries.c.id == summary_id)).mappings().first()
+        if row is None:
+            raise UsageError(f"no alert summary {summary_id}")
+        return AlertSummary(row["id"], row["last_good"], row["first_bad"], row["repo"], row["created_at"],
+                            tuple(self.all(summary_id=summary_id)))
+
+    def events(self, alert_id: int) -> list[AlertEvent]:
+        query = alert_events.select().where(alert_events.c.alert_id == alert_id).order_by(alert_events.c.id)
+        return [AlertEvent(r["id"], r["alert_id"], r["at"], r["who"], r["action"], r["from_state"], r["to_state"],
+                           r["note"], r["run_id"]) for r in self.db.conn.execute(query).mappings()]

@@ -191,7 +191,7 @@ def writable(path: Path) -> bool:
 def opens_read_only(target: str, *, create: bool) -> bool:
     """Whether a reader (``create`` False) opens ``target`` read-only: an SQLite file this
     user cannot write (a root-owned 0644 store). A writable store is opened read-write,
-    so that a reader still finishes what a killed perflab left (Store.recover_pending)."""
+    so that a reader still finishes what a killed perflab left (store.pending.recover)."""
     return not create and not location.is_url(target) and not writable(Path(target).expanduser())
 
 

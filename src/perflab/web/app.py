@@ -47,7 +47,6 @@ from perflab.render.jobs import render_jobs
 from perflab.render.report import render_change_report
 from perflab.render.runs import render_show
 from perflab.store import Store
-from perflab.store import jobs as job_book
 from perflab.vcs import commit_subjects
 
 PAGE_SIZE = 50
@@ -150,7 +149,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
         since = _day(q["since"], "since") if q.get("since") else None
         until = _day(q["until"], "until") if q.get("until") else None
         with store() as s:
-            found = [r for r in reversed(s.list_runs()) if _matches(r, label, host, commit, since, until)]
+            found = [r for r in reversed(s.runs.all()) if _matches(r, label, host, commit, since, until)]
         return _page("runs.html.j2", **_paged(request, found, "runs"),
                      filters={"label": label, "host": host, "commit": commit,
                               "since": q.get("since", ""), "until": q.get("until", "")},
@@ -158,9 +157,9 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
 
     def run(request: Request) -> HTMLResponse:
         with store() as s:
-            info = s.resolve_run(request.path_params["ref"])
-            rows = s.sample_rows(info.id)
-            infos = {(b, m): i for b in set(rows.benchmark) for m, i in s.metric_infos(b).items()}
+            info = s.runs.resolve(request.path_params["ref"])
+            rows = s.samples.rows(info.id)
+            infos = {(b, m): i for b in set(rows.benchmark) for m, i in s.metrics.infos(b).items()}
             text = render_show(info, summarize_run(rows, infos))
         return _page("text.html.j2", title=f"run {info.id} {info.label}", text=text)
 
@@ -170,7 +169,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
             raise _BadRequest("compare needs a baseline and at least one candidate: ?run=A&run=B")
         metrics = request.query_params.getlist("metric")
         with store() as s:
-            chosen = [s.resolve_run(ref) for ref in refs]
+            chosen = [s.runs.resolve(ref) for ref in refs]
             report = compare_runs(s, chosen, filters=Filters.parse([], metrics))
         return HTMLResponse(render_html(report, plotly_src=plotly_urls[CARTESIAN]))
 
@@ -199,7 +198,7 @@ def create_app(db: str | None, *, token: str | None = None) -> Starlette:
     def jobs(request: Request) -> HTMLResponse:
         states = parse_states(request.query_params.get("state"))
         with store() as s:
-            text = render_jobs(job_book.list_jobs(s, states, limit=PAGE_SIZE))
+            text = render_jobs(s.jobs.all(states, limit=PAGE_SIZE))
         return _page("text.html.j2", title="jobs", text=text)
 
     def alert_list(request: Request) -> HTMLResponse:

@@ -55,7 +55,7 @@ class SampleInfo:
 
 @dataclass
 class ProfileRows:
-    """One sample's profile of one event, as store.add_profile takes it."""
+    """One sample's profile of one event, as store.profiles.add takes it."""
 
     event: str
     symbols: list[tuple[str, float, float]]

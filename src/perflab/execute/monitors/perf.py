@@ -412,7 +412,7 @@ def without_process(lines: Iterable[str], pid: int) -> Iterator[str]:
 
 
 def rows_of(profile: perf_profile.Profile) -> ProfileRows:
-    """A Profile as store.add_profile rows (event without perf's modifiers: cpu-clock)."""
+    """A Profile as store.profiles.add rows (event without perf's modifiers: cpu-clock)."""
     event = profile.events[0].split(":")[0] if profile.events else "unknown"
     names = set(profile.self_percent) | set(profile.children_percent)
     symbols = [(name, profile.self_percent.get(name, 0.0), profile.children_percent.get(name, 0.0))

@@ -1,0 +1,91 @@
+"""The connection every repository of the store shares: one engine, one lazily opened
+connection, and waiting out a PostgreSQL server that went away."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from perflab.store import location
+from perflab.store.database import open_engine, opens_read_only
+
+UNREACHABLE_WAIT_S = 600.0   # how long a writer waits for a PostgreSQL server to come back
+RECONNECT_PAUSE_S = 1.0
+_T = TypeVar("_T")
+
+
+class StoreConnection:
+    """A perflab database, opened and checked; ``conn`` opens on first use."""
+
+    def __init__(self, target: str | None = None, *, create: bool = False):
+        self.target = location.resolve(target)
+        self.read_only = opens_read_only(self.target, create=create)
+        self.engine: Engine = open_engine(self.target, create=create)
+        self._conn: sa.Connection | None = None
+
+    @property
+    def conn(self) -> sa.Connection:
+        if self._conn is None:
+            self._conn = self.engine.connect()
+        return self._conn
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @property
+    def is_server(self) -> bool:
+        return self.dialect == "postgresql"
+
+    def when_reachable(self, action: Callable[[], _T], wait_s: float = UNREACHABLE_WAIT_S,
+                       on_wait: Callable[[], None] | None = None) -> _T:
+        """``action()``, again while a PostgreSQL server does not answer (a restart, a network
+        cut), for at most ``wait_s``; an SQLite error is raised at once (a local file that
+        fails will not heal by waiting)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                return action()
+            except (sa.exc.OperationalError, sa.exc.InterfaceError, sa.exc.PendingRollbackError):
+                if not self.is_server or time.monotonic() > deadline:
+                    raise
+                if on_wait is not None:
+                    on_wait()
+                self.reconnect()
+                time.sleep(RECONNECT_PAUSE_S)
+
+    def reconnect(self) -> None:
+        """Drop the connection (after the server went away): the next use opens a new one."""
+        if self._conn is not None:
+            with contextlib.suppress(sa.exc.SQLAlchemyError):  # already broken: the pool discards it
+                self._conn.close()
+            self._conn = None
+
+    def commit_reads(self) -> None:
+        """End a pending read transaction before a write of several statements begins."""
+        if self.conn.in_transaction():  # only reads can be pending: every writer commits
+            self.conn.commit()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.engine.dispose()
+
+
+def inserted_id(result: sa.CursorResult[Any]) -> int:
+    """The key of the row an insert made (every table here has an integer key)."""
+    key = result.inserted_primary_key
+    if key is None:
+        raise RuntimeError("the database returned no key for the row it inserted")
+    return int(key[0])
+
+
+# a query names up to this many runs (an IN list); more, and it reads every run's rows and
+# keeps the wanted ones (no huge IN list)
+RUNS_BY_ID = 500

@@ -1,0 +1,204 @@
+"""A finished run's values, sealed: one blob of ok values per (point, metric), read back
+as value groups (the unit every comparison and history works on)."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+if TYPE_CHECKING:
+    import numpy as np
+
+from perflab.store.connection import RUNS_BY_ID, StoreConnection
+from perflab.store.samples import decode_params
+from perflab.store.schema import points, samples, series
+
+_SEAL_BATCH = 50_000      # sample rows read at once when sealing a run
+_F8 = struct.Struct("<d")  # a series blob's value: little-endian float64, as numpy's "<f8"
+
+
+@dataclass(frozen=True)
+class ValueGroup:
+    """The ok values of one (benchmark, point, metric) of a run, in repetition order.
+    ``point`` is the point's identity (normalised JSON), ``params`` its parameters."""
+
+    benchmark: str
+    point: str
+    metric: str
+    unit: str
+    values: np.ndarray
+    failures: int         # samples of this point that failed, timed out or were invalid
+
+    @cached_property
+    def params(self) -> dict[str, Any]:
+        return decode_params(self.point)
+
+
+def _series_query(benchmarks: set[str] | None, metrics: set[str] | None) -> sa.Select[Any]:
+    """(run id, benchmark, params, metric, unit, failures, blob) of the sealed series of the
+    chosen benchmarks and metrics (all when None), by point and metric."""
+    query = (sa.select(series.c.run_id, points.c.benchmark, points.c.params, series.c.metric, series.c.unit,
+                       series.c.failures, series.c.ok_values)
+             .select_from(series.join(points, points.c.id == series.c.point_id))
+             .order_by(series.c.point_id, series.c.metric))
+    if benchmarks:
+        query = query.where(points.c.benchmark.in_(sorted(benchmarks)))
+    if metrics:
+        query = query.where(series.c.metric.in_(sorted(metrics)))
+    return query
+
+
+class SeriesRepository:
+    """Sealing runs and reading their values by point and metric."""
+
+    def __init__(self, db: StoreConnection):
+        self.db = db
+
+    def seal(self, run_id: int) -> None:
+        """Write the run's series blobs (after its last sample) and commit. The samples are
+        read in order, a batch at a time: memory holds the blobs (8 bytes a value), not the rows."""
+        conn = self.db.conn
+        conn.execute(series.delete().where(series.c.run_id == run_id))
+        query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
+                           samples.c.status)
+                 .where(samples.c.run_id == run_id)
+                 .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
+        rows: list[dict[str, Any]] = []
+        group: tuple[int, str] | None = None
+        unit, failures = "", 0
+        chunks: list[bytes] = []
+
+        def close() -> None:
+            if group is not None:
+                rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
+                             "failures": failures, "ok_values": b"".join(chunks)})
+
+        for batch in conn.execute(query).partitions(_SEAL_BATCH):
+            for point_id, metric, value, row_unit, status in batch:
+                if (point_id, metric) != group:
+                    close()
+                    group, unit, failures, chunks = (point_id, metric), row_unit, 0, []
+                if status == "ok" and value is not None and value == value:   # not NaN
+                    chunks.append(_F8.pack(value))
+                else:
+                    failures += 1
+        close()
+        if rows:
+            conn.execute(series.insert(), rows)
+        conn.commit()
+
+    def unseal(self, run_id: int) -> None:
+        """Drop a run's series (it runs again); not committed."""
+        self.db.conn.execute(series.delete().where(series.c.run_id == run_id))
+
+    def sealed(self, run_id: int) -> bool:
+        return self.db.conn.execute(sa.select(series.c.run_id).where(series.c.run_id == run_id)
+                                    .limit(1)).first() is not None
+
+    def counts(self) -> dict[int, tuple[int, int]]:
+        """Run id -> (samples, benchmarks) of every run that has any. Sealed runs are
+        counted from their series (a repetition of a point is counted once: the metric with
+        the most values and failures has them all); only unsealed runs from their sample rows."""
+        per_point = (sa.select(series.c.run_id, points.c.benchmark,
+                               sa.func.max(sa.func.length(series.c.ok_values) / 8
+                                           + series.c.failures).label("n"))
+                     .select_from(series.join(points, points.c.id == series.c.point_id))
+                     .group_by(series.c.run_id, series.c.point_id, points.c.benchmark).subquery())
+        sealed = (sa.select(per_point.c.run_id, sa.func.sum(per_point.c.n).label("samples"),
+                            sa.func.count(sa.distinct(per_point.c.benchmark)).label("benchmarks"))
+                  .group_by(per_point.c.run_id))
+        per_sample = (sa.select(samples.c.run_id, samples.c.point_id, samples.c.repetition).distinct()
+                      .where(samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()))
+                      .subquery())
+        unsealed = (sa.select(per_sample.c.run_id, sa.func.count().label("samples"),
+                              sa.func.count(sa.distinct(points.c.benchmark)).label("benchmarks"))
+                    .select_from(per_sample.join(points, points.c.id == per_sample.c.point_id))
+                    .group_by(per_sample.c.run_id))
+        counts = {run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(sealed)}
+        counts.update({run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(unsealed)})
+        return counts
+
+    def value_groups(self, run_id: int, benchmarks: set[str] | None = None,
+                     metrics: set[str] | None = None) -> list[ValueGroup]:
+        """A run's ok values grouped by point and metric, in repetition order.
+
+        A sealed (finished) run is read from its series blobs; an unsealed one from its
+        sample rows (the database sorts via the index, numpy splits).
+        """
+        import numpy as np
+        if self.sealed(run_id):
+            query = _series_query(benchmarks, metrics).where(series.c.run_id == run_id)
+            return [ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures)
+                    for _, bench, params, metric, unit, failures, blob in self.db.conn.execute(query)]
+        return self._groups_from_rows(run_id, benchmarks, metrics)
+
+    def value_groups_of_runs(self, run_ids: Iterable[int], benchmarks: set[str] | None = None,
+                             metrics: set[str] | None = None) -> dict[int, list[ValueGroup]]:
+        """``value_groups`` of many runs at once (a history of 5,000 commits): the sealed
+        runs' series of the chosen benchmarks and metrics in one query, the few unsealed
+        runs (killed, resumed) from their sample rows."""
+        import numpy as np
+        wanted = set(run_ids)
+        if not wanted:
+            return {}
+        query = _series_query(benchmarks, metrics)
+        if len(wanted) <= RUNS_BY_ID:
+            query = query.where(series.c.run_id.in_(sorted(wanted)))
+        found: dict[int, list[ValueGroup]] = {}
+        for run_id, bench, params, metric, unit, failures, blob in self.db.conn.execute(query):
+            if run_id in wanted:
+                found.setdefault(run_id, []).append(
+                    ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures))
+        # a run with series rows is sealed; of the others, those without any are not (yet)
+        missing = wanted - found.keys()
+        if missing:
+            sealed_query = sa.select(series.c.run_id).distinct()
+            if len(missing) <= RUNS_BY_ID:
+                sealed_query = sealed_query.where(series.c.run_id.in_(sorted(missing)))
+            sealed = {run_id for (run_id,) in self.db.conn.execute(sealed_query)}
+            for run_id in sorted(missing - sealed):  # from their rows
+                found[run_id] = self._groups_from_rows(run_id, benchmarks, metrics)
+        return found
+
+    def _groups_from_rows(self, run_id: int, benchmarks: set[str] | None,
+                          metrics: set[str] | None) -> list[ValueGroup]:
+        import numpy as np
+        conn = self.db.conn
+        point_query = (sa.select(points.c.id, points.c.benchmark, points.c.params)
+                       .where(points.c.id.in_(sa.select(samples.c.point_id).distinct()
+                                               .where(samples.c.run_id == run_id))))
+        if benchmarks:
+            point_query = point_query.where(points.c.benchmark.in_(sorted(benchmarks)))
+        known = {pid: (bench, params) for pid, bench, params in conn.execute(point_query)}
+        if not known:
+            return []
+        query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
+                           samples.c.status)
+                 .where(samples.c.run_id == run_id, samples.c.point_id.in_(sorted(known)))
+                 .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
+        if metrics:
+            query = query.where(samples.c.metric.in_(sorted(metrics)))
+        rows = conn.execute(query).all()
+        if not rows:
+            return []
+        pids, names, values, units, statuses = zip(*rows)
+        pid_array = np.fromiter(pids, dtype=np.int64, count=len(pids))
+        value_array = np.array(values, dtype=float)  # None -> nan
+        ok = np.fromiter((s == "ok" for s in statuses), dtype=bool, count=len(statuses))
+        ok &= ~np.isnan(value_array)
+        # a new group starts where the point or the metric changes
+        changed = (pid_array[1:] != pid_array[:-1]) | np.fromiter(
+            (a != b for a, b in zip(names[1:], names[:-1])), dtype=bool, count=len(names) - 1)
+        starts = np.flatnonzero(np.concatenate(([True], changed))).tolist()
+        groups = []
+        for start, end in zip(starts, starts[1:] + [len(rows)]):
+            bench, params = known[int(pid_array[start])]
+            mask = ok[start:end]
+            groups.append(ValueGroup(bench, params, names[start], units[start],
+                                     value_array[start:end][mask], int(end - start - mask.sum())))
+        return groups

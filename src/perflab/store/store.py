@@ -1,0 +1,88 @@
+"""The store as its callers see it: the connection, and a repository per kind of record."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from perflab.store.alerts import AlertRepository
+from perflab.store.connection import StoreConnection
+from perflab.store.imports import ImportRepository
+from perflab.store.jobs import BranchRepository, JobRepository, WorkerRepository
+from perflab.store.profiles import ArtifactRepository, ProfileRepository
+from perflab.store.recovery import PendingRepository
+from perflab.store.runs import RunRepository
+from perflab.store.samples import MetricRepository, SampleRepository
+from perflab.store.series import SeriesRepository
+
+if TYPE_CHECKING:
+    from perflab.store.host_model import HostPriorRepository
+
+
+class Store(StoreConnection):
+    """A perflab database, opened and checked; what dead perflabs left is finished on
+    opening (unless read-only: a reader without write permission cannot finish others' runs)."""
+
+    def __init__(self, target: str | None = None, *, create: bool = False):
+        super().__init__(target, create=create)
+        if not self.read_only:
+            self.pending.recover()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @cached_property
+    def runs(self) -> RunRepository:
+        return RunRepository(self, self.series)
+
+    @cached_property
+    def samples(self) -> SampleRepository:
+        return SampleRepository(self)
+
+    @cached_property
+    def metrics(self) -> MetricRepository:
+        return MetricRepository(self)
+
+    @cached_property
+    def series(self) -> SeriesRepository:
+        return SeriesRepository(self)
+
+    @cached_property
+    def pending(self) -> PendingRepository:
+        return PendingRepository(self, self.runs, self.samples)
+
+    @cached_property
+    def imports(self) -> ImportRepository:
+        return ImportRepository(self, self.runs, self.samples, self.metrics, self.series)
+
+    @cached_property
+    def profiles(self) -> ProfileRepository:
+        return ProfileRepository(self)
+
+    @cached_property
+    def artifacts(self) -> ArtifactRepository:
+        return ArtifactRepository(self)
+
+    @cached_property
+    def jobs(self) -> JobRepository:
+        return JobRepository(self)
+
+    @cached_property
+    def workers(self) -> WorkerRepository:
+        return WorkerRepository(self)
+
+    @cached_property
+    def branches(self) -> BranchRepository:
+        return BranchRepository(self)
+
+    @cached_property
+    def alerts(self) -> AlertRepository:
+        return AlertRepository(self)
+
+    @cached_property
+    def host_priors(self) -> HostPriorRepository:
+        from perflab.store.host_model import HostPriorRepository  # numpy: not for `perflab runs`
+        return HostPriorRepository(self)
