@@ -73,13 +73,13 @@ def build_history_store(db: str, commits: int) -> None:
         for i in range(commits):
             sha = f"{i:040x}"
             run_id = store.runs.create(label="nightly", host="box", spec={}, environment={}, commit=sha,
-                                      commit_describe=f"v1-{i}")
+                                       commit_describe=f"v1-{i}")
             step = 1.05 if i >= int(commits * 0.6) else 1.0
             for rep in range(5):
                 noise = rng.lognormal(0, 0.01, 3)
                 store.samples.add(run_id, point, rep, [Measurement("ops", 1e6 / step * noise[0], "ops/s"),
-                                                      Measurement("time", 0.01 * step * noise[1], "s"),
-                                                      Measurement("rss", 1e8 * noise[2], "B")])
+                                                       Measurement("time", 0.01 * step * noise[1], "s"),
+                                                       Measurement("rss", 1e8 * noise[2], "B")])
             store.series.seal(run_id)
             store.runs.set_status(run_id, RunStatus.COMPLETE)
 

@@ -100,7 +100,7 @@ def build_store(workdir: Path) -> str:
             for rep in range(REPETITIONS):
                 wall, utime, profile = _profile_once(workdir, warm, f"{label}{rep}")
                 store.samples.add(run_id, POINT, rep, [Measurement("time", wall, "s"),
-                                                      Measurement("rusage.utime", utime, "s")])
+                                                       Measurement("rusage.utime", utime, "s")])
                 [event] = profile.events
                 symbols = [(sym, profile.self_percent.get(sym, 0.0), pct)
                            for sym, pct in profile.children_percent.items()]

@@ -206,18 +206,18 @@ def long_history(base: Path, *, commits: int = 48, step_at: int = 30,
                 continue  # a commit nobody measured
             for _ in range(2 if i % 5 == 0 else 1):  # some commits measured twice
                 run_id = store.runs.create(label="nightly", host="box", request=RunRequest(), environment={},
-                                          commit=sha, commit_describe=sha[:7], repo=str(repo))
+                                           commit=sha, commit_describe=sha[:7], repo=str(repo))
                 failed = i == 11
                 for rep in range(3):
                     value = (100.0 if i < step_at else 90.0) * (1 + 0.01 * rng.standard_normal())
                     status = SampleStatus.FAILED if failed else SampleStatus.OK
                     store.samples.add(run_id, point, rep, [Measurement("ops", None if failed else value,
-                                                                      "ops/s", status)])
+                                                                       "ops/s", status)])
                     # seed 003's profile: the work moves from __fget_light to __get_file_rcu
                     moved = 0.0 if i < step_at else 20.0 + rng.standard_normal()
                     store.profiles.add(run_id, store.samples.point_id(point), rep, "cycles-pp",
-                                      [("__fget_light", 30.0 - moved, 40.0), ("do_poll", 12.0, 60.0),
-                                       *([("__get_file_rcu", moved + 6, moved + 6)] if moved else [])], [])
+                                       [("__fget_light", 30.0 - moved, 40.0), ("do_poll", 12.0, 60.0),
+                                        *([("__get_file_rcu", moved + 6, moved + 6)] if moved else [])], [])
                 store.series.seal(run_id)
                 store.runs.set_status(run_id, RunStatus.FAILED if failed else RunStatus.COMPLETE)
     return db, repo, shas
@@ -282,8 +282,8 @@ def stored_series(db: str, levels: list[list[float]], *, commits: list[str] | No
         for sha, values in zip(shas, levels):
             argv = ["perflab", "--db", db, "run", "--commit", sha, "-n", str(len(values)), "--", "job"]
             run_id = store.runs.create(label="nightly", host="box", environment={},
-                                      request=RunRequest.from_json({"command_line": argv}),
-                                      commit=sha, repo=repo)
+                                       request=RunRequest.from_json({"command_line": argv}),
+                                       commit=sha, repo=repo)
             for rep, value in enumerate(values):
                 store.samples.add(run_id, point, rep, [Measurement("time", value, "s", SampleStatus.OK)])
             store.series.seal(run_id)
@@ -389,7 +389,7 @@ def test_detection_cache_follows_the_stored_values(tmp_path):
         for i in range(24):  # a second step, down to 70
             sha = commit(repo, f"later {i}")
             run_id = store.runs.create(label="nightly", host="box", request=RunRequest(), environment={}, commit=sha,
-                                      commit_describe=sha[:7], repo=str(repo))
+                                       commit_describe=sha[:7], repo=str(repo))
             for rep in range(3):
                 store.samples.add(run_id, point, rep, [Measurement("ops", 70.0 * (1 + 0.001 * (rep - 1)), "ops/s")])
             store.series.seal(run_id)

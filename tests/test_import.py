@@ -412,14 +412,14 @@ def test_import_run_is_all_or_nothing(db_target):
                (Point("brand-new", {"k": 2}), 0, [Measurement(None, 1.0, "s")], None)]  # type: ignore[arg-type]
         with pytest.raises(sa.exc.IntegrityError):
             store.imports.add_run(label="half", host="h", request=RunRequest(), environment={}, samples=bad,
-                             metric_infos={"brand-new": [COMMAND_INFO["time"]]})
+                                  metric_infos={"brand-new": [COMMAND_INFO["time"]]})
         assert _counts(store) == before  # no run, no point, no sample, no metric, no series
         # the store is usable afterwards, and the same points import twice (existing point ids)
         again = import_file(store, "pyperf", IMPORT_DATA / "pyperf_2.10_track_memory.json", "again")
         assert _values(store, again) == _values(store, first)
         good = [(Point("brand-new", {"k": 1}), 0, [Measurement("time", 1.0, "s")], None)]
         ok = store.imports.add_run(label="ok", host="h", request=RunRequest(), environment={}, samples=good,
-                              metric_infos={"brand-new": [COMMAND_INFO["time"]]})
+                                   metric_infos={"brand-new": [COMMAND_INFO["time"]]})
         assert _values(store, ok) == {("brand-new", '{"k":1}', "time"): [1.0]}
         assert store.runs.resolve("ok").status is RunStatus.COMPLETE
 

@@ -125,7 +125,7 @@ def _fill(store: Store, label: str, reps: list[dict[str, float]]) -> int:
     point_id = store.samples.point_id(Point("will-it-scale", {"mode": "thread", "test": "poll2"}))
     for rep, shares in enumerate(reps):
         store.profiles.add(run_id, point_id, rep, "cycles:pp",
-                          [(sym, pct, pct) for sym, pct in shares.items()], [])
+                           [(sym, pct, pct) for sym, pct in shares.items()], [])
     return run_id
 
 

@@ -58,11 +58,11 @@ def _fill(store: Store) -> list:
     env = {"hostname": "lab1", "cpu": {"model": "Xeon 8260", "online": "0-95"}}
     ids = {
         "base": store.runs.create(label="base", host="lab1", request=RunRequest(), environment=env,
-                                 commit=BASE_COMMIT, commit_describe="v6.7-rc1"),
+                                  commit=BASE_COMMIT, commit_describe="v6.7-rc1"),
         "patched": store.runs.create(label="patched", host="lab1", request=RunRequest(), environment=env,
-                                    commit=PATCHED_COMMIT, commit_describe="v6.7-rc1-1-g0ede61d858"),
+                                     commit=PATCHED_COMMIT, commit_describe="v6.7-rc1-1-g0ede61d858"),
         "tuned": store.runs.create(label="tuned", host="lab2", request=RunRequest(),
-                                  environment={**env, "hostname": "lab2"}),
+                                   environment={**env, "hostname": "lab2"}),
     }
     store.metrics.save("hackbench", [MetricInfo("time", "s", Direction.LOWER)])
     store.metrics.save("netperf", [MetricInfo("throughput", "Mbit/s", Direction.HIGHER)])
@@ -72,7 +72,7 @@ def _fill(store: Store) -> list:
         for rep, value in enumerate(values):
             if value is None:
                 store.samples.add(ids[run], point, rep, [Measurement(metric, None, unit, SampleStatus.FAILED,
-                                                                    "exit status 1")])
+                                                                     "exit status 1")])
             else:
                 store.samples.add(ids[run], point, rep, [Measurement(metric, float(value), unit)])
 
@@ -115,7 +115,7 @@ def _fill(store: Store) -> list:
         store.series.seal(run_id)
     # lab1 knows its run-to-run spread of wall times (1%, as 'perflab calibrate' would teach it)
     store.host_priors.save("lab1", stamp_of(store.runs.replicates({"lab1"})),
-                     {"wall time": (Prior(0.01**2, 20.0, 10, 40.0), 5)})
+                           {"wall time": (Prior(0.01**2, 20.0, 10, 40.0), 5)})
     return [store.runs.resolve(label) for label in ids]
 
 

@@ -39,7 +39,7 @@ def test_samples_round_trip_in_long_format(db_target):
         assert rows.note[2] == "exit status 1"
         assert rows.points[0] == '{"size":"small"}' and rows.params[0] == {"size": "small"}
         assert store.samples.done_repetitions(run_id) == {("mytool", '{"size":"small"}', 0),
-                                                  ("mytool", '{"size":"small"}', 1)}
+                                                          ("mytool", '{"size":"small"}', 1)}
 
 
 def test_runs_listed_with_counts_and_resolved_by_label(db_target):
@@ -49,7 +49,7 @@ def test_runs_listed_with_counts_and_resolved_by_label(db_target):
         other = _run(store, "patched")
         for rep in range(3):
             store.samples.add(second, Point("b1", {}), rep, [Measurement("time", 1.0, "s"),
-                                                            Measurement("user", 1.0, "s")])
+                                                             Measurement("user", 1.0, "s")])
         store.samples.add(second, Point("b2", {"n": 1}), 0, [Measurement("time", 1.0, "s")])
         store.runs.set_status(second, RunStatus.COMPLETE)
         listed = {r.id: r for r in store.runs.all()}
@@ -163,8 +163,8 @@ def test_runs_listed_without_details_refuse_their_spec_until_read(db_target):
     spec, environment = {"command_line": ["perflab", "run", "x"]}, {"kernel": {"release": "6.1"}}
     with Store(db_target, create=True) as store:
         ids = [store.runs.create(label=f"r{i}", host="box", request=RunRequest.from_json(spec),
-                                environment=environment, commit=f"{i:040x}")
-               for i in range(3)]
+                                 environment=environment, commit=f"{i:040x}")
+                for i in range(3)]
         full = store.runs.all(counted=False)
         light = store.runs.all(counted=False, details=False)
         assert [(r.id, r.label, r.commit, r.status, r.started_at) for r in light] == \
@@ -190,8 +190,8 @@ def test_value_groups_of_many_runs_are_each_runs_own(db_target):
                 for name in ("fast", "slow"):
                     status = SampleStatus.FAILED if (r, rep, name) == (1, 2, "slow") else SampleStatus.OK
                     store.samples.add(run_id, Point(name, {"n": rep % 2}), rep,
-                                     [Measurement("time", 1.0 + r + rep / 10, "s", status),
-                                      Measurement("rss", 100.0 * (r + 1), "B")])
+                                      [Measurement("time", 1.0 + r + rep / 10, "s", status),
+                                       Measurement("rss", 100.0 * (r + 1), "B")])
             if r != 2:
                 store.series.seal(run_id)  # the last run stays unsealed
             ids.append(run_id)
@@ -220,7 +220,7 @@ def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db
     with Store(db_target, create=True) as store:
         def run(label: str, s: dict, environment: dict = kernel, commit: str | None = None, done: bool = True) -> int:
             run_id = store.runs.create(label=label, host="box", request=RunRequest.from_json(s),
-                                      environment=environment, commit=commit)
+                                       environment=environment, commit=commit)
             if done:
                 store.runs.set_status(run_id, RunStatus.COMPLETE)
             return run_id

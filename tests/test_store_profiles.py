@@ -20,8 +20,8 @@ def test_profile_rows_round_trip_and_a_rerun_replaces_them(db_target):
         run_id = _run(store)
         point_id = store.samples.point_id(Point("prog", {"n": 1}))
         store.profiles.add(run_id, point_id, 0, "cpu-clock",
-                          [("hot_loop", 79.0, 79.5), ("main", 0.5, 99.9)],
-                          [("calltrace", "hot_loop;main", 79.0), ("stack", "main;hot_loop", 316.0)])
+                           [("hot_loop", 79.0, 79.5), ("main", 0.5, 99.9)],
+                           [("calltrace", "hot_loop;main", 79.0), ("stack", "main;hot_loop", 316.0)])
         store.profiles.add(run_id, point_id, 1, "cpu-clock", [("hot_loop", 80.0, 80.0)], [])
         store.profiles.add(run_id, point_id, 1, "cpu-clock", [("hot_loop", 81.0, 81.0)], [])
         symbols = store.profiles.symbols(run_id)

@@ -123,7 +123,7 @@ def _update_pass(store: Store, history: History, moment: float | None) -> list[A
             if moment is not None and c.point.started_at < moment:
                 continue
             alert_id = store.alerts.create(_alert_values(c), last_good=c.previous.key,
-                                          first_bad=c.point.key, repo=history.repo, who=ROBOT)
+                                           first_bad=c.point.key, repo=history.repo, who=ROBOT)
             if alert_id is not None:
                 created.append(store.alerts.get(alert_id))
     _mark_recoveries(store, history.series, tips)
@@ -175,8 +175,8 @@ def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[st
         undoing = _undoing(s, alert, _tips_of(s, tips))
         if undoing is not None:
             store.alerts.mark_recovered(alert, undoing.id, who=ROBOT,
-                                 note=f"change {undoing.id} at {undoing.point.short} brought "
-                                      f"{alert.metric} back to its old level")
+                                        note=f"change {undoing.id} at {undoing.point.short} brought "
+                                             f"{alert.metric} back to its old level")
         else:
             _unheld_suspect(store, alert, s)
 
@@ -209,7 +209,7 @@ def _unheld_suspect(store: Store, alert: Alert, s: Series) -> None:
     keys = [p.point.key for p in s.points]
     if alert.first_bad in keys and len(keys) - keys.index(alert.first_bad) > MAX_TIP:
         store.alerts.mark_recovered(alert, alert.change_id, who=ROBOT,
-                             note=f"suspect: the level did not hold over the next {MAX_TIP} commits")
+                                    note=f"suspect: the level did not hold over the next {MAX_TIP} commits")
 
 
 def _key(s: Series) -> tuple[str, str, str, str]:

@@ -506,7 +506,7 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
     pooled: dict[Key, list[ValueGroup]] = {}
     # one query for all the runs (a change's side pools thousands of commits' runs)
     groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
-                                           set(filters.metrics) or None)
+                                                  set(filters.metrics) or None)
     for run in runs:
         for g in groups_of.get(run.id, ()):
             if (not filters.params or filters.keeps(g.params)) and (
@@ -552,7 +552,7 @@ def _run_variances(store: Store, sides: list[list[RunInfo]], parts: list[dict[Ke
                                if len(side.get(key, [])) > 1])
         return out
     replicates = store.runs.replicates({run.host for side in sides for run in side},
-                                      exclude={run.id for side in sides for run in side})
+                                       exclude={run.id for side in sides for run in side})
     found: dict[Key, list[RunVariance | None]] = {}
     wanted = {k[0] for k in keys}, {k[2] for k in keys}
     for ids in replicates:

@@ -167,7 +167,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
     params_of: dict[str, dict[str, Any]] = {}  # each point's parameters, as the store decoded them
     groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
-                                           set(filters.metrics) or None)
+                                                  set(filters.metrics) or None)
     for i, point in enumerate(points):
         for run in point.runs:
             for g in groups_of.get(run.id, ()):

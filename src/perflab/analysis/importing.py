@@ -64,6 +64,6 @@ def write_import(store: Store, parsed: ImportedFile, label: str,
         known = metric_infos.get(bench.point.benchmark, ())
         metric_infos[bench.point.benchmark] = (*known, *(info for info in bench.metrics if info not in known))
     return store.imports.add_run(label=label, host=parsed.host, request=parsed.request,
-                            environment=parsed.environment, samples=samples,
-                            metric_infos=metric_infos, status=RunStatus.COMPLETE,
-                            progress=None if progress is None else lambda written: progress(written, total))
+                                 environment=parsed.environment, samples=samples,
+                                 metric_infos=metric_infos, status=RunStatus.COMPLETE,
+                                 progress=None if progress is None else lambda written: progress(written, total))

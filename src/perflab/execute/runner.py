@@ -340,7 +340,7 @@ class Runner:
         for monitor, output in taken.outputs:
             for rows in output.profiles:
                 self.store.profiles.add(run_id, point_id, repetition, rows.event, rows.symbols,
-                                       rows.traces)
+                                        rows.traces)
             if monitor.name == "perf-profile" and not output.profiles:
                 self._warn_once("perf-profile: a sample had no profile samples (too short for "
                                 "--profile-freq?); its perf.data is kept")

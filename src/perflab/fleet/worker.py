@@ -84,7 +84,7 @@ def run_job(job_id: int) -> None:
         raise
     state = {"done": JobState.DONE, "cancelled": JobState.CANCELLED}.get(outcome.kind, JobState.FAILED)
     _retrying(lambda: store.jobs.finish(job_id, state, error=outcome.error, worker=ctx.name,
-                                      output=outcome.output))
+                                        output=outcome.output))
 
 
 def _cancel_requested(store: Store, job_id: int) -> bool:
@@ -104,8 +104,8 @@ def _not_claimed(store: Store, job_id: int, ctx: WorkerContext) -> None:
     job = _retrying(lambda: store.jobs.get(job_id))
     if job.state is JobState.RUNNING and job.worker == ctx.name:
         _retrying(lambda: store.jobs.finish(job_id, JobState.FAILED, worker=ctx.name,
-                                          error="the worker's pool process died during the job "
-                                                "(hard time limit or crash)"))
+                                            error="the worker's pool process died during the job "
+                                                  "(hard time limit or crash)"))
     elif job.state is JobState.RUNNING and job.worker and not store.workers.alive(job.worker):
         store.jobs.fail_orphaned()
     log.info("perflab worker: job %s is %s; this delivery is dropped", job_id, job.state.value)
@@ -158,8 +158,8 @@ def serve(*, broker: str, db: str, host: str, machine_class: str | None, workdir
     now = time.time()
     with Store(db, create=True) as store:
         store.workers.register(WorkerInfo(name=name, host=host, machine_class=machine_class, pid=os.getpid(),
-                                               nodename=os.uname().nodename, started_at=now, heartbeat_at=now,
-                                               heartbeat_s=heartbeat_s, stopped_at=None, environment=environment))
+                                          nodename=os.uname().nodename, started_at=now, heartbeat_at=now,
+                                          heartbeat_s=heartbeat_s, stopped_at=None, environment=environment))
         store.jobs.fail_orphaned()
     _CONTEXT = WorkerContext(name=name, host=host, machine_class=machine_class, db=db, workdir=workdir)
     queues = [host_queue(host)] + ([class_queue(machine_class)] if machine_class else [])
