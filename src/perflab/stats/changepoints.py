@@ -1,34 +1,13 @@
 """Change points in a history of values: where the mean of a series steps to a new level.
 
-Four methods. mosum (the default, chosen by bench/changepoints_accuracy.py) is built for
-real series: robust to outliers and heavy tails, not fooled by slow trends, seasonality or
-autocorrelated noise, calibrated to a stated false-alarm rate per point, and it also reports
-changes in the noise's spread:
-
-  mosum       perflab.stats.mosum: multiscale moving-sum differences of Hampel-filtered
-              values, standardised by the noise's own variogram, thresholds from the
-              maximum of the standardised process at `false_rate` per 1,000 points.
-
-The other three are for changes in the *mean* of a piecewise-constant series with
-independent noise (they do not model trends, seasonality or changes in variance alone):
-
-  e_divisive  Otava (formerly Hunter) style: candidates from the E-divisive energy
-              statistic in sliding windows, then a Welch t-test between neighbouring
-              segments; the weakest points are merged away until every remaining one
-              is significant (p <= max_pvalue) and large enough (>= min_magnitude).
-  pelt        PELT (Killick et al. 2012), exact penalised least squares for changes in
-              mean (Gaussian cost), penalty from an information criterion scaled by a
-              robust noise estimate, as asv's piecewise-constant fit does.
-  binseg      Seeded binary segmentation with the same cost and penalty: candidates from
-              intervals at halving scales, PELT's objective minimised over them; not
-              exact, but a handful of vectorised passes, so the fastest on long series.
-
-`detect` is the one entry point for callers (CLI, history): it takes a flat series or
-one group of samples per commit, and a method name from METHODS.
-
-Input may hold NaN / ±inf gaps (a run that failed): they are dropped, and every index
-reported is in the caller's original numbering. A `ChangePoint.index` is the first index
-of the new regime. Short (fewer than two minimal segments) and constant series give [].
+`detect` is the one entry point (CLI, history): a flat series or one group of samples per
+commit, and a method of METHODS: mosum (the default: robust, calibrated to a false-alarm
+rate per point, also changes in spread; `stats.mosum`), e-divisive (Otava's), pelt
+(Killick et al. 2012) and binseg (seeded binary segmentation), the last three for changes
+in the mean of piecewise-constant series with independent noise. NaN / ±inf gaps are
+dropped and indices are in the caller's numbering; a `ChangePoint.index` is the first
+index of the new regime. Short (fewer than two minimal segments) and constant series give [].
+Methods: docs/methods.md (change points).
 """
 
 from __future__ import annotations

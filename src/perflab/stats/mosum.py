@@ -1,123 +1,13 @@
 """Robust multiscale MOSUM change-point search, calibrated to a false-alarm rate per point.
 
-The statistic: at every position τ and window h, D_h(τ) = mean(z[τ:τ+h]) − mean(z[τ−h:τ]),
-the moving-sum (MOSUM, Eichinger & Kirch 2018) difference of the two neighbouring windows.
-What makes it hold on real series:
-
-* Outliers and heavy tails: z is x after a Hampel filter (a value further than
-  HAMPEL_CLIP robust sds from the running median of HAMPEL_HALF·2+1 values is replaced by
-  that median), so a run of up to HAMPEL_HALF wild values (a spike) moves nothing; that is
-  why segments are at least HAMPEL_HALF + 1 long.
-* Autocorrelation, seasonality, heavy tails left after clipping: the null sd of D_h is
-  computed exactly from the series' own variogram V(d) = E(z[t+d] − z[t])² for d < 2h
-  (var Σcᵢzᵢ = −½ ΣΣ cᵢcⱼ V(i−j) when Σcᵢ = 0), V estimated from lag-d differences centred
-  on their median (a linear trend only shifts them), up to lag MEMORY (beyond: its sill).
-  A first look scales by the MAD of the differences (a step barely moves it); its points
-  are then re-tested once with the winsorised variance of the differences of the series
-  less every candidate step (heavy tails count there; removing a spurious candidate
-  costs the estimate almost nothing, keeping a real step in inflates it).
-* Noise that widens locally: the sd is multiplied by the local/overall ratio of the
-  residuals' median size where that exceeds 1, so a noisy stretch is not taken for steps.
-* Slow trends: D of a linear trend of slope b is the constant b·h; that level (the median
-  of D, recomputed without the bumps above the threshold) is subtracted, so a linear drift
-  is not a step while a step's D bump (2h wide) stands out. (A running mean of D, tried
-  for curved trends, smeared each step into false neighbours.)
-* Calibration: the standardised T = (D − baseline)/sd is nearly a Gaussian process with
-  correlation 1 − 3|k|/(2h); the chance that its maximum over L positions exceeds u is
-  Siegmund's approximation 2·L·C·u·φ(u)·ν(u·√(2C)), C = 3/(2h) (Siegmund & Yakir 2007, the
-  discrete-time correction ν). Thresholds solve it for α = 1 − exp(−rate·n/1000), split
-  (Bonferroni) over the window sizes (and the two statistics with spread), and widened
-  for the noise scale being estimated (`_small_sample`); each point's p-value is the
-  same tail at its |T| times that split, so it is corrected for the search.
-  Measured by bench/changepoints_accuracy.py on simulated change-free noise (1,000
-  points, 50 series each, rate 0.2): 0.00-0.22 false points per 1,000 for Gaussian,
-  Student t(2), AR(1) ρ=0.6 and 0.9, trend, season and spike noise -- but 0.8 for
-  ARFIMA(0, 0.3, 0): noise whose memory outlasts the variogram's MEMORY lags is not
-  calibrated (AR(1) 0.9 2.8 and ARFIMA 1.3 before the confirmation below). On this
-  machine's real change-free recordings 0.8 per 1,000 on an idle machine (2.0 on an
-  almost idle one): all are real regimes of the machine, 7-80% for 18-200 repetitions;
-  slow wander of 2-4% is no longer reported (bench/data/noise-idle/README.md).
-  (Tried for long memory: the sd of D_h estimated from D_h itself, which counts every
-  scale's wander, calibrated both to 0.2 and brought the quiet recordings to 2.5, but
-  steps that cover much of a series inflate it: F1/covering 0.67/0.58 on the bench's
-  "several" family instead of 0.76/0.66, seasonality 0.77/0.70 instead of 0.84/0.79.)
-* Confirmation (`_confirmed`): every point must also separate its two neighbouring
-  segments -- their mean difference on top of the common slope where the series shows
-  one (with the slope's own error), scaled by the larger of the variogram's (of the
-  series less every point found) and a Bartlett lag-window (Andrews' bandwidth, so it
-  widens with the noise's memory) long-run variance, beyond the Bonferroni bound over all
-  splits; the weakest failing point goes first and its segments merge. It removes the edges of
-  local bumps and most slow wander that the windows took for steps. (Tried: each
-  segment's own spread, Welch-style, took the quiet recordings to 1.9-2.0 per 1,000
-  but lost true steps next to a short very noisy stretch: trend covering 0.926 -> 0.910.)
-* Several scales: h = 8, 16, 32, ... (while 6h <= n, at most MAX_WINDOW); detections are
-  accepted smallest scale first (best located), a larger scale's only where no accepted
-  point lies within its h.
-* Changes closer together than 2h (fixed windows straddle the neighbours), and short
-  series (the windows, 6h <= n, see little of 20-100 values): each segment between the
-  points found -- the whole series when there are none -- is searched for one more step
-  as a whole (`_segment_steps`), at half of α; the scans get the other half. The test
-  is self-normalised (`selfnormalised`: Shao & Zhang's statistic on the segment less
-  its own line), so it needs no noise estimate. The long-run variance it replaced was
-  the scans': inflated by the steps not yet found, and too uncertain on a short series
-  (tested as a whole with it, 30-100 white-noise values gave 11-16% false alarms where
-  1% was meant). Measured
-  (bench/changepoints_accuracy.py, seeds 2026-2028, against that variance test): a
-  4-sd step in the middle of 50 values found 56 times in 60 (21 by the windows alone),
-  white noise of 12-100 values within its α; covering up .02-.07 on steps, .00-.02 on
-  trend, .05-.07 on seasonality (F1 −.01 to +.06), outliers and "several" −.01 to +.04;
-  real recordings 1.46/2.60/4.58 per 1,000 (idle, quiet, loaded) from 1.98/2.60/5.62,
-  AR(1) 0.9 0.90 from 1.1. Its cost: AR(1) 0.5 of 12-50 values 1-3% of series with a
-  false point where the level is 0.2-1% (self-normalised tests are oversized on short
-  dependent series), and ~20 segment tests more on 10,000 points, tested in one call
-  (`selfnormalised` takes segments end to end): bench/changepoints_vs_otava, where Otava
-  0.8.0 takes ~88 ms a series, 11.1-11.4x faster than it (7.6x before that call and the
-  other speed-ups of 2026-11-24: prefix-sum descriptions, the first look up to FIRST_LOOK,
-  the variogram's centre and scale from a subsample; F1 .871, Otava's .673).
-  Known limit: with many close steps (the bench's "several": 4-8 steps 30+ points apart)
-  the steps not yet found make the lag differences rise with the lag like memory, so the
-  scans miss many: 150 of 552 steps over three seeds, 110 of them sharing their final
-  segment with another missed step (the one-step test seeks one), and 21 found but then
-  merged by the confirmation, whose long-run variance the misses inflate (129 missed
-  without it): covering .71-.85 against ruptures Pelt's .78-.79.
-  Assuming short memory in the first look (.89 covering) or removing the variogram's linear
-  rise past the memory (.93) recovered them, but both take long-memory noise and seasons
-  for steps (AR(1) 0.9: 4-5 false points per 1,000; seasonality covering .80 -> .72):
-  many close steps and long memory look alike in a variogram.
-* Transients: a burst shorter than TRANSIENT that ends where it started (load from
-  another process for a few repetitions) is dropped, not reported as two changes.
-* Changes in spread (`search(spread=True)`, kind "spread"; off by default, see below):
-  once the level's points are found, the same pipeline (`_steps`: MAD first look, noise
-  re-estimated without the candidates, scans, segment pass, transients, confirmation)
-  runs on y = log|x[t] − x[t−1]| with the differences across the level's points left
-  out (`log_spread`): a change of the spread by f is a step of log f in y's mean, at
-  any level and trend; y has one lag of memory of its own (residuals about a running
-  median share the median and looked like long memory, which hid the changes). A
-  spike is two wild differences, removed by a one-sided Hampel filter on y (mirrored
-  at the ends, so a spike at the first value goes too); the floor at a tenth of the
-  differences' robust sd keeps quantised repeats (log 0) bounded. As for the level, when
-  the windows find no candidate the whole series is tested as one segment: the windows
-  see too few values for a spread change, which the whole series shows plainly. α is
-  split in half between the level's and the spread's searches, so the series' false-
-  alarm rate stays the stated one; of a spread point and a level's closer than a
-  segment, the less significant goes (a spread change widens the level's statistics
-  too, and they may see a step at the same place).
-  Measured (bench/changepoints_accuracy.py, row "mosum+spread"; seed 2026 and two more
-  for the spread): simulated change-free noise 0.04-0.14 per 1,000 points (within the
-  0.2 budget), Gaussian sd x2 at the middle of 300 points found 3 times in 10, x4 9
-  times in 10; the "variance" family F1/covering 0.60/0.65 against "no change"
-  0.58/0.58 (0.57/0.58 and 0.60/0.64 against 0.57/0.52 and 0.61/0.55 with seeds 2027
-  and 2028); real recordings as without (1.35/2.71/4.58 per 1,000). But steps and
-  "several" lose 0.01-0.06 of F1 and covering (and outliers 0.03 F1 in one seed): half of
-  α left to the level's search, and short spread bursts inside the noise's blocks taken
-  for changes. So it is off by default; `perflab changepoints --spread` turns it on.
-  Measured again after the confirmation's trend rule (2026-11-24, seeds 2026-2028):
-  variance F1/covering .588/.609 against "no change" .588/.554 (the level alone
-  .584/.554), real recordings 0.83/2.19/4.69 per 1,000 (the level alone 0.83/1.98/4.58);
-  steps −.02/−.02, "several" −.03/−.03: still off by default.
-
-Every step is O(n) per scale (the running medians O(n·w)), so 10,000 points take
-milliseconds. Positions are indices into the finite values given.
+`search(x, rate=...)` returns the change points (`Detection`: index, kind "mean" or
+"spread", p-value corrected for the search) of a series, expecting at most ``rate`` false
+points per 1,000 points of change-free noise with short memory (autocorrelation, trends,
+seasons, heavy tails and outliers included; long memory is not calibrated). Moving-sum
+differences (Eichinger & Kirch 2018) of Hampel-filtered values, standardised by the
+noise's own variogram, thresholds from Siegmund & Yakir's (2007) tail of their maximum;
+segments are at least MIN_SEGMENT long. Positions are indices into the finite values given.
+Method: docs/methods.md (mosum); figures and what was tried: bench/README.md, "Method history".
 """
 
 from __future__ import annotations
@@ -533,25 +423,12 @@ def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> 
     """`found` (in order, of one statistic z) less the points whose two neighbouring
     segments do not differ: the weakest fails first, its segments merge, the rest are re-tested.
 
-    The scans compare windows around a point; a change is a level that differs between
-    the segments the point delimits. The edge of a local bump, or noise that wanders at
-    scales beyond the variogram's lags, gives a window difference without one. The test:
-    the segments' mean difference on top of their common slope, in sds from the larger
-    of the long-run variance of the variogram of z less every point found (estimated once,
-    from the fullest segmentation) and `hac_variance` of the residuals about the current
-    segments, against the Bonferroni bound over every split of the series (as
-    `_segment_steps`), at the search's whole α: a filter only removes points, so it
-    spends nothing of the false-alarm budget. The sd counts the slope's own error where
-    the slope is used (beyond TREND_T se; else none): without it, a slope fitted to noise
-    within a few segments shifted their means apart (40 commits, one 10-sd step: a second
-    point in 6 series of 300, none with it). Measured (bench/changepoints_accuracy.py,
-    seeds 2026-2028): real recordings 0.83/1.98/4.58 per 1,000 (idle, quiet, loaded) from
-    1.46/2.60/4.58, AR(1) 0.9 0.22 from 0.90, ARFIMA 0.80 from 1.00; families within
-    ±.02 (seasonality +.01/+.02, steps covering −.01, "several" −.01). Always counting the
-    slope's error (a trend or not) took idle to 0.73 but cost steps and seasonality .03
-    of covering. The variogram without every point found, rather than the search's (without
-    the first look's candidates alone, 3x the noise's long-run variance on "several"):
-    quiet and loaded 1.77/4.48 from 1.98/4.58, "several" .842/.778 from .837/.771.
+    The test: the segments' mean difference on top of their common slope (where beyond
+    TREND_T of its se, its error then counted), in sds from the larger of the long-run
+    variance of the variogram of z less every point found and `hac_variance` of the
+    residuals about the current segments, against the Bonferroni bound over every split of
+    the series, at the search's whole α (a filter only removes points: it spends nothing).
+    Figures and what was tried: bench/README.md, "mosum's confirmation".
     """
     n = z.size
     # the noise without every point found, once: the fullest segmentation's serves every round
@@ -590,15 +467,8 @@ def _segment_steps(z: NDArray[np.float64], found: list[Detection], alpha: float,
     """One step more in each segment between the points found (the whole series when
     there are none), where the self-normalised test (`selfnormalised`: one step on top of
     the segment's own line) rejects at α·m/n for a segment of m of the n values
-    (Bonferroni over the series' length).
-
-    Fixed windows lose steps closer together than 2h (their windows straddle the
-    neighbours) and see too little of a short series; between found points a whole
-    segment is the window. The test needs no noise estimate: the series' long-run
-    variance is inflated by the steps not yet found (11x the noise's on the bench's
-    "several"), and its estimate from a short series has too few degrees of freedom.
-    Each segment fits its own slope (a slope common to all, as this pass once used, took
-    a staircase of missed steps in one segment for a trend and tilted the others). The
+    (Bonferroni over the series' length). Fixed windows lose steps closer than 2h and see
+    little of a short series; the test needs no noise estimate (docs/methods.md). The
     reported sd of the step is from the long-run variance (`long_run_variance` of v).
     """
     n = z.size
@@ -649,17 +519,11 @@ def _noise_variogram(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float
 def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int) -> list[Detection]:
     """The steps in the mean of z (already robustified) labelled `kind`.
 
-    First look with the MAD variogram (steps barely move it; it is never wider than the
-    winsorised one, so nothing it misses at its windows would be found), at the windows up
-    to FIRST_LOOK: its points are candidates.
-    Steps inflate the winsorised variogram at lags that straddle them (a rise with the lag
-    that would read as memory), so the noise is then estimated without every candidate
-    (each segment less its median) and the series searched again: the points reported are
-    from that winsorised-variogram pass, plus one more step per segment between them
-    (`_segment_steps`; the whole series when the windows found nothing, so a short series,
-    which the windows (6h <= n) barely see, is still tested). `share` is the α of each of
-    the two passes, `parts` the Bonferroni factor of the p-values. (Until the points
-    settled, as this once did, gave the same points at 1.3x the time.)
+    A first look with the MAD variogram at windows up to FIRST_LOOK gives candidates; the
+    noise is then estimated without every candidate (winsorised variogram, each segment
+    less its median) and the series searched again, plus one more step per segment
+    between the points (`_segment_steps`). `share` is the α of each of the two passes,
+    `parts` the Bonferroni factor of the p-values.
     """
     cache: dict[str | int, NDArray[np.float64]] = {}
     found = _scan(z, kind, share, parts, cache=cache, liberal=True)
