@@ -12,30 +12,34 @@ Method: docs/methods.md (mosum); figures and what was tried: bench/README.md, "M
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from perflab.stats import selfnormalised
+from perflab.stats.mosum_noise import (
+    HAMPEL_CLIP,
+    HAMPEL_HALF,
+    MEMORY,
+    hac_variance,
+    hampel,
+    local_median,
+    long_run_variance,
+    mosum_sd,
+    robust_sd,
+    running_median,
+    thin,
+    variogram,
+)
+from perflab.stats.mosum_tail import normal_quantile, small_sample_factor, tail, threshold
 
-#: Half-width of the Hampel filter's running median: runs of up to this many wild values
-#: are outliers, not a regime.
-HAMPEL_HALF = 4
-#: Values beyond this many robust sds of the running median are outliers (Hampel's 3).
-HAMPEL_CLIP = 3.0
 #: The shortest segment reported: a longer run than the Hampel median can remove.
 MIN_SEGMENT = HAMPEL_HALF + 1
 #: The smallest and largest MOSUM half-windows; the largest bounds what a trend can fake.
 MIN_WINDOW = 8
 MAX_WINDOW = 256
-#: Lags over which the noise's own autocorrelation is estimated (its memory); the first,
-#: MAD look uses half of them. Measured on bench/changepoints_accuracy.py: 8 took seasons
-#: (period 10-100) for steps, 32 lost steps 30 points apart in the inflated variance.
-MEMORY = 16
 #: The first look (`_steps`) searches windows up to this: its candidates only serve to take
 #: the steps out of the variogram (lags up to MEMORY), and a step that only a wider window
 #: finds is too small to inflate those lags. Measured: the same points on every family and
@@ -65,148 +69,6 @@ class Detection:
     p_value: float     # search-corrected tail probability
 
 
-def _running_median(x: NDArray[np.float64], half: int, mode: str = "nearest") -> NDArray[np.float64]:
-    """The median of the 2·half + 1 values around each; `mode` extends x past its ends
-    (scipy.ndimage's): "nearest" repeats an end value, "mirror" reflects."""
-    from scipy.ndimage import median_filter
-    return np.asarray(median_filter(x, size=2 * half + 1, mode=mode), dtype=float)
-
-
-def _robust_sd(v: NDArray[np.float64]) -> float:
-    """1.4826·MAD, or the mean absolute deviation's Gaussian equivalent when the MAD is 0."""
-    dev = np.abs(v - np.median(v))
-    mad = float(np.median(dev))
-    if mad > 0.0:
-        return 1.4826 * mad
-    return float(dev.mean()) * math.sqrt(math.pi / 2)
-
-
-def hampel(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(x with values beyond HAMPEL_CLIP robust sds of the running median replaced by it
-    (Hampel's identifier), the residuals)."""
-    med = _running_median(x, HAMPEL_HALF)
-    resid = x - med
-    limit = HAMPEL_CLIP * _robust_sd(resid)
-    return np.where(np.abs(resid) > limit, med, x), resid
-
-
-#: Robust scales and centres of longer arrays are taken from this many evenly spaced
-#: elements (their error is then ~2%): a 10,000-point series costs a fifth as much.
-THIN = 2048
-
-
-def _thin(v: NDArray[Any]) -> NDArray[Any]:
-    return v[::-(-v.size // THIN)] if v.size > THIN else v
-
-
-def _row_medians(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """np.median(a, axis=1, keepdims=True), from one partition."""
-    w = a.shape[1]
-    lo, hi = (w - 1) // 2, w // 2
-    part = np.partition(a, [lo, hi], axis=1)
-    return np.asarray((part[:, lo:lo + 1] + part[:, hi:hi + 1]) / 2, dtype=float)
-
-
-def variogram(z: NDArray[np.float64], top: int, mad: bool = False) -> NDArray[np.float64]:
-    """V(d) for d = 0..top: winsorised variance of the lag-d differences about their median
-    (with `mad`, their squared 1.4826·MAD: blind to heavy tails, but a step touching many
-    of the differences of a short series barely moves it).
-
-    Centred on the median so a linear trend (a constant shift of the differences) does not
-    count as noise; winsorised at 3 robust sds so the few differences that straddle a step
-    count little. Estimated at lags up to MEMORY (and n/8, so that one step touches at
-    most an eighth of the differences); beyond, the noise is taken as
-    uncorrelated (V = its mean over MEMORY/2..MEMORY): long-lag estimates from a short
-    series are too noisy to difference, and a long memory is what a trend is.
-    """
-    last = max(1, min(top, MEMORY // 2 if mad else MEMORY, z.size // 8))
-    # all lags at once, over the same (thinned) start positions: one row per lag
-    start = _thin(np.arange(z.size - last))
-    lags = np.arange(1, last + 1)
-    diff = z[start[None, :] + lags[:, None]] - z[start][None, :]
-    # The winsorised variance is a mean over all the differences; its centre and clipping
-    # scale only bound it, so past 1,024 differences a lag they come from ~512 of them (a
-    # 5% error in a 3-sd clip moves the variance ~0.1%): half the variogram's time on long
-    # series. The MAD variogram's scale is its variance, from all of them.
-    few = diff if mad or diff.shape[1] <= 1024 else diff[:, ::-(-diff.shape[1] // 512)]
-    centre = _row_medians(few)
-    dev = np.abs(few - centre)
-    scale = 1.4826 * _row_medians(dev)
-    # quantised values: the MAD may be 0, then the mean absolute deviation's equivalent
-    scale = np.where(scale > 0.0, scale, dev.mean(axis=1, keepdims=True) * math.sqrt(math.pi / 2))
-    rows = scale[:, 0] ** 2 if mad else np.mean(np.clip(diff - centre, -3.0 * scale, 3.0 * scale) ** 2, axis=1)
-    values = np.concatenate([[0.0], rows])
-    if top <= last:
-        return values
-    sill = float(values[last // 2:].mean())
-    return np.concatenate([values, np.full(top - last, sill)])
-
-
-def mosum_sd(v: NDArray[np.float64], h: int) -> float:
-    """Null sd of D_h from the variogram v (needs len(v) >= 2h): exact for stationary noise.
-
-    Never below the sd for uncorrelated noise of the same variance (V/2, V averaged over
-    lags h..2h−1): the alternating weights amplify sampling error, so a chance dip of the
-    estimated V at one lag can shrink the sd tenfold on a short series (seen: Gaussian
-    noise, 100 points, sd 0.04 instead of 0.44). Noise more predictable than white noise
-    (negative autocorrelation) is then judged as white: conservative.
-    """
-    d = np.arange(1, 2 * h)
-    w = np.where(d <= h, 2 * h - 3 * d, -(2 * h - d)).astype(float)  # Σ c_i c_{i+d}
-    var = -float(np.dot(w, v[1:2 * h])) / (h * h)
-    white = float(np.mean(v[h:2 * h])) / h
-    var = max(var, white)
-    return math.sqrt(var) if var > 0.0 else 0.0
-
-
-def _pdf(u: float) -> float:
-    return math.exp(-u * u / 2) / math.sqrt(2 * math.pi)
-
-
-def _cdf(u: float) -> float:
-    return 0.5 * math.erfc(-u / math.sqrt(2))
-
-
-def _nu(x: float) -> float:
-    """Siegmund's discrete-overshoot correction ν(x) (≈ exp(−0.583x) for small x)."""
-    if x <= 0.0:
-        return 1.0
-    half = x / 2
-    return (2 / x) * (_cdf(half) - 0.5) / (half * _cdf(half) + _pdf(half))
-
-
-def tail(u: float, positions: int, h: int) -> float:
-    """P(max |T| over `positions` MOSUM positions of half-window h > u) under the null."""
-    c = 1.5 / h
-    expected = 2.0 * positions * c * u * _pdf(u) * _nu(u * math.sqrt(2 * c))
-    return float(-math.expm1(-expected)) if u > 0 else 1.0
-
-
-@functools.lru_cache(maxsize=256)
-def threshold(alpha: float, positions: int, h: int) -> float:
-    """The u with tail(u) = alpha (bisection to 1e-9; tail falls in u past ~1)."""
-    lo, hi = 1.0, 20.0
-    for _ in range(45):
-        mid = (lo + hi) / 2
-        if tail(mid, positions, h) > alpha:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def _small_sample(n: int) -> float:
-    """Factor on a Gaussian threshold for a noise scale estimated from n points.
-
-    T uses an estimated sd, so it is nearer Student's t with ~n/4 df (the variogram's lag
-    differences overlap) than Gaussian; the Cornish-Fisher first term u(1 + (u²+1)/(4ν))
-    at the per-position level u is the usual correction. Near 1 from a few hundred points.
-    """
-    df = max(n / 4.0, 2.0)
-    u = 3.5  # the typical threshold; the factor is insensitive to it
-    return 1.0 + (u * u + 1.0) / (4.0 * df)
-
-
 def windows(n: int) -> list[int]:
     """Half-windows used on n points: 8, 16, ... while 6h <= n; one of n//5 for 10..47 points."""
     out, h = [], MIN_WINDOW
@@ -218,16 +80,6 @@ def windows(n: int) -> list[int]:
     return out
 
 
-def _local_median(v: NDArray[np.float64], h: int) -> NDArray[np.float64]:
-    """About the median of v over [i−2h, i+2h) at each i, in O(n): the running median (5
-    blocks) of the medians of blocks of h, spread back over the blocks' positions."""
-    blocks = -(-v.size // h)
-    padded = np.concatenate([v, np.full(blocks * h - v.size, v[-1])])  # the last block's own
-    ordered = np.sort(padded.reshape(blocks, h), axis=1)  # for short rows 3x faster than np.median
-    block = (ordered[:, (h - 1) // 2] + ordered[:, h // 2]) / 2
-    return np.repeat(_running_median(block, 2), h)[:v.size]
-
-
 def tau_count(n: int, h: int) -> int:
     return n - 2 * h + 1
 
@@ -237,7 +89,7 @@ def _level(d: NDArray[np.float64], limit: float) -> float:
     more than `limit` from it (a linear trend's b·h; 0 without a trend). A plain median is
     pulled toward a bump that covers much of a short series and then fakes steps beside it;
     short-lag slopes are too imprecise once multiplied by a wide window."""
-    d = _thin(d)
+    d = thin(d)
     level = float(np.median(d))
     inside = np.ones(d.size, dtype=bool)
     for _ in range(3):
@@ -267,12 +119,10 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
     `alpha` is this statistic's share of the false-alarm budget; `tests` the number of
     statistics searched (the p-values' Bonferroni factor with the window sizes); `v` the
     variogram that scales the test, to lag 2h of the largest window (default z's own);
-    `cache` keeps what
-    depends on z alone between the searches of one series; `liberal` scales by the MAD
-    variogram and searches the windows up to FIRST_LOOK (a first look: its detections are
-    only candidates, re-tested by search).
+    `cache` keeps what depends on z alone between the searches of one series; `liberal`
+    scales by the MAD variogram and searches the windows up to FIRST_LOOK (a first look: its
+    detections are only candidates, re-tested by search).
     """
-    from scipy.ndimage import maximum_filter1d
     n = z.size
     scales = windows(n)
     if not scales or np.ptp(z) == 0.0:
@@ -291,53 +141,70 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
     # log), and widening it where the regimes meet hid the very change it looks for.
     cache = {} if cache is None else cache
     if "spread" not in cache:
-        cache["spread"] = np.abs(z - _running_median(z, HAMPEL_HALF))
+        cache["spread"] = np.abs(z - running_median(z, HAMPEL_HALF))
     spread = cache["spread"]
     overall = float(np.median(spread))
     out: list[Detection] = []
     for h in scales:
-        sd = mosum_sd(v, h)
-        if not sd > 0.0:
-            continue
-        u = threshold(per_test, tau_count(n, h), h) * _small_sample(n)
-        tau = np.arange(h, n - h + 1)
-        d = (s[2 * h:] - 2 * s[h:n - h + 1] + s[:n - 2 * h + 1]) / h  # at tau, tau ± h
-        # The level is read away from the bumps of the steps found at smaller scales; where
-        # they cover most of this scale's positions, it has nothing left to add.
-        away = np.ones(d.size, dtype=bool)
-        for o in out:  # |tau − index| < h, tau = h + position
-            away[max(0, o.index - 2 * h + 1):max(0, o.index)] = False
-        if away.sum() < d.size // 4:
-            continue
-        baseline = np.full(d.size, _level(d[away], sd * u))
-        wider: float | NDArray[np.float64] = 1.0
-        if overall > 0.0 and kind == "mean":
-            if h not in cache:
-                cache[h] = np.maximum(_local_median(spread, h)[h:n - h + 1] / overall, 1.0)
-            wider = cache[h]
-        t = (d - baseline) / (sd * wider)
-        a = np.abs(t)
-        # local maxima over ±h/2 that exceed u: one candidate per bump
-        peak = (a > u) & (a >= maximum_filter1d(a, size=h + 1, mode="nearest"))
-        candidates = np.flatnonzero(peak)
-        if out and candidates.size:  # already found, better located, at a smaller scale
-            known = np.sort([o.index for o in out])
-            pos = tau[candidates]
-            right = np.searchsorted(known, pos)
-            gap_right = np.abs(known[np.minimum(right, known.size - 1)] - pos)
-            gap_left = np.abs(pos - known[np.maximum(right - 1, 0)])
-            candidates = candidates[np.minimum(gap_left, gap_right) >= h]
-        previous = -n
-        for i in candidates:
-            if tau[i] - previous < h:
-                continue  # the same bump at this scale (candidates are in order)
-            previous = int(tau[i])
-            at = _locate(s, int(tau[i]), h, n)
-            p = min(1.0, tail(float(a[i]), tau.size, h) * searched * tests)
-            local_sd = sd * (wider[i] if isinstance(wider, np.ndarray) else wider)
-            out.append(Detection(at, kind, h, float(a[i]), float(d[i] - baseline[i]),
-                                 float(local_sd), p))
+        out += _scan_window(z, s, v, h, kind, per_test, searched * tests, out, cache, spread, overall)
     return out
+
+
+def _scan_window(z: NDArray[np.float64], s: NDArray[np.float64], v: NDArray[np.float64], h: int, kind: str,
+                 per_test: float, factor: int, out: list[Detection], cache: dict[str | int, NDArray[np.float64]],
+                 spread: NDArray[np.float64], overall: float) -> list[Detection]:
+    """The detections of half-window h (``s``: prefix sums of z less its median) at level
+    ``per_test``, away from those ``out`` found at smaller scales; p-values times ``factor``."""
+    from scipy.ndimage import maximum_filter1d
+    n = z.size
+    sd = mosum_sd(v, h)
+    if not sd > 0.0:
+        return []
+    u = threshold(per_test, tau_count(n, h), h) * small_sample_factor(n)
+    tau = np.arange(h, n - h + 1)
+    d = (s[2 * h:] - 2 * s[h:n - h + 1] + s[:n - 2 * h + 1]) / h  # at tau, tau ± h
+    # The level is read away from the bumps of the steps found at smaller scales; where
+    # they cover most of this scale's positions, it has nothing left to add.
+    away = np.ones(d.size, dtype=bool)
+    for o in out:  # |tau − index| < h, tau = h + position
+        away[max(0, o.index - 2 * h + 1):max(0, o.index)] = False
+    if away.sum() < d.size // 4:
+        return []
+    baseline = np.full(d.size, _level(d[away], sd * u))
+    wider: float | NDArray[np.float64] = 1.0
+    if overall > 0.0 and kind == "mean":
+        if h not in cache:
+            cache[h] = np.maximum(local_median(spread, h)[h:n - h + 1] / overall, 1.0)
+        wider = cache[h]
+    t = (d - baseline) / (sd * wider)
+    a = np.abs(t)
+    # local maxima over ±h/2 that exceed u: one candidate per bump
+    peak = (a > u) & (a >= maximum_filter1d(a, size=h + 1, mode="nearest"))
+    candidates = _away_from(np.flatnonzero(peak), tau, out, h)
+    found: list[Detection] = []
+    previous = -n
+    for i in candidates:
+        if tau[i] - previous < h:
+            continue  # the same bump at this scale (candidates are in order)
+        previous = int(tau[i])
+        at = _locate(s, int(tau[i]), h, n)
+        p = min(1.0, tail(float(a[i]), tau.size, h) * factor)
+        local_sd = sd * (wider[i] if isinstance(wider, np.ndarray) else wider)
+        found.append(Detection(at, kind, h, float(a[i]), float(d[i] - baseline[i]), float(local_sd), p))
+    return found
+
+
+def _away_from(candidates: NDArray[np.intp], tau: NDArray[np.intp], out: list[Detection],
+               h: int) -> NDArray[np.intp]:
+    """The candidates at least h from every point already found (better located, at a smaller scale)."""
+    if not out or not candidates.size:
+        return candidates
+    known = np.sort([o.index for o in out])
+    pos = tau[candidates]
+    right = np.searchsorted(known, pos)
+    gap_right = np.abs(known[np.minimum(right, known.size - 1)] - pos)
+    gap_left = np.abs(pos - known[np.maximum(right - 1, 0)])
+    return np.asarray(candidates[np.minimum(gap_left, gap_right) >= h], dtype=np.intp)
 
 
 def _drop_transients(x: NDArray[np.float64], found: list[Detection]) -> list[Detection]:
@@ -368,15 +235,6 @@ def _drop_transients(x: NDArray[np.float64], found: list[Detection]) -> list[Det
             kept.add((a, b))  # a step with an overshoot: both points stand
 
 
-def long_run_variance(v: NDArray[np.float64]) -> float:
-    """σ² Σ ρ(d) over all lags from the variogram v (V(d) = 2(γ(0) − γ(d)), γ(d) = 0 past
-    its last lag, V there its sill): the variance of a mean of m values is this / m.
-    Never below γ(0) (white noise), for the reason given in `mosum_sd`."""
-    sill = float(np.mean(v[v.size // 2:]))
-    gamma = (sill - v[1:]) / 2
-    return max(sill / 2 + 2 * float(np.sum(gamma)), sill / 2)
-
-
 def _common_slope(z: NDArray[np.float64], segs: list[tuple[int, int]]) -> tuple[float, float]:
     """The least-squares slope of z within the segments [a, b), each about its own level
     (the series' trend, which goes on across its steps), and Σ(t − t̄)² within them: the
@@ -387,36 +245,6 @@ def _common_slope(z: NDArray[np.float64], segs: list[tuple[int, int]]) -> tuple[
         num += float(np.dot(t, z[a:b]))
         den += float(np.dot(t, t))
     return (num / den if den > 0.0 else 0.0), den
-
-
-def hac_variance(e: NDArray[np.float64]) -> float:
-    """Long-run variance of the noise e (residuals, no steps): Bartlett lag-window estimate
-    with Andrews' (1991) AR(1) plug-in bandwidth 1.1447·(4ρ²n/((1−ρ)²(1+ρ)²))^(1/3), on e
-    winsorised at 3 robust sds (a few wild values are not memory).
-
-    Unlike the variogram (`long_run_variance`, lags up to MEMORY), the window grows with
-    the noise's own lag-1 correlation and with n, so slowly decaying correlation (AR(1)
-    ρ = 0.9, long memory) is counted as far as the series can show it.
-    """
-    scale = _robust_sd(_thin(e))
-    if not scale > 0.0:
-        return 0.0
-    e = np.clip(e - np.median(_thin(e)), -3 * scale, 3 * scale)
-    e = e - e.mean()
-    n = e.size
-    g0 = float(np.dot(e, e)) / n
-    if not g0 > 0.0:
-        return 0.0
-    rho = min(max(float(np.dot(e[1:], e[:-1])) / n / g0, 0.0), 0.97)  # 0.97: the window stays < n
-    a1 = 4 * rho * rho / ((1 - rho) ** 2 * (1 + rho) ** 2)
-    band = min(int(1.1447 * (a1 * n) ** (1 / 3)) + 1, n // 2)
-    if band <= 32:  # a few lags: their products directly, cheaper than the FFT
-        acov = np.array([g0 * n] + [float(np.dot(e[k:], e[:-k])) for k in range(1, band)]) / n
-    else:
-        f = np.fft.rfft(e, 2 * n)
-        acov = np.fft.irfft(f * np.conj(f), 2 * n)[:band] / n
-    w = 1.0 - np.arange(band) / band
-    return float(acov[0] + 2 * np.dot(w[1:], acov[1:]))
 
 
 def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> list[Detection]:
@@ -433,7 +261,7 @@ def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> 
     n = z.size
     # the noise without every point found, once: the fullest segmentation's serves every round
     floor = long_run_variance(_noise_variogram(z, {f.index for f in found}))
-    u = _normal_quantile(alpha / (2 * n))
+    u = normal_quantile(alpha / (2 * n))
     kept = list(found)
     while kept:
         bounds = np.array([0, *(f.index for f in kept), n])
@@ -491,12 +319,6 @@ def _segment_steps(z: NDArray[np.float64], found: list[Detection], alpha: float,
             out.append(Detection(a + k, kind, m, math.sqrt(gi), gap, sd, min(1.0, p * n / m * tests)))
         start += m
     return out
-
-
-def _normal_quantile(upper: float) -> float:
-    """u with P(|N(0,1)| > u) = upper."""
-    from scipy.special import ndtri
-    return float(-ndtri(upper / 2))
 
 
 def _without_steps(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float64]:
@@ -560,7 +382,7 @@ def log_spread(x: NDArray[np.float64], cuts: list[int]) -> NDArray[np.float64]:
     for c in cuts:
         if 0 < c < r.size - 1:
             r[c] = r[c + 1]
-    scale = _robust_sd(r)
+    scale = robust_sd(r)
     if not scale > 0.0:
         return np.zeros(x.size)
     y = np.log(np.maximum(r, scale / 10))
@@ -569,8 +391,8 @@ def log_spread(x: NDArray[np.float64], cuts: list[int]) -> NDArray[np.float64]:
     # positively correlated, its long-run variance 1.4 instead of 1.17 (Gaussian noise).
     # Mirrored ends: a spike at the first value is two wild differences there, which
     # "nearest" would repeat into the median.
-    med = _running_median(y, HAMPEL_HALF, mode="mirror")
-    limit = HAMPEL_CLIP * _robust_sd(y - med)
+    med = running_median(y, HAMPEL_HALF, mode="mirror")
+    limit = HAMPEL_CLIP * robust_sd(y - med)
     return np.where(y - med > limit, med, y)
 
 
