@@ -17,7 +17,6 @@ MAX_MODULE_LINES = 500
 MODULES_ALLOWED: dict[str, str] = {
     # issue #20 item 4 splits the store into repositories; another helper works there.
     "store/repository.py": "split into repositories by issue #20 item 4",
-    # being split on branch `sizes` (issue #20 item 6): removed from this list as each lands
 }
 
 # "path:qualified.name" -> the reason it may stay over MAX_FUNCTION_LINES
@@ -31,7 +30,6 @@ FUNCTIONS_ALLOWED: dict[str, str] = {
     "render/flamegraph.py:render_flamegraph": "layout; item 5 (format registry) reworks render/",
     "render/history_html.py:_figure": "layout; item 5 (format registry) reworks render/",
     "web/app.py:create_app": "route table of the dashboard: one nested function per route",
-    # being split on branch `sizes` (issue #20 item 6): removed from this list as each lands
 }
 
 

@@ -149,11 +149,9 @@ def pelt(values: ArrayLike, *, penalty: str | float = "mbic", min_size: int = 2,
 
     Minimises Σ over segments of the residual sum of squares + β per change point, with
     β = c·σ², σ from `robust_noise_sd` so the penalty scales with the noise:
-    ``penalty`` "mbic" c = 3·ln n (the default: on the synthetic grid of
-    tests/stats/test_changepoints_accuracy.py it keeps BIC's recall of steps >= 2 sd
-    with a third of its false alarms on short series), "bic" c = 2·ln n (two parameters
-    per change), "aic" c = 4, or a number c. Exact (the global optimum) in expected O(n) time when
-    changes keep occurring; segments hold at least `min_size` finite values. Points
+    ``penalty`` "mbic" c = 3·ln n (the default; bench/README.md, "Method history"), "bic"
+    c = 2·ln n (two parameters per change), "aic" c = 4, or a number c. Exact (the global
+    optimum) in expected O(n) time when changes keep occurring; segments hold at least `min_size` finite values. Points
     whose relative change is below `min_magnitude` (a fraction) are then merged away,
     smallest first.
 
@@ -170,9 +168,8 @@ def binseg(values: ArrayLike, *, penalty: str | float = "mbic", min_size: int = 
     Seeded binary segmentation (Kovács et al. 2023): the best single split of each of
     O(n/8) intervals at halving scales gives candidates; PELT's objective is then
     minimised exactly over those candidates and the cuts moved and pruned until none
-    can move or go at a gain (see `binseg_cuts`). A few vectorised passes, O(n log n),
-    instead of PELT's Python loop over n; the same answer on clear steps (the accuracy
-    grid's F1 is within 0.01 of PELT's).
+    can move or go at a gain (see `penalised.binseg_cuts`). A few vectorised passes,
+    O(n log n), instead of PELT's Python loop over n; the same answer on clear steps.
     """
     return detect(values, method="binseg", penalty=penalty, min_size=min_size, min_magnitude=min_magnitude)
 

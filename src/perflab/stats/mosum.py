@@ -42,9 +42,7 @@ MIN_WINDOW = 8
 MAX_WINDOW = 256
 #: The first look (`_steps`) searches windows up to this: its candidates only serve to take
 #: the steps out of the variogram (lags up to MEMORY), and a step that only a wider window
-#: finds is too small to inflate those lags. Measured: the same points on every family and
-#: real set of bench/changepoints_accuracy.py, 0.4 ms less of 8.7 on 10,000 points; up to
-#: 2·MEMORY lost one true step in 200 on bench/changepoints_vs_otava's series.
+#: finds is too small to inflate those lags (bench/README.md, "mosum's calibration").
 FIRST_LOOK = 4 * MEMORY
 #: The confirmation (`_confirmed`) detrends by the series' common slope only where that
 #: slope is beyond this many of its standard errors; a trend nearer 0 is taken as none.

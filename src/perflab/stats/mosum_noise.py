@@ -24,8 +24,8 @@ HAMPEL_CLIP = 3.0
 
 
 #: Lags over which the noise's own autocorrelation is estimated (its memory); the first,
-#: MAD look uses half of them. Measured on bench/changepoints_accuracy.py: 8 took seasons
-#: (period 10-100) for steps, 32 lost steps 30 points apart in the inflated variance.
+#: MAD look uses half of them. Fewer take seasons for steps, more lose close steps in the
+#: inflated variance (bench/README.md, "mosum's calibration").
 MEMORY = 16
 
 
