@@ -36,7 +36,7 @@ from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, compare,
 from perflab.stats.separate_runs import RunToRun
 from perflab.stats.variance import RunVariance
 from perflab.stats.warnings import RUN_VARIANCE, RUNS_TO_DECIDE
-from perflab.store.repository import ValueGroup
+from perflab.store.series import ValueGroup
 
 Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
