@@ -347,7 +347,7 @@ MALFORMED = [
     ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, "benchmarks": [{"runs": [{"values": [' +
      b"9" * 5000 + b']}]}]}', "a number in the file is too long"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [' + b"1" * 4301 + b"]}]}",
-     "a number in the file is too long"),
+     "result 1 ('x') time 1 is a number too large to read"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [0.1, -0.5]}]}',
      "result 1 ('x') time 2 is -0.5: negative, an impossible value"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [1e308]}]}',
@@ -357,7 +357,7 @@ MALFORMED = [
     ("hyperfine", b'{"results": [{"command": "x", "times": [1], "exit_codes": [1.5]}]}',
      "exit code 1 is 1.5, not an integer"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [1], "exit_codes": [' + b"9" * 30 + b"]}]}",
-     "exit code 1 is 999999999999999999999999999999: more than"),
+     "exit code 1 is a number too large to read"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [1], "parameters": {"n": [1]}}]}',
      "parameter 'n' is [1], not a value"),
     ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, "benchmarks": [{"runs": [{"values": [1.0, -2.0]}]}]}',

@@ -12,10 +12,10 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field, ValidationError
 from pydantic_core import ErrorDetails
@@ -37,14 +37,22 @@ Seconds = Annotated[float, Field(strict=True, ge=0, le=MAX_SECONDS, allow_inf_na
 Bytes = Annotated[float, Field(strict=True, ge=0, le=MAX_BYTES, allow_inf_nan=False)]
 
 
+class Repetitions(Protocol):
+    """A benchmark's repetitions, each a list of values: a list, or made as the file is read."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Sequence[Measurement]]: ...
+
+
 @dataclass(frozen=True)
 class ImportedBenchmark:
     """One (benchmark, point) of the file with its values, one list per repetition."""
 
     point: Point
     metrics: list[MetricInfo]
-    repetitions: Sequence[Sequence[Measurement]]   # may be made as read (hyperfine's)
-    measured_at: list[float | None] = field(default_factory=list)  # per repetition, if known
+    repetitions: Repetitions
+    measured_at: Sequence[float | None] = field(default_factory=list)  # per repetition, if known
 
     @property
     def n(self) -> int:
