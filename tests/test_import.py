@@ -345,7 +345,7 @@ MALFORMED = [
                b'"benchmarks": [{"runs": [{"metadata": {"unit": {"s": 1}}, "values": [1.0]}]}]}',
      'benchmark 1 run 1 "metadata" "unit" is {"s": 1}, not'),
     ("pyperf", b'{"version": "1.0", "metadata": {"name": "b"}, "benchmarks": [{"runs": [{"values": [' +
-     b"9" * 5000 + b']}]}]}', "a number in the file is too long"),
+     b"9" * 5000 + b']}]}]}', "run 1 value 1 is a number too large to read"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [' + b"1" * 4301 + b"]}]}",
      "result 1 ('x') time 1 is a number too large to read"),
     ("hyperfine", b'{"results": [{"command": "x", "times": [0.1, -0.5]}]}',

@@ -26,7 +26,7 @@ import ijson
 from pydantic import PlainValidator, ValidationError
 from pydantic_core import PydanticCustomError
 
-from perflab.formats.common import Malformed, explain
+from perflab.formats.common import Malformed, explain, quoted
 from perflab.model.errors import UsageError
 
 JsonPath = tuple[str | int, ...]
@@ -223,7 +223,7 @@ class Skeleton:
             if event == "map_key":
                 frame = stack[-1]
                 if value in frame.value:
-                    raise Malformed(f'{self.where(frame.path) or "the top level"} has "{value}" twice')
+                    raise Malformed(f'{self.where(frame.path) or "the top level"} has {quoted(value)} twice')
                 frame.key = value
                 self._unambiguous((*frame.path, value))
                 continue
@@ -281,17 +281,18 @@ class Skeleton:
         for pattern in self.arrays:
             own = prefix(pattern)[:-len(".item")]
             if (name == own or name.startswith(own + ".")) and not _matches(path[:len(pattern)], pattern):
-                raise Malformed(f'{self.where(path[:-1]) or "the top level"} has a key "{path[-1]}" '
+                raise Malformed(f'{self.where(path[:-1]) or "the top level"} has a key {quoted(str(path[-1]))} '
                                 f"that reads like the place of other values")
 
     def _not_json(self, error: Exception, stack: list[_Frame], seen_text: bool) -> Malformed:
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        message = message.removeprefix("b'").removeprefix('b"')
+        context = str(error).strip()
+        if context.startswith(("b'", 'b"')):  # yajl's message as a bytes repr: its lines are "\n"
+            context = context[2:].replace("\\n", "\n")
+        message = context.splitlines()[0] if context else type(error).__name__
         place = self.where(stack[-1].child()) if stack else ""
-        context = str(error)
         if not seen_text and "premature EOF" in message:
             return Malformed("the file is empty")
-        if "invalid char" in message and any(w in context for w in ("NaN", "Infinity")):
+        if message.startswith("lexical error") and any(w in context for w in ("NaN", "Infinity")):
             return Malformed(f"{place or 'a value'} is NaN or Infinity, not a finite number")
         if "overflow" in message:
             return Malformed(f"{place or 'a value'} is a number too large to read ({message.split(': ')[-1]})")

@@ -20,11 +20,16 @@ are finite and positive, as pyperf's own ``Run`` requires, and plausible for the
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Annotated, Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
 from perflab.formats.common import (
     MAX_BYTES,
@@ -34,10 +39,20 @@ from perflab.formats.common import (
     Malformed,
     explain,
     fail,
-    load_json,
     location,
     require_top_level,
     show,
+)
+from perflab.formats.jsonstream import (
+    ChunkCheck,
+    ItemStream,
+    JsonFile,
+    JsonPath,
+    Pattern,
+    Skeleton,
+    Streamed,
+    explain_items,
+    streamed_array,
 )
 from perflab.model.records import UNKNOWN_HOST, Direction, Measurement, MetricInfo, Point
 
@@ -72,11 +87,28 @@ class _Metadata(BaseModel):
 
 
 class _Run(BaseModel):
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+    """One run as written; checked as soon as it is read, then kept as a :class:`_RunSummary`."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, arbitrary_types_allowed=True)
 
     metadata: _Metadata | None = None
-    values: list[Any] | None = None    # versions 1.0 and 6
-    samples: list[Any] | None = None   # version 5
+    values: Annotated[Streamed, streamed_array()] | None = None    # versions 1.0 and 6
+    samples: Annotated[Streamed, streamed_array()] | None = None   # version 5
+
+
+@dataclass(frozen=True)
+class _RunSummary:
+    """What perflab keeps of a run: the metadata it reads and where its values are."""
+
+    metadata: dict[str, Any]
+    values: Streamed | None
+    samples: Streamed | None
+
+
+def _summary(value: Any) -> _RunSummary:
+    if not isinstance(value, _RunSummary):
+        raise PydanticCustomError("model_type", "Input should be an object")
+    return value
 
 
 class _Benchmark(BaseModel):
@@ -84,7 +116,7 @@ class _Benchmark(BaseModel):
 
     metadata: _Metadata | None = None
     common_metadata: _Metadata | None = None   # version 5
-    runs: list[_Run]
+    runs: list[Annotated[_RunSummary, PlainValidator(_summary)]]
 
 
 class _File(BaseModel):
@@ -95,19 +127,71 @@ class _File(BaseModel):
 
 
 _WORDS = {"benchmarks": "benchmark", "runs": "run", "values": "value", "samples": "value"}
+_RUNS: Pattern = ("benchmarks", None, "runs", None)
+_ARRAYS: tuple[Pattern, Pattern] = ((*_RUNS, "values"), (*_RUNS, "samples"))
+_LOOSEST = _values(math.inf)                       # checked as read, before the unit is known
+_LIMITS = (MAX_SECONDS, float(2**63), MAX_BYTES)   # the units' upper limits, checked once it is
 
 
 def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False) -> ImportedFile:
     """Parse a pyperf JSON file; a UsageError naming the file and the place if malformed.
 
-    ``ignore_failure`` is accepted for the importers' common signature: pyperf records
-    no failed runs, so it changes nothing.
+    The file is read twice, never held whole: once to check it (each run as it is read),
+    then again, as the import writes, for the values. ``ignore_failure`` is accepted for
+    the importers' common signature: pyperf records no failed runs, so it changes nothing.
     """
-    data, absolute, digest = load_json(path, NAME)
+    file = JsonFile.of(path, NAME)
+    skeleton = Skeleton({})
+    skeleton.where = lambda loc: _where(skeleton.root, loc)
+    skeleton.arrays = dict.fromkeys(_ARRAYS, _checker(skeleton.where))
+    skeleton.reducers = {_RUNS: _reduce_run}
     try:
-        return _pyperf(data, absolute, digest)
+        data, digest = skeleton.read(file)
+        return _pyperf(data, file, digest)
     except Malformed as error:
         raise fail(path, NAME, error) from None
+
+
+def _checker(where: Callable[[JsonPath], str]) -> ChunkCheck:
+    """Values are positive finite numbers; notes the first above each unit's lower limit."""
+    def check(path: JsonPath, array: Streamed, offset: int, items: list[Any]) -> None:
+        try:
+            _LOOSEST.validate_python(items)
+        except ValidationError as error:
+            raise explain_items(error, path, offset, where) from None
+        for limit in _LIMITS:
+            if limit not in array.notes and max(items) > limit:
+                k = next(k for k, v in enumerate(items) if v > limit)
+                array.notes[limit] = (offset + k, items[k])
+    return check
+
+
+def _reduce_run(path: JsonPath, value: Any) -> Any:
+    try:
+        run = _Run.model_validate(value)
+    except ValidationError as error:
+        raise explain(error, lambda loc: location((*path, *loc), _WORDS)) from None
+    own = _metadata(run.metadata)
+    return _RunSummary({k: own[k] for k in ("unit", "date") if k in own}, run.values, run.samples)
+
+
+def _where(data: Any, loc: JsonPath) -> str:
+    """'benchmark 1 ('b') run 2 value 3', the benchmark named where its name was read already."""
+    if len(loc) >= 2 and loc[0] == "benchmarks" and isinstance(loc[1], int) and isinstance(data, dict):
+        names = [_name_in(data.get("metadata"))]
+        entries = data.get("benchmarks")
+        if isinstance(entries, list) and loc[1] < len(entries) and isinstance(entries[loc[1]], dict):
+            entry = entries[loc[1]]
+            names += [_name_in(entry.get("metadata")), _name_in(entry.get("common_metadata"))]
+        name = next((n for n in reversed(names) if n), None)
+        rest = location(loc[2:], _WORDS)
+        return f"benchmark {loc[1] + 1}" + (f" ({name!r})" if name else "") + (f" {rest}" if rest else "")
+    return location(loc, _WORDS)
+
+
+def _name_in(metadata: Any) -> str | None:
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name.strip() else None
 
 
 def _metadata(value: _Metadata | None) -> dict[str, Any]:
@@ -119,7 +203,7 @@ def _metadata(value: _Metadata | None) -> dict[str, Any]:
     return {k: v.strip() if isinstance(v, str) else v for k, v in fields.items()}
 
 
-def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
+def _pyperf(data: Any, file: JsonFile, digest: str) -> ImportedFile:
     require_top_level(data, "benchmarks", "expected a file written by pyperf -o", "results", "hyperfine")
     version = data.get("version")
     try:
@@ -129,51 +213,56 @@ def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
                         hint="perflab reads versions 1.0, 6 and 5 (pyperf 0.8.3 and later)") from None
     old = _VERSIONS[version] < (0, 9, 6)
     try:
-        file = _File.model_validate(data)
+        parsed = _File.model_validate(data)
     except ValidationError as error:
         raise explain(error, lambda loc: location(loc, _WORDS)) from None
 
-    suite = {} if old else _metadata(file.metadata)
+    values = ItemStream(file, _ARRAYS[1] if old else _ARRAYS[0])
+    suite = {} if old else _metadata(parsed.metadata)
     benchmarks: list[ImportedBenchmark] = []
     per_benchmark: dict[str, dict[str, Any]] = {}
-    for index, entry in enumerate(file.benchmarks, start=1):
-        where = f"benchmark {index}"
+    for index, entry in enumerate(parsed.benchmarks, start=1):
         own = _metadata(entry.common_metadata if old else entry.metadata)
         merged = {**suite, **own}
         name = merged.get("name")
         if not isinstance(name, str) or not name:
-            raise Malformed(f'{where} has no "name" in its metadata')
-        where = f"benchmark {index} ({name!r})"
+            raise Malformed(f'benchmark {index} has no "name" in its metadata')
         if name in per_benchmark:
             raise Malformed(f"benchmark {name!r} appears twice")
-
-        unit: str | None = None
-        repetitions: list[list[Measurement]] = []
-        stamps: list[float | None] = []
-        for r, run in enumerate(entry.runs, start=1):
-            run_where = f"{where} run {r}"
-            run_md = {**merged, **_metadata(run.metadata)}
-            raw = run.samples if old else run.values
-            if not raw:
-                continue  # a calibration run: warm-ups only
-            run_unit = run_md.get("unit", "second")
-            if unit is not None and run_unit != unit:
-                raise Malformed(f"{where} mixes units {unit!r} and {run_unit!r}")
-            unit = run_unit
-            try:
-                values = _VALUES[run_unit].validate_python(raw)
-            except ValidationError as error:
-                raise explain(error, _value_place(run_where)) from None
-            info = PYPERF_UNITS[run_unit]
-            stamp = _date(run_md.get("date"))
-            for value in values:
-                repetitions.append([Measurement(info.name, value, info.unit)])
-                stamps.append(stamp)
-        if unit is None:
-            raise Malformed(f"{where} has no values (only calibration or empty runs)")
-        benchmarks.append(ImportedBenchmark(Point(name, {}), [PYPERF_UNITS[unit]], repetitions, stamps))
+        benchmarks.append(_benchmark(f"benchmark {index} ({name!r})", name, merged, entry, old, values))
         per_benchmark[name] = own
+    return ImportedFile(NAME, str(file.path), digest, *_host_environment(suite, per_benchmark), benchmarks)
 
+
+def _benchmark(where: str, name: str, merged: dict[str, Any], entry: _Benchmark, old: bool,
+               stream: ItemStream) -> ImportedBenchmark:
+    """A benchmark's runs with values (calibration runs have none), checked against their unit."""
+    unit: str | None = None
+    runs: list[tuple[Streamed, float | None]] = []
+    for r, run in enumerate(entry.runs, start=1):
+        raw = run.samples if old else run.values
+        if raw is None or not raw.count:
+            continue  # a calibration run: warm-ups only
+        run_md = {**merged, **run.metadata}
+        run_unit = run_md.get("unit", "second")
+        if unit is not None and run_unit != unit:
+            raise Malformed(f"{where} mixes units {unit!r} and {run_unit!r}")
+        unit = run_unit
+        for limit in _LIMITS:
+            if limit in raw.notes:
+                k, value = raw.notes[limit]
+                try:
+                    _VALUES[run_unit].validate_python([value])
+                except ValidationError as error:
+                    raise explain(error, _at(f"{where} run {r} value {k + 1}")) from None
+        runs.append((raw, _date(run_md.get("date"))))
+    if unit is None:
+        raise Malformed(f"{where} has no values (only calibration or empty runs)")
+    info = PYPERF_UNITS[unit]
+    return ImportedBenchmark(Point(name, {}), [info], _Values(runs, info, stream), _RunStamps(runs))
+
+
+def _host_environment(suite: dict[str, Any], per_benchmark: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     host = suite.get("hostname")
     if not host:
         hosts = {md.get("hostname") for md in per_benchmark.values()}
@@ -187,14 +276,50 @@ def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
         environment["cpu"] = cpu
     environment["metadata"] = suite
     environment["benchmark_metadata"] = per_benchmark
-    return ImportedFile(NAME, path, digest, host or UNKNOWN_HOST, environment, benchmarks)
+    return host or UNKNOWN_HOST, environment
 
 
-def _value_place(run: str) -> Callable[[tuple[int | str, ...]], str]:
-    """Names an item of a run's values list: 'benchmark 1 ('b') run 2 value 3'."""
-    def where(loc: tuple[int | str, ...]) -> str:
-        return f"{run} value {int(loc[0]) + 1}" if loc else run
-    return where
+class _Values:
+    """A benchmark's values, one repetition each, read from the file again as they are written."""
+
+    def __init__(self, runs: list[tuple[Streamed, float | None]], info: MetricInfo, stream: ItemStream):
+        self._runs, self._info, self._stream = runs, info, stream
+
+    def __len__(self) -> int:
+        return sum(raw.count for raw, _ in self._runs)
+
+    def __iter__(self) -> Iterator[list[Measurement]]:
+        name, unit = self._info.name, self._info.unit
+        for raw, _ in self._runs:
+            for value in self._stream.take(raw.start, raw.count):
+                yield [Measurement(name, float(value), unit)]
+
+
+class _RunStamps(Sequence[float | None]):
+    """Each repetition's date (its run's), without a list as long as the values."""
+
+    def __init__(self, runs: list[tuple[Streamed, float | None]]):
+        self._ends = list(accumulate(raw.count for raw, _ in runs))
+        self._stamps = [stamp for _, stamp in runs]
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    @overload
+    def __getitem__(self, i: int) -> float | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[float | None]: ...
+
+    def __getitem__(self, i: int | slice) -> float | None | list[float | None]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._stamps[bisect_right(self._ends, i)]
+
+
+def _at(place: str) -> Callable[[JsonPath], str]:
+    return lambda loc: place
 
 
 def _date(value: Any) -> float | None:

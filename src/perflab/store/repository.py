@@ -8,7 +8,9 @@ import json
 import os
 import shutil
 import struct
+import sys
 import time
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, fields
@@ -540,34 +542,41 @@ class Store:
 
     def seal(self, run_id: int) -> None:
         """Write the run's series blobs (after its last sample). The samples are read in
-        order, a batch at a time: memory holds the blobs (8 bytes a value), not the rows."""
+        order, a batch at a time, and each series is written once complete: memory holds one
+        series blob (8 bytes a value), not the rows nor the run's other series."""
         self.conn.execute(series.delete().where(series.c.run_id == run_id))
         query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
                            samples.c.status)
                  .where(samples.c.run_id == run_id)
                  .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
-        rows: list[dict[str, Any]] = []
         group: tuple[int, str] | None = None
         unit, failures = "", 0
-        chunks: list[bytes] = []
+        values = array("d")
+        pending_rows: list[dict[str, Any]] = []
 
         def close() -> None:
             if group is not None:
-                rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
-                             "failures": failures, "ok_values": b"".join(chunks)})
+                if sys.byteorder == "big":
+                    values.byteswap()
+                pending_rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
+                                     "failures": failures, "ok_values": values.tobytes()})
 
-        for batch in self.conn.execute(query).partitions(_SEAL_BATCH):
+        # stream_results: PostgreSQL reads through a server-side cursor, not the whole result at once
+        for batch in self.conn.execute(query.execution_options(stream_results=True)).partitions(_SEAL_BATCH):
             for point_id, metric, value, row_unit, status in batch:
                 if (point_id, metric) != group:
                     close()
-                    group, unit, failures, chunks = (point_id, metric), row_unit, 0, []
+                    group, unit, failures, values = (point_id, metric), row_unit, 0, array("d")
                 if status == "ok" and value is not None and value == value:   # not NaN
-                    chunks.append(_F8.pack(value))
+                    values.append(value)
                 else:
                     failures += 1
+            if len(pending_rows) > 1:  # complete series, written while the query is still read
+                self.conn.execute(series.insert(), pending_rows[:-1])
+                del pending_rows[:-1]
         close()
-        if rows:
-            self.conn.execute(series.insert(), rows)
+        if pending_rows:
+            self.conn.execute(series.insert(), pending_rows)
         self.conn.commit()
 
     def _sealed(self, run_id: int) -> bool:
@@ -790,7 +799,7 @@ class Store:
         return int(found)
 
 
-_SEAL_BATCH = 50_000      # sample rows read at once when sealing a run
+_SEAL_BATCH = 10_000      # sample rows read at once when sealing a run
 _IMPORT_BATCH = 10_000    # sample rows inserted at once by an import
 _F8 = struct.Struct("<d")  # a series blob's value: little-endian float64, as numpy's "<f8"
 
