@@ -168,9 +168,11 @@ def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure
     from perflab.formats.importers import parse_file
     if host is not None and not host.strip():
         raise UsageError("--host needs a machine's name (leave it out when the machine is unknown)")
-    parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
+    progress = _ImportProgress(path)
+    # fails here, before the database opens
+    parsed = parse_file(kind, path, ignore_failure=ignore_failure, progress=progress.checking)
     with open_store(ctx, create=True) as store:
-        run_id = import_file(store, parsed, label, progress=_ImportProgress(path), host=host)
+        run_id = import_file(store, parsed, label, progress=progress, host=host)
     click.echo(f"imported {path} as run {run_id} ({label})")
 
 
@@ -184,12 +186,23 @@ class _ImportProgress:
         self._clock, self._path = time.monotonic, path
         self._started = self._last = self._clock()
 
+    def checking(self, read: int, size: int) -> None:
+        """Told as the file is checked (its first reading), before anything is written."""
+        if self._due() and read < size:
+            click.echo(f"perflab: checking {self._path}: {read / 1e6:,.0f} of {size / 1e6:,.0f} MB read", err=True)
+
     def __call__(self, written: int, total: int) -> None:
-        now = self._clock()
-        if now - self._last >= self.EVERY_S and written < total:
-            self._last = now
+        if self._due() and written < total:
+            now = self._clock()
             click.echo(f"perflab: importing {self._path}: {written:,} of {total:,} repetitions "
                        f"({written / (now - self._started):,.0f}/s)", err=True)
+
+    def _due(self) -> bool:
+        now = self._clock()
+        if now - self._last < self.EVERY_S:
+            return False
+        self._last = now
+        return True
 
 
 COMMANDS: list[click.Command] = [compare, import_]

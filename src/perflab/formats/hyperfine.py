@@ -57,6 +57,7 @@ from perflab.formats.jsonstream import (
     JsonFile,
     JsonPath,
     Pattern,
+    ReadProgress,
     Skeleton,
     Streamed,
     explain_items,
@@ -110,7 +111,8 @@ class _File(BaseModel):
     metadata: Any = None
 
 
-def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False) -> ImportedFile:
+def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False,
+          progress: ReadProgress | None = None) -> ImportedFile:
     """Parse a hyperfine JSON file; a UsageError naming the file and the place if malformed.
 
     The file is read twice, never held whole: once to check it and recover the scans'
@@ -121,7 +123,7 @@ def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False) -> Impo
     skeleton.where = lambda loc: _where(skeleton.root, loc)  # names the command of a result read so far
     skeleton.arrays = {pattern: _checker(adapter, skeleton.where) for pattern, adapter in _ARRAYS.items()}
     try:
-        data, digest = skeleton.read(file)
+        data, digest = skeleton.read(file, progress)
         return _hyperfine(data, file, digest, ignore_failure)
     except Malformed as error:
         raise fail(path, NAME, error) from None

@@ -110,15 +110,23 @@ def explain_items(error: ValidationError, path: JsonPath, offset: int,
     return explain(error, lambda loc: where((*path, offset + int(loc[0]), *loc[1:]) if loc else path))
 
 
+#: told (bytes read, bytes in the file) as pass 1 reads
+ReadProgress = Callable[[int, int], None]
+
+
 class _Hashing:
     """A binary file that hashes what is read through it (the sha256 of the file as stored)."""
 
-    def __init__(self, raw: Readable):
+    def __init__(self, raw: Readable, progress: ReadProgress | None, size: int):
         self._raw, self.sha256 = raw, hashlib.sha256()
+        self._progress, self._size, self._read = progress, size, 0
 
     def read(self, size: int = -1) -> bytes:
         data = self._raw.read(size)
         self.sha256.update(data)
+        self._read += len(data)
+        if self._progress is not None:
+            self._progress(self._read, self._size)
         return data
 
     def rest(self) -> str:
@@ -203,11 +211,11 @@ class Skeleton:
     root: Any = None
     _seen: dict[Pattern, int] = field(default_factory=dict)
 
-    def read(self, file: JsonFile) -> tuple[Any, str]:
+    def read(self, file: JsonFile, progress: ReadProgress | None = None) -> tuple[Any, str]:
         """(the document, sha256 of the file as stored)."""
         try:
             with open(file.path, "rb") as raw:
-                hashing = _Hashing(raw)
+                hashing = _Hashing(raw, progress, os.fstat(raw.fileno()).st_size)
                 text = _Utf8Check(file.open(hashing), file.shown, file.kind)
                 stack: list[_Frame] = []
                 try:

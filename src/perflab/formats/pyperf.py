@@ -49,6 +49,7 @@ from perflab.formats.jsonstream import (
     JsonFile,
     JsonPath,
     Pattern,
+    ReadProgress,
     Skeleton,
     Streamed,
     explain_items,
@@ -133,7 +134,8 @@ _LOOSEST = _values(math.inf)                       # checked as read, before the
 _LIMITS = (MAX_SECONDS, float(2**63), MAX_BYTES)   # the units' upper limits, checked once it is
 
 
-def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False) -> ImportedFile:
+def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False,
+          progress: ReadProgress | None = None) -> ImportedFile:
     """Parse a pyperf JSON file; a UsageError naming the file and the place if malformed.
 
     The file is read twice, never held whole: once to check it (each run as it is read),
@@ -146,7 +148,7 @@ def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False) -> Impo
     skeleton.arrays = dict.fromkeys(_ARRAYS, _checker(skeleton.where))
     skeleton.reducers = {_RUNS: _reduce_run}
     try:
-        data, digest = skeleton.read(file)
+        data, digest = skeleton.read(file, progress)
         return _pyperf(data, file, digest)
     except Malformed as error:
         raise fail(path, NAME, error) from None
