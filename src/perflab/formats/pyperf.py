@@ -22,9 +22,9 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import Annotated, Any, Literal, overload
 
@@ -88,7 +88,7 @@ class _Metadata(BaseModel):
 
 
 class _Run(BaseModel):
-    """One run as written; checked as soon as it is read, then kept as a :class:`_RunSummary`."""
+    """One run as written; checked as soon as it is read, then kept in a :class:`_RunTable`."""
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True, arbitrary_types_allowed=True)
 
@@ -97,17 +97,44 @@ class _Run(BaseModel):
     samples: Annotated[Streamed, streamed_array()] | None = None   # version 5
 
 
-@dataclass(frozen=True)
-class _RunSummary:
-    """What perflab keeps of a run: the metadata it reads and where its values are."""
-
-    metadata: dict[str, Any]
-    values: Streamed | None
-    samples: Streamed | None
+_UNITS = (None, "second", "byte", "integer")
+_KEPT = "a run recorded in its benchmark's _RunTable"   # what the document holds in its place
 
 
-def _summary(value: Any) -> _RunSummary:
-    if not isinstance(value, _RunSummary):
+class _RunTable:
+    """A benchmark's runs as read, a few numbers each and no object per run (a file of
+    2,000,000 values may hold 100,000 runs). A run's own date: NaN when it has none (its
+    benchmark's applies), -inf when it has one that cannot be read."""
+
+    def __init__(self) -> None:
+        self.units = bytearray()
+        self.dates = array("d")
+        # per key: (start in the key's item stream, count or -1 when the run has no such list)
+        self.where = {key: (array("q"), array("q")) for key in ("values", "samples")}
+        self.notes: dict[tuple[str, int], dict[Any, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def add(self, run: _Run) -> None:
+        own = _metadata(run.metadata)
+        self.units.append(_UNITS.index(own.get("unit")))
+        stamp = _date(own["date"]) if "date" in own else math.nan
+        self.dates.append(-math.inf if stamp is None else stamp)
+        for key, streamed in (("values", run.values), ("samples", run.samples)):
+            starts, counts = self.where[key]
+            starts.append(streamed.start if streamed is not None else 0)
+            counts.append(streamed.count if streamed is not None else -1)
+            if streamed is not None and streamed.notes:
+                self.notes[(key, len(self.units) - 1)] = streamed.notes
+
+    def date(self, r: int, fallback: Any) -> float | None:
+        own = self.dates[r]
+        return _date(fallback) if math.isnan(own) else None if own == -math.inf else own
+
+
+def _kept(value: Any) -> Any:
+    if value is not _KEPT:
         raise PydanticCustomError("model_type", "Input should be an object")
     return value
 
@@ -117,7 +144,7 @@ class _Benchmark(BaseModel):
 
     metadata: _Metadata | None = None
     common_metadata: _Metadata | None = None   # version 5
-    runs: list[Annotated[_RunSummary, PlainValidator(_summary)]]
+    runs: list[Annotated[Any, PlainValidator(_kept)]]
 
 
 class _File(BaseModel):
@@ -146,10 +173,11 @@ def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False,
     skeleton = Skeleton({})
     skeleton.where = lambda loc: _where(skeleton.root, loc)
     skeleton.arrays = dict.fromkeys(_ARRAYS, _checker(skeleton.where))
-    skeleton.reducers = {_RUNS: _reduce_run}
+    tables: dict[int, _RunTable] = {}
+    skeleton.reducers = {_RUNS: lambda path, value: _reduce_run(path, value, tables)}
     try:
         data, digest = skeleton.read(file, progress)
-        return _pyperf(data, file, digest)
+        return _pyperf(data, file, digest, tables)
     except Malformed as error:
         raise fail(path, NAME, error) from None
 
@@ -168,13 +196,13 @@ def _checker(where: Callable[[JsonPath], str]) -> ChunkCheck:
     return check
 
 
-def _reduce_run(path: JsonPath, value: Any) -> Any:
+def _reduce_run(path: JsonPath, value: Any, tables: dict[int, _RunTable]) -> Any:
     try:
         run = _Run.model_validate(value)
     except ValidationError as error:
         raise explain(error, lambda loc: location((*path, *loc), _WORDS)) from None
-    own = _metadata(run.metadata)
-    return _RunSummary({k: own[k] for k in ("unit", "date") if k in own}, run.values, run.samples)
+    tables.setdefault(int(path[1]), _RunTable()).add(run)
+    return _KEPT
 
 
 def _where(data: Any, loc: JsonPath) -> str:
@@ -205,7 +233,7 @@ def _metadata(value: _Metadata | None) -> dict[str, Any]:
     return {k: v.strip() if isinstance(v, str) else v for k, v in fields.items()}
 
 
-def _pyperf(data: Any, file: JsonFile, digest: str) -> ImportedFile:
+def _pyperf(data: Any, file: JsonFile, digest: str, tables: dict[int, _RunTable]) -> ImportedFile:
     require_top_level(data, "benchmarks", "expected a file written by pyperf -o", "results", "hyperfine")
     version = data.get("version")
     try:
@@ -231,37 +259,39 @@ def _pyperf(data: Any, file: JsonFile, digest: str) -> ImportedFile:
             raise Malformed(f'benchmark {index} has no "name" in its metadata')
         if name in per_benchmark:
             raise Malformed(f"benchmark {name!r} appears twice")
-        benchmarks.append(_benchmark(f"benchmark {index} ({name!r})", name, merged, entry, old, values))
+        table = tables.get(index - 1, _RunTable())
+        benchmarks.append(_benchmark(f"benchmark {index} ({name!r})", name, merged, table, old, values))
         per_benchmark[name] = own
     return ImportedFile(NAME, str(file.path), digest, *_host_environment(suite, per_benchmark), benchmarks)
 
 
-def _benchmark(where: str, name: str, merged: dict[str, Any], entry: _Benchmark, old: bool,
+def _benchmark(where: str, name: str, merged: dict[str, Any], table: _RunTable, old: bool,
                stream: ItemStream) -> ImportedBenchmark:
     """A benchmark's runs with values (calibration runs have none), checked against their unit."""
+    key = "samples" if old else "values"
+    all_starts, all_counts = table.where[key]
     unit: str | None = None
-    runs: list[tuple[Streamed, float | None]] = []
-    for r, run in enumerate(entry.runs, start=1):
-        raw = run.samples if old else run.values
-        if raw is None or not raw.count:
+    starts, counts, stamps = array("q"), array("q"), array("d")
+    for r in range(len(table)):
+        if all_counts[r] <= 0:
             continue  # a calibration run: warm-ups only
-        run_md = {**merged, **run.metadata}
-        run_unit = run_md.get("unit", "second")
+        run_unit = _UNITS[table.units[r]] or merged.get("unit", "second")
         if unit is not None and run_unit != unit:
             raise Malformed(f"{where} mixes units {unit!r} and {run_unit!r}")
         unit = run_unit
-        for limit in _LIMITS:
-            if limit in raw.notes:
-                k, value = raw.notes[limit]
-                try:
-                    _VALUES[run_unit].validate_python([value])
-                except ValidationError as error:
-                    raise explain(error, _at(f"{where} run {r} value {k + 1}")) from None
-        runs.append((raw, _date(run_md.get("date"))))
+        for k, value in table.notes.get((key, r), {}).values():
+            try:
+                _VALUES[run_unit].validate_python([value])
+            except ValidationError as error:
+                raise explain(error, _at(f"{where} run {r + 1} value {k + 1}")) from None
+        stamp = table.date(r, merged.get("date"))
+        starts.append(all_starts[r])
+        counts.append(all_counts[r])
+        stamps.append(math.nan if stamp is None else stamp)
     if unit is None:
         raise Malformed(f"{where} has no values (only calibration or empty runs)")
     info = PYPERF_UNITS[unit]
-    return ImportedBenchmark(Point(name, {}), [info], _Values(runs, info, stream), _RunStamps(runs))
+    return ImportedBenchmark(Point(name, {}), [info], _Values(starts, counts, info, stream), _RunStamps(counts, stamps))
 
 
 def _host_environment(suite: dict[str, Any], per_benchmark: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
@@ -284,25 +314,25 @@ def _host_environment(suite: dict[str, Any], per_benchmark: dict[str, dict[str, 
 class _Values:
     """A benchmark's values, one repetition each, read from the file again as they are written."""
 
-    def __init__(self, runs: list[tuple[Streamed, float | None]], info: MetricInfo, stream: ItemStream):
-        self._runs, self._info, self._stream = runs, info, stream
+    def __init__(self, starts: array[int], counts: array[int], info: MetricInfo, stream: ItemStream):
+        self._starts, self._counts, self._info, self._stream = starts, counts, info, stream
 
     def __len__(self) -> int:
-        return sum(raw.count for raw, _ in self._runs)
+        return sum(self._counts)
 
     def __iter__(self) -> Iterator[list[Measurement]]:
         name, unit = self._info.name, self._info.unit
-        for raw, _ in self._runs:
-            for value in self._stream.take(raw.start, raw.count):
+        for start, count in zip(self._starts, self._counts):
+            for value in self._stream.take(start, count):
                 yield [Measurement(name, float(value), unit)]
 
 
 class _RunStamps(Sequence[float | None]):
-    """Each repetition's date (its run's), without a list as long as the values."""
+    """Each repetition's date (its run's; NaN: none), without a list as long as the values."""
 
-    def __init__(self, runs: list[tuple[Streamed, float | None]]):
-        self._ends = list(accumulate(raw.count for raw, _ in runs))
-        self._stamps = [stamp for _, stamp in runs]
+    def __init__(self, counts: array[int], stamps: array[float]):
+        self._ends = array("q", accumulate(counts))
+        self._stamps = stamps
 
     def __len__(self) -> int:
         return self._ends[-1] if self._ends else 0
@@ -317,7 +347,8 @@ class _RunStamps(Sequence[float | None]):
             return [self[k] for k in range(*i.indices(len(self)))]
         if not 0 <= i < len(self):
             raise IndexError(i)
-        return self._stamps[bisect_right(self._ends, i)]
+        stamp = self._stamps[bisect_right(self._ends, i)]
+        return None if math.isnan(stamp) else stamp
 
 
 def _at(place: str) -> Callable[[JsonPath], str]:
