@@ -124,7 +124,8 @@ def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False,
     skeleton.arrays = {pattern: _checker(adapter, skeleton.where) for pattern, adapter in _ARRAYS.items()}
     try:
         data, digest = skeleton.read(file, progress)
-        return _hyperfine(data, file, digest, ignore_failure)
+        streams = _Streams(*(ItemStream(file, pattern, skeleton.counted(pattern)) for pattern in _ARRAYS))
+        return _hyperfine(data, file, digest, ignore_failure, streams)
     except Malformed as error:
         raise fail(path, NAME, error) from None
 
@@ -138,14 +139,13 @@ def _checker(adapter: TypeAdapter[Any], where: Callable[[JsonPath], str]) -> Chu
     return check
 
 
-def _hyperfine(data: Any, file: JsonFile, digest: str, ignore_failure: bool) -> ImportedFile:
+def _hyperfine(data: Any, file: JsonFile, digest: str, ignore_failure: bool, streams: _Streams) -> ImportedFile:
     require_top_level(data, "results", "expected the output of hyperfine --export-json", "benchmarks", "pyperf")
     try:
         parsed_file = _File.model_validate(data)
     except ValidationError as error:
         raise explain(error, lambda loc: _where(data, loc)) from None
 
-    streams = _Streams(file)
     parsed = [_HyperfineResult.of(i, r) for i, r in enumerate(parsed_file.results, start=1)]
     names = _hyperfine_names(parsed)
     seen: dict[tuple[str, str], int] = {}
@@ -185,8 +185,8 @@ def _where(data: Any, loc: tuple[int | str, ...]) -> str:
 class _Streams:
     """The three item streams of a file's results (pass 2), shared by its benchmarks."""
 
-    def __init__(self, file: JsonFile):
-        self.times, self.codes, self.memory = (ItemStream(file, pattern) for pattern in _ARRAYS)
+    def __init__(self, times: ItemStream, codes: ItemStream, memory: ItemStream):
+        self.times, self.codes, self.memory = times, codes, memory
 
 
 class _HyperfineResult:

@@ -282,6 +282,10 @@ class Skeleton:
         else:
             stack[-1].value[-1] = value
 
+    def counted(self, pattern: Pattern) -> int:
+        """Items of the arrays at ``pattern`` read so far (all of them, after ``read``)."""
+        return self._seen.get(pattern, 0)
+
     def _unambiguous(self, path: JsonPath) -> None:
         """ijson names a place by joining its keys with dots: a key that makes a place read
         like a streamed array's (a key with a dot, or named "item") would mix its items in."""
@@ -309,10 +313,11 @@ class Skeleton:
 
 class ItemStream:
     """Pass 2: the items of every array at one pattern, in file order, read again from the
-    file; ``take(start, count)`` reopens the file only to go back."""
+    file; ``take(start, count)`` reopens the file only to go back, and closes it after the
+    last of the ``total`` items pass 1 counted."""
 
-    def __init__(self, file: JsonFile, pattern: Pattern):
-        self._file, self._prefix = file, prefix(pattern)
+    def __init__(self, file: JsonFile, pattern: Pattern, total: int):
+        self._file, self._prefix, self._total = file, prefix(pattern), total
         self._items: Iterator[Any] | None = None
         self._handle: IO[bytes] | None = None
         self._position = 0
@@ -330,10 +335,15 @@ class ItemStream:
             for _ in range(count):
                 item = next(self._items)
                 self._position += 1
+                if self._position >= self._total:  # before the yield: a zip may not resume us
+                    self.close()
                 yield item
         except (StopIteration, ijson.JSONError, OSError, EOFError, zlib.error):
             self.close()
             raise UsageError(f"cannot import {self._file.shown}: the file changed while it was imported") from None
+
+    def __del__(self) -> None:  # a reader that stopped part-way (a test, an error) closes too
+        self.close()
 
     def close(self) -> None:
         if self._handle is not None:

@@ -177,7 +177,7 @@ def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False,
     skeleton.reducers = {_RUNS: lambda path, value: _reduce_run(path, value, tables)}
     try:
         data, digest = skeleton.read(file, progress)
-        return _pyperf(data, file, digest, tables)
+        return _pyperf(data, file, digest, tables, skeleton)
     except Malformed as error:
         raise fail(path, NAME, error) from None
 
@@ -233,7 +233,7 @@ def _metadata(value: _Metadata | None) -> dict[str, Any]:
     return {k: v.strip() if isinstance(v, str) else v for k, v in fields.items()}
 
 
-def _pyperf(data: Any, file: JsonFile, digest: str, tables: dict[int, _RunTable]) -> ImportedFile:
+def _pyperf(data: Any, file: JsonFile, digest: str, tables: dict[int, _RunTable], skeleton: Skeleton) -> ImportedFile:
     require_top_level(data, "benchmarks", "expected a file written by pyperf -o", "results", "hyperfine")
     version = data.get("version")
     try:
@@ -247,7 +247,8 @@ def _pyperf(data: Any, file: JsonFile, digest: str, tables: dict[int, _RunTable]
     except ValidationError as error:
         raise explain(error, lambda loc: location(loc, _WORDS)) from None
 
-    values = ItemStream(file, _ARRAYS[1] if old else _ARRAYS[0])
+    pattern = _ARRAYS[1] if old else _ARRAYS[0]
+    values = ItemStream(file, pattern, skeleton.counted(pattern))
     suite = {} if old else _metadata(parsed.metadata)
     benchmarks: list[ImportedBenchmark] = []
     per_benchmark: dict[str, dict[str, Any]] = {}
