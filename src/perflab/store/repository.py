@@ -552,14 +552,14 @@ class Store:
         group: tuple[int, str] | None = None
         unit, failures = "", 0
         values = array("d")
-        pending_rows: list[dict[str, Any]] = []
 
-        def close() -> None:
+        def close() -> None:  # written at once, while the query is still read: one blob in memory
             if group is not None:
                 if sys.byteorder == "big":
                     values.byteswap()
-                pending_rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
-                                     "failures": failures, "ok_values": values.tobytes()})
+                self.conn.execute(series.insert(), [{
+                    "run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
+                    "failures": failures, "ok_values": memoryview(values).cast("B")}])
 
         # stream_results: PostgreSQL reads through a server-side cursor, not the whole result at once
         for batch in self.conn.execute(query.execution_options(stream_results=True)).partitions(_SEAL_BATCH):
@@ -571,12 +571,7 @@ class Store:
                     values.append(value)
                 else:
                     failures += 1
-            if len(pending_rows) > 1:  # complete series, written while the query is still read
-                self.conn.execute(series.insert(), pending_rows[:-1])
-                del pending_rows[:-1]
         close()
-        if pending_rows:
-            self.conn.execute(series.insert(), pending_rows)
         self.conn.commit()
 
     def _sealed(self, run_id: int) -> bool:
