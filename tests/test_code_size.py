@@ -25,7 +25,6 @@ FUNCTIONS_ALLOWED: dict[str, str] = {
     # (cli/ and render/ by the format registries of item 5, web/ by the dashboard's): not
     # split here so that two changes do not rewrite the same function at once.
     "cli/compare.py:compare": "the command body; item 5 (format registry) reworks it",
-    "formats/pyperf.py:_pyperf": "reader; item 7 (one home for formats) reworks formats/",
     "render/compare_benchstat.py:_table": "layout; item 5 (format registry) reworks render/",
     "render/flamegraph.py:render_flamegraph": "layout; item 5 (format registry) reworks render/",
     "render/history_html.py:_figure": "layout; item 5 (format registry) reworks render/",
