@@ -185,6 +185,7 @@ class _ImportProgress:
         import time
         self._clock, self._path = time.monotonic, path
         self._started = self._last = self._clock()
+        self._writing: int | None = None
 
     def checking(self, read: int, size: int) -> None:
         """Told as the file is checked (its first reading), before anything is written."""
@@ -192,10 +193,12 @@ class _ImportProgress:
             click.echo(f"perflab: checking {self._path}: {read / 1e6:,.0f} of {size / 1e6:,.0f} MB read", err=True)
 
     def __call__(self, written: int, total: int) -> None:
+        if self._writing is None:  # the rate counts from the first batch written, not the checking
+            self._writing, self._started = written, self._clock()
         if self._due() and written < total:
             now = self._clock()
             click.echo(f"perflab: importing {self._path}: {written:,} of {total:,} repetitions "
-                       f"({written / (now - self._started):,.0f}/s)", err=True)
+                       f"({(written - self._writing) / max(now - self._started, 1e-9):,.0f}/s)", err=True)
 
     def _due(self) -> bool:
         now = self._clock()
