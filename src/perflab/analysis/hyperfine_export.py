@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from perflab.formats.hyperfine_export import HyperfineResult
 from perflab.model.errors import UsageError
 from perflab.model.params import format_value, substitute
 from perflab.model.records import RunInfo
-from perflab.model.report.hyperfine import HyperfineResult
 from perflab.store import Store
 
 _EXIT = re.compile(r"exit status (-?\d+)")

@@ -31,7 +31,7 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, 
     """The history; with ``reports`` also each change's report text, by change id."""
     from perflab.analysis.compare import Filters
     from perflab.analysis.history import build_history, report_of_change
-    from perflab.render.report import render_change_report
+    from perflab.render.change_report import render_change_report
     selection = Filters.parse([*filters, *(f"benchmark={b}" for b in benchmarks)], list(metrics))
     with open_store(ctx, create=False) as store:
         history = build_history(store, filters=selection, labels=labels, method=method)
@@ -138,7 +138,7 @@ def report_change(ctx: click.Context, change_id: str, labels, method: str, point
     """
     from perflab.analysis.history import change_report
     from perflab.model.errors import UsageError
-    from perflab.render.report import render_change_report
+    from perflab.render.change_report import render_change_report
     if not 0 < fdr < 1:
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
     with open_store(ctx, create=False) as store:

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from perflab.model.alerts import Alert, AlertDetail, AlertEvent, AlertSummary, point_commit, short_point
+from perflab.render.change_report import render_change_report
 from perflab.render.compare_data import number
 from perflab.render.history import p_value, pct, state_text
-from perflab.render.report import render_change_report
 from perflab.render.texttable import format_table
 
 ALERT_HEADERS = ["id", "state", "status", "recovered", "series", "commits", "change", "p"]

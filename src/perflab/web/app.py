@@ -40,11 +40,11 @@ from perflab.model.jobs import parse_states
 from perflab.model.limits import MAX_ID, is_id
 from perflab.model.records import RunInfo
 from perflab.render.alerts import ALERT_HEADERS, alert_cells, commits_text, event_cells
+from perflab.render.change_report import render_change_report
 from perflab.render.compare_html import CARTESIAN, FULL, plotly_js, render_html
 from perflab.render.history import render_changes, render_history, state_text
 from perflab.render.history_html import render_history_html
 from perflab.render.jobs import render_jobs
-from perflab.render.report import render_change_report
 from perflab.render.runs import render_show
 from perflab.store import Store
 from perflab.store import jobs as job_book

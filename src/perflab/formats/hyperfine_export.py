@@ -1,4 +1,10 @@
-"""hyperfine's --export-json, --export-csv and --export-markdown layouts of a run's results."""
+"""hyperfine's ``--export-json``, ``--export-csv`` and ``--export-markdown`` files, written.
+
+``HyperfineResult`` is one entry of those files (analysis.hyperfine_export computes it
+from a run's samples); ``EXPORTS`` is the registry of the three layouts: the run and ab
+commands' ``--export-NAME`` options and their help come from it. Reading hyperfine's
+JSON is ``formats.hyperfine``.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,30 @@ import csv
 import io
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from perflab.model.report.hyperfine import HyperfineResult
+from perflab.model.output_formats import FormatRegistry, OutputFormat
+
+
+@dataclass(frozen=True)
+class HyperfineResult:
+    """One (command, point): hyperfine's JSON keys, plus the markdown table's Relative."""
+
+    command: str
+    mean: float
+    stddev: float | None          # None with one time (hyperfine writes null)
+    median: float
+    user: float                   # means, as hyperfine gives them
+    system: float
+    min: float
+    max: float
+    times: tuple[float, ...]
+    exit_codes: tuple[int | None, ...]
+    memory_usage_byte: tuple[int, ...] | None
+    parameters: tuple[tuple[str, str], ...]
+    relative: float               # mean / the fastest mean
+    relative_stddev: float | None
 
 
 def to_json(results: list[HyperfineResult]) -> str:
@@ -52,5 +79,8 @@ def to_markdown(results: list[HyperfineResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-FORMATS: dict[str, Callable[[list[HyperfineResult]], str]] = {
-    "json": to_json, "csv": to_csv, "markdown": to_markdown}
+EXPORTS: FormatRegistry[OutputFormat[Callable[[list[HyperfineResult]], str]]] = FormatRegistry(
+    OutputFormat("json", "hyperfine's JSON (same keys: hyperfine's scripts read it)", to_json),
+    OutputFormat("csv", "hyperfine's CSV summary", to_csv),
+    OutputFormat("markdown", "hyperfine's markdown table (with its Relative column)", to_markdown),
+)
