@@ -353,12 +353,12 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
 
 
 def test_the_history_renderers_only_lay_out_the_model():
-    """render/{history,changepoints,bisect,report,profile}.py import no analysis, store, stats
+    """render/{history,changepoints,bisect,change_report,profile}.py import no analysis, store, stats
     or execute, nor numpy, and call no mean/std/median: analysis computed every number."""
     import ast
 
     import perflab.render
-    for name in ("history", "changepoints", "bisect", "report", "profile"):
+    for name in ("history", "changepoints", "bisect", "change_report", "profile"):
         path = Path(perflab.render.__file__).parent / f"{name}.py"
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

@@ -8,6 +8,7 @@ import click
 
 from perflab.cli.common import RATE, SECONDS, SEED, count, open_store, warn
 from perflab.model.report.bisect import BISECT_METRICS, FOUND
+from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, VERDICT_METHODS
 
 EXIT_FOUND = 0
 EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped commits left)
@@ -104,8 +105,9 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
 @click.argument("candidate_ref", metavar="B")
 @click.option("--metric", "metrics", multiple=True,
               help="Metric(s) to judge [default: time if A has it, else every metric].")
-@click.option("--method", type=click.Choice(["mann-whitney", "welch-log"]), default="mann-whitney",
-              show_default=True, help="The test: ranks (one stray run moves one rank) or Welch on logs.")
+@click.option("--method", type=click.Choice(list(VERDICT_METHODS)), default=DEFAULT_VERDICT_METHOD,
+              show_default=True, help="The test: " + "; ".join(f"{name}: {text}" for name, text in
+                                                                VERDICT_METHODS.items()) + ".")
 @click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
 @click.option("--threshold", metavar="PCT",
               help="Smallest regression that matters (default: the noise floor): bad needs a significant "

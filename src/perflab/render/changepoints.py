@@ -9,7 +9,9 @@ regression); without one the % is the raw change of the mean.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
+from perflab.model.output_formats import FormatRegistry, OutputFormat
 from perflab.model.report.history import FileChanges
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number
@@ -71,3 +73,10 @@ def render_table(changes: FileChanges) -> str:
         align = "r" + "l" * r.has_labels + "rrr" + "l" * directed + "r"
         blocks.append(title + "\n" + format_table(headers, rows, align, indent="  "))
     return "\n\n".join(blocks) + "\n"
+
+
+CHANGEPOINT_FORMATS: FormatRegistry[OutputFormat[Callable[[FileChanges], str]]] = FormatRegistry(
+    OutputFormat("table", "one line per change point: index, mean ±sd before and after, % change, p-value",
+                 render_table),
+    OutputFormat("json", "every column's change points, stable keys", render_json),
+)
