@@ -60,8 +60,8 @@ def write_exports(store, run_id: int, exports: Exports) -> None:
     """The --export-* files of a finished run."""
     if not exports.asked():
         return
-    from perflab.analysis.hyperfine_export import hyperfine_results
-    from perflab.formats.hyperfine_export import EXPORTS
-    results = hyperfine_results(store, store.resolve_run(str(run_id)))
+    from perflab.formats.hyperfine_export import EXPORTS, hyperfine_results
+    run = store.resolve_run(str(run_id))
+    results = hyperfine_results(run, store.sample_rows(run.id))
     for fmt, path in exports.asked().items():
         write_output(path, EXPORTS[fmt].render(results))
