@@ -120,24 +120,6 @@ def _metadata(value: _Metadata | None) -> dict[str, Any]:
 
 
 def _pyperf(data: Any, path: str, digest: str) -> ImportedFile:
-    file, old = _validated(data)
-    suite = {} if old else _metadata(file.metadata)
-    benchmarks: list[ImportedBenchmark] = []
-    per_benchmark: dict[str, dict[str, Any]] = {}
-    for index, entry in enumerate(file.benchmarks, start=1):
-        own = _metadata(entry.common_metadata if old else entry.metadata)
-        name = _name(index, {**suite, **own})
-        if name in per_benchmark:
-            raise Malformed(f"benchmark {name!r} appears twice")
-        benchmarks.append(_benchmark(entry, f"benchmark {index} ({name!r})", name, {**suite, **own}, old))
-        per_benchmark[name] = own
-    host, environment = _environment(suite, per_benchmark)
-    return ImportedFile(NAME, path, digest, host or UNKNOWN_HOST, environment, benchmarks)
-
-
-def _validated(data: Any) -> tuple[_File, bool]:
-    """The file checked against the schema, and whether it is of the old layout (before
-    pyperf 0.9.6: ``samples`` and ``common_metadata``)."""
     require_top_level(data, "benchmarks", "expected a file written by pyperf -o", "results", "hyperfine")
     version = data.get("version")
     try:
@@ -145,52 +127,53 @@ def _validated(data: Any) -> tuple[_File, bool]:
     except ValidationError:
         raise Malformed(f"unknown file format version {show(version)}",
                         hint="perflab reads versions 1.0, 6 and 5 (pyperf 0.8.3 and later)") from None
+    old = _VERSIONS[version] < (0, 9, 6)
     try:
         file = _File.model_validate(data)
     except ValidationError as error:
         raise explain(error, lambda loc: location(loc, _WORDS)) from None
-    return file, _VERSIONS[version] < (0, 9, 6)
 
+    suite = {} if old else _metadata(file.metadata)
+    benchmarks: list[ImportedBenchmark] = []
+    per_benchmark: dict[str, dict[str, Any]] = {}
+    for index, entry in enumerate(file.benchmarks, start=1):
+        where = f"benchmark {index}"
+        own = _metadata(entry.common_metadata if old else entry.metadata)
+        merged = {**suite, **own}
+        name = merged.get("name")
+        if not isinstance(name, str) or not name:
+            raise Malformed(f'{where} has no "name" in its metadata')
+        where = f"benchmark {index} ({name!r})"
+        if name in per_benchmark:
+            raise Malformed(f"benchmark {name!r} appears twice")
 
-def _name(index: int, metadata: dict[str, Any]) -> str:
-    name = metadata.get("name")
-    if not isinstance(name, str) or not name:
-        raise Malformed(f'benchmark {index} has no "name" in its metadata')
-    return name
+        unit: str | None = None
+        repetitions: list[list[Measurement]] = []
+        stamps: list[float | None] = []
+        for r, run in enumerate(entry.runs, start=1):
+            run_where = f"{where} run {r}"
+            run_md = {**merged, **_metadata(run.metadata)}
+            raw = run.samples if old else run.values
+            if not raw:
+                continue  # a calibration run: warm-ups only
+            run_unit = run_md.get("unit", "second")
+            if unit is not None and run_unit != unit:
+                raise Malformed(f"{where} mixes units {unit!r} and {run_unit!r}")
+            unit = run_unit
+            try:
+                values = _VALUES[run_unit].validate_python(raw)
+            except ValidationError as error:
+                raise explain(error, _value_place(run_where)) from None
+            info = PYPERF_UNITS[run_unit]
+            stamp = _date(run_md.get("date"))
+            for value in values:
+                repetitions.append([Measurement(info.name, value, info.unit)])
+                stamps.append(stamp)
+        if unit is None:
+            raise Malformed(f"{where} has no values (only calibration or empty runs)")
+        benchmarks.append(ImportedBenchmark(Point(name, {}), [PYPERF_UNITS[unit]], repetitions, stamps))
+        per_benchmark[name] = own
 
-
-def _benchmark(entry: _Benchmark, where: str, name: str, metadata: dict[str, Any], old: bool) -> ImportedBenchmark:
-    """One benchmark: a repetition per value of its runs (calibration runs have none), all
-    in one unit, each stamped with its run's date."""
-    unit: str | None = None
-    repetitions: list[list[Measurement]] = []
-    stamps: list[float | None] = []
-    for r, run in enumerate(entry.runs, start=1):
-        run_md = {**metadata, **_metadata(run.metadata)}
-        raw = run.samples if old else run.values
-        if not raw:
-            continue  # a calibration run: warm-ups only
-        run_unit = run_md.get("unit", "second")
-        if unit is not None and run_unit != unit:
-            raise Malformed(f"{where} mixes units {unit!r} and {run_unit!r}")
-        unit = run_unit
-        try:
-            values = _VALUES[run_unit].validate_python(raw)
-        except ValidationError as error:
-            raise explain(error, _value_place(f"{where} run {r}")) from None
-        info = PYPERF_UNITS[run_unit]
-        stamp = _date(run_md.get("date"))
-        for value in values:
-            repetitions.append([Measurement(info.name, value, info.unit)])
-            stamps.append(stamp)
-    if unit is None:
-        raise Malformed(f"{where} has no values (only calibration or empty runs)")
-    return ImportedBenchmark(Point(name, {}), [PYPERF_UNITS[unit]], repetitions, stamps)
-
-
-def _environment(suite: dict[str, Any], per_benchmark: dict[str, dict[str, Any]]) -> tuple[str | None, dict[str, Any]]:
-    """The machine (the suite's hostname, else the one all benchmarks name) and the
-    environment kept with the run: the host, its CPU, every metadata as written."""
     host = suite.get("hostname")
     if not host:
         hosts = {md.get("hostname") for md in per_benchmark.values()}
@@ -204,7 +187,7 @@ def _environment(suite: dict[str, Any], per_benchmark: dict[str, dict[str, Any]]
         environment["cpu"] = cpu
     environment["metadata"] = suite
     environment["benchmark_metadata"] = per_benchmark
-    return host, environment
+    return ImportedFile(NAME, path, digest, host or UNKNOWN_HOST, environment, benchmarks)
 
 
 def _value_place(run: str) -> Callable[[tuple[int | str, ...]], str]:
