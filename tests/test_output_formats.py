@@ -18,7 +18,7 @@ from perflab.render.changepoints import CHANGEPOINT_FORMATS
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
 from perflab.render.export import EXPORT_FORMATS
 from perflab.render.flamegraph_formats import FLAMEGRAPH_FORMATS
-from perflab.render.history import CHANGES_FORMATS, HISTORY_FORMATS
+from perflab.render.history_formats import CHANGES_FORMATS, HISTORY_FORMATS
 from perflab.render.profile import PROFILE_FORMATS
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "perflab"

@@ -8,7 +8,7 @@ from perflab.cli.common import RATE, check_output, count, format_option, open_st
 from perflab.model.limits import MAX_ID
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
 from perflab.model.verdicts import Verdict
-from perflab.render.history import CHANGES_FORMATS, HISTORY_FORMATS
+from perflab.render.history_formats import CHANGES_FORMATS, HISTORY_FORMATS
 
 _METHODS = method_choices(auto=True)
 
