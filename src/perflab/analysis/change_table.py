@@ -42,8 +42,9 @@ def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new:
     found = groups_of_runs(store, every, filters)
     tables = [_centres(side, found) for side in (base, new)]
     warnings: list[str] = []
-    infos: dict[tuple[str, str], MetricInfo] = {k: _CentreInfo(i.name, i.unit, i.direction, i.noise_floor, i.description)
-             for k, i in metric_infos(store, {k[0] for t in tables for k in t}, warnings, tables).items()}
+    known = metric_infos(store, {k[0] for t in tables for k in t}, warnings, tables)
+    infos: dict[tuple[str, str], MetricInfo] = {
+        k: _CentreInfo(i.name, i.unit, i.direction, i.noise_floor, i.description) for k, i in known.items()}
     runs = [base[-1][-1], new[0][0]]
     report = build_report(tables, runs, infos, method="welch-log", q=q, warnings=warnings)
     return replace(report, warnings=(*report.warnings, *environment_warnings(runs),
