@@ -146,7 +146,9 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
             f"from it on:        {side_after[0]}", *side_after[1:],
             f"{'every stat' if show_all else 'every stat that changed'} of the test case, by the headline's estimator:",
             *textwrap.wrap(CHANGE_TABLE_ESTIMATOR + "; %change is raw, (new - base)/base, as lkp prints it: "
-                           "the headline's % of the changed stat", 96, initial_indent="  ", subsequent_indent="  "),
+                           "the headline's % of the changed stat"
+                           + ("; profile rows: shares of the pooled samples, changes in points"
+                              if report.profile is not None else ""), 96, initial_indent="  ", subsequent_indent="  "),
             ""]
     table = render_comparison(report.comparison, "lkp", profile=report.profile,
                               rows=("all",) if show_all else ("amean",))
