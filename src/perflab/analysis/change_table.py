@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from perflab.analysis.compare import Filters, Key, build_report, environment_warnings, groups_of_runs, metric_infos
+from perflab.analysis.compare import Filters, environment_warnings, groups_of_runs, metric_infos
+from perflab.analysis.compare_report import Key, build_report
 from perflab.analysis.contention import contention_warnings
 from perflab.model.records import MeanKind, MetricInfo, RunInfo
 from perflab.model.report.compare import CompareReport
