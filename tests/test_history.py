@@ -373,6 +373,7 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
     assert headline and float(headline.group(1)) == pytest.approx(second["oriented_pct"], abs=0.051)
     assert _table_pct(back, "job.time") == pytest.approx(-float(headline.group(1)), abs=0.051)  # one estimator
     assert f"before the change: {shas[4][:12]}..{shas[9][:12]}" in back
+    assert ", an improvement) between the centres" in back and "a improvement" not in back  # articles
 
 
 def test_the_history_renderers_only_lay_out_the_model():
