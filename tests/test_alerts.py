@@ -69,8 +69,8 @@ def lab(request, tmp_path_factory):
     first, again = update(db), update(db)
     line += stage(db, repo, [f"slow more {i}" for i in range(3)], None)
     appended = update(db)
-    # 8 commits after the way back, so the whole-series detector can place it (mosum needs 5 of
-    # the new level; with 6 the tip detector's alert sometimes named the commit after it)
+    # 8 commits after the way back, so the whole-series detector can place it too (mosum needs
+    # 5 of the new level); whichever raises it names the step's own commit
     line += stage(db, repo, ["halve the loop"] + [f"fast again {i}" for i in range(7)], FAST)
     recovered = update(db)
     return {"db": db, "repo": repo, "line": line, "first": first, "again": again, "appended": appended,
