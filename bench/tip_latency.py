@@ -75,6 +75,28 @@ def latency(noises: list[np.ndarray], history: int, trials: int, rng: np.random.
               f"{text(con):>20}{np.mean(np.array(con) <= 5):>7.0%}")
 
 
+def oracle(noises: list[np.ndarray], step: float = 4.0, alpha: float = 1e-3) -> None:
+    """The best the newest two commits can do: a rule that knows the level and each
+    recording's own noise law (its residuals' pairs) sets its bar at that law's 1 - alpha
+    quantile (with ~400 pairs: near their largest, so below the true bar: the power is, if
+    anything, overstated); its power over all recordings (the share of series the latency
+    table counts) and in the median recording, for the mean of the two and for the
+    smaller of two on one side."""
+    rules = {"mean of 2": lambda p: np.abs(p.mean(1)),
+             "both beyond": lambda p: np.where(np.sign(p[:, 0]) == np.sign(p[:, 1]), np.abs(p).min(1), 0.0)}
+    print(f"\noracle (level and noise law known), {step:.0f}-sd step at the newest 2 commits, "
+          f"{1000 * alpha:.0f} false per 1,000 looks: power over all / in the median recording")
+    for name, rule in rules.items():
+        for scale in ("sd", "robust"):
+            power = []
+            for r in noises:
+                e = r - np.median(r)
+                pairs = np.c_[e[:-1], e[1:]]
+                bar = np.quantile(rule(pairs), 1 - alpha)
+                power.append(np.mean(rule(pairs + step * step_sd(e, e, scale)) > bar))
+            print(f"  {name:<12} {scale:<7} sds  {np.mean(power):4.0%} / {np.median(power):4.0%}")
+
+
 def commits(x: np.ndarray, per_commit: int) -> np.ndarray:
     """Medians of consecutive blocks of ``per_commit`` repetitions: one value per commit."""
     n = x.size // per_commit
@@ -118,6 +140,7 @@ def main() -> int:
     print(f"one commit = the median of {args.per_commit} repetition(s)")
     for scale in ("sd", "robust") if args.scale == "both" else (args.scale,):
         latency(noises, args.history, args.trials, rng, scale)
+    oracle(noises)
     print("\nfalse alerts per 1,000 looks (new commits) on the recordings: suspect / confirmed")
     for s in SETS:
         looks, alerts, outside = false_alerts(ROOT / "data" / s, args.per_commit)
