@@ -224,8 +224,10 @@ def _placed(v: NDArray[np.float64], top: int, sign: float,
             false_rate: float) -> tuple[float, int, float, float, float, int]:
     """The confirmed new level's length m: where the split statistic in its direction is
     largest (the rule that confirmed it says a level holds, not where it starts), with the
-    history's level and sd before it and the median rule's bar there."""
-    m = int(np.nanargmax(sign * split_statistic(v, top)))
+    history's level and sd before it and the median rule's bar there. Of positive values
+    (times, rates: noise in proportion to the level) the statistic reads their logs, where
+    a step is a ratio and the noise about even on either side of it."""
+    m = int(np.nanargmax(sign * split_statistic(np.log(v) if bool((v > 0).all()) else v, top)))
     past = v[:-m][-HISTORY_CAP:]
     level, sd = _level_and_sd(past)
     return sign, m, level, sd, confirm_bar(past.size, m, false_rate, top), past.size
