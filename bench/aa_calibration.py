@@ -7,7 +7,7 @@ chunk is what a separate `perflab run -n N` of the command would have recorded a
 time; two chunks of one recording are an A/A pair of separate runs, and a random half of
 one chunk against the other half is an A/A pair inside one run.
 
-Each trial builds one real report (analysis.compare.build_report, FDR across its rows)
+Each trial builds one real report (analysis.compare_report.build_report, FDR across its rows)
 with one row per recording, and counts
 
   per report   reports with any significance mark (the rate a reader meets)
@@ -43,7 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "src"))
 
-from perflab.analysis.compare import build_report  # noqa: E402
+from perflab.analysis.compare_report import build_report  # noqa: E402
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus  # noqa: E402
 from perflab.stats.variance import between_runs  # noqa: E402
 from perflab.store.repository import ValueGroup  # noqa: E402

@@ -270,7 +270,7 @@ def ruptures_methods():
     except ImportError:
         print("ruptures not installed (pip install -e .[bench]): its columns are skipped")
         return {}
-    from perflab.stats.changepoints import robust_noise_sd
+    from perflab.stats.penalised import robust_noise_sd
 
     def run(algo):
         def f(x):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from perflab.analysis.benchstat import with_benchstat
-from perflab.analysis.compare import build_report
+from perflab.analysis.compare_report import build_report
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.render.compare import render_comparison
 from perflab.stats import benchmath

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from perflab.analysis.history import make_series
+from perflab.analysis.series import make_series
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.model.report.history import ORDER_TIME, History, HistoryPoint
 from perflab.model.verdicts import Verdict

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
 from perflab.analysis.benchstat import with_benchstat
-from perflab.analysis.compare import build_report
+from perflab.analysis.compare_report import build_report
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus
 from perflab.model.report.compare import CompareReport
 from perflab.render.compare import render_comparison

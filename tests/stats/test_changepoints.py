@@ -12,7 +12,9 @@ import pytest
 
 from perflab.model.records import Direction
 from perflab.stats import ChangePoint, e_divisive, oriented, pelt
-from perflab.stats.changepoints import CENTRES, METHODS, binseg, detect, energy_statistic, robust_noise_sd
+from perflab.stats.changepoints import CENTRES, METHODS, binseg, detect
+from perflab.stats.energy import energy_statistic
+from perflab.stats.penalised import robust_noise_sd
 
 STEP = np.concatenate([np.full(40, 100.0), np.full(40, 110.0)]) + np.random.default_rng(3).normal(0, 1, 80)
 

@@ -8,19 +8,9 @@ import numpy as np
 import pytest
 
 from perflab.stats.changepoints import detect
-from perflab.stats.mosum import (
-    MIN_SEGMENT,
-    TRANSIENT,
-    Detection,
-    _confirmed,
-    hac_variance,
-    long_run_variance,
-    mosum_sd,
-    search,
-    tail,
-    threshold,
-    variogram,
-)
+from perflab.stats.mosum import MIN_SEGMENT, TRANSIENT, Detection, _confirmed, search
+from perflab.stats.mosum_noise import hac_variance, long_run_variance, mosum_sd, variogram
+from perflab.stats.mosum_tail import tail, threshold
 
 
 def test_a_single_spike_is_no_change_point():

@@ -5,27 +5,12 @@ of one commit merge their samples into one point; a run without a commit is a po
 its own. Runs of different machines are never one series.
 
 Order. When the runs carry a repository that still exists, points follow its commit
-graph (of every measured commit it knows), whatever order the runs were recorded in: the first-parent spine, each side
-branch's commits placed just before the merge that brings them in, topological
-otherwise (`vcs.graph_order`). Only points the repository does not reach (unknown
-commits, runs without a commit) are placed by the time of their first run. Without a
-usable repository every point goes by time, with a warning when a recorded repository
-is gone.
-
-Detection runs on one value per point, the median of its samples (Otava works on one
-value per commit; the median, so that one wild sample of a commit, a timer wake-up 50 ms
-late, neither hides nor fakes a change; missing points and failed runs are NaN gaps the
-detectors skip), by
-mosum by default (``resolve_method``), E-divisive, PELT or binseg when asked; the newest
-commits are also read by the tip detector (stats/tip.py: ``Series.tip``, a suspect or a
-confirmed new level after the last change). Changes smaller than the metric's noise floor
-are dropped. A change's size
-and verdict come from that same estimator: each segment's centre is the mean of its
-per-point medians (the level the detectors compare), the change % is between the two
-centres, oriented by the metric's direction. The raw samples' mean ± sd and Welch p-value
-of the two neighbouring segments are kept beside it, with the detector's own p-value on the
-per-point medians. Samples of one commit share a build, so the raw-sample p-value is the
-optimistic one.
+graph (of every measured commit it knows), whatever order the runs were recorded in: the
+first-parent spine, each side branch's commits placed just before the merge that brings
+them in, topological otherwise (`vcs.graph_order`). Only points the repository does not
+reach (unknown commits, runs without a commit) are placed by the time of their first run.
+Without a usable repository every point goes by time, with a warning when a recorded
+repository is gone. Each series' changes: `analysis.series`.
 
 A change's id is a short hash of (host, benchmark, point, metric, first point of the new
 regime): nothing is stored, `find_change` recomputes the histories and looks for it.
@@ -35,42 +20,37 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-import hashlib
 import itertools
 import math
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from perflab.analysis.compare import Filters, compare_pooled
+from perflab.analysis.change_table import compare_commit_centres
+from perflab.analysis.compare import Filters
 from perflab.analysis.reproduce import reproduce_lines
+from perflab.analysis.series import change_id as change_id  # re-exported: analysis/alerts.py
+from perflab.analysis.series import make_series, preload
+from perflab.analysis.series import robot_change as robot_change  # re-exported: analysis/alerts.py
+from perflab.analysis.series import tip_change as tip_change  # re-exported: analysis/alerts.py
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_pressure_metric
 from perflab.model.report.history import (
     AUTO_METHOD,
     CHANGEPOINT_METHODS,
-    CONFIRMED,
     ORDER_GRAPH,
     ORDER_TIME,
-    SUSPECT,
-    TIP_METHOD,
     Change,
     ChangeList,
     ChangeReport,
     History,
     HistoryPoint,
     ListedChange,
-    PointSummary,
     ReportSide,
     Segment,
     Series,
-    SeriesPoint,
-    directed_verdict,
-    resolve_method,
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
@@ -233,177 +213,6 @@ def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool
         raise UsageError("no series match the --filter values", hint="'perflab history' without them lists all")
 
 
-# --------------------------------------------------------------------------- detection
-
-def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
-    from perflab.stats.summary import group_stats
-    found = group_stats(samples)
-    defined = np.isfinite(found.sd) & (found.mean != 0)
-    cov = np.full(found.sd.shape, math.nan)
-    cov[defined] = 100.0 * found.sd[defined] / found.mean[defined]
-    return list(map(PointSummary, found.n.tolist(), found.median.tolist(), found.mean.tolist(),
-                    found.sd.tolist(), cov.tolist()))
-
-
-def preload() -> None:
-    """Import what detection and change reports import lazily (see stats.changepoints.preload):
-    for the dashboard, whose first history page would otherwise pay for it."""
-    from perflab.stats import changepoints, summary  # noqa: F401
-    changepoints.preload()
-
-
-def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: str, metric: str, unit: str,
-                info: MetricInfo, points: Sequence[HistoryPoint], samples: Sequence[np.ndarray],
-                method: str = AUTO_METHOD, spread: bool = False) -> Series:
-    """One series with its summaries and change points (see the module's description);
-    with ``spread`` (mosum) changes in the noise's spread as well, of kind "spread"."""
-    from perflab.stats.changepoints import detect as find_points
-    summaries = _summaries(samples)
-    centres = np.array([s.median for s in summaries])
-    finite = int(np.isfinite(centres).sum())
-    chosen = resolve_method(method, finite)
-    # one group of samples per point: detection on their medians
-    found = _DETECTED.get(samples, chosen + "+spread" * spread, info.noise_floor, lambda: find_points(
-        list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median", spread=spread))
-    bounds = [0, *(c.index for c in found), len(points)]
-    changes = []
-    for k, cp in enumerate(found, start=1):
-        before = _segment(samples, centres, bounds[k - 1], cp.index)
-        after = _segment(samples, centres, cp.index, bounds[k + 1])
-        raw = (100.0 * (after.centre - before.centre) / before.centre
-               if before.centre != 0 and cp.kind == "mean" else math.nan)  # spread: no level step
-        oriented = -raw if info.direction is Direction.LOWER else raw
-        previous = next(points[i] for i in range(cp.index - 1, -1, -1) if samples[i].size)
-        point = points[cp.index]
-        changes.append(Change(
-            id=change_id(host, benchmark, params_key, metric, point.key),
-            host=host, benchmark=benchmark, params=params, metric=metric, unit=unit,
-            direction=info.direction, index=cp.index, point=point, previous=previous,
-            before=before, after=after, change_pct=raw, oriented_pct=oriented,
-            verdict=directed_verdict(oriented), p_value=cp.p_value,
-            detection_p=_welch_p(centres[bounds[k - 1]:cp.index], centres[cp.index:bounds[k + 1]]),
-            method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan))
-    shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
-    typical = float(np.median(shown)) if shown else 0.0
-    series = Series(host, benchmark, params, params_key, metric, unit, info,
-                    tuple(SeriesPoint(p, tuple(x.tolist()), s)
-                          for p, x, s in zip(points, samples, summaries)),
-                    tuple(changes), chosen, typical)
-    return replace(series, tip=tip_change(series, samples))
-
-
-def tip_change(series: Series, samples: Sequence[np.ndarray] | None = None,
-               since: int | None = None) -> Change | None:
-    """The tip detector's finding (stats/tip.py) on the newest commits of ``series``, as a
-    Change of status "suspect" or "confirmed" and method "tip"; the history it reads starts
-    at ``since`` (default: the series' last change). None when it finds nothing, when the
-    whole-series detector has the same change, or when its size is below the noise floor."""
-    from perflab.stats.tip import look
-    centres = np.array(series.medians(), dtype=float)
-    if since is None:
-        since = series.changes[-1].index if series.changes else 0
-    found = look(centres, since=since)
-    if found.status not in (SUSPECT, CONFIRMED) or any(c.index == found.start for c in series.changes):
-        return None
-    c = change_at(series, found.start, since, len(series.points), samples, method=TIP_METHOD, status=found.status)
-    if math.isfinite(c.change_pct) and abs(c.change_pct) / 100.0 < series.info.noise_floor:
-        return None
-    return c
-
-
-def change_at(series: Series, index: int, first: int, end: int, samples: Sequence[np.ndarray] | None = None, *,
-              method: str, status: str = CONFIRMED) -> Change:
-    """A Change of ``series`` at point ``index``, between the segments [first, index) and
-    [index, end), found by ``method``."""
-    if samples is None:
-        samples = [np.asarray(p.values, dtype=float) for p in series.points]
-    centres = np.array(series.medians(), dtype=float)
-    before = _segment(samples, centres, first, index)
-    after = _segment(samples, centres, index, end)
-    raw = 100.0 * (after.centre - before.centre) / before.centre if before.centre else math.nan
-    oriented = -raw if series.info.direction is Direction.LOWER else raw
-    points = [p.point for p in series.points]
-    previous = next(points[i] for i in range(index - 1, -1, -1) if samples[i].size)
-    return Change(
-        id=change_id(series.host, series.benchmark, series.params_key, series.metric, points[index].key),
-        host=series.host, benchmark=series.benchmark, params=series.params, metric=series.metric,
-        unit=series.unit, direction=series.info.direction, index=index, point=points[index],
-        previous=previous, before=before, after=after, change_pct=raw, oriented_pct=oriented,
-        verdict=directed_verdict(oriented), p_value=math.nan,
-        detection_p=_welch_p(centres[first:index], centres[index:end]), method=method, status=status)
-
-
-def robot_change(series: Series, wanted: str) -> Change | None:
-    """The change whose id starts with ``wanted`` among the levels a robot looking at every
-    commit confirmed (stats/tip.confirmed_starts, after the series' own changes): an alert the
-    tip detector raised on a short history whose whole-series search no longer separates it."""
-    from perflab.stats.tip import confirmed_starts
-    keys = [change_id(series.host, series.benchmark, series.params_key, series.metric, p.point.key)
-            for p in series.points]
-    if not any(k.startswith(wanted) for k in keys):
-        return None
-    bounds = sorted({c.index for c in series.changes} | set(confirmed_starts(series.medians())))
-    edges = [0, *bounds, len(series.points)]
-    for i, b in enumerate(bounds, start=1):
-        if keys[b].startswith(wanted):
-            return change_at(series, b, edges[i - 1], edges[i + 1], method=TIP_METHOD)
-    return None
-
-
-class _DetectionCache:
-    """Change points already found, keyed by the series' own values (every point's samples,
-    with the method and noise floor): a dashboard drawing the same history again skips the
-    detector, and a run that lands changes the values, so nothing stale is ever returned.
-    Hashing the values costs far less than reading them, which the page needs anyway."""
-
-    def __init__(self, size: int = 64):
-        self._size = size
-        self._found: OrderedDict[tuple[str, float, bytes], list[Any]] = OrderedDict()
-        self._lock = threading.Lock()  # the dashboard serves pages from several threads
-
-    def get(self, samples: Sequence[np.ndarray], method: str, floor: float,
-            detect: Callable[[], list[Any]]) -> list[Any]:
-        digest = hashlib.sha256(np.array([x.size for x in samples], dtype="<i8").tobytes())
-        if samples:
-            digest.update(np.concatenate(samples, dtype="<f8").tobytes())
-        key = (method, floor, digest.digest())
-        with self._lock:
-            if key in self._found:
-                self._found.move_to_end(key)
-                return self._found[key]
-        found = detect()
-        with self._lock:
-            self._found[key] = found
-            while len(self._found) > self._size:
-                self._found.popitem(last=False)
-        return found
-
-
-_DETECTED = _DetectionCache()
-
-
-def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
-    from perflab.stats import welch_t
-    return welch_t(a[np.isfinite(a)], b[np.isfinite(b)]).p_value
-
-
-def _segment(samples: Sequence[np.ndarray], centres: np.ndarray, first: int, end: int) -> Segment:
-    part = samples[first:end]
-    x = np.concatenate(part) if part else np.empty(0)
-    c = centres[first:end]
-    c = c[np.isfinite(c)]
-    return Segment(first, end, int(c.size), int(x.size),
-                   float(c.mean()) if c.size else math.nan,
-                   float(c.std(ddof=1)) if c.size > 1 else math.nan,
-                   float(x.mean()) if x.size else math.nan,
-                   float(x.std(ddof=1)) if x.size > 1 else math.nan)
-
-
-def change_id(host: str, benchmark: str, params_key: str, metric: str, point_key: str) -> str:
-    text = "\0".join((host, benchmark, params_key, metric, point_key))
-    return hashlib.sha1(text.encode()).hexdigest()[:10]
-
-
 # --------------------------------------------------------------------------- changes
 
 def parse_since(text: str) -> float:
@@ -462,14 +271,14 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
 # --------------------------------------------------------------------------- report
 
 def _side(series: Series, segment: Segment, points: int | None, *,
-          nearest_last: bool) -> tuple[ReportSide, list[RunInfo]]:
-    """The segment's measured points (or the ``points`` nearest the change), as a report side."""
+          nearest_last: bool) -> tuple[ReportSide, list[list[RunInfo]]]:
+    """The segment's measured points (or the ``points`` nearest the change), as a report side,
+    and each pooled point's runs."""
     measured = [p.point for p in series.points[segment.first:segment.end] if p.summary.n]
     pooled = measured if points is None else (measured[-points:] if nearest_last else measured[:points])
-    runs = [r for p in pooled for r in p.runs]
     names = tuple(p.short if p.commit else f"run {p.runs[0].id}" for p in pooled)
-    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), len(runs), len(pooled) == len(measured),
-                      names), runs
+    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), sum(len(p.runs) for p in pooled),
+                      len(pooled) == len(measured), names), [list(p.runs) for p in pooled]
 
 
 def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
@@ -486,16 +295,18 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
                      points: int | None = None, q: float = 0.05) -> ChangeReport:
     """The report of change ``c`` of ``series`` in ``history`` (found already: the history
     page embeds the report of each of its changes)."""
-    before, base_runs = _side(series, c.before, points, nearest_last=True)
-    after, new_runs = _side(series, c.after, points, nearest_last=False)
+    before, base = _side(series, c.before, points, nearest_last=True)
+    after, new = _side(series, c.after, points, nearest_last=False)
     # a history's runs come without spec and environment: read them for the runs the report
     # describes (the sides' names, the machine, the command to reproduce), not for every run
-    full = store.with_details([base_runs[-1], new_runs[0], c.point.runs[0]])
-    base_runs[-1], new_runs[0] = full[base_runs[-1].id], full[new_runs[0].id]
+    full = store.with_details([base[-1][-1], new[0][0], c.point.runs[0]])
+    base[-1][-1], new[0][0] = full[base[-1][-1].id], full[new[0][0].id]
     point = replace(c.point, runs=(full[c.point.runs[0].id], *c.point.runs[1:]))
+    base_runs, new_runs = [r for runs in base for r in runs], [r for runs in new for r in runs]
     # the change's own test case (its benchmark and point), as the robot's report is: the
-    # table, its FDR and its warnings are of the rows it is about
-    comparison = compare_pooled(store, base_runs, new_runs, q=q, filters=Filters.for_point(c.benchmark, c.params))
+    # table, its FDR and its warnings are of the rows it is about; one value per commit,
+    # by the detector's estimator, so the table's % is the headline's
+    comparison = compare_commit_centres(store, base, new, q=q, filters=Filters.for_point(c.benchmark, c.params))
     recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or point.runs[0].repo
     repo = history.repo or (recorded if recorded and is_repository(recorded) else None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])
@@ -504,7 +315,10 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
         previous_subject=subjects.get(c.previous.commit or ""), repo=repo, recorded_repo=recorded,
         machine=point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
-        reproduce=tuple(reproduce_lines(point, repo, recorded)), warnings=history.warnings,
+        reproduce=tuple(reproduce_lines(point, repo, recorded)),
+        # the history's warnings that concern this stat (not other metrics' missing metadata)
+        warnings=tuple(w for w in history.warnings if w.kind != NO_METRIC_INFO
+                       or w.message.startswith(f"{c.benchmark} {c.metric}:")),
         alert=alert_of_changes(store, [c.id]).get(c.id))
 
 

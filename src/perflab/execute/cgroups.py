@@ -8,8 +8,8 @@ workload's session starts (tbench_srv, iperf3 -s).
 The child is in its cgroup from its first instruction: perflab moves itself into the
 sample cgroup before ``posix_spawn`` (the child inherits the cgroup at fork; neither a
 fork nor ``setsid`` leaves it), as it already does with the CPU mask, and stays there
-from one sample to the next: moving a process (~40 us here) and making and removing a
-cgroup (~60 us) every sample cost a tenth of the `true` being timed. After each sample
+from one sample to the next (moving and a new cgroup every sample cost a tenth of a timed
+`true`: bench/README.md, "Method history"). After each sample
 perflab reads the cgroup's processes: when anything but perflab is left (a backgrounded
 or ``setsid`` grandchild, a daemon), it steps out, kills the cgroup (``cgroup.kill``) and
 removes it, and the next sample gets a new one. A timeout kills the cgroup the same way.

@@ -164,20 +164,47 @@ def aggregate(
     """Aggregate ``perf script`` lines in one streaming pass (see the module doc)."""
     if max_frames < 1:
         raise ValueError("max_frames must be at least 1")
-    norm_cache: dict[str, str] = {}
-    line_cache: dict[str, str] = {}  # whole frame line -> symbol: one lookup per frame
+    # Per-sample work is one dict update keyed by the distinct (leaf-first) stack;
+    # self / children / call-trace shares are derived from the distinct stacks at
+    # the end, so the cost per sample is small and memory is per distinct stack.
+    stack_w, stack_n, events = _distinct_stacks(lines)
+    total_period = sum(stack_w.values())
     self_w: dict[str, int] = {}
     child_w: dict[str, int] = {}
     trace_w: dict[tuple[str, ...], int] = {}
     stacks: dict[tuple[str, ...], int] = {}
-    events: dict[str, None] = {}
+    for key, w in stack_w.items():
+        leaf = key[0]
+        self_w[leaf] = self_w.get(leaf, 0) + w
+        for sym in set(key):
+            child_w[sym] = child_w.get(sym, 0) + w
+        for window in {key[i : i + max_frames] for i in range(len(key))}:
+            trace_w[window] = trace_w.get(window, 0) + w
+        root_first = key[::-1]
+        stacks[root_first] = stacks.get(root_first, 0) + stack_n[key]
+    return Profile(
+        total_samples=sum(stack_n.values()),
+        total_period=total_period,
+        events=events,
+        self_percent=_percent(self_w, total_period, min_percent),
+        children_percent=_percent(child_w, total_period, min_percent),
+        calltrace_percent=_percent(trace_w, total_period, min_percent),
+        stacks=MappingProxyType(stacks),
+        max_frames=max_frames,
+        min_percent=min_percent,
+    )
 
+
+def _distinct_stacks(
+    lines: Iterable[str],
+) -> tuple[dict[tuple[str, ...], int], dict[tuple[str, ...], int], tuple[str, ...]]:
+    """(summed period, samples) per distinct leaf-first stack, and the events seen, in one pass."""
+    norm_cache: dict[str, str] = {}
+    line_cache: dict[str, str] = {}  # whole frame line -> symbol: one lookup per frame
+    events: dict[str, None] = {}
     frames: list[str] = []  # the current sample only: bounded by stack depth
     period = 0
     in_sample = False
-    # Per-sample work is one dict update keyed by the distinct (leaf-first) stack;
-    # self / children / call-trace shares are derived from the distinct stacks at
-    # the end, so the cost per sample is small and memory is per distinct stack.
     stack_w: dict[tuple[str, ...], int] = {}  # distinct stack -> summed period
     stack_n: dict[tuple[str, ...], int] = {}  # distinct stack -> samples
 
@@ -222,40 +249,19 @@ def aggregate(
             frames.append(norm(_frame_symbol(inline)))
     if in_sample:
         end_sample()
-    total_samples = sum(stack_n.values())
-    total_period = sum(stack_w.values())
+    return stack_w, stack_n, tuple(events)
 
-    for key, w in stack_w.items():
-        leaf = key[0]
-        self_w[leaf] = self_w.get(leaf, 0) + w
-        for sym in set(key):
-            child_w[sym] = child_w.get(sym, 0) + w
-        for window in {key[i : i + max_frames] for i in range(len(key))}:
-            trace_w[window] = trace_w.get(window, 0) + w
-        root_first = key[::-1]
-        stacks[root_first] = stacks.get(root_first, 0) + stack_n[key]
 
-    def pct(weights: Mapping, total: int) -> Mapping:
-        if not total:
-            return _empty()
-        out = {}
-        for key, w in weights.items():
-            p = 100.0 * w / total
-            if p >= min_percent:
-                out[key] = p
-        return MappingProxyType(out)
-
-    return Profile(
-        total_samples=total_samples,
-        total_period=total_period,
-        events=tuple(events),
-        self_percent=pct(self_w, total_period),
-        children_percent=pct(child_w, total_period),
-        calltrace_percent=pct(trace_w, total_period),
-        stacks=MappingProxyType(stacks),
-        max_frames=max_frames,
-        min_percent=min_percent,
-    )
+def _percent(weights: Mapping, total: int, min_percent: float) -> Mapping:
+    """Each key's share of ``total`` in %, those under ``min_percent`` left out."""
+    if not total:
+        return _empty()
+    out = {}
+    for key, w in weights.items():
+        p = 100.0 * w / total
+        if p >= min_percent:
+            out[key] = p
+    return MappingProxyType(out)
 
 
 def _read_lines(path: str | PathLike[str]) -> Iterator[str]:

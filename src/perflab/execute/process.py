@@ -83,20 +83,15 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
                    env: dict[str, str] | None = None, cwd: str | None = None,
                    cpus: set[int] | None = None, timeout: float | None = None,
                    cgroups: RunCgroups | None = None) -> ProcessResult:
-    """Run ``argv`` to completion and measure it.
+    """Run ``argv`` (``executable``: its path, resolved by the caller) to completion and measure it.
 
-    ``executable`` is the resolved path (resolved once by the caller, outside the clock).
     ``cpus`` pins the child: perflab pins itself around the spawn so the child inherits
     the mask from its first instruction, then restores its own mask after reaping.
     ``cgroups``: the child starts in the samples' cgroup (perflab is in it already, see
     `RunCgroups.for_sample`), and whatever it left there after it is reaped (or at a
     timeout) is killed.
     """
-    file_actions = [
-        (os.POSIX_SPAWN_DUP2, streams.stdin, 0),
-        (os.POSIX_SPAWN_DUP2, streams.stdout, 1),
-        (os.POSIX_SPAWN_DUP2, streams.stderr, 2),
-    ]
+    file_actions = _file_actions(streams)
     saved_mask = None
     if cpus:
         saved_mask = os.sched_getaffinity(0)
@@ -143,11 +138,26 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
             os.chdir(old_cwd)
     kill_group(pid)  # leftovers the command backgrounded must not run into the next sample
     GroupJanitor.forget()
+    return _result(pid, status, usage, end - start, timed_out)
+
+
+def _file_actions(streams: Streams) -> list[tuple[int, int, int]]:
+    """posix_spawn's actions that make ``streams`` the child's stdin, stdout and stderr."""
+    return [
+        (os.POSIX_SPAWN_DUP2, streams.stdin, 0),
+        (os.POSIX_SPAWN_DUP2, streams.stdout, 1),
+        (os.POSIX_SPAWN_DUP2, streams.stderr, 2),
+    ]
+
+
+def _result(pid: int, status: int, usage: resource.struct_rusage, wall_s: float,
+            timed_out: bool) -> ProcessResult:
+    """The reaped child's measurements (taken after the clock stopped)."""
     # Until exec the child runs in perflab's memory, and the kernel folds that memory's
     # peak into the child's ru_maxrss: only a peak above perflab's own is the command's.
     own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return ProcessResult(
-        wall_s=end - start, user_s=usage.ru_utime, system_s=usage.ru_stime,
+        wall_s=wall_s, user_s=usage.ru_utime, system_s=usage.ru_stime,
         max_rss_bytes=usage.ru_maxrss * 1024 if usage.ru_maxrss > own_peak else None,
         exit_code=os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
         signal=os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,

@@ -6,7 +6,12 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   checks        detectors: sample size, zero spread, high CoV, outliers, bimodality, trend
   intervals     confidence intervals: mean (t), median (order statistics), ratio (bootstrap)
   changepoints  change points in a history: detect() by mosum, E-divisive (Otava), PELT, binseg
+  segment_tests segment statistics from prefix sums, Welch's test of neighbouring segments
+  energy        E-divisive candidates (the energy statistic in sliding windows)
+  penalised     PELT and seeded binary segmentation (penalised least squares)
   mosum         the default detector: robust multiscale moving sums, calibrated per point
+  mosum_noise   its noise model: Hampel filter, variogram, null sd, long-run variances
+  mosum_tail    its thresholds: Siegmund's tail of the maximum of the standardised MOSUM
   selfnormalised  Shao & Zhang's self-normalised test for one step in a segment (mosum's)
   significance  Welch's t, Mann-Whitney U, Mann-Kendall, Benjamini-Hochberg
   rules         the mmtests band rule and the lkp-tests range rule

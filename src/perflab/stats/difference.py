@@ -38,7 +38,7 @@ from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import unjudgeable
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
-from perflab.stats.separate_runs import RunToRun, judge
+from perflab.stats.separate_runs import Judged, RunToRun, judge
 from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
 from perflab.stats.summary import Summary, clean, summarize
 from perflab.stats.variance import RunVariance
@@ -138,21 +138,16 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
                   reject; positive values up to 1,000 a side, else the bootstrap).
     mmtests, lkp  the tools' rules (see `rules`); interval: bootstrap of the ratio of centres.
 
-    Separate runs (``separate_runs``: base and new were recorded by different runs) differ
-    by their run-to-run variance too (``stats.variance``). With an estimate of it
-    (``run_variance``) Welch's test takes the run as its unit (`RunVariance.difference_variance`;
-    ``run_shares``: sum (m_j/n)^2 over the runs each side pools, 1 for a single run);
-    the other methods cannot, so their noise floor widens to the run-to-run spread of a
-    difference (z·sqrt(2·sigma_b^2)). Without an estimate, changes below
-    ``UNKNOWN_RUN_FLOOR`` are not judged. Either way a warning says so. With ``run_to_run``
-    (a host prior, `stats.separate_runs`) the variance is the prior's posterior instead,
-    and what the prior cannot stand for leaves the row undecided.
+    Separate runs (``separate_runs``: recorded by different runs) differ by their run-to-run
+    variance too: Welch's test takes the run as its unit with ``run_variance``
+    (``run_shares``: sum (m_j/n)^2 over the runs each side pools) or the posterior of a host
+    prior ``run_to_run``; the other methods widen their noise floor instead; with neither,
+    changes below ``UNKNOWN_RUN_FLOOR`` are not judged. A warning says which (docs/separate-runs.md).
 
     The verdict here treats the row as a report of one (rejected iff p < 1 − confidence);
-    pass every row of a report through `decide` for FDR-controlled verdicts. Never raises
-    on missing, single, non-positive or constant data: the row is then undecided (or
-    no change) and says why in its warnings. ``summaries``: the sides' `summarize` under
-    ``mean_kind``, when the caller has them already.
+    pass every row of a report through `decide` for FDR-controlled verdicts. Never raises on
+    missing, single, non-positive or constant data: the row is then undecided (or no change)
+    and says why in its warnings. ``summaries``: the sides' `summarize`, if already made.
     """
     if method not in METHOD_NAMES:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHOD_NAMES)}")
@@ -164,77 +159,113 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     min_p = min_attainable_p(method, a.size, b.size)
     if a.size and b.size and a.size != b.size:
         pair.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
-
-    if base_summary.centre > 0 and new_summary.centre >= 0:
-        change = _oriented(new_summary.centre / base_summary.centre, direction)
-    else:
-        change = math.nan
-        if base_summary.n and new_summary.n and not (math.isnan(base_summary.centre) or math.isnan(new_summary.centre)):
-            pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
-    p_value, rule = math.nan, None
+    change = _change(base_summary, new_summary, direction, pair)
     judged = None
-    if separate_runs and run_to_run is not None:
+    if separate_runs:
+        judged, run_variance, run_shares, noise_floor = _separate_runs(
+            a, b, base_summary, new_summary, change, method, noise_floor, confidence,
+            run_variance, run_shares, run_to_run, pair)
+    test = _test(a, b, method, mean_kind, direction, confidence, seed, min_p,
+                 run_variance if separate_runs else None, run_shares, pair)
+    blocked = _blocked(a, b, base_summary, new_summary, change, test, judged, pair)
+    verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
+                       test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
+    return Difference(
+        base=base_summary, new=new_summary, direction=direction, change_pct=change,
+        ci_low=test.ci_low, ci_high=test.ci_high, confidence=confidence, p_value=test.p_value,
+        q_value=test.p_value, min_p=min_p,
+        method=METHOD_NAMES[method], method_key=method, interval=test.interval, noise_floor=noise_floor,
+        verdict=verdict, significant=verdict.significant,
+        warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=test.rule,
+        judgeable=blocked is None,
+        variance_source=judged.variance.source if judged else "", d0=judged.d0 if judged else math.nan,
+        d=judged.d if judged else math.nan, runs_needed=judged.runs_needed if judged else None,
+        run_change=judged.size if judged else math.nan, run_spread=judged.variance.cov_pct if judged else math.nan)
+
+
+def _change(base: Summary, new: Summary, direction: Direction, pair: list[StatWarning]) -> float:
+    """The oriented change of the centres in % (NaN, with a warning, when a centre is <= 0)."""
+    if base.centre > 0 and new.centre >= 0:
+        return _oriented(new.centre / base.centre, direction)
+    if base.n and new.n and not (math.isnan(base.centre) or math.isnan(new.centre)):
+        pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
+    return math.nan
+
+
+def _separate_runs(a: np.ndarray, b: np.ndarray, base: Summary, new: Summary, change: float, method: Method,
+                   noise_floor: float, confidence: float, run_variance: RunVariance | None,
+                   run_shares: tuple[float, float], run_to_run: RunToRun | None, pair: list[StatWarning],
+                   ) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
+    """(host prior's judgement, run variance, run shares, noise floor) of a row of separate runs."""
+    judged = None
+    if run_to_run is not None:
         judged = judge(run_to_run, a, b, floor=noise_floor, change=change / 100, confidence=confidence,
-                       bimodal=(_bimodal(base_summary), _bimodal(new_summary)))
-    if judged is not None:
-        run_variance, run_shares = judged.variance, (1.0, 1.0)
-        if method != "welch-log":   # the other methods cannot take it into their test: a wider floor
-            noise_floor, _ = _run_floor(run_variance, method, noise_floor, confidence)
-        pair.append(StatWarning(RUN_VARIANCE, f"separate runs: {judged.variance.source} (prior d0 "
-                                f"{judged.d0:.3g}) is part of the test"))
-    elif separate_runs:
+                       bimodal=(_bimodal(base), _bimodal(new)))
+    if judged is None:
         noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
         pair.append(StatWarning(RUN_VARIANCE, note))
+        return None, run_variance, run_shares, noise_floor
+    if method != "welch-log":   # the other methods cannot take it into their test: a wider floor
+        noise_floor, _ = _run_floor(judged.variance, method, noise_floor, confidence)
+    pair.append(StatWarning(RUN_VARIANCE, f"separate runs: {judged.variance.source} (prior d0 "
+                            f"{judged.d0:.3g}) is part of the test"))
+    return judged, judged.variance, (1.0, 1.0), noise_floor
+
+
+@dataclass(frozen=True)
+class _Test:
+    """What `method` gives one row: its p-value (NaN for rules), interval and rule result."""
+
+    p_value: float
+    ci_low: float
+    ci_high: float
+    interval: str
+    rule: RuleResult | None
+
+
+def _test(a: np.ndarray, b: np.ndarray, method: Method, mean_kind: MeanKind, direction: Direction,
+          confidence: float, seed: int, min_p: float, run_variance: RunVariance | None,
+          run_shares: tuple[float, float], pair: list[StatWarning]) -> _Test:
+    """Run `method` on the clean values; its warnings are appended to ``pair``."""
     if method == "welch-log":
-        interval = "t interval of the ratio of geometric means"
-        welch = welch_t(a, b, log=True, confidence=confidence,
-                        run_variance=run_variance if separate_runs else None, run_shares=run_shares)
-        p_value = welch.p_value
-        ci_low, ci_high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
+        welch = welch_t(a, b, log=True, confidence=confidence, run_variance=run_variance, run_shares=run_shares)
+        low, high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
         if np.any(a <= 0) or np.any(b <= 0):
             pair.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
+        return _Test(welch.p_value, low, high, "t interval of the ratio of geometric means", None)
+    shift = hodges_lehmann_ratio_ci(a, b, confidence) if method == "mann-whitney" else None
+    if shift is not None and (not math.isnan(shift.low) or shift.warnings):
+        # the interval that inverts the test: exact at small n, where the bootstrap's is too narrow
+        interval = "Hodges-Lehmann interval of the ratio (inverts Mann-Whitney)"
+        low, high = _oriented_interval(shift.low, shift.high, direction)
     else:
-        shift = hodges_lehmann_ratio_ci(a, b, confidence) if method == "mann-whitney" else None
-        if shift is not None and (not math.isnan(shift.low) or shift.warnings):
-            # the interval that inverts the test: exact at small n, where the bootstrap's is too narrow
-            interval = "Hodges-Lehmann interval of the ratio (inverts Mann-Whitney)"
-            ci_low, ci_high = _oriented_interval(shift.low, shift.high, direction)
-        else:
-            interval = f"bootstrap interval of the ratio of {mean_kind.value}s"
-            boot = bootstrap_ratio_ci(a, b, mean_kind=mean_kind, confidence=confidence, seed=seed)
-            ci_low, ci_high = _oriented_interval(boot.low, boot.high, direction)
-        if method == "mann-whitney":
-            p_value = mann_whitney(a, b)
-            if min(a.size, b.size) > 0 and min_p >= 1.0 - confidence:
-                pair.append(StatWarning(TOO_FEW_SAMPLES, f"{a.size} vs {b.size} samples cannot reach p < "
-                                        f"{1.0 - confidence:g} with Mann-Whitney U (its smallest p is "
-                                        f"{min_p:.2g}); record more"))
-        else:
-            rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
-            pair += rule.warnings
+        interval = f"bootstrap interval of the ratio of {mean_kind.value}s"
+        boot = bootstrap_ratio_ci(a, b, mean_kind=mean_kind, confidence=confidence, seed=seed)
+        low, high = _oriented_interval(boot.low, boot.high, direction)
+    if method == "mann-whitney":
+        if min(a.size, b.size) > 0 and min_p >= 1.0 - confidence:
+            pair.append(StatWarning(TOO_FEW_SAMPLES, f"{a.size} vs {b.size} samples cannot reach p < "
+                                    f"{1.0 - confidence:g} with Mann-Whitney U (its smallest p is "
+                                    f"{min_p:.2g}); record more"))
+        return _Test(mann_whitney(a, b), low, high, interval, None)
+    rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
+    pair += rule.warnings
+    return _Test(math.nan, low, high, interval, rule)
 
-    if (change > 0 and ci_high < 0) or (change < 0 and ci_low > 0):
+
+def _blocked(a: np.ndarray, b: np.ndarray, base: Summary, new: Summary, change: float, test: _Test,
+             judged: Judged | None, pair: list[StatWarning]) -> StatWarning | None:
+    """The warning that keeps the row from a mark, if any (appended to ``pair`` with the others)."""
+    if (change > 0 and test.ci_high < 0) or (change < 0 and test.ci_low > 0):
         pair.append(StatWarning(OPPOSITE_ESTIMATE, f"the centres' change ({change:+.2f}%) and the "
-                                f"{interval} [{ci_low:+.2f}%, {ci_high:+.2f}%] point opposite ways: "
-                                "outliers or skew move the centres; no direction is called"))
-    blocked = unjudgeable(a, b, base_summary.centre, new_summary.centre,
-                          (*base_summary.warnings, *new_summary.warnings))
+                                f"{test.interval} [{test.ci_low:+.2f}%, {test.ci_high:+.2f}%] point "
+                                "opposite ways: outliers or skew move the centres; no direction is called"))
+    blocked = unjudgeable(a, b, base.centre, new.centre, (*base.warnings, *new.warnings))
     if blocked is None and judged is not None:
         blocked = judged.blocked
     if blocked is not None:
         pair.append(blocked)
-    verdict = _verdict(change, ci_low, ci_high, 100.0 * noise_floor, p_value < 1.0 - confidence, rule, direction,
-                       decidable=not min_p >= 1.0 - confidence and blocked is None)
-    return Difference(
-        base=base_summary, new=new_summary, direction=direction, change_pct=change,
-        ci_low=ci_low, ci_high=ci_high, confidence=confidence, p_value=p_value, q_value=p_value,
-        min_p=min_p,
-        method=METHOD_NAMES[method], method_key=method, interval=interval, noise_floor=noise_floor,
-        verdict=verdict, significant=verdict.significant,
-        warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=rule, judgeable=blocked is None,
-        variance_source=judged.variance.source if judged else "", d0=judged.d0 if judged else math.nan,
-        d=judged.d if judged else math.nan, runs_needed=judged.runs_needed if judged else None,
-        run_change=judged.size if judged else math.nan, run_spread=judged.variance.cov_pct if judged else math.nan)
+    return blocked
 
 
 def _bimodal(summary: Summary) -> bool:

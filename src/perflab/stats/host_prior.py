@@ -1,30 +1,14 @@
 """A host's prior of run-to-run variance, fitted by empirical Bayes as limma does.
 
-Each replicate group (k runs of one benchmark, point and metric on one host) gives the
-variance of a run's mean log value, with Kalibera and Jones's (2013) two levels, runs and
-the samples in them (the one-way ANOVA of `stats.variance.between_runs`):
-
-    s_g^2 = MS_between / n0  estimates  sigma_b^2 + sigma_w^2 / n0,   d_g = k - 1 df,
-
-exactly a scaled chi-square under the normal model, and exactly the variance that two
-separate runs of n0 samples differ by (halved). Its within-run part, w_g = MS_within / n0,
-is known precisely (hundreds of df) and is the trend's covariate below, so the prior
-learns the between-run part net of the within-run noise. (The difference
-(MS_between - MS_within) / n0 alone is often <= 0 when runs agree within their own noise;
-limma offsets zero variances, and many such offsets collapse d0 to nothing.)
-
-Across groups the true variances are taken as draws of a scaled inverse chi-square
-distribution, sigma_g^2 ~ s0^2 d0 / chi^2_d0 (Smyth 2004, "Linear models and empirical
-Bayes methods for assessing differential expression in microarray experiments", sec. 6):
-`fit_prior` estimates (s0^2, d0) by the method of moments on log s_g^2 (limma's fitFDist:
-E log s^2 and Var log s^2 through digamma and trigamma, d0 by inverting trigamma).
-Where the host's benchmarks differ widely, Var log s^2 is large and d0 comes out small:
-the prior then says little, and tests that lean on it are wide. With a covariate (w_g, the
-within-run part, as limma-trend conditions on expression level) E log s^2 is a line in
-log w, kept only when its slope is significant at TREND_ALPHA.
-
-`moderated` is the posterior variance of one benchmark, (d0 s0^2 + d s^2) / (d0 + d) on
-d0 + d degrees of freedom; with no replicates of its own (d = 0), the prior alone.
+Each replicate group (k runs of one benchmark, point and metric on one host) gives
+s_g^2 = MS_between / n0 (`stats.variance.between_runs`) on d_g = k - 1 df, with its
+within-run part w_g = MS_within / n0 as covariate. `fit_prior` fits the scaled inverse
+chi-square prior sigma_g^2 ~ s0^2 d0 / chi^2_d0 (Smyth 2004, sec. 6: moments of log s_g^2
+as limma's fitFDist; a line in log w, kept when its slope is significant at TREND_ALPHA, as
+limma-trend). `moderated` is the posterior (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df; with no
+replicates (d = 0), the prior alone. (The between-run part (MS_between - MS_within) / n0 is
+not the data: it is often <= 0, and limma's offsets of zero variances collapse d0.)
+Method: docs/methods.md (run-to-run variance).
 """
 
 from __future__ import annotations

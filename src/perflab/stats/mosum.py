@@ -1,156 +1,48 @@
 """Robust multiscale MOSUM change-point search, calibrated to a false-alarm rate per point.
 
-The statistic: at every position τ and window h, D_h(τ) = mean(z[τ:τ+h]) − mean(z[τ−h:τ]),
-the moving-sum (MOSUM, Eichinger & Kirch 2018) difference of the two neighbouring windows.
-What makes it hold on real series:
-
-* Outliers and heavy tails: z is x after a Hampel filter (a value further than
-  HAMPEL_CLIP robust sds from the running median of HAMPEL_HALF·2+1 values is replaced by
-  that median), so a run of up to HAMPEL_HALF wild values (a spike) moves nothing; that is
-  why segments are at least HAMPEL_HALF + 1 long.
-* Autocorrelation, seasonality, heavy tails left after clipping: the null sd of D_h is
-  computed exactly from the series' own variogram V(d) = E(z[t+d] − z[t])² for d < 2h
-  (var Σcᵢzᵢ = −½ ΣΣ cᵢcⱼ V(i−j) when Σcᵢ = 0), V estimated from lag-d differences centred
-  on their median (a linear trend only shifts them), up to lag MEMORY (beyond: its sill).
-  A first look scales by the MAD of the differences (a step barely moves it); its points
-  are then re-tested once with the winsorised variance of the differences of the series
-  less every candidate step (heavy tails count there; removing a spurious candidate
-  costs the estimate almost nothing, keeping a real step in inflates it).
-* Noise that widens locally: the sd is multiplied by the local/overall ratio of the
-  residuals' median size where that exceeds 1, so a noisy stretch is not taken for steps.
-* Slow trends: D of a linear trend of slope b is the constant b·h; that level (the median
-  of D, recomputed without the bumps above the threshold) is subtracted, so a linear drift
-  is not a step while a step's D bump (2h wide) stands out. (A running mean of D, tried
-  for curved trends, smeared each step into false neighbours.)
-* Calibration: the standardised T = (D − baseline)/sd is nearly a Gaussian process with
-  correlation 1 − 3|k|/(2h); the chance that its maximum over L positions exceeds u is
-  Siegmund's approximation 2·L·C·u·φ(u)·ν(u·√(2C)), C = 3/(2h) (Siegmund & Yakir 2007, the
-  discrete-time correction ν). Thresholds solve it for α = 1 − exp(−rate·n/1000), split
-  (Bonferroni) over the window sizes (and the two statistics with spread), and widened
-  for the noise scale being estimated (`_small_sample`); each point's p-value is the
-  same tail at its |T| times that split, so it is corrected for the search.
-  Measured by bench/changepoints_accuracy.py on simulated change-free noise (1,000
-  points, 50 series each, rate 0.2): 0.00-0.22 false points per 1,000 for Gaussian,
-  Student t(2), AR(1) ρ=0.6 and 0.9, trend, season and spike noise -- but 0.8 for
-  ARFIMA(0, 0.3, 0): noise whose memory outlasts the variogram's MEMORY lags is not
-  calibrated (AR(1) 0.9 2.8 and ARFIMA 1.3 before the confirmation below). On this
-  machine's real change-free recordings 0.8 per 1,000 on an idle machine (2.0 on an
-  almost idle one): all are real regimes of the machine, 7-80% for 18-200 repetitions;
-  slow wander of 2-4% is no longer reported (bench/data/noise-idle/README.md).
-  (Tried for long memory: the sd of D_h estimated from D_h itself, which counts every
-  scale's wander, calibrated both to 0.2 and brought the quiet recordings to 2.5, but
-  steps that cover much of a series inflate it: F1/covering 0.67/0.58 on the bench's
-  "several" family instead of 0.76/0.66, seasonality 0.77/0.70 instead of 0.84/0.79.)
-* Confirmation (`_confirmed`): every point must also separate its two neighbouring
-  segments -- their mean difference on top of the common slope where the series shows
-  one (with the slope's own error), scaled by the larger of the variogram's (of the
-  series less every point found) and a Bartlett lag-window (Andrews' bandwidth, so it
-  widens with the noise's memory) long-run variance, beyond the Bonferroni bound over all
-  splits; the weakest failing point goes first and its segments merge. It removes the edges of
-  local bumps and most slow wander that the windows took for steps. (Tried: each
-  segment's own spread, Welch-style, took the quiet recordings to 1.9-2.0 per 1,000
-  but lost true steps next to a short very noisy stretch: trend covering 0.926 -> 0.910.)
-* Several scales: h = 8, 16, 32, ... (while 6h <= n, at most MAX_WINDOW); detections are
-  accepted smallest scale first (best located), a larger scale's only where no accepted
-  point lies within its h.
-* Changes closer together than 2h (fixed windows straddle the neighbours), and short
-  series (the windows, 6h <= n, see little of 20-100 values): each segment between the
-  points found -- the whole series when there are none -- is searched for one more step
-  as a whole (`_segment_steps`), at half of α; the scans get the other half. The test
-  is self-normalised (`selfnormalised`: Shao & Zhang's statistic on the segment less
-  its own line), so it needs no noise estimate. The long-run variance it replaced was
-  the scans': inflated by the steps not yet found, and too uncertain on a short series
-  (tested as a whole with it, 30-100 white-noise values gave 11-16% false alarms where
-  1% was meant). Measured
-  (bench/changepoints_accuracy.py, seeds 2026-2028, against that variance test): a
-  4-sd step in the middle of 50 values found 56 times in 60 (21 by the windows alone),
-  white noise of 12-100 values within its α; covering up .02-.07 on steps, .00-.02 on
-  trend, .05-.07 on seasonality (F1 −.01 to +.06), outliers and "several" −.01 to +.04;
-  real recordings 1.46/2.60/4.58 per 1,000 (idle, quiet, loaded) from 1.98/2.60/5.62,
-  AR(1) 0.9 0.90 from 1.1. Its cost: AR(1) 0.5 of 12-50 values 1-3% of series with a
-  false point where the level is 0.2-1% (self-normalised tests are oversized on short
-  dependent series), and ~20 segment tests more on 10,000 points, tested in one call
-  (`selfnormalised` takes segments end to end): bench/changepoints_vs_otava, where Otava
-  0.8.0 takes ~88 ms a series, 11.1-11.4x faster than it (7.6x before that call and the
-  other speed-ups of 2026-11-24: prefix-sum descriptions, the first look up to FIRST_LOOK,
-  the variogram's centre and scale from a subsample; F1 .871, Otava's .673).
-  Known limit: with many close steps (the bench's "several": 4-8 steps 30+ points apart)
-  the steps not yet found make the lag differences rise with the lag like memory, so the
-  scans miss many: 150 of 552 steps over three seeds, 110 of them sharing their final
-  segment with another missed step (the one-step test seeks one), and 21 found but then
-  merged by the confirmation, whose long-run variance the misses inflate (129 missed
-  without it): covering .71-.85 against ruptures Pelt's .78-.79.
-  Assuming short memory in the first look (.89 covering) or removing the variogram's linear
-  rise past the memory (.93) recovered them, but both take long-memory noise and seasons
-  for steps (AR(1) 0.9: 4-5 false points per 1,000; seasonality covering .80 -> .72):
-  many close steps and long memory look alike in a variogram.
-* Transients: a burst shorter than TRANSIENT that ends where it started (load from
-  another process for a few repetitions) is dropped, not reported as two changes.
-* Changes in spread (`search(spread=True)`, kind "spread"; off by default, see below):
-  once the level's points are found, the same pipeline (`_steps`: MAD first look, noise
-  re-estimated without the candidates, scans, segment pass, transients, confirmation)
-  runs on y = log|x[t] − x[t−1]| with the differences across the level's points left
-  out (`log_spread`): a change of the spread by f is a step of log f in y's mean, at
-  any level and trend; y has one lag of memory of its own (residuals about a running
-  median share the median and looked like long memory, which hid the changes). A
-  spike is two wild differences, removed by a one-sided Hampel filter on y (mirrored
-  at the ends, so a spike at the first value goes too); the floor at a tenth of the
-  differences' robust sd keeps quantised repeats (log 0) bounded. As for the level, when
-  the windows find no candidate the whole series is tested as one segment: the windows
-  see too few values for a spread change, which the whole series shows plainly. α is
-  split in half between the level's and the spread's searches, so the series' false-
-  alarm rate stays the stated one; of a spread point and a level's closer than a
-  segment, the less significant goes (a spread change widens the level's statistics
-  too, and they may see a step at the same place).
-  Measured (bench/changepoints_accuracy.py, row "mosum+spread"; seed 2026 and two more
-  for the spread): simulated change-free noise 0.04-0.14 per 1,000 points (within the
-  0.2 budget), Gaussian sd x2 at the middle of 300 points found 3 times in 10, x4 9
-  times in 10; the "variance" family F1/covering 0.60/0.65 against "no change"
-  0.58/0.58 (0.57/0.58 and 0.60/0.64 against 0.57/0.52 and 0.61/0.55 with seeds 2027
-  and 2028); real recordings as without (1.35/2.71/4.58 per 1,000). But steps and
-  "several" lose 0.01-0.06 of F1 and covering (and outliers 0.03 F1 in one seed): half of
-  α left to the level's search, and short spread bursts inside the noise's blocks taken
-  for changes. So it is off by default; `perflab changepoints --spread` turns it on.
-  Measured again after the confirmation's trend rule (2026-11-24, seeds 2026-2028):
-  variance F1/covering .588/.609 against "no change" .588/.554 (the level alone
-  .584/.554), real recordings 0.83/2.19/4.69 per 1,000 (the level alone 0.83/1.98/4.58);
-  steps −.02/−.02, "several" −.03/−.03: still off by default.
-
-Every step is O(n) per scale (the running medians O(n·w)), so 10,000 points take
-milliseconds. Positions are indices into the finite values given.
+`search(x, rate=...)` returns the change points (`Detection`: index, kind "mean" or
+"spread", p-value corrected for the search) of a series, expecting at most ``rate`` false
+points per 1,000 points of change-free noise with short memory (autocorrelation, trends,
+seasons, heavy tails and outliers included; long memory is not calibrated). Moving-sum
+differences (Eichinger & Kirch 2018) of Hampel-filtered values, standardised by the
+noise's own variogram, thresholds from Siegmund & Yakir's (2007) tail of their maximum;
+segments are at least MIN_SEGMENT long. Positions are indices into the finite values given.
+Method: docs/methods.md (mosum); figures and what was tried: bench/README.md, "Method history".
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from perflab.stats import selfnormalised
+from perflab.stats.mosum_noise import (
+    HAMPEL_CLIP,
+    HAMPEL_HALF,
+    MEMORY,
+    hac_variance,
+    hampel,
+    local_median,
+    long_run_variance,
+    mosum_sd,
+    robust_sd,
+    running_median,
+    thin,
+    variogram,
+)
+from perflab.stats.mosum_tail import normal_quantile, small_sample_factor, tail, threshold
 
-#: Half-width of the Hampel filter's running median: runs of up to this many wild values
-#: are outliers, not a regime.
-HAMPEL_HALF = 4
-#: Values beyond this many robust sds of the running median are outliers (Hampel's 3).
-HAMPEL_CLIP = 3.0
 #: The shortest segment reported: a longer run than the Hampel median can remove.
 MIN_SEGMENT = HAMPEL_HALF + 1
 #: The smallest and largest MOSUM half-windows; the largest bounds what a trend can fake.
 MIN_WINDOW = 8
 MAX_WINDOW = 256
-#: Lags over which the noise's own autocorrelation is estimated (its memory); the first,
-#: MAD look uses half of them. Measured on bench/changepoints_accuracy.py: 8 took seasons
-#: (period 10-100) for steps, 32 lost steps 30 points apart in the inflated variance.
-MEMORY = 16
 #: The first look (`_steps`) searches windows up to this: its candidates only serve to take
 #: the steps out of the variogram (lags up to MEMORY), and a step that only a wider window
-#: finds is too small to inflate those lags. Measured: the same points on every family and
-#: real set of bench/changepoints_accuracy.py, 0.4 ms less of 8.7 on 10,000 points; up to
-#: 2·MEMORY lost one true step in 200 on bench/changepoints_vs_otava's series.
+#: finds is too small to inflate those lags (bench/README.md, "mosum's calibration").
 FIRST_LOOK = 4 * MEMORY
 #: The confirmation (`_confirmed`) detrends by the series' common slope only where that
 #: slope is beyond this many of its standard errors; a trend nearer 0 is taken as none.
@@ -175,148 +67,6 @@ class Detection:
     p_value: float     # search-corrected tail probability
 
 
-def _running_median(x: NDArray[np.float64], half: int, mode: str = "nearest") -> NDArray[np.float64]:
-    """The median of the 2·half + 1 values around each; `mode` extends x past its ends
-    (scipy.ndimage's): "nearest" repeats an end value, "mirror" reflects."""
-    from scipy.ndimage import median_filter
-    return np.asarray(median_filter(x, size=2 * half + 1, mode=mode), dtype=float)
-
-
-def _robust_sd(v: NDArray[np.float64]) -> float:
-    """1.4826·MAD, or the mean absolute deviation's Gaussian equivalent when the MAD is 0."""
-    dev = np.abs(v - np.median(v))
-    mad = float(np.median(dev))
-    if mad > 0.0:
-        return 1.4826 * mad
-    return float(dev.mean()) * math.sqrt(math.pi / 2)
-
-
-def hampel(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(x with values beyond HAMPEL_CLIP robust sds of the running median replaced by it
-    (Hampel's identifier), the residuals)."""
-    med = _running_median(x, HAMPEL_HALF)
-    resid = x - med
-    limit = HAMPEL_CLIP * _robust_sd(resid)
-    return np.where(np.abs(resid) > limit, med, x), resid
-
-
-#: Robust scales and centres of longer arrays are taken from this many evenly spaced
-#: elements (their error is then ~2%): a 10,000-point series costs a fifth as much.
-THIN = 2048
-
-
-def _thin(v: NDArray[Any]) -> NDArray[Any]:
-    return v[::-(-v.size // THIN)] if v.size > THIN else v
-
-
-def _row_medians(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """np.median(a, axis=1, keepdims=True), from one partition."""
-    w = a.shape[1]
-    lo, hi = (w - 1) // 2, w // 2
-    part = np.partition(a, [lo, hi], axis=1)
-    return np.asarray((part[:, lo:lo + 1] + part[:, hi:hi + 1]) / 2, dtype=float)
-
-
-def variogram(z: NDArray[np.float64], top: int, mad: bool = False) -> NDArray[np.float64]:
-    """V(d) for d = 0..top: winsorised variance of the lag-d differences about their median
-    (with `mad`, their squared 1.4826·MAD: blind to heavy tails, but a step touching many
-    of the differences of a short series barely moves it).
-
-    Centred on the median so a linear trend (a constant shift of the differences) does not
-    count as noise; winsorised at 3 robust sds so the few differences that straddle a step
-    count little. Estimated at lags up to MEMORY (and n/8, so that one step touches at
-    most an eighth of the differences); beyond, the noise is taken as
-    uncorrelated (V = its mean over MEMORY/2..MEMORY): long-lag estimates from a short
-    series are too noisy to difference, and a long memory is what a trend is.
-    """
-    last = max(1, min(top, MEMORY // 2 if mad else MEMORY, z.size // 8))
-    # all lags at once, over the same (thinned) start positions: one row per lag
-    start = _thin(np.arange(z.size - last))
-    lags = np.arange(1, last + 1)
-    diff = z[start[None, :] + lags[:, None]] - z[start][None, :]
-    # The winsorised variance is a mean over all the differences; its centre and clipping
-    # scale only bound it, so past 1,024 differences a lag they come from ~512 of them (a
-    # 5% error in a 3-sd clip moves the variance ~0.1%): half the variogram's time on long
-    # series. The MAD variogram's scale is its variance, from all of them.
-    few = diff if mad or diff.shape[1] <= 1024 else diff[:, ::-(-diff.shape[1] // 512)]
-    centre = _row_medians(few)
-    dev = np.abs(few - centre)
-    scale = 1.4826 * _row_medians(dev)
-    # quantised values: the MAD may be 0, then the mean absolute deviation's equivalent
-    scale = np.where(scale > 0.0, scale, dev.mean(axis=1, keepdims=True) * math.sqrt(math.pi / 2))
-    rows = scale[:, 0] ** 2 if mad else np.mean(np.clip(diff - centre, -3.0 * scale, 3.0 * scale) ** 2, axis=1)
-    values = np.concatenate([[0.0], rows])
-    if top <= last:
-        return values
-    sill = float(values[last // 2:].mean())
-    return np.concatenate([values, np.full(top - last, sill)])
-
-
-def mosum_sd(v: NDArray[np.float64], h: int) -> float:
-    """Null sd of D_h from the variogram v (needs len(v) >= 2h): exact for stationary noise.
-
-    Never below the sd for uncorrelated noise of the same variance (V/2, V averaged over
-    lags h..2h−1): the alternating weights amplify sampling error, so a chance dip of the
-    estimated V at one lag can shrink the sd tenfold on a short series (seen: Gaussian
-    noise, 100 points, sd 0.04 instead of 0.44). Noise more predictable than white noise
-    (negative autocorrelation) is then judged as white: conservative.
-    """
-    d = np.arange(1, 2 * h)
-    w = np.where(d <= h, 2 * h - 3 * d, -(2 * h - d)).astype(float)  # Σ c_i c_{i+d}
-    var = -float(np.dot(w, v[1:2 * h])) / (h * h)
-    white = float(np.mean(v[h:2 * h])) / h
-    var = max(var, white)
-    return math.sqrt(var) if var > 0.0 else 0.0
-
-
-def _pdf(u: float) -> float:
-    return math.exp(-u * u / 2) / math.sqrt(2 * math.pi)
-
-
-def _cdf(u: float) -> float:
-    return 0.5 * math.erfc(-u / math.sqrt(2))
-
-
-def _nu(x: float) -> float:
-    """Siegmund's discrete-overshoot correction ν(x) (≈ exp(−0.583x) for small x)."""
-    if x <= 0.0:
-        return 1.0
-    half = x / 2
-    return (2 / x) * (_cdf(half) - 0.5) / (half * _cdf(half) + _pdf(half))
-
-
-def tail(u: float, positions: int, h: int) -> float:
-    """P(max |T| over `positions` MOSUM positions of half-window h > u) under the null."""
-    c = 1.5 / h
-    expected = 2.0 * positions * c * u * _pdf(u) * _nu(u * math.sqrt(2 * c))
-    return float(-math.expm1(-expected)) if u > 0 else 1.0
-
-
-@functools.lru_cache(maxsize=256)
-def threshold(alpha: float, positions: int, h: int) -> float:
-    """The u with tail(u) = alpha (bisection to 1e-9; tail falls in u past ~1)."""
-    lo, hi = 1.0, 20.0
-    for _ in range(45):
-        mid = (lo + hi) / 2
-        if tail(mid, positions, h) > alpha:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def _small_sample(n: int) -> float:
-    """Factor on a Gaussian threshold for a noise scale estimated from n points.
-
-    T uses an estimated sd, so it is nearer Student's t with ~n/4 df (the variogram's lag
-    differences overlap) than Gaussian; the Cornish-Fisher first term u(1 + (u²+1)/(4ν))
-    at the per-position level u is the usual correction. Near 1 from a few hundred points.
-    """
-    df = max(n / 4.0, 2.0)
-    u = 3.5  # the typical threshold; the factor is insensitive to it
-    return 1.0 + (u * u + 1.0) / (4.0 * df)
-
-
 def windows(n: int) -> list[int]:
     """Half-windows used on n points: 8, 16, ... while 6h <= n; one of n//5 for 10..47 points."""
     out, h = [], MIN_WINDOW
@@ -328,16 +78,6 @@ def windows(n: int) -> list[int]:
     return out
 
 
-def _local_median(v: NDArray[np.float64], h: int) -> NDArray[np.float64]:
-    """About the median of v over [i−2h, i+2h) at each i, in O(n): the running median (5
-    blocks) of the medians of blocks of h, spread back over the blocks' positions."""
-    blocks = -(-v.size // h)
-    padded = np.concatenate([v, np.full(blocks * h - v.size, v[-1])])  # the last block's own
-    ordered = np.sort(padded.reshape(blocks, h), axis=1)  # for short rows 3x faster than np.median
-    block = (ordered[:, (h - 1) // 2] + ordered[:, h // 2]) / 2
-    return np.repeat(_running_median(block, 2), h)[:v.size]
-
-
 def tau_count(n: int, h: int) -> int:
     return n - 2 * h + 1
 
@@ -347,7 +87,7 @@ def _level(d: NDArray[np.float64], limit: float) -> float:
     more than `limit` from it (a linear trend's b·h; 0 without a trend). A plain median is
     pulled toward a bump that covers much of a short series and then fakes steps beside it;
     short-lag slopes are too imprecise once multiplied by a wide window."""
-    d = _thin(d)
+    d = thin(d)
     level = float(np.median(d))
     inside = np.ones(d.size, dtype=bool)
     for _ in range(3):
@@ -377,12 +117,10 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
     `alpha` is this statistic's share of the false-alarm budget; `tests` the number of
     statistics searched (the p-values' Bonferroni factor with the window sizes); `v` the
     variogram that scales the test, to lag 2h of the largest window (default z's own);
-    `cache` keeps what
-    depends on z alone between the searches of one series; `liberal` scales by the MAD
-    variogram and searches the windows up to FIRST_LOOK (a first look: its detections are
-    only candidates, re-tested by search).
+    `cache` keeps what depends on z alone between the searches of one series; `liberal`
+    scales by the MAD variogram and searches the windows up to FIRST_LOOK (a first look: its
+    detections are only candidates, re-tested by search).
     """
-    from scipy.ndimage import maximum_filter1d
     n = z.size
     scales = windows(n)
     if not scales or np.ptp(z) == 0.0:
@@ -401,53 +139,70 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
     # log), and widening it where the regimes meet hid the very change it looks for.
     cache = {} if cache is None else cache
     if "spread" not in cache:
-        cache["spread"] = np.abs(z - _running_median(z, HAMPEL_HALF))
+        cache["spread"] = np.abs(z - running_median(z, HAMPEL_HALF))
     spread = cache["spread"]
     overall = float(np.median(spread))
     out: list[Detection] = []
     for h in scales:
-        sd = mosum_sd(v, h)
-        if not sd > 0.0:
-            continue
-        u = threshold(per_test, tau_count(n, h), h) * _small_sample(n)
-        tau = np.arange(h, n - h + 1)
-        d = (s[2 * h:] - 2 * s[h:n - h + 1] + s[:n - 2 * h + 1]) / h  # at tau, tau ± h
-        # The level is read away from the bumps of the steps found at smaller scales; where
-        # they cover most of this scale's positions, it has nothing left to add.
-        away = np.ones(d.size, dtype=bool)
-        for o in out:  # |tau − index| < h, tau = h + position
-            away[max(0, o.index - 2 * h + 1):max(0, o.index)] = False
-        if away.sum() < d.size // 4:
-            continue
-        baseline = np.full(d.size, _level(d[away], sd * u))
-        wider: float | NDArray[np.float64] = 1.0
-        if overall > 0.0 and kind == "mean":
-            if h not in cache:
-                cache[h] = np.maximum(_local_median(spread, h)[h:n - h + 1] / overall, 1.0)
-            wider = cache[h]
-        t = (d - baseline) / (sd * wider)
-        a = np.abs(t)
-        # local maxima over ±h/2 that exceed u: one candidate per bump
-        peak = (a > u) & (a >= maximum_filter1d(a, size=h + 1, mode="nearest"))
-        candidates = np.flatnonzero(peak)
-        if out and candidates.size:  # already found, better located, at a smaller scale
-            known = np.sort([o.index for o in out])
-            pos = tau[candidates]
-            right = np.searchsorted(known, pos)
-            gap_right = np.abs(known[np.minimum(right, known.size - 1)] - pos)
-            gap_left = np.abs(pos - known[np.maximum(right - 1, 0)])
-            candidates = candidates[np.minimum(gap_left, gap_right) >= h]
-        previous = -n
-        for i in candidates:
-            if tau[i] - previous < h:
-                continue  # the same bump at this scale (candidates are in order)
-            previous = int(tau[i])
-            at = _locate(s, int(tau[i]), h, n)
-            p = min(1.0, tail(float(a[i]), tau.size, h) * searched * tests)
-            local_sd = sd * (wider[i] if isinstance(wider, np.ndarray) else wider)
-            out.append(Detection(at, kind, h, float(a[i]), float(d[i] - baseline[i]),
-                                 float(local_sd), p))
+        out += _scan_window(z, s, v, h, kind, per_test, searched * tests, out, cache, spread, overall)
     return out
+
+
+def _scan_window(z: NDArray[np.float64], s: NDArray[np.float64], v: NDArray[np.float64], h: int, kind: str,
+                 per_test: float, factor: int, out: list[Detection], cache: dict[str | int, NDArray[np.float64]],
+                 spread: NDArray[np.float64], overall: float) -> list[Detection]:
+    """The detections of half-window h (``s``: prefix sums of z less its median) at level
+    ``per_test``, away from those ``out`` found at smaller scales; p-values times ``factor``."""
+    from scipy.ndimage import maximum_filter1d
+    n = z.size
+    sd = mosum_sd(v, h)
+    if not sd > 0.0:
+        return []
+    u = threshold(per_test, tau_count(n, h), h) * small_sample_factor(n)
+    tau = np.arange(h, n - h + 1)
+    d = (s[2 * h:] - 2 * s[h:n - h + 1] + s[:n - 2 * h + 1]) / h  # at tau, tau ± h
+    # The level is read away from the bumps of the steps found at smaller scales; where
+    # they cover most of this scale's positions, it has nothing left to add.
+    away = np.ones(d.size, dtype=bool)
+    for o in out:  # |tau − index| < h, tau = h + position
+        away[max(0, o.index - 2 * h + 1):max(0, o.index)] = False
+    if away.sum() < d.size // 4:
+        return []
+    baseline = np.full(d.size, _level(d[away], sd * u))
+    wider: float | NDArray[np.float64] = 1.0
+    if overall > 0.0 and kind == "mean":
+        if h not in cache:
+            cache[h] = np.maximum(local_median(spread, h)[h:n - h + 1] / overall, 1.0)
+        wider = cache[h]
+    t = (d - baseline) / (sd * wider)
+    a = np.abs(t)
+    # local maxima over ±h/2 that exceed u: one candidate per bump
+    peak = (a > u) & (a >= maximum_filter1d(a, size=h + 1, mode="nearest"))
+    candidates = _away_from(np.flatnonzero(peak), tau, out, h)
+    found: list[Detection] = []
+    previous = -n
+    for i in candidates:
+        if tau[i] - previous < h:
+            continue  # the same bump at this scale (candidates are in order)
+        previous = int(tau[i])
+        at = _locate(s, int(tau[i]), h, n)
+        p = min(1.0, tail(float(a[i]), tau.size, h) * factor)
+        local_sd = sd * (wider[i] if isinstance(wider, np.ndarray) else wider)
+        found.append(Detection(at, kind, h, float(a[i]), float(d[i] - baseline[i]), float(local_sd), p))
+    return found
+
+
+def _away_from(candidates: NDArray[np.intp], tau: NDArray[np.intp], out: list[Detection],
+               h: int) -> NDArray[np.intp]:
+    """The candidates at least h from every point already found (better located, at a smaller scale)."""
+    if not out or not candidates.size:
+        return candidates
+    known = np.sort([o.index for o in out])
+    pos = tau[candidates]
+    right = np.searchsorted(known, pos)
+    gap_right = np.abs(known[np.minimum(right, known.size - 1)] - pos)
+    gap_left = np.abs(pos - known[np.maximum(right - 1, 0)])
+    return np.asarray(candidates[np.minimum(gap_left, gap_right) >= h], dtype=np.intp)
 
 
 def _drop_transients(x: NDArray[np.float64], found: list[Detection]) -> list[Detection]:
@@ -478,15 +233,6 @@ def _drop_transients(x: NDArray[np.float64], found: list[Detection]) -> list[Det
             kept.add((a, b))  # a step with an overshoot: both points stand
 
 
-def long_run_variance(v: NDArray[np.float64]) -> float:
-    """σ² Σ ρ(d) over all lags from the variogram v (V(d) = 2(γ(0) − γ(d)), γ(d) = 0 past
-    its last lag, V there its sill): the variance of a mean of m values is this / m.
-    Never below γ(0) (white noise), for the reason given in `mosum_sd`."""
-    sill = float(np.mean(v[v.size // 2:]))
-    gamma = (sill - v[1:]) / 2
-    return max(sill / 2 + 2 * float(np.sum(gamma)), sill / 2)
-
-
 def _common_slope(z: NDArray[np.float64], segs: list[tuple[int, int]]) -> tuple[float, float]:
     """The least-squares slope of z within the segments [a, b), each about its own level
     (the series' trend, which goes on across its steps), and Σ(t − t̄)² within them: the
@@ -499,64 +245,21 @@ def _common_slope(z: NDArray[np.float64], segs: list[tuple[int, int]]) -> tuple[
     return (num / den if den > 0.0 else 0.0), den
 
 
-def hac_variance(e: NDArray[np.float64]) -> float:
-    """Long-run variance of the noise e (residuals, no steps): Bartlett lag-window estimate
-    with Andrews' (1991) AR(1) plug-in bandwidth 1.1447·(4ρ²n/((1−ρ)²(1+ρ)²))^(1/3), on e
-    winsorised at 3 robust sds (a few wild values are not memory).
-
-    Unlike the variogram (`long_run_variance`, lags up to MEMORY), the window grows with
-    the noise's own lag-1 correlation and with n, so slowly decaying correlation (AR(1)
-    ρ = 0.9, long memory) is counted as far as the series can show it.
-    """
-    scale = _robust_sd(_thin(e))
-    if not scale > 0.0:
-        return 0.0
-    e = np.clip(e - np.median(_thin(e)), -3 * scale, 3 * scale)
-    e = e - e.mean()
-    n = e.size
-    g0 = float(np.dot(e, e)) / n
-    if not g0 > 0.0:
-        return 0.0
-    rho = min(max(float(np.dot(e[1:], e[:-1])) / n / g0, 0.0), 0.97)  # 0.97: the window stays < n
-    a1 = 4 * rho * rho / ((1 - rho) ** 2 * (1 + rho) ** 2)
-    band = min(int(1.1447 * (a1 * n) ** (1 / 3)) + 1, n // 2)
-    if band <= 32:  # a few lags: their products directly, cheaper than the FFT
-        acov = np.array([g0 * n] + [float(np.dot(e[k:], e[:-k])) for k in range(1, band)]) / n
-    else:
-        f = np.fft.rfft(e, 2 * n)
-        acov = np.fft.irfft(f * np.conj(f), 2 * n)[:band] / n
-    w = 1.0 - np.arange(band) / band
-    return float(acov[0] + 2 * np.dot(w[1:], acov[1:]))
-
-
 def _confirmed(z: NDArray[np.float64], found: list[Detection], alpha: float) -> list[Detection]:
     """`found` (in order, of one statistic z) less the points whose two neighbouring
     segments do not differ: the weakest fails first, its segments merge, the rest are re-tested.
 
-    The scans compare windows around a point; a change is a level that differs between
-    the segments the point delimits. The edge of a local bump, or noise that wanders at
-    scales beyond the variogram's lags, gives a window difference without one. The test:
-    the segments' mean difference on top of their common slope, in sds from the larger
-    of the long-run variance of the variogram of z less every point found (estimated once,
-    from the fullest segmentation) and `hac_variance` of the residuals about the current
-    segments, against the Bonferroni bound over every split of the series (as
-    `_segment_steps`), at the search's whole α: a filter only removes points, so it
-    spends nothing of the false-alarm budget. The sd counts the slope's own error where
-    the slope is used (beyond TREND_T se; else none): without it, a slope fitted to noise
-    within a few segments shifted their means apart (40 commits, one 10-sd step: a second
-    point in 6 series of 300, none with it). Measured (bench/changepoints_accuracy.py,
-    seeds 2026-2028): real recordings 0.83/1.98/4.58 per 1,000 (idle, quiet, loaded) from
-    1.46/2.60/4.58, AR(1) 0.9 0.22 from 0.90, ARFIMA 0.80 from 1.00; families within
-    ±.02 (seasonality +.01/+.02, steps covering −.01, "several" −.01). Always counting the
-    slope's error (a trend or not) took idle to 0.73 but cost steps and seasonality .03
-    of covering. The variogram without every point found, rather than the search's (without
-    the first look's candidates alone, 3x the noise's long-run variance on "several"):
-    quiet and loaded 1.77/4.48 from 1.98/4.58, "several" .842/.778 from .837/.771.
+    The test: the segments' mean difference on top of their common slope (where beyond
+    TREND_T of its se, its error then counted), in sds from the larger of the long-run
+    variance of the variogram of z less every point found and `hac_variance` of the
+    residuals about the current segments, against the Bonferroni bound over every split of
+    the series, at the search's whole α (a filter only removes points: it spends nothing).
+    Figures and what was tried: bench/README.md, "mosum's confirmation".
     """
     n = z.size
     # the noise without every point found, once: the fullest segmentation's serves every round
     floor = long_run_variance(_noise_variogram(z, {f.index for f in found}))
-    u = _normal_quantile(alpha / (2 * n))
+    u = normal_quantile(alpha / (2 * n))
     kept = list(found)
     while kept:
         bounds = np.array([0, *(f.index for f in kept), n])
@@ -590,15 +293,8 @@ def _segment_steps(z: NDArray[np.float64], found: list[Detection], alpha: float,
     """One step more in each segment between the points found (the whole series when
     there are none), where the self-normalised test (`selfnormalised`: one step on top of
     the segment's own line) rejects at α·m/n for a segment of m of the n values
-    (Bonferroni over the series' length).
-
-    Fixed windows lose steps closer together than 2h (their windows straddle the
-    neighbours) and see too little of a short series; between found points a whole
-    segment is the window. The test needs no noise estimate: the series' long-run
-    variance is inflated by the steps not yet found (11x the noise's on the bench's
-    "several"), and its estimate from a short series has too few degrees of freedom.
-    Each segment fits its own slope (a slope common to all, as this pass once used, took
-    a staircase of missed steps in one segment for a trend and tilted the others). The
+    (Bonferroni over the series' length). Fixed windows lose steps closer than 2h and see
+    little of a short series; the test needs no noise estimate (docs/methods.md). The
     reported sd of the step is from the long-run variance (`long_run_variance` of v).
     """
     n = z.size
@@ -623,12 +319,6 @@ def _segment_steps(z: NDArray[np.float64], found: list[Detection], alpha: float,
     return out
 
 
-def _normal_quantile(upper: float) -> float:
-    """u with P(|N(0,1)| > u) = upper."""
-    from scipy.special import ndtri
-    return float(-ndtri(upper / 2))
-
-
 def _without_steps(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float64]:
     """z less its median between consecutive cuts (cuts closer than MIN_SEGMENT to the
     previous one are skipped: a tiny segment less its own median would hide noise)."""
@@ -649,17 +339,11 @@ def _noise_variogram(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float
 def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int) -> list[Detection]:
     """The steps in the mean of z (already robustified) labelled `kind`.
 
-    First look with the MAD variogram (steps barely move it; it is never wider than the
-    winsorised one, so nothing it misses at its windows would be found), at the windows up
-    to FIRST_LOOK: its points are candidates.
-    Steps inflate the winsorised variogram at lags that straddle them (a rise with the lag
-    that would read as memory), so the noise is then estimated without every candidate
-    (each segment less its median) and the series searched again: the points reported are
-    from that winsorised-variogram pass, plus one more step per segment between them
-    (`_segment_steps`; the whole series when the windows found nothing, so a short series,
-    which the windows (6h <= n) barely see, is still tested). `share` is the α of each of
-    the two passes, `parts` the Bonferroni factor of the p-values. (Until the points
-    settled, as this once did, gave the same points at 1.3x the time.)
+    A first look with the MAD variogram at windows up to FIRST_LOOK gives candidates; the
+    noise is then estimated without every candidate (winsorised variogram, each segment
+    less its median) and the series searched again, plus one more step per segment
+    between the points (`_segment_steps`). `share` is the α of each of the two passes,
+    `parts` the Bonferroni factor of the p-values.
     """
     cache: dict[str | int, NDArray[np.float64]] = {}
     found = _scan(z, kind, share, parts, cache=cache, liberal=True)
@@ -696,7 +380,7 @@ def log_spread(x: NDArray[np.float64], cuts: list[int]) -> NDArray[np.float64]:
     for c in cuts:
         if 0 < c < r.size - 1:
             r[c] = r[c + 1]
-    scale = _robust_sd(r)
+    scale = robust_sd(r)
     if not scale > 0.0:
         return np.zeros(x.size)
     y = np.log(np.maximum(r, scale / 10))
@@ -705,8 +389,8 @@ def log_spread(x: NDArray[np.float64], cuts: list[int]) -> NDArray[np.float64]:
     # positively correlated, its long-run variance 1.4 instead of 1.17 (Gaussian noise).
     # Mirrored ends: a spike at the first value is two wild differences there, which
     # "nearest" would repeat into the median.
-    med = _running_median(y, HAMPEL_HALF, mode="mirror")
-    limit = HAMPEL_CLIP * _robust_sd(y - med)
+    med = running_median(y, HAMPEL_HALF, mode="mirror")
+    limit = HAMPEL_CLIP * robust_sd(y - med)
     return np.where(y - med > limit, med, y)
 
 

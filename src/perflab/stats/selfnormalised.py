@@ -1,24 +1,12 @@
 """Self-normalised test for one step in the mean of a segment, on top of a line.
 
-The statistic is Shao & Zhang's (2010, "Testing for change points in time series", JASA)
-G = max over splits k of D(k)² / V(k): D(k) is the CUSUM (S_k − (k/m)·S_m)/√m, and V(k)
-the normaliser built from the partial sums within each side of k,
-m⁻²·[Σ_{t≤k} (S_t − (t/k)·S_k)² + Σ_{t>k} (R_t − ((m−t+1)/(m−k))·R_{k+1})²]
-(S the partial sums from the left, R from the right). Both scale with the noise's long-run
-variance, so G needs none: no bandwidth, no variogram, and memory of the noise counts as
-much in V as in D. That is why it holds where a test scaled by an estimated long-run
-variance does not: on a short segment (the estimate has few degrees of freedom; at 30-100
-points such a test raised 11-16% false alarms on white noise where 1% was meant), and in
-a segment whose noise estimate is inflated by steps elsewhere in the series.
-
-Before G, the segment is detrended: less the least-squares slope fitted within the two
-parts either side of its least-squares single step (`best_split`), so that a step is not
-taken for slope, nor a slope for a step. The null distribution is that of this whole
-procedure on Gaussian white noise, tabulated by `bench/sn_null_table.py` (NULL_QUANTILES);
-it is pivotal for weakly dependent noise, since every part of it is a scale-free function
-of the partial sums. Fitting the line changes the law a great deal (the 0.5% quantile is
-~320 instead of Shao & Zhang's ~85 without one), so the published critical values do not
-apply.
+Shao & Zhang's (2010, JASA) G = max over splits of CUSUM² over a normaliser of the partial
+sums within each side: both scale with the noise's long-run variance, so G needs no noise
+estimate (it holds on short segments and next to steps found elsewhere). The segment is
+first detrended around its least-squares single step (`best_split`); the null law of that
+whole procedure on Gaussian white noise is tabulated by `bench/sn_null_table.py`
+(NULL_QUANTILES; Shao & Zhang's published critical values do not apply once a line is
+fitted). Method: docs/methods.md (self-normalised test); figures: bench/README.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """The moderated test of two separate runs: run-to-run variance borrowed from the host.
 
-Two separate runs' mean logs differ by their samples' noise and by their runs' levels
-(``stats.variance``): each run's mean log has variance tau^2 = sigma_b^2 + sigma_w^2 / n,
-and the pair can measure only the second part. `judge` takes tau^2 from the host prior
-(`stats.host_prior`, at the pair's own within-run part sigma_w^2 / n when the prior is
-trended), moderated by the benchmark's own replicates where the store has some:
-s~^2 = (d0 s0^2 + d s^2) / (d0 + d), on d0 + d degrees of freedom (Smyth 2004). The test
-is Welch's on log values with the difference's variance 2 s~^2 on d0 + d df (never below
-the pair's own variance of the difference: `RunVariance.difference_variance`).
-
-A row is left undecided (the returned ``blocked`` warning) when what the prior stands for
-does not hold for it:
-  - two groups of values on either side (a run's level is then how its samples split);
-  - competing load on one side only (one run's level carries another job);
-  - its own replicates beyond the prior's upper tail at TAIL_ALPHA (F test, s^2/s0^2 ~
-    F(d, d0)): this benchmark varies more than the host's others, so the prior understates it;
-  - its runs' within-run part beyond any a trended prior learned from: nothing the host
-    measured says how far the trend goes. (A flat prior adds the excess of the pair's
-    within-run part over its groups' typical one: the levels add.)
+`judge` takes the variance of a run's mean log from the host prior (`stats.host_prior`, at
+the pair's own within-run part when the prior is trended), moderated by the benchmark's own
+replicates: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df (Smyth 2004); the test is
+Welch's on log values with variance 2 s~^2 (never below the pair's own). It returns a
+``blocked`` warning (the row stays undecided) where the prior does not stand for the row:
+two groups of values on a side; competing load on one side only; its own replicates beyond
+the prior's upper tail at TAIL_ALPHA (F test); its within-run part beyond any a trended
+prior learned from. Method: docs/methods.md (run-to-run variance), docs/separate-runs.md.
 """
 
 from __future__ import annotations

@@ -1,42 +1,13 @@
 """Paired sequential classification for bisect: is a commit like the good end or the bad end?
 
-Why paired. On a shared or virtual machine the level of a benchmark drifts by several
-per cent within seconds (steal time, a neighbour's cache traffic), while the ratio of
-two programs run back to back stays put. So the ends are compared in pairs (a run of
-good beside a run of bad), and every run of a probed commit is paired with a run of
-one end taken right beside it, the ends alternating good, bad, good... Nothing is
-compared with a value measured minutes earlier.
-
-The model, on log values (times and rates are ratio-scale, their noise multiplicative):
-
-* ends:  d_i = log bad_i - log good_i, with mean Δ (the step) and sd s;
-* probe: z_i = log probe_i - log ref_i. Against a good reference its mean is 0 under
-  H_good and Δ under H_bad; against a bad reference -Δ or 0. Its sd is s as well
-  (both are differences of two runs).
-
-With w_i = z_i - Δ/2 for a good reference and z_i + Δ/2 for a bad one, w has centre
--Δ/2 under H_good and +Δ/2 under H_bad. The references alternate, so the w_i compare
-the probe with the midpoint of the two ends measured beside it: an error in the
-estimate of Δ scales the evidence but does not move the midpoint.
-
-Noise model: w_i - centre ~ s·t_3, Student's t with 3 degrees of freedom. A machine's
-noise has heavy tails (runs slowed by 20-60% now and then), and the t likelihood ratio of
-one pair is bounded, so a spike counts for little, while the scale s, estimated from few
-pairs, is not taken as exact. (A normal likelihood with Huber clipping called a good
-commit bad ten times more often than stated, 2% instead of 0.17%, in a simulation with
-15% of runs spiked; t_3 keeps the stated rate for 10-15% more runs on clean noise.) Δ is
-a Huber M-estimate; s a winsorised rms of the residuals of the ends' pairs and of the
-probe's pairs (`pooled_scale`).
-
-Stopping (Wald's SPRT): bad at LLR >= log((1-β)/α), good at LLR <= log(β/(1-α)),
-after at least `min_n` pairs; at `max_n` pairs the commit is called by the sign of the
-LLR and marked low confidence. Confidence = 1/(1+exp(-|LLR|)): the posterior
-probability of the call at even prior odds (99% at the bounds of α = β = 0.01).
-
-`check_ends` is a robust one-sample t-test of the d_i (their Huber centre over its
-standard error, Student's t with the scale's degrees of freedom) at alpha/looks per
-look (Bonferroni over the looks the caller may take), and tells whether a probe sitting
-at either end is expected to be called within half of `max_n` pairs.
+Every run of a probed commit is paired with a run of one end taken right beside it (the
+ends alternating good, bad, ...), and the ends with each other, so that drift of the
+machine cancels. On log ratios, Wald's SPRT between "centre −Δ/2" (good) and "+Δ/2" (bad)
+with Student t_3 noise of a pooled robust scale: called bad at LLR >= log((1−β)/α), good
+at LLR <= log(β/(1−α)) after at least `min_n` pairs; at `max_n` by the LLR's sign, marked
+low confidence. `check_ends` tests that the ends differ (robust one-sample t-test,
+Bonferroni over the caller's looks) and that a probe would be called within `max_n`/2.
+Method: docs/methods.md (bisect's paired classification); what was tried: bench/README.md.
 """
 
 from __future__ import annotations

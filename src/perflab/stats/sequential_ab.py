@@ -1,66 +1,15 @@
 """Always-valid sequential A/B decisions on an interleaved run: stop as soon as the answer is clear.
 
-The data. Round i of an interleaved run gives the pair (base_i, cand_i), the primary
-metric of the two commands measured side by side (times or rates, > 0). The test works
-on d_i = log cand_i - log base_i: a drift of the machine common to both arms (load,
-thermal state, page cache) cancels in the ratio, and timing noise is multiplicative.
-
-The confidence sequence (CS). For a centre m, round i contributes
-
-    X_i(m) = clip((d_i - m) / s_{i-1}, -CLIP, +CLIP),
-
-s_{i-1} the MAD scale of d_1..d_{i-1}: predictable, it never looks at round i. The first
-SCALE_ROUNDS rounds, before there is a scale, count by their sign alone (X = ±CLIP). If d_i is
-symmetric about m given the past, so is X_i(m) (clipping symmetrically about m keeps the
-symmetry), hence E[X_i(m) | past] = 0 and |X_i(m)| <= CLIP. Then for any fixed bet
-0 <= λ < 1/CLIP, Π_i (1 + λ X_i(m)) is a non-negative martingale of mean 1 (a betting
-capital process, Waudby-Smith & Ramdas 2024, "Estimating means of bounded random
-variables by betting"), and so is the average over a fixed grid of bets (BETS). By
-Ville's inequality the capital of the true centre ever reaching 2/α has probability at
-most α/2, however often one looks. The upward capital K⁺(m) (bets on d above m) falls as
-m rises and the downward K⁻(m) rises, so the m not rejected by either,
-{m: K⁺(m) < 2/α and K⁻(m) < 2/α}, is an interval [lo, hi] that covers the true centre
-at every round at once with probability >= 1 - α (a union bound over the two sides).
-
-What it assumes, and why that holds for A/A. Under an A/A comparison (same command, or
-two commands with the same distribution) whose order inside each round is shuffled by a
-fair coin (`perflab ab`'s default), d_i given the past is an even mixture of D and -D, so
-symmetric about 0 whatever the noise: heavy tails, outliers, drift from round to round,
-even an order effect (the first run of a round always slower); no independence, no
-normality, no variance model. So the rate of false decisions on A/A is at most α by
-construction; it does not rest on the scale estimate, which only sets how the evidence of
-a round is weighed. With a fixed order it holds when the order has no effect. For a
-real change, the CS covers m when d_i - m is symmetric (a shift of a symmetric noise), the
-centre then being the median of the log ratio, shown as a change in %.
-
-The decision rule (`decide`, after each round, error rates as above):
-
-* REGRESSION / IMPROVEMENT: the change is significant (the CS excludes 0: K⁺(0) or K⁻(0)
-  reached 2/α) AND the estimate lies beyond the threshold in the same direction. (Not
-  "the CS lies beyond the threshold": that is slower and answers a different question.)
-  The chance of calling any regression or improvement when there is no change is <= α;
-  of calling the wrong direction <= α/2.
-* NO_CHANGE: the CS lies inside (-threshold, +threshold) (equivalence: no change as large
-  as the threshold; wrong with probability <= α when the true change is beyond it).
-* otherwise keep sampling (verdict None); at the limit (final=True) UNDECIDED, with the CS
-  reached.
-
-The estimate is the centre where Σ X_i(m) = 0 (an M-estimate with predictable scales);
-the CS always contains it. The bet grid spans bets tuned for a few rounds to a few
-thousand; the evidence of one round is at most a factor 1 + BETS.max() * CLIP = 1.8, so a
-decision needs at least 10 pairs at α = 0.05 (1.8^10 / 6 bets >= 2/α; scoring the
-first rounds by their sign instead of only seeding the scale with them saved 2 pairs at low
-noise, simulated). That is the price of assuming only symmetry: a sign test, the best such test,
-needs 6 pairs; a t-test on 3 pairs may do, if the noise is normal.
-
-What it costs (bench/sequential_ab_sim.py: median pairs to a significant call over the n
-of a fixed paired t-test with 90% power at the true change, the oracle design): on normal
-noise 0.74 at a change of 0.15 sd of d, 1.0-1.05 at 0.25-0.6 sd, 1.4 at 1 sd and 2.2 at
-2 sd (the least n above); on t_3 noise 0.46-0.72 at 0.15-0.6 sd and 1.1 at 1 sd (the
-t-test pays for the tails, the clipped rounds do not). No valid test halves the oracle's n
-on normal noise: Wald's SPRT, told the true change, needs about 0.57 of it at α = 0.05
-two-sided and 90% power (6.0/δ² pairs against 10.5/δ²; Wald & Wolfowitz: no test with these
-error rates needs fewer on average).
+Works on d_i = log cand_i − log base_i of each round's pair. A confidence sequence for the
+centre of d (betting martingales on clipped, predictably scaled rounds: Waudby-Smith &
+Ramdas 2024; Ville's inequality) covers it at every round at once with probability >= 1 − α.
+`decide`: regression / improvement when the sequence excludes 0 and the estimate lies
+beyond the threshold (any such call under no change <= α, the wrong direction <= α/2);
+no change when the sequence lies inside ±threshold (wrong <= α when the change is beyond
+it); else keep sampling, and undecided at the limit. Assumes only that d is symmetric about
+its centre given the past, which a fair-coin order within each round makes exact for A/A
+whatever the noise. At least 10 pairs at α = 0.05.
+Method: docs/methods.md (sequential A/B); costs measured: bench/README.md, "Method history".
 """
 
 from __future__ import annotations

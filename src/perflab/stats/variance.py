@@ -1,30 +1,13 @@
 """Run-to-run variance: the part of a benchmark's noise that a single run cannot see.
 
-Samples inside one run share the run's circumstances (process placement, caches, the
-machine's state, the frequency it settled at), so two runs differ by more than their
-samples suggest (Kalibera & Jones, "Rigorous benchmarking in reasonable time", 2013:
-variance at each level, runs and iterations). On the log scale, a sample is
-
-    log y_rj = mu + b_r + e_rj,   b_r ~ (0, sigma_b^2) per run,  e_rj ~ (0, sigma_w^2)
-
-and the difference of two separate runs' mean logs has variance
-sigma_w^2 (1/n_a + 1/n_b) + 2 sigma_b^2: the second term does not shrink with more
-samples per run, only with more runs.
-
-`between_runs` estimates sigma_b^2 from replicate runs (the one-way random-effects ANOVA
-estimator, truncated at 0, with its degrees of freedom) and keeps the ANOVA's mean squares:
-`difference_variance` tests with those, the run as the experimental unit. With k
-calibration runs of n0 samples, MS_between / n0 estimates the variance of one run's mean
-log (sigma_b^2 + sigma_w^2 / n0) as a scaled chi-square with k - 1 df, so two separate runs
-of n0 samples differ with variance 2 MS_between / n0 and their t statistic is exactly
-Student's t with k - 1 df under the normal model. Adding a truncated sigma_b^2 to the
-pair's own variance instead is liberal: the estimate is 0 whenever MS_between happens to
-fall below MS_within (often, with 4 df), and the test then forgets the runs differ at
-all (A/A of separate runs, bench/aa_calibration.py on quiet recordings: 10% of 24-row
-reports marked that way). Nothing inside one run can stand
-in for it: the drift between blocks of one run measured 0 on a machine whose separate
-runs of `sleep 0.010` differed by 14% (load phases shorter than a block, constant per run
-placement), so without replicates the variance is unknown and said to be.
+Kalibera & Jones (2013): log y_rj = mu + b_r + e_rj, b_r ~ (0, sigma_b^2) per run and
+e_rj ~ (0, sigma_w^2), so two separate runs' mean logs differ with variance
+sigma_w^2 (1/n_a + 1/n_b) + 2 sigma_b^2, whose second term shrinks only with more runs.
+`between_runs` estimates sigma_b^2 from replicate runs (one-way random-effects ANOVA,
+truncated at 0) and keeps the mean squares, with which `difference_variance` tests with
+the run as the unit (exactly Student's t on k - 1 df under the normal model). Without
+replicates the variance is unknown and said to be: nothing inside one run stands in for it.
+Method: docs/methods.md (run-to-run variance); figures: bench/README.md, "Method history".
 """
 
 from __future__ import annotations
