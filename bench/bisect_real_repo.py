@@ -9,7 +9,8 @@
    line, run in the built tree) for each with `perflab run --repo PATH --commit SHA`, in a
    shuffled order (the history must order them by the graph, not by when they ran);
 2. `perflab history` and `perflab changes` on those runs;
-3. `perflab bisect` over good..bad (the whole graph), sharing the build cache.
+3. `perflab bisect` over good..bad (the whole graph), sharing the build cache, then
+   `perflab compare` of the runs bisect stored for good and the commit it found.
 
 Prints each command's output, then what bisect found, the builds and runs spent and the
 wall time of each phase. Nothing is written in PATH's checkout; the store and the build
@@ -120,6 +121,10 @@ def main() -> int:
         wall["bisect"] = time.monotonic() - started
         print(f"$ perflab bisect {' '.join(bisect_args)}\n{out.stdout}")
         print("\n".join(line for line in out.stderr.splitlines() if not line.startswith("perflab: ends after")))
+        stored = re.search(r"'perflab compare (\d+) (\d+)'", out.stdout)
+        if stored:   # bisect's own runs, read back from the store
+            shown = perflab(db, "compare", *stored.groups())
+            print(f"$ perflab compare {' '.join(stored.groups())}\n{shown.stdout}{shown.stderr}")
     runs = re.search(r"(\d+) benchmark runs, (\d+) builds", out.stdout)
     bisect_runs, bisect_builds = (int(runs.group(1)), int(runs.group(2))) if runs else (0, 0)
     print("summary")

@@ -68,8 +68,8 @@ def lab(request, tmp_path_factory):
     first, again = update(db), update(db)
     line += stage(db, repo, [f"slow more {i}" for i in range(3)], None)
     appended = update(db)
-    # 8 commits after the way back, so the whole-series detector can place it (mosum needs 5 of
-    # the new level; with 6 the tip detector's alert sometimes named the commit after it)
+    # 8 commits after the way back, so the whole-series detector can place it too (mosum needs
+    # 5 of the new level); whichever raises it names the step's own commit
     line += stage(db, repo, ["halve the loop"] + [f"fast again {i}" for i in range(7)], FAST)
     recovered = update(db)
     return {"db": db, "repo": repo, "line": line, "first": first, "again": again, "appended": appended,
@@ -118,13 +118,8 @@ def test_change_id_is_stable_when_commits_are_appended(lab):
 
 
 def way_back(alerts, line: list[str]) -> dict[int, object]:
-    """The user-time alerts of the step back to the old level: at its commit (line[15]) or, where
-    the tip detector placed it from noisy commits, up to two commits away (its placement is
-    known to be imprecise: issue #18)."""
-    found: dict[int, object] = {}
-    for sha in (*line[17:12:-1], line[15]):   # line[15] last: the step's own commit wins
-        found.update(alerts_at(alerts, sha))
-    return found
+    """The user-time alerts of the step back to the old level, at its commit (line[15])."""
+    return alerts_at(alerts, line[15])
 
 
 def test_a_later_change_back_to_the_old_level_marks_it_recovered(lab):

@@ -106,6 +106,12 @@ WORK_METRIC = ["--metric-regex", r"work: ([0-9]+)"]
 pytestmark = pytest.mark.spread
 
 
+@pytest.fixture(autouse=True)
+def _own_store(tmp_path, monkeypatch):
+    """bisect stores its runs: in a store of the test's own (the default under XDG_DATA_HOME)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+
+
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("bisect") / "repo")

@@ -29,6 +29,12 @@ BASE_WORK = 1_000_000
 WORK_METRIC = ["--metric-regex", r"work: ([0-9]+)"]
 
 
+@pytest.fixture(autouse=True)
+def _own_store(tmp_path, monkeypatch):
+    """bisect stores its runs: in a store of the test's own (the default under XDG_DATA_HOME)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+
+
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -162,3 +168,57 @@ def test_history_follows_the_graph_when_recorded_newest_first(release, tmp_path)
     assert all(p["on_line"] for p in series["points"])
     text = run_cli("history", "--metric", "time", db=db, check=True).stdout
     assert f"commit-graph order of {repo}" in text and "placed by time" not in text
+
+
+def test_each_run_is_stored_and_compare_reads_it(release, tmp_path):
+    """Every run of the bisect is a sample of its commit's stored run (label, commit,
+    describe, repository, build line), and compare/history read them."""
+    from perflab.model.records import RunStatus
+    from perflab.store import Store
+
+    repo, c = release
+    db = str(tmp_path / "bisect.db")
+    noise = tmp_path / "noise"
+    noise.write_text("3 0\n")
+    result = run_cli("bisect", "--repo", str(repo), "--good", "v1", "--bad", "v2", "--build", "make -s",
+                     "--run", "./prog", *WORK_METRIC, "--seed", "3", "--label", "hunt", "-q",
+                     db=db, env={"BISECT_NOISE_FILE": str(noise)}, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    spent = int(re.search(r"(\d+) benchmark runs", result.stdout).group(1))
+    good_id, found_id = map(int, re.search(r"'perflab compare (\d+) (\d+)'", result.stdout).groups())
+    with Store(db, create=False) as store:
+        runs = {r.commit: r for r in store.runs.all(counted=False, details=False)}
+        assert set(runs) >= {c["v1"], c["M"], c["d2"]} and len(runs) <= 5
+        assert {r.label for r in runs.values()} == {"hunt"}
+        assert all(r.status is RunStatus.COMPLETE and r.repo == str(repo) for r in runs.values())
+        assert runs[c["v1"]].id == good_id and runs[c["d2"]].id == found_id
+        assert runs[c["d2"]].commit_describe.startswith("v1-")
+        spec = store.runs.with_details([runs[c["d2"]]])[found_id].request.identity
+        assert spec.build == "make -s" and spec.command_line[-3:] == ("/bin/sh", "-c", "./prog")
+        stored = sum(len(g.values) for r in runs.values() for g in store.series.value_groups(r.id))
+    assert stored == spent   # every run, none twice
+    compared = run_cli("compare", str(good_id), str(found_id), db=db, check=True).stdout
+    assert "improvement" in compared and "bisect" in compared
+    listed = run_cli("history", "--label", "hunt", db=db, check=True).stdout
+    assert c["d2"][:12] in listed and "commit-graph order" in listed
+    # a bisect refused before it measures anything stores nothing
+    refused = run_cli("bisect", "--repo", str(repo), "--good", "v2", "--bad", "v1", "--build", "true",
+                      "--run", "true", db=str(tmp_path / "none.db"))
+    assert refused.returncode == 2 and not (tmp_path / "none.db").exists()
+
+
+def test_clean_reuses_one_worktree_and_finds_the_same_commit(release, tmp_path):
+    repo, c = release
+    cache = tmp_path / "builds"
+    result = bisect(repo, tmp_path, "v1", "v2", "--clean", "rm -f prog built-here; touch cleaned",
+                    "--build", "test -e cleaned && make -s && touch built-here", "--build-cache", str(cache), "-q")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"first lower commit (an improvement): {c['d2'][:12]}" in result.stdout
+    built = int(re.search(r"(\d+) builds", result.stdout).group(1))
+    trees = [p for p in cache.iterdir() if p.is_dir()]
+    assert len(trees) == built and all((p / "built-here").exists() and not (p / ".git").exists() for p in trees)
+    # the reused worktree is gone, the repository keeps none, the user's checkout is untouched
+    assert not [p for p in trees if p.name.startswith("work-")]
+    assert git(repo, "worktree", "list").count("\n") == 0 and git(repo, "status", "--porcelain") == ""
+    help_text = run_cli("bisect", "--help", check=True).stdout
+    assert "fresh git worktree" in help_text and "--clean" in help_text

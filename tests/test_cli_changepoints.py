@@ -83,7 +83,9 @@ def test_csv_json_output_for_each_method(tmp_path, method):
     assert cp["label"] == "c050"
     assert cp["mean_before"] == pytest.approx(VALUES[:50].mean())
     assert cp["stddev_after"] == pytest.approx(VALUES[50:].std(ddof=1))
-    assert cp["change_pct"] == pytest.approx(100 * (VALUES[50:].mean() / VALUES[:50].mean() - 1))
+    # one sign convention: raw_change_pct is after/before - 1; change_pct (+ = better) needs a direction
+    assert cp["raw_change_pct"] == pytest.approx(100 * (VALUES[50:].mean() / VALUES[:50].mean() - 1))
+    assert cp["change_pct"] is None and data["sign"].startswith("+ = better")
     assert cp["p_value"] < 1e-10 and cp["verdict"] is None
     assert data["method"] == method
 
@@ -95,6 +97,16 @@ def test_every_numeric_column_by_default_text_columns_ignored(tmp_path):
     assert [c["column"] for c in data["columns"]] == ["a", "b"]
     assert [c["indices"] for c in data["columns"]] == [[50], [50]]
     assert [c["change_points"][0]["verdict"] for c in data["columns"]] == ["improvement", "regression"]
+    # + = better: a rises ~10% (better, higher is better), b falls ~10%; raw keeps the plain sign
+    a, b = (c["change_points"][0] for c in data["columns"])
+    assert a["change_pct"] == pytest.approx(a["raw_change_pct"]) and 8 < a["change_pct"] < 12
+    assert b["change_pct"] == pytest.approx(b["raw_change_pct"]) and b["change_pct"] < 0
+    lower = as_json(run_cli("changepoints", write(tmp_path, "s.csv", "\n".join(lines) + "\n"),
+                            "--format", "json", "--direction", "lower", "--column", "a"))
+    (point,) = lower["columns"][0]["change_points"]
+    assert point["change_pct"] == pytest.approx(-point["raw_change_pct"]) and point["verdict"] == "regression"
+    table = run_cli("changepoints", write(tmp_path, "s.csv", "\n".join(lines) + "\n"), "--column", "a").stdout
+    assert "%change (raw: after/before-1)" in table and ("+10." in table or "+9." in table)
 
 
 def test_nan_gaps_keep_original_indices(tmp_path):

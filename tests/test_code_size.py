@@ -18,15 +18,6 @@ MODULES_ALLOWED: dict[str, str] = {}
 
 # "path:qualified.name" -> the reason it may stay over MAX_FUNCTION_LINES
 FUNCTIONS_ALLOWED: dict[str, str] = {
-    # Outside stats/, analysis/ and execute/, owned by other work of issue #20 this session
-    # (cli/ and render/ by the format registries of item 5, web/ by the dashboard's): not
-    # split here so that two changes do not rewrite the same function at once.
-    "cli/compare.py:compare": "the command body; item 5 (format registry) reworks it",
-    "formats/pyperf.py:_pyperf": "reader; item 7 (one home for formats) reworks formats/",
-    "render/compare_benchstat.py:_table": "layout; item 5 (format registry) reworks render/",
-    "render/flamegraph.py:render_flamegraph": "layout; item 5 (format registry) reworks render/",
-    "render/history_html.py:_figure": "layout; item 5 (format registry) reworks render/",
-    "web/app.py:create_app": "route table of the dashboard: one nested function per route",
 }
 
 

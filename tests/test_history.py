@@ -247,7 +247,7 @@ def test_long_series_with_gaps_and_repeats(tmp_path):
     assert "wis.ops" in table and "-10." in table and "with following parameters:" in report
     assert "do_poll" not in table and "unchanged profile row(s) not listed" in table
     every = run_cli("report", "change", change["id"], "--rows", "all", db=db, check=True).stdout
-    assert "perf-profile.self.cycles-pp.do_poll" in every and "every stat:" in every
+    assert "perf-profile.self.cycles-pp.do_poll" in every and "every stat of the test case" in every
     assert "regression" in run_cli("changes", "--direction", "regression", db=db, check=True).stdout
     assert "no change point" in run_cli("changes", "--direction", "improvement", db=db, check=True).stdout
 
@@ -270,7 +270,7 @@ def test_a_moved_repository_falls_back_to_time_order(tmp_path):
 # ---------------------------------------------------------------- one estimator, one segment
 
 def stored_series(db: str, levels: list[list[float]], *, commits: list[str] | None = None,
-                  repo: str | None = None) -> list[str]:
+                  repo: str | None = None, build: str | None = None) -> list[str]:
     """One lower-is-better 'time' of benchmark 'job', one run per commit, the values given."""
     from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
     from perflab.store import Store
@@ -281,8 +281,8 @@ def stored_series(db: str, levels: list[list[float]], *, commits: list[str] | No
         store.metrics.save("job", [MetricInfo("time", "s", Direction.LOWER)])
         for sha, values in zip(shas, levels):
             argv = ["perflab", "--db", db, "run", "--commit", sha, "-n", str(len(values)), "--", "job"]
-            run_id = store.runs.create(label="nightly", host="box", environment={},
-                                       request=RunRequest.from_json({"command_line": argv}),
+            request = RunRequest.from_json({"version": 2, "identity": {"command_line": argv, "build": build}})
+            run_id = store.runs.create(label="nightly", host="box", environment={}, request=request,
                                        commit=sha, repo=repo)
             for rep, value in enumerate(values):
                 store.samples.add(run_id, point, rep, [Measurement("time", value, "s", SampleStatus.OK)])
@@ -315,6 +315,29 @@ def test_a_rise_in_time_is_a_regression_even_when_an_outlier_lifts_the_mean_befo
     headline = re.match(r"perflab noticed a ([+-][0-9.]+)% regression of job.time", report.splitlines()[0])
     # the headline is the centres' change, as changes lists it (the pooled means fell: the trap)
     assert headline and float(headline.group(1)) == pytest.approx(change["oriented_pct"], abs=0.051), report
+    # one estimator: the table's %change is the headline's change, raw, and it is decided (the
+    # pooled means, which the wild sample drags, once said "no stat changed" under a regression)
+    assert _table_pct(report, "job.time") == pytest.approx(change["raw_change_pct"], abs=0.051), report
+    assert "per commit the median of its samples, per side the mean of those" in report
+    details = report.split("Details are as below:")[1].split("To reproduce:")[0]
+    assert "no stat changed" not in details and "separate runs" not in details, details
+
+
+def test_report_reproduces_with_the_recorded_build_line(tmp_path):
+    """Runs that recorded their build line (bisect's do) get it in "To reproduce", not a guess."""
+    rng = np.random.default_rng(11)
+    levels = [list(level + 0.01 * rng.standard_normal(4)) for level in [1.0] * 6 + [1.3] * 6]
+    db = str(tmp_path / "perflab.db")
+    repo = new_repo(tmp_path / "tool")
+    (repo / "Makefile").write_text("all:\n\ttrue\n")
+    shas = [commit(repo, f"change {i}") for i in range(len(levels))]
+    stored_series(db, levels, commits=shas, repo=str(repo), build="make -s -C programs lz4")
+    (change,) = json.loads(run_cli("changes", "--format", "json", db=db, check=True).stdout)["changes"]
+    report = run_cli("report", "change", change["id"], db=db, check=True).stdout
+    reproduce = report.split("To reproduce:")[1].strip().splitlines()
+    assert reproduce[:2] == [f"cd {repo}", f"        git checkout {shas[6]}"], reproduce
+    assert reproduce[2].strip().startswith("make -s -C programs lz4   # the build line its runs recorded")
+    assert "a guess" not in report and "perflab noticed a -" in report.splitlines()[0]
 
 
 def test_report_fields_come_from_the_change_point_segments(tmp_path):
@@ -338,7 +361,7 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
     # the complete commit list of each side
     assert "    " + " ".join(sha[:12] for sha in shas[:4]) + "\n" in report
     assert "    " + " ".join(sha[:12] for sha in shas[4:10]) + "\n" in report
-    assert "(centre of 4 commit(s)); samples" in report and "(n=12)" in report and "(n=18)" in report
+    assert "(centre of 4 commits); samples" in report and "(n=12)" in report and "(n=18)" in report
     named = {sha for sha in shas if sha[:10] in report}
     assert named <= set(shas[:10]), "a commit outside the two segments is named"
     assert "% regression" in report.splitlines()[0] and " a regression)" in report
@@ -348,17 +371,18 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
     back = run_cli("report", "change", second["id"], "--method", "pelt", db=db, check=True).stdout
     headline = re.match(r"perflab noticed a ([+-][0-9.]+)% improvement", back.splitlines()[0])
     assert headline and float(headline.group(1)) == pytest.approx(second["oriented_pct"], abs=0.051)
-    assert _table_pct(back, "job.time") == pytest.approx(-float(headline.group(1)), abs=1.0)
+    assert _table_pct(back, "job.time") == pytest.approx(-float(headline.group(1)), abs=0.051)  # one estimator
     assert f"before the change: {shas[4][:12]}..{shas[9][:12]}" in back
+    assert ", an improvement) between the centres" in back and "a improvement" not in back  # articles
 
 
 def test_the_history_renderers_only_lay_out_the_model():
-    """render/{history,changepoints,bisect,report,profile}.py import no analysis, store, stats
+    """render/{history,changepoints,bisect,change_report,profile}.py import no analysis, store, stats
     or execute, nor numpy, and call no mean/std/median: analysis computed every number."""
     import ast
 
     import perflab.render
-    for name in ("history", "changepoints", "bisect", "report", "profile"):
+    for name in ("history", "changepoints", "bisect", "change_report", "profile"):
         path = Path(perflab.render.__file__).parent / f"{name}.py"
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

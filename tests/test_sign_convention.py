@@ -60,9 +60,9 @@ def test_the_sign_is_one_convention_on_any_step(tmp_path_factory, factor, seed):
     from perflab.analysis.importing import import_file
     from perflab.analysis.verdict import judge
     from perflab.execute.ab_rule import decision_record
+    from perflab.render.change_report import render_change_report
     from perflab.render.compare import render_comparison
     from perflab.render.history import changes_json, history_json
-    from perflab.render.report import render_change_report
     from perflab.stats.sequential import SequentialTest
     from perflab.stats.sequential_ab import decide
     from perflab.store import Store

@@ -35,16 +35,18 @@ import math
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perflab.analysis.bisect_graph import Graph, Suspects
 from perflab.analysis.bisect_measure import EndFailed, Measurer, Probe, look_schedule
+from perflab.execute.bisect_record import BisectRecorder, StoredMetric
 from perflab.execute.bisect_runs import METRICS, Bench, BenchSpec, Skip, open_bench
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction
 from perflab.model.report.bisect import (
     BAD_END,
     BETWEEN,
+    BISECT_METRICS,
     FOUND,
     GOOD_END,
     NO_DIFFERENCE,
@@ -90,6 +92,7 @@ class BisectOptions:
     neither: str = "continue"      # at a commit like neither end: continue, skip, stop
     terms: tuple[str, str] = ("old", "new")
     build_cache: str | None = None  # a directory keeping built trees across bisects
+    clean: str | None = None        # reuse one worktree, this line before each build
 
     def test(self, candidates: int) -> SequentialTest:
         """The per-step test: the result's error rate split over ceil(log2 N) steps."""
@@ -97,7 +100,8 @@ class BisectOptions:
         return SequentialTest(error, error, self.min_pairs, self.max_pairs)
 
     def bench(self) -> BenchSpec:
-        return BenchSpec(self.build, self.run, self.metric, self.metric_regex, self.timeout, self.build_cache)
+        return BenchSpec(self.build, self.run, self.metric, self.metric_regex, self.timeout, self.build_cache,
+                         self.clean)
 
 
 def steps_for(candidates: int) -> int:
@@ -129,13 +133,27 @@ def check_options(options: BisectOptions) -> None:
 
 
 def bisect(repo: str, good: str, bad: str, options: BisectOptions,
-           progress: Callable[[str], None] = lambda line: None) -> BisectResult:
-    """Bisect good..bad in `repo` (see the module doc). Raises UsageError for bad input."""
+           progress: Callable[[str], None] = lambda line: None, recorder: BisectRecorder | None = None,
+           ) -> BisectResult:
+    """Bisect good..bad in `repo` (see the module doc). Raises UsageError for bad input.
+    ``recorder``: stores every run as a sample of its commit's run (execute.bisect_record)."""
     check_options(options)
     good_sha, bad_sha = check_range(repo, good, bad)
     graph = Graph.of(describe_commit(repo, good_sha), commit_graph(repo, good_sha, bad_sha))
-    with open_bench(repo, options.bench()) as bench:
-        return _Bisection(graph, bench, options, progress).run()
+    with open_bench(repo, options.bench(), recorder) as bench:
+        result = _Bisection(graph, bench, options, progress).run()
+    if recorder is None or not recorder.runs:
+        return result
+    stored = tuple((sha, run_id) for sha, run_id in recorder.runs.items())
+    return replace(result, label=recorder.label, stored=stored)
+
+
+def stored_metric(options: BisectOptions) -> StoredMetric:
+    """The metric bisect's runs are stored under: --metric's, or --metric-regex's figure."""
+    if options.metric_regex:
+        direction = Direction.HIGHER if options.higher_is_better else Direction.LOWER
+        return StoredMetric("metric", "", direction, f"the run's --metric-regex {options.metric_regex!r}")
+    return StoredMetric(options.metric, "s", Direction.LOWER, BISECT_METRICS[options.metric])
 
 
 def change_words(ratio: float, options: BisectOptions) -> tuple[str, str]:

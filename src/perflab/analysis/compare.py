@@ -132,7 +132,7 @@ def compare_points(store: Store, run: RunInfo, key: str, base_value: str, *, fil
     order = [wanted, *(v for v in tables if v != wanted)]
     sides = [replace(run, label=f"{key}={value}") for value in order]
     keys = [k for value in order for k in tables[value]]
-    infos = _metric_infos(store, {k[0] for k in keys}, [], [tables[v] for v in order])
+    infos = metric_infos(store, {k[0] for k in keys}, [], [tables[v] for v in order])
     report = build_report([tables[v] for v in order], sides, infos, method=method, q=q, confidence=confidence,
                           noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
     return replace(report, notes=notes)
@@ -168,20 +168,11 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
                if benchmark == name and filters.keeps(group.params)} for name in order]
     if not any(tables[1:]) or not tables[0]:
         raise UsageError("nothing to compare: no samples match" + (" the filters" if filters != Filters() else ""))
-    infos = _metric_infos(store, {reference}, [], tables)
+    infos = metric_infos(store, {reference}, [], tables)
     sides = [replace(run, label=name) for name in order]
     report = build_report(tables, sides, infos, method=method, q=q, confidence=confidence,
                           noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
     return replace(report, notes=notes)
-
-
-def compare_pooled(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo], *,
-                   q: float = 0.05, filters: Filters = Filters()) -> CompareReport:
-    """Every metric, monitors' too, of two sides of several runs each (the commits before a
-    change and from it on), their samples pooled; labelled by the last base and first new run."""
-    return _compare_sides(store, [base_runs, new_runs], [base_runs[-1], new_runs[0]], filters=filters,
-                          method="welch-log", q=q, confidence=0.95, noise_floor=None, monitor_metrics=None,
-                          best_pcts=(), exclude_metrics=frozenset())
 
 
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
@@ -204,7 +195,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     if not keys:
         raise UsageError("nothing to compare: no samples match"
                          + (" the filters" if filters != Filters() else " in these runs"))
-    infos = _metric_infos(store, {k[0] for k in keys}, warnings, tables)
+    infos = metric_infos(store, {k[0] for k in keys}, warnings, tables)
     ids = [{run.id for run in side} for side in sides]
     separate = [ids[0].isdisjoint(other) for other in ids[1:]]
     for run, other in zip(runs[1:], ids[1:]):
@@ -219,7 +210,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
                           run_shares=shares, layouts=recorded_layouts(runs), run_to_run=known)
     every = list({run.id: run for side in sides for run in side}.values())
-    return replace(report, warnings=(*report.warnings, *_environment_warnings(runs),
+    return replace(report, warnings=(*report.warnings, *environment_warnings(runs),
                                      *contention_warnings(store, every)), notes=notes)
 
 
@@ -239,21 +230,30 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
     """One side's value groups by (benchmark, point, metric), several runs' values pooled,
     and each run's own values (for the run-to-run variance of a pooled side)."""
     pooled: dict[Key, list[ValueGroup]] = {}
-    # one query for all the runs (a change's side pools thousands of commits' runs)
-    groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
-                                                  set(filters.metrics) or None)
-    for run in runs:
-        for g in groups_of.get(run.id, ()):
-            if (not filters.params or filters.keeps(g.params)) and (
-                    monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
-                    or g.metric in filters.metrics) and g.metric not in exclude and (
-                    not is_pressure_metric(g.metric) or g.metric in filters.metrics):
-                pooled.setdefault((g.benchmark, g.point, g.metric), []).append(g)
+    for found in groups_of_runs(store, runs, filters, monitor_metrics, exclude).values():
+        for key, g in found.items():
+            pooled.setdefault(key, []).append(g)
     table = {key: groups[0] if len(groups) == 1 else
              replace(groups[0], values=np.concatenate([g.values for g in groups]),
                      failures=sum(g.failures for g in groups))
              for key, groups in pooled.items()}
     return table, {key: [g.values for g in groups] for key, groups in pooled.items()}
+
+
+def groups_of_runs(store: Store, runs: Sequence[RunInfo], filters: Filters, monitor_metrics: bool | None = None,
+                   exclude: frozenset[str] = frozenset()) -> dict[int, dict[Key, ValueGroup]]:
+    """Each run's value groups that the filters keep, by (benchmark, point, metric), in ``runs``' order."""
+    # one query for all the runs (a change's side pools thousands of commits' runs)
+    groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
+                                                  set(filters.metrics) or None)
+    out: dict[int, dict[Key, ValueGroup]] = {}
+    for run in runs:
+        out[run.id] = {(g.benchmark, g.point, g.metric): g for g in groups_of.get(run.id, ())
+                       if (not filters.params or filters.keeps(g.params)) and (
+                           monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
+                           or g.metric in filters.metrics) and g.metric not in exclude and (
+                           not is_pressure_metric(g.metric) or g.metric in filters.metrics)}
+    return out
 
 
 def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
@@ -278,7 +278,7 @@ def _run_variances(store: Store, sides: list[list[RunInfo]], parts: list[dict[Ke
                    keys: list[Key]) -> dict[Key, RunVariance | None]:
     """Per row, the run-to-run variance of its benchmark, point and metric: between the runs
     of the sides that pool several (history's segments), else between replicate runs in
-    the store (`store.runs.replicates`: the same thing on the same host, kernel and commit,
+    the store (`Store.replicate_runs`: the same thing on the same host, kernel and commit,
     e.g. 'perflab calibrate', other than the runs compared), else None."""
     out: dict[Key, RunVariance | None] = {}
     if any(len(side) > 1 for side in sides):
@@ -322,7 +322,7 @@ def _pair_single_benchmarks(tables: Tables, runs: list[RunInfo], warnings: list[
                                 f"{runs[0].label}'s {base_name!r}")
 
 
-def _metric_infos(store: Store, benchmarks: set[str], warnings: list[str],
+def metric_infos(store: Store, benchmarks: set[str], warnings: list[str],
                   tables: Tables) -> dict[tuple[str, str], MetricInfo]:
     infos: dict[tuple[str, str], MetricInfo] = {}
     for benchmark in benchmarks:
@@ -336,7 +336,7 @@ def _metric_infos(store: Store, benchmarks: set[str], warnings: list[str],
     return infos
 
 
-def _environment_warnings(runs: list[RunInfo]) -> list[str]:
+def environment_warnings(runs: list[RunInfo]) -> list[str]:
     """Differences between the machines that could explain a change by themselves."""
     out = []
     base = runs[0].environment or {}

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from perflab.analysis.compare import Filters, compare_pooled
+from perflab.analysis.change_table import compare_commit_centres
+from perflab.analysis.compare import Filters
 from perflab.analysis.reproduce import reproduce_lines
 from perflab.analysis.series import change_id as change_id  # re-exported: analysis/alerts.py
 from perflab.analysis.series import make_series, preload
@@ -269,14 +270,14 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
 # --------------------------------------------------------------------------- report
 
 def _side(series: Series, segment: Segment, points: int | None, *,
-          nearest_last: bool) -> tuple[ReportSide, list[RunInfo]]:
-    """The segment's measured points (or the ``points`` nearest the change), as a report side."""
+          nearest_last: bool) -> tuple[ReportSide, list[list[RunInfo]]]:
+    """The segment's measured points (or the ``points`` nearest the change), as a report side,
+    and each pooled point's runs."""
     measured = [p.point for p in series.points[segment.first:segment.end] if p.summary.n]
     pooled = measured if points is None else (measured[-points:] if nearest_last else measured[:points])
-    runs = [r for p in pooled for r in p.runs]
     names = tuple(p.short if p.commit else f"run {p.runs[0].id}" for p in pooled)
-    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), len(runs), len(pooled) == len(measured),
-                      names), runs
+    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), sum(len(p.runs) for p in pooled),
+                      len(pooled) == len(measured), names), [list(p.runs) for p in pooled]
 
 
 def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
@@ -293,16 +294,18 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
                      points: int | None = None, q: float = 0.05) -> ChangeReport:
     """The report of change ``c`` of ``series`` in ``history`` (found already: the history
     page embeds the report of each of its changes)."""
-    before, base_runs = _side(series, c.before, points, nearest_last=True)
-    after, new_runs = _side(series, c.after, points, nearest_last=False)
+    before, base = _side(series, c.before, points, nearest_last=True)
+    after, new = _side(series, c.after, points, nearest_last=False)
     # a history's runs come without spec and environment: read them for the runs the report
     # describes (the sides' names, the machine, the command to reproduce), not for every run
-    full = store.runs.with_details([base_runs[-1], new_runs[0], c.point.runs[0]])
-    base_runs[-1], new_runs[0] = full[base_runs[-1].id], full[new_runs[0].id]
+    full = store.runs.with_details([base[-1][-1], new[0][0], c.point.runs[0]])
+    base[-1][-1], new[0][0] = full[base[-1][-1].id], full[new[0][0].id]
     point = replace(c.point, runs=(full[c.point.runs[0].id], *c.point.runs[1:]))
+    base_runs, new_runs = [r for runs in base for r in runs], [r for runs in new for r in runs]
     # the change's own test case (its benchmark and point), as the robot's report is: the
-    # table, its FDR and its warnings are of the rows it is about
-    comparison = compare_pooled(store, base_runs, new_runs, q=q, filters=Filters.for_point(c.benchmark, c.params))
+    # table, its FDR and its warnings are of the rows it is about; one value per commit,
+    # by the detector's estimator, so the table's % is the headline's
+    comparison = compare_commit_centres(store, base, new, q=q, filters=Filters.for_point(c.benchmark, c.params))
     recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or point.runs[0].repo
     repo = history.repo or (recorded if recorded and is_repository(recorded) else None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])
@@ -311,7 +314,10 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
         previous_subject=subjects.get(c.previous.commit or ""), repo=repo, recorded_repo=recorded,
         machine=point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
-        reproduce=tuple(reproduce_lines(point, repo, recorded)), warnings=history.warnings,
+        reproduce=tuple(reproduce_lines(point, repo, recorded)),
+        # the history's warnings that concern this stat (not other metrics' missing metadata)
+        warnings=tuple(w for w in history.warnings if w.kind != NO_METRIC_INFO
+                       or w.message.startswith(f"{c.benchmark} {c.metric}:")),
         alert=store.alerts.of_changes([c.id]).get(c.id))
 
 

@@ -1,9 +1,10 @@
 """``perflab import``: another tool's result file becomes one finished perflab run.
 
-The file is parsed completely first (``perflab.formats``); only a well-formed file
-reaches the store, and the store writes the run, its points, samples, metric metadata
-and series in one transaction (``store.imports.add_run``): a failed import writes nothing.
-The samples stream into it a batch at a time (bench/import_2m measures the memory).
+The file is checked completely first (``perflab.formats``, a first reading that keeps no
+samples); only a well-formed file reaches the store, and the store writes the run, its
+points, samples, metric metadata and series in one transaction (``Store.import_run``) as
+the samples are read again: a failed import (or a file changed between the readings)
+writes nothing. bench/import_2m measures the memory.
 """
 
 from __future__ import annotations

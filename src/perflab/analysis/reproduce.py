@@ -1,8 +1,8 @@
 """Shell lines that measure a change's commit again: "To reproduce" of `report change`.
 
-The checkout, the build (a line for the build system at the top of the tree, said to be
-a guess: runs record no build line), and the perflab run line as the first run
-was made, with --commit set.
+The checkout, the build (the build line the runs recorded, as bisect's do; else a line
+for the build system at the top of the tree, said to be a guess), and the perflab run
+line as the first run was made, with --commit set.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from perflab.model.report.history import HistoryPoint
 from perflab.vcs import top_level_files
 
-__all__ = ["BUILD_SYSTEMS", "build_line", "reproduce_lines", "with_option"]
+__all__ = ["BUILD_SYSTEMS", "build_line", "recorded_build", "reproduce_lines", "with_option"]
 
 
 def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None = None) -> list[str]:
@@ -24,16 +24,17 @@ def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None 
     """
     run = point.runs[0]
     argv = list(run.request.identity.command_line or [])
+    built = run.request.identity.build   # the build line the runs recorded (bisect's), else a guess
     lines = []
     if point.commit and repo and Path(repo).is_dir():
         lines += [f"cd {shlex.quote(repo)}", f"git checkout {point.commit}"]
-        lines.append(build_line(top_level_files(repo, point.commit)))
+        lines.append(recorded_build(built) if built else build_line(top_level_files(repo, point.commit)))
     elif point.commit:
         where = recorded or run.repo
         why = (f"{where} is gone" if where else
                "the runs did not record its path: 'perflab run --repo' does")
         lines += [f"# in a clone of the repository ({why})", f"git checkout {point.commit}"]
-        lines.append(build_line([]))
+        lines.append(recorded_build(built) if built else build_line([]))
     if not argv:
         lines.append(f"# run {run.id} did not keep its command line; 'perflab show {run.id}' has its plan")
         return lines
@@ -61,6 +62,11 @@ def build_line(files: Sequence[str]) -> str:
             return (f"{line}   # a guess from its {name} (the runs recorded no build line); "
                     "in a clean tree: an incremental build can differ")
     return "# build it as its runs were built (the runs recorded no build line, the tree has no known build file)"
+
+
+def recorded_build(line: str) -> str:
+    """The build step as the runs recorded it, said to want a clean tree."""
+    return f"{line}   # the build line its runs recorded; in a clean tree (git clean -fdx first)"
 
 
 def with_option(argv: list[str], option: str, value: str | None) -> list[str]:

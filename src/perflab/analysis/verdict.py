@@ -19,7 +19,7 @@ from perflab.analysis.compare import Filters, compare_runs
 from perflab.model.errors import UsageError
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Change, Row
-from perflab.model.report.verdict import Outcome, RunVerdict
+from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, Outcome, RunVerdict
 from perflab.model.verdicts import Verdict
 from perflab.store import Store
 
@@ -27,7 +27,7 @@ Q = 0.05
 
 
 def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
-          method: str = "mann-whitney", noise_floor: float | None = None,
+          method: str = DEFAULT_VERDICT_METHOD, noise_floor: float | None = None,
           threshold: float | None = None) -> RunVerdict:
     """Run ``candidate`` against the known-good ``base`` on ``metrics`` (empty: ``time`` if
     the base has it, else every metric). ``threshold`` (relative, 0.1 = 10%) is T above;

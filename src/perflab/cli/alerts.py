@@ -7,10 +7,11 @@ import time
 
 import click
 
-from perflab.cli.common import RowId, open_store
+from perflab.cli.common import RowId, format_option, open_store
 from perflab.model.alerts import ACTIONS, STATES
 from perflab.model.errors import UsageError
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
+from perflab.render.alerts import ALERT_FORMATS
 
 RERUN = "rerun"
 
@@ -24,7 +25,7 @@ RERUN = "rerun"
 @click.option("--since", metavar="DATE", help="With --update: only changes measured on or after DATE (ISO).")
 @click.option("--method", type=click.Choice(method_choices(auto=True)), default=AUTO_METHOD, show_default=True,
               help="With --update: " + method_help(auto=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option(ALERT_FORMATS)
 @click.pass_context
 def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool, labels, since: str | None,
            method: str, fmt: str) -> None:
@@ -36,7 +37,6 @@ def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool,
       perflab alerts --summary              grouped by commit range
     """
     from perflab.analysis.alerts import list_alerts, list_summaries, update_alerts
-    from perflab.render.alerts import alerts_json, render_alerts, render_summaries, summaries_json
     if (labels or since or method != AUTO_METHOD) and not update:
         raise UsageError("--label, --since and --method go with --update")
     with open_store(ctx, create=update) as store:
@@ -45,10 +45,10 @@ def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool,
             click.echo(f"perflab: {len(created)} new alert(s)", err=True)
         if summaries:
             found = list_summaries(store, state=state)
-            text = summaries_json(found) if fmt == "json" else render_summaries(found)
+            text = ALERT_FORMATS[fmt].render.summaries(found)
         else:
             listed = list_alerts(store, state=state)
-            text = alerts_json(listed) if fmt == "json" else render_alerts(listed)
+            text = ALERT_FORMATS[fmt].render.alerts(listed)
     click.echo(text, nl=False)
 
 
@@ -60,8 +60,7 @@ def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool,
 @click.option("--who", help="Who triages [default: $USER].")
 @click.option("--run", "runs", multiple=True, metavar="RUN",
               help="With rerun: attach this recorded run (id, label or commit) instead of running; repeatable.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Of the alert shown (without ACTION).")
+@format_option(ALERT_FORMATS, "Of the alert shown (without ACTION).")
 @click.pass_context
 def alert(ctx: click.Context, alert_id: int, action: str | None, target: int | None, note: str, who: str | None,
           runs, fmt: str) -> None:
@@ -78,7 +77,7 @@ def alert(ctx: click.Context, alert_id: int, action: str | None, target: int | N
       perflab alert 3 rerun --run 41 --run 42          attach runs measured otherwise
     """
     from perflab.analysis.alerts import alert_detail, triage, who_default
-    from perflab.render.alerts import detail_json, render_alert_detail, render_alerts
+    from perflab.render.alerts import render_alerts
     if target is not None and action != "duplicate-of":
         raise UsageError(f"unexpected argument {target}: only 'duplicate-of N' takes an alert id")
     if runs and action != RERUN:
@@ -87,7 +86,7 @@ def alert(ctx: click.Context, alert_id: int, action: str | None, target: int | N
     with open_store(ctx, create=action is not None) as store:
         if action is None:
             detail = alert_detail(store, alert_id)
-            click.echo(detail_json(detail) if fmt == "json" else render_alert_detail(detail), nl=False)
+            click.echo(ALERT_FORMATS[fmt].render.detail(detail), nl=False)
             return
         if action == RERUN:
             _rerun(store, alert_id, list(runs), who=who, note=note)

@@ -8,6 +8,7 @@ import click
 
 from perflab.cli.common import RATE, SECONDS, SEED, count, open_store, warn
 from perflab.model.report.bisect import BISECT_METRICS, FOUND
+from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, VERDICT_METHODS
 
 EXIT_FOUND = 0
 EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped commits left)
@@ -50,11 +51,18 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
 @click.option("--build-cache", type=click.Path(file_okay=False), metavar="DIR",
               help="Keep built trees in DIR (by tree hash and build line) for later bisects; "
                    "default: a temporary directory.")
+@click.option("--clean", metavar="CMD",
+              help="Reuse one worktree for every build: check the commit out there, run CMD (e.g. "
+                   "'make clean'), then --build; default: a fresh worktree per commit.")
+@click.option("--label", metavar="LABEL",
+              help="Store the runs under LABEL (default: bisect-<8 hex digits>, printed at the end).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: str,
+@click.pass_context
+def bisect(ctx: click.Context, repo: str, good: str, bad: str, build: str, run_line: str, metric: str,
            metric_regex: str | None, higher_is_better: bool, confidence: float, min_runs: int, max_runs: int,
            timeout: float | None, seed: int | None, first_parent: bool, direction: str, neither: str,
-           term_old: str, term_new: str, build_cache: str | None, quiet: bool) -> None:
+           term_old: str, term_new: str, build_cache: str | None, clean: str | None, label: str | None,
+           quiet: bool) -> None:
     """Find the first commit between GOOD and BAD that changed the run's performance.
 
     \b
@@ -64,7 +72,11 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
     descends into the branch it merged; the answer names the path (merge, then commit).
     How it builds: each commit in a fresh git worktree of its own (a clean checkout,
     never your checkout), the build line run there once per tree: a commit whose tree
-    was built already (same tree hash and build line) is not built again.
+    was built already (same tree hash and build line) is not built again. With --clean
+    CMD one worktree is reused instead (incremental builds): the commit is checked
+    out there, CMD runs, then the build line, and the built tree is copied out.
+    What it keeps: every run, as a sample of its commit's run in the store (--db),
+    labelled bisect-<id> (--label): 'perflab show', 'compare' and 'history' read them.
     How it measures: runs in pairs, each run of a probed commit beside a run of good
     or bad, so a machine whose speed drifts cannot fool the comparison. Good and bad
     are first checked to differ; that change names the answer ("first faster
@@ -82,17 +94,26 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
     only skipped commits are left, or --neither stop stopped,
     2 usage (unknown commit, good == bad, good not an ancestor of bad), 3 git missing.
     """
-    from perflab.analysis.bisect import BisectOptions
+    from perflab.analysis.bisect import BisectOptions, check_options, stored_metric
     from perflab.analysis.bisect import bisect as run_bisect
+    from perflab.execute.bisect_record import BisectRecorder, new_label
     from perflab.render.bisect import render_bisect
+    from perflab.vcs import check_range
 
     options = BisectOptions(build=build, run=run_line, metric=metric, metric_regex=metric_regex,
                             higher_is_better=higher_is_better,
                             timeout=timeout, confidence=confidence, min_pairs=min_runs,
                             max_pairs=max_runs, seed=seed, first_parent=first_parent, direction=direction,
-                            neither=neither, terms=(term_old, term_new), build_cache=build_cache)
+                            neither=neither, terms=(term_old, term_new), build_cache=build_cache, clean=clean)
+    check_options(options)   # before the store is created: a refused bisect leaves nothing behind
+    check_range(repo, good, bad)
+    if label is not None and not label.strip():
+        raise click.UsageError("--label must not be blank")
     progress = (lambda line: None) if quiet else (lambda line: click.echo(f"perflab: {line}", err=True))
-    result = run_bisect(repo, good, bad, options, progress)
+    with open_store(ctx, create=True) as store:
+        recorder = BisectRecorder(store, repo, label or new_label(), stored_metric(options), run_line, build,
+                                  timeout, db=ctx.find_root().obj["db"])
+        result = run_bisect(repo, good, bad, options, progress, recorder)
     click.echo(render_bisect(result), nl=False)
     if result.outcome != FOUND:
         click.echo(f"perflab: {result.message}", err=True)
@@ -104,8 +125,9 @@ def bisect(repo: str, good: str, bad: str, build: str, run_line: str, metric: st
 @click.argument("candidate_ref", metavar="B")
 @click.option("--metric", "metrics", multiple=True,
               help="Metric(s) to judge [default: time if A has it, else every metric].")
-@click.option("--method", type=click.Choice(["mann-whitney", "welch-log"]), default="mann-whitney",
-              show_default=True, help="The test: ranks (one stray run moves one rank) or Welch on logs.")
+@click.option("--method", type=click.Choice(list(VERDICT_METHODS)), default=DEFAULT_VERDICT_METHOD,
+              show_default=True, help="The test: " + "; ".join(f"{name}: {text}" for name, text in
+                                                                VERDICT_METHODS.items()) + ".")
 @click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
 @click.option("--threshold", metavar="PCT",
               help="Smallest regression that matters (default: the noise floor): bad needs a significant "

@@ -6,9 +6,10 @@ import math
 
 import click
 
-from perflab.cli.common import Finite, count
+from perflab.cli.common import Finite, count, format_option
 from perflab.model.errors import UsageError
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
+from perflab.render.changepoints import CHANGEPOINT_FORMATS
 
 METHOD_CHOICES = method_choices(auto=True)
 MIN_WINDOW = 6          # e-divisive: two segments of its least size (2 x stats.changepoints.E_DIVISIVE_MIN_SEGMENT)
@@ -60,7 +61,7 @@ def _fraction(text: str) -> float:
               help="mosum: also report changes in the noise's spread alone (shown as 'spread xF', the "
                    "ratio after/before; the false-alarm budget is split between the two searches). "
                    "Off by default: it costs the level search some power (bench/changepoints_accuracy.py).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option(CHANGEPOINT_FORMATS)
 def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, max_pvalue: float,
                  penalty: str, min_magnitude: str, direction: str | None, spread: bool, fmt: str) -> None:
     """Change points in the mean of the series in FILE (CSV with a header, or JSON).
@@ -74,7 +75,6 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
     from perflab.analysis.changepoints import file_changes
     from perflab.formats.series import read_series_file
     from perflab.model.records import Direction
-    from perflab.render.changepoints import render_json, render_table
 
     magnitude = _fraction(min_magnitude)
     penalty_value = _penalty(penalty)
@@ -88,7 +88,7 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
     found = file_changes(series, columns, method=method, window=window, max_pvalue=max_pvalue,
                          penalty=penalty_value, min_magnitude=magnitude,
                          direction=Direction(direction) if direction else None, spread=spread)
-    click.echo(render_json(found) if fmt == "json" else render_table(found), nl=False)
+    click.echo(CHANGEPOINT_FORMATS[fmt].render(found), nl=False)
 
 
 COMMANDS: list[click.Command] = [changepoints]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from perflab.model.errors import UsageError
 from perflab.model.limits import MAX_REPETITIONS, parse_id
+from perflab.model.output_formats import FormatRegistry
 
 # this invocation's arguments (set by main), kept with a run to reproduce it
 COMMAND_LINE: list[str] = []
@@ -101,6 +104,13 @@ def count(most: int = MAX_REPETITIONS, least: int = 1) -> click.IntRange:
 SECONDS = Finite(min=0, min_open=True)
 RATE = Finite(min=0, max=1, min_open=True, max_open=True)   # a probability: alpha, fdr, confidence
 SEED = click.IntRange(0, 2**64 - 1)   # recorded in the run's spec: a JSON number every store keeps
+
+
+def format_option(formats: FormatRegistry[Any], more: str = "") -> Callable[[Any], Any]:
+    """--format FMT: its choices, default and one-line helps from the family's registry;
+    ``more`` adds a sentence about the option itself."""
+    return click.option("--format", "fmt", type=click.Choice(formats.names), default=formats.default,
+                        show_default=True, help=" ".join(text for text in (more, formats.help()) if text))
 
 
 def warn(message: str) -> None:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from perflab.cli.common import RATE, check_output, open_store, write_output
+from perflab.cli.common import RATE, check_output, format_option, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
 from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
@@ -25,8 +25,7 @@ def percent(text: str, option: str) -> float:
 
 @click.command()
 @click.argument("run_refs", nargs=-1, required=True, metavar="RUN...")
-@click.option("--format", "fmt", type=click.Choice(list(COMPARE_FORMATS)), default="mmtests", show_default=True,
-              help="; ".join(f"{name}: {f.description}" for name, f in COMPARE_FORMATS.items()) + ".")
+@format_option(COMPARE_FORMATS)
 @click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
               help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable.")
 @click.option("--metric", "metrics", multiple=True,
@@ -69,29 +68,11 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
                                                'a' 'b', or perflab ab): each against
                                                the first, or --reference NAME
     """
-    from dataclasses import replace
-
-    from perflab.analysis.compare import (
-        Filters,
-        check_shared,
-        compare_benchmarks,
-        compare_points,
-        compare_runs,
-        regressions,
-    )
+    from perflab.analysis.compare import Filters
     from perflab.render.compare import PROFILE_FORMATS, render_comparison
     from perflab.render.compare_common import parse_rows
 
-    if base_point is not None:
-        key, sep, value = base_point.partition("=")
-        if not sep or not key or not value:
-            raise UsageError(f"bad --base {base_point!r}: expected KEY=VALUE, a parameter of the run's points")
-        if len(run_refs) != 1 or with_profile:
-            raise UsageError("--base compares the points of one run: name one run (and no --profile)")
-    elif len(run_refs) < 2 and (with_profile or not run_refs):
-        raise UsageError("compare needs a baseline and at least one candidate")
-    if reference is not None and (len(run_refs) != 1 or base_point is not None):
-        raise UsageError("--reference names a command of one run of several commands: name one run (no --base)")
+    _check_shape(run_refs, base_point, reference, with_profile)
     if not 0 < fdr < 1:
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
     limit = percent(threshold, "--threshold")
@@ -103,24 +84,11 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
         check_output(output)  # a path that cannot be written fails before the work
     if with_profile and fmt not in PROFILE_FORMATS:
         raise UsageError(f"--profile works with --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
+    tests = {"method": method, "q": fdr, "noise_floor": floor}
     with open_store(ctx, create=False) as store:
-        runs = [store.runs.resolve(ref) for ref in run_refs]
-        best = [s.pct for s in stats if s.key == "best"]
-        if base_point is None and len(runs) == 1:
-            report = compare_benchmarks(store, runs[0], reference, filters=selection, method=method, q=fdr,
-                                        noise_floor=floor, best_pcts=best, all_metrics=all_metrics)
-        elif base_point is not None:
-            report = compare_points(store, runs[0], key, value, filters=selection, method=method, q=fdr,
-                                    noise_floor=floor, best_pcts=best, all_metrics=all_metrics)
-        else:
-            report = compare_runs(store, runs, filters=selection, method=method, q=fdr, noise_floor=floor,
-                                  best_pcts=best, all_metrics=all_metrics)
-            check_shared(report)
-        if with_profile:
-            from perflab.analysis.profile import profile_report
-            report = replace(report, profile=profile_report(store, runs, filters=selection, method=method,
-                                                            q=fdr, noise_floor=floor))
-    if fmt == "benchstat":   # benchstat's own statistics, computed only when its table is asked for
+        report = _report(store, [store.runs.resolve(ref) for ref in run_refs], selection, base_point, reference,
+                         all_metrics, with_profile, best=[s.pct for s in stats if s.key == "best"], tests=tests)
+    if COMPARE_FORMATS[fmt].benchstat:   # benchstat's own statistics, computed only when its table is asked for
         from perflab.analysis.benchstat import with_benchstat
         report = with_benchstat(report)
     text = render_comparison(report, fmt, rows=row_names, width=width, verbose=verbose)
@@ -129,16 +97,61 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
     else:
         click.echo(text, nl=False)
     if fail_on:
-        found = regressions(report, limit)
-        compared = sum(1 for _ in report.changes())
-        if found:
-            row, index, change = found[0]
-            click.echo(f"perflab: --fail-on regression: failed: {len(found)} significant regression(s) of at "
-                       f"least {limit:g}%; first: {row.benchmark} {row.point} {row.metric} {change.pct:+.2f}% "
-                       f"in {report.labels[index + 1]}", err=True)
-            sys.exit(EXIT_VERDICT)
-        click.echo(f"perflab: --fail-on regression: passed: no significant regression of at least {limit:g}% "
-                   f"in {compared} comparison(s)", err=True)
+        _fail_on_regression(report, limit)
+
+
+def _check_shape(run_refs: tuple[str, ...], base_point: str | None, reference: str | None,
+                 with_profile: bool) -> None:
+    """The runs named and the options that say what to compare agree, before any work."""
+    if base_point is not None:
+        key, sep, value = base_point.partition("=")
+        if not sep or not key or not value:
+            raise UsageError(f"bad --base {base_point!r}: expected KEY=VALUE, a parameter of the run's points")
+        if len(run_refs) != 1 or with_profile:
+            raise UsageError("--base compares the points of one run: name one run (and no --profile)")
+    elif len(run_refs) < 2 and (with_profile or not run_refs):
+        raise UsageError("compare needs a baseline and at least one candidate")
+    if reference is not None and (len(run_refs) != 1 or base_point is not None):
+        raise UsageError("--reference names a command of one run of several commands: name one run (no --base)")
+
+
+def _report(store, runs, selection, base_point: str | None, reference: str | None, all_metrics: bool,
+            with_profile: bool, *, best: list[int], tests: dict):
+    """The comparison asked for: the commands of one run, the points of one run against
+    --base, or runs against the first; with --profile its profile deltas."""
+    from dataclasses import replace
+
+    from perflab.analysis.compare import check_shared, compare_benchmarks, compare_points, compare_runs
+    if base_point is None and len(runs) == 1:
+        report = compare_benchmarks(store, runs[0], reference, filters=selection, best_pcts=best,
+                                    all_metrics=all_metrics, **tests)
+    elif base_point is not None:
+        key, _, value = base_point.partition("=")
+        report = compare_points(store, runs[0], key, value, filters=selection, best_pcts=best,
+                                all_metrics=all_metrics, **tests)
+    else:
+        report = compare_runs(store, runs, filters=selection, best_pcts=best, all_metrics=all_metrics, **tests)
+        check_shared(report)
+    if with_profile:
+        from perflab.analysis.profile import profile_report
+        report = replace(report, profile=profile_report(store, runs, filters=selection, **tests))
+    return report
+
+
+def _fail_on_regression(report, limit: float) -> None:
+    """--fail-on regression: exit EXIT_VERDICT on a significant regression of at least
+    ``limit`` %, with one line on stderr either way."""
+    from perflab.analysis.compare import regressions
+    found = regressions(report, limit)
+    compared = sum(1 for _ in report.changes())
+    if found:
+        row, index, change = found[0]
+        click.echo(f"perflab: --fail-on regression: failed: {len(found)} significant regression(s) of at "
+                   f"least {limit:g}%; first: {row.benchmark} {row.point} {row.metric} {change.pct:+.2f}% "
+                   f"in {report.labels[index + 1]}", err=True)
+        sys.exit(EXIT_VERDICT)
+    click.echo(f"perflab: --fail-on regression: passed: no significant regression of at least {limit:g}% "
+               f"in {compared} comparison(s)", err=True)
 
 
 def _import_help() -> str:
@@ -168,9 +181,11 @@ def import_(ctx: click.Context, kind: str, path: str, label: str, ignore_failure
     from perflab.formats.importers import parse_file
     if host is not None and not host.strip():
         raise UsageError("--host needs a machine's name (leave it out when the machine is unknown)")
-    parsed = parse_file(kind, path, ignore_failure=ignore_failure)  # fails here, before the database opens
+    progress = _ImportProgress(path)
+    # fails here, before the database opens
+    parsed = parse_file(kind, path, ignore_failure=ignore_failure, progress=progress.checking)
     with open_store(ctx, create=True) as store:
-        run_id = import_file(store, parsed, label, progress=_ImportProgress(path), host=host)
+        run_id = import_file(store, parsed, label, progress=progress, host=host)
     click.echo(f"imported {path} as run {run_id} ({label})")
 
 
@@ -183,13 +198,27 @@ class _ImportProgress:
         import time
         self._clock, self._path = time.monotonic, path
         self._started = self._last = self._clock()
+        self._writing: int | None = None
+
+    def checking(self, read: int, size: int) -> None:
+        """Told as the file is checked (its first reading), before anything is written."""
+        if self._due() and read < size:
+            click.echo(f"perflab: checking {self._path}: {read / 1e6:,.0f} of {size / 1e6:,.0f} MB read", err=True)
 
     def __call__(self, written: int, total: int) -> None:
-        now = self._clock()
-        if now - self._last >= self.EVERY_S and written < total:
-            self._last = now
+        if self._writing is None:  # the rate counts from the first batch written, not the checking
+            self._writing, self._started = written, self._clock()
+        if self._due() and written < total:
+            now = self._clock()
             click.echo(f"perflab: importing {self._path}: {written:,} of {total:,} repetitions "
-                       f"({written / (now - self._started):,.0f}/s)", err=True)
+                       f"({(written - self._writing) / max(now - self._started, 1e-9):,.0f}/s)", err=True)
+
+    def _due(self) -> bool:
+        now = self._clock()
+        if now - self._last < self.EVERY_S:
+            return False
+        self._last = now
+        return True
 
 
 COMMANDS: list[click.Command] = [compare, import_]

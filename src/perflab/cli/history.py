@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
-from perflab.cli.common import RATE, check_output, count, open_store, warn, write_output
+from perflab.cli.common import RATE, check_output, count, format_option, open_store, warn, write_output
 from perflab.model.limits import MAX_ID
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
 from perflab.model.verdicts import Verdict
+from perflab.render.history_formats import CHANGES_FORMATS, HISTORY_FORMATS
 
 _METHODS = method_choices(auto=True)
 
@@ -31,7 +32,7 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, 
     """The history; with ``reports`` also each change's report text, by change id."""
     from perflab.analysis.compare import Filters
     from perflab.analysis.history import build_history, report_of_change
-    from perflab.render.report import render_change_report
+    from perflab.render.change_report import render_change_report
     selection = Filters.parse([*filters, *(f"benchmark={b}" for b in benchmarks)], list(metrics))
     with open_store(ctx, create=False) as store:
         history = build_history(store, filters=selection, labels=labels, method=method)
@@ -44,9 +45,7 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, 
 
 @click.command()
 @_selection
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True,
-              help="html: every sample, segment centres and change points (a click on one shows its "
-                   "report), one self-contained page.")
+@format_option(HISTORY_FORMATS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 @click.pass_context
 def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str, output: str | None) -> None:
@@ -55,17 +54,16 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
     \b
       perflab history --metric per_thread_ops --filter test=poll2
     """
-    from perflab.render.history import history_json, render_history
+    layout = HISTORY_FORMATS[fmt]
     if output:
         check_output(output)  # before any work
-    found, reports = _build(ctx, metrics, filters, benchmarks, labels, method, reports=fmt == "html")
-    if fmt == "html":
-        from perflab.render.history_html import render_history_html
+    found, reports = _build(ctx, metrics, filters, benchmarks, labels, method, reports=layout.linked)
+    subjects: dict[str, str] = {}
+    if layout.linked:
         from perflab.vcs import commit_subjects
         commits = [p.point.commit for s in found.series for p in s.points if p.point.commit]
-        text = render_history_html(found, commit_subjects(found.repo, dict.fromkeys(commits)), reports=reports)
-    else:
-        text = history_json(found) if fmt == "json" else render_history(found)
+        subjects = commit_subjects(found.repo, dict.fromkeys(commits))
+    text = layout.render(found, subjects, reports)
     if output:
         write_output(output, text)
     else:
@@ -94,20 +92,18 @@ def _decided(command: click.Command) -> click.Command:
 @click.option("--since", metavar="DATE", help="Only changes whose commit was measured on or after DATE (ISO).")
 @click.option("--direction", type=click.Choice([Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value]),
               help="Only changes with this verdict.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option(CHANGES_FORMATS)
 @click.pass_context
 def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, since: str | None,
             direction: str | None, fmt: str) -> None:
     """Every detected change of every series, largest first."""
     from perflab.analysis.alerts import mark_alerts, with_alerted
     from perflab.analysis.history import list_changes, parse_since
-    from perflab.render.history import changes_json, render_changes
     moment = parse_since(since) if since else None
     found, _ = _build(ctx, metrics, filters, benchmarks, labels, method)
     with open_store(ctx, create=False) as store:
         listing = mark_alerts(store, list_changes(with_alerted(store, found), since=moment, direction=direction))
-    text = changes_json(listing) if fmt == "json" else render_changes(listing)
-    click.echo(text, nl=False)
+    click.echo(CHANGES_FORMATS[fmt].render(listing), nl=False)
 
 
 @click.group()
@@ -138,7 +134,7 @@ def report_change(ctx: click.Context, change_id: str, labels, method: str, point
     """
     from perflab.analysis.history import change_report
     from perflab.model.errors import UsageError
-    from perflab.render.report import render_change_report
+    from perflab.render.change_report import render_change_report
     if not 0 < fdr < 1:
         raise UsageError(f"--fdr must be between 0 and 1, got {fdr}")
     with open_store(ctx, create=False) as store:

@@ -10,9 +10,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, RowId, count, open_store, terminal_width, warn, write_output
+from perflab.cli.common import (
+    COMMAND_LINE,
+    SECONDS,
+    SEED,
+    RowId,
+    count,
+    format_option,
+    open_store,
+    terminal_width,
+    warn,
+    write_output,
+)
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
+from perflab.render.export import EXPORT_FORMATS
 
 if TYPE_CHECKING:
     from perflab.model.run_request import RunRequest
@@ -281,15 +293,14 @@ def show(ctx: click.Context, run_ref: str, metrics: tuple[str, ...], show_all: b
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True)
+@format_option(EXPORT_FORMATS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to a file.")
 @click.pass_context
 def export(ctx: click.Context, run_ref: str, fmt: str, output: str | None) -> None:
     """A run's raw samples, one row per value."""
-    from perflab.render.export import export_csv, export_json
     with open_store(ctx, create=False) as store:
         info = store.runs.resolve(run_ref)
-        text = (export_json if fmt == "json" else export_csv)(info, store.samples.rows(info.id))
+        text = EXPORT_FORMATS[fmt].render(info, store.samples.rows(info.id))
     if output:
         write_output(output, text)
     else:

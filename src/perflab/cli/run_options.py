@@ -40,11 +40,11 @@ def parse_duration(text: str, option: str) -> float:
 
 
 def export_options(function):
-    for flag, what in (("--export-markdown", "hyperfine's markdown table (with its Relative column)"),
-                       ("--export-csv", "hyperfine's CSV summary"),
-                       ("--export-json", "hyperfine's JSON (same keys: hyperfine's scripts read it)")):
-        function = click.option(flag, metavar="FILE", type=click.Path(dir_okay=False),
-                                help=f"After the run, write {what}.")(function)
+    """--export-NAME FILE for each of hyperfine's layouts (formats.hyperfine_export.EXPORTS)."""
+    from perflab.formats.hyperfine_export import EXPORTS
+    for name in reversed(EXPORTS.names):   # click lists options in the order they are written
+        function = click.option(f"--export-{name}", metavar="FILE", type=click.Path(dir_okay=False),
+                                help=f"After the run, write {EXPORTS[name].help}.")(function)
     return function
 
 
@@ -60,8 +60,8 @@ def write_exports(store, run_id: int, exports: Exports) -> None:
     """The --export-* files of a finished run."""
     if not exports.asked():
         return
-    from perflab.analysis.hyperfine_export import hyperfine_results
-    from perflab.render.hyperfine_export import FORMATS
-    results = hyperfine_results(store, store.runs.resolve(str(run_id)))
+    from perflab.formats.hyperfine_export import EXPORTS, hyperfine_results
+    run = store.runs.resolve(str(run_id))
+    results = hyperfine_results(run, store.samples.rows(run.id))
     for fmt, path in exports.asked().items():
-        write_output(path, FORMATS[fmt](results))
+        write_output(path, EXPORTS[fmt].render(results))

@@ -1,4 +1,4 @@
-"""What the result-file importers share: the parsed-file model, loading JSON, and turning a
+"""What the result-file importers share: the parsed-file model and turning a
 schema violation (pydantic) into one line that names the place in the file.
 
 Pure parsing: nothing here touches the database. Any problem with a file is a
@@ -7,20 +7,15 @@ Pure parsing: nothing here touches the database. Any problem with a file is a
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import os
-import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field, ValidationError
 from pydantic_core import ErrorDetails
 
-from perflab.formats.jsontext import parse_json
 from perflab.model.errors import UsageError
 from perflab.model.records import Measurement, MetricInfo, Point
 from perflab.model.run_request import Imported, RunRequest
@@ -37,14 +32,22 @@ Seconds = Annotated[float, Field(strict=True, ge=0, le=MAX_SECONDS, allow_inf_na
 Bytes = Annotated[float, Field(strict=True, ge=0, le=MAX_BYTES, allow_inf_nan=False)]
 
 
+class Repetitions(Protocol):
+    """A benchmark's repetitions, each a list of values: a list, or made as the file is read."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Sequence[Measurement]]: ...
+
+
 @dataclass(frozen=True)
 class ImportedBenchmark:
     """One (benchmark, point) of the file with its values, one list per repetition."""
 
     point: Point
     metrics: list[MetricInfo]
-    repetitions: Sequence[Sequence[Measurement]]   # may be made as read (hyperfine's)
-    measured_at: list[float | None] = field(default_factory=list)  # per repetition, if known
+    repetitions: Repetitions
+    measured_at: Sequence[float | None] = field(default_factory=list)  # per repetition, if known
 
     @property
     def n(self) -> int:
@@ -88,36 +91,6 @@ def require_top_level(data: Any, key: str, expected: str, other_key: str, other_
 
 def fail(path: str | os.PathLike[str], kind: str, error: Malformed) -> UsageError:
     return UsageError(f"cannot import {os.fspath(path)} as {kind} JSON: {error}", hint=error.hint)
-
-
-def load_json(path: str | os.PathLike[str], kind: str) -> tuple[Any, str, str]:
-    """(data, absolute path, sha256) of a JSON file, gzip-compressed or not."""
-    shown = os.fspath(path)
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"cannot import {shown}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"cannot import {shown}: it is a directory, not a {kind} JSON file") from None
-    except PermissionError:
-        raise UsageError(f"cannot import {shown}: permission denied") from None
-    except OSError as error:
-        raise UsageError(f"cannot import {shown}: {error.strerror or error}") from None
-    digest = hashlib.sha256(raw).hexdigest()
-    if raw[:2] == _GZIP_MAGIC:
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as error:
-            raise UsageError(f"cannot import {shown}: broken gzip data ({error})") from None
-    elif shown.endswith(".gz"):
-        raise UsageError(f"cannot import {shown}: named .gz but not gzip-compressed")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot import {shown}: not UTF-8 text, so not a {kind} JSON file") from None
-    if not text.strip():
-        raise UsageError(f"cannot import {shown}: the file is empty")
-    return parse_json(text, f"cannot import {shown}"), str(Path(path).resolve()), digest
 
 
 def show(value: Any) -> str:
@@ -166,6 +139,11 @@ def explain(error: ValidationError, where: Callable[[tuple[int | str, ...]], str
     return Malformed(f"{place} {detail['msg']}")
 
 
+def quoted(key: str) -> str:
+    """A key of the file in double quotes, a control character in it escaped (one line)."""
+    return json.dumps(key, ensure_ascii=False)
+
+
 def location(loc: tuple[int | str, ...], words: dict[str, str]) -> str:
     """('results', 0, 'times', 1) -> 'result 1 time 2': an item of a list is counted from 1
     under its singular name; a key is quoted."""
@@ -177,6 +155,6 @@ def location(loc: tuple[int | str, ...], words: dict[str, str]) -> str:
             parts.append(f"{words[item]} {int(loc[i + 1]) + 1}")
             i += 2
             continue
-        parts.append(f'"{item}"' if isinstance(item, str) else f"item {item + 1}")
+        parts.append(quoted(item) if isinstance(item, str) else f"item {item + 1}")
         i += 1
     return " ".join(parts)

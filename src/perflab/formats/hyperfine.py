@@ -32,10 +32,11 @@ given twice (``hyperfine 'cmd' 'cmd'``) becomes ``cmd #2``.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Annotated, Any, overload
+from collections.abc import Callable, Iterator
+from itertools import repeat
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from perflab.formats.common import (
@@ -46,10 +47,21 @@ from perflab.formats.common import (
     Seconds,
     explain,
     fail,
-    load_json,
     location,
     require_top_level,
     show,
+)
+from perflab.formats.jsonstream import (
+    ChunkCheck,
+    ItemStream,
+    JsonFile,
+    JsonPath,
+    Pattern,
+    ReadProgress,
+    Skeleton,
+    Streamed,
+    explain_items,
+    streamed_array,
 )
 from perflab.model.params import coerce
 from perflab.model.records import COMMAND_METRICS, UNKNOWN_HOST, Measurement, Point, SampleStatus
@@ -62,21 +74,29 @@ _MAX_CANDIDATES = 1024  # placements of parameter values tried per hyperfine com
 _ExitCode = Annotated[int, Field(strict=True, ge=-(2**31), lt=2**31)]   # hyperfine's i32
 
 
+_TIMES: TypeAdapter[list[float]] = TypeAdapter(list[Seconds])
+_CODES: TypeAdapter[list[int | None]] = TypeAdapter(list[_ExitCode | None])
+_MEMORY: TypeAdapter[list[float]] = TypeAdapter(list[Bytes])
+# the long arrays of a result: checked a chunk at a time as they are read, never held
+_ARRAYS: dict[Pattern, TypeAdapter[Any]] = {("results", None, "times"): _TIMES, ("results", None, "exit_codes"): _CODES,
+           ("results", None, "memory_usage_byte"): _MEMORY}
+
+
 class _Result(BaseModel):
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, arbitrary_types_allowed=True)
 
     command: Annotated[str, Field(min_length=1)]
-    times: Annotated[list[Seconds], Field(min_length=1)]
-    exit_codes: list[_ExitCode | None] | None = None
-    memory_usage_byte: list[Bytes] | None = None
+    times: Annotated[Streamed, streamed_array(min_length=1)]
+    exit_codes: Annotated[Streamed, streamed_array()] | None = None
+    memory_usage_byte: Annotated[Streamed, streamed_array()] | None = None
     parameters: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _lengths_agree(self) -> _Result:
         for name, values in (("exit codes", self.exit_codes), ("memory values", self.memory_usage_byte)):
-            if values is not None and len(values) != len(self.times):
+            if values is not None and values.count != self.times.count:
                 raise PydanticCustomError("length", "has {n} {name} for {times} times",
-                                          {"n": len(values), "name": name, "times": len(self.times)})
+                                          {"n": values.count, "name": name, "times": self.times.count})
         for name, value in (self.parameters or {}).items():
             if isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 raise PydanticCustomError("parameter", "parameter {name} is {value}, not a value",
@@ -91,23 +111,42 @@ class _File(BaseModel):
     metadata: Any = None
 
 
-def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False) -> ImportedFile:
-    """Parse a hyperfine JSON file; a UsageError naming the file and the place if malformed."""
-    data, absolute, digest = load_json(path, NAME)
+def parse(path: str | os.PathLike[str], *, ignore_failure: bool = False,
+          progress: ReadProgress | None = None) -> ImportedFile:
+    """Parse a hyperfine JSON file; a UsageError naming the file and the place if malformed.
+
+    The file is read twice, never held whole: once to check it and recover the scans'
+    templates, then again (as the import writes) for its times, exit codes and memory.
+    """
+    file = JsonFile.of(path, NAME)
+    skeleton = Skeleton({})
+    skeleton.where = lambda loc: _where(skeleton.root, loc)  # names the command of a result read so far
+    skeleton.arrays = {pattern: _checker(adapter, skeleton.where) for pattern, adapter in _ARRAYS.items()}
     try:
-        return _hyperfine(data, absolute, digest, ignore_failure)
+        data, digest = skeleton.read(file, progress)
+        streams = _Streams(*(ItemStream(file, pattern, skeleton.counted(pattern)) for pattern in _ARRAYS))
+        return _hyperfine(data, file, digest, ignore_failure, streams)
     except Malformed as error:
         raise fail(path, NAME, error) from None
 
 
-def _hyperfine(data: Any, path: str, digest: str, ignore_failure: bool) -> ImportedFile:
+def _checker(adapter: TypeAdapter[Any], where: Callable[[JsonPath], str]) -> ChunkCheck:
+    def check(path: JsonPath, array: Streamed, offset: int, items: list[Any]) -> None:
+        try:
+            adapter.validate_python(items)
+        except ValidationError as error:
+            raise explain_items(error, path, offset, where) from None
+    return check
+
+
+def _hyperfine(data: Any, file: JsonFile, digest: str, ignore_failure: bool, streams: _Streams) -> ImportedFile:
     require_top_level(data, "results", "expected the output of hyperfine --export-json", "benchmarks", "pyperf")
     try:
-        file = _File.model_validate(data)
+        parsed_file = _File.model_validate(data)
     except ValidationError as error:
         raise explain(error, lambda loc: _where(data, loc)) from None
 
-    parsed = [_HyperfineResult.of(i, r) for i, r in enumerate(file.results, start=1)]
+    parsed = [_HyperfineResult.of(i, r) for i, r in enumerate(parsed_file.results, start=1)]
     names = _hyperfine_names(parsed)
     seen: dict[tuple[str, str], int] = {}
     benchmarks = []
@@ -117,22 +156,23 @@ def _hyperfine(data: Any, path: str, digest: str, ignore_failure: bool) -> Impor
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
             name = f"{name} #{seen[key]}"
-        benchmarks.append(_hyperfine_benchmark(result, Point(name, point_params), ignore_failure))
+        benchmarks.append(_hyperfine_benchmark(result, Point(name, point_params), ignore_failure, streams))
 
     environment: dict[str, Any] = {"imported": NAME}
-    if isinstance(file.metadata, dict):  # newer hyperfine: version, start time, platform
-        environment["metadata"] = file.metadata
-    return ImportedFile(NAME, path, digest, UNKNOWN_HOST, environment, benchmarks)
+    if isinstance(parsed_file.metadata, dict):  # newer hyperfine: version, start time, platform
+        environment["metadata"] = parsed_file.metadata
+    return ImportedFile(NAME, str(file.path), digest, UNKNOWN_HOST, environment, benchmarks)
 
 
 _WORDS = {"results": "result", "times": "time", "exit_codes": "exit code",
           "memory_usage_byte": "memory value"}
 
 
-def _where(data: dict[str, Any], loc: tuple[int | str, ...]) -> str:
+def _where(data: Any, loc: tuple[int | str, ...]) -> str:
     """'result 2 ('sleep 1') time 3': a place in the file, the command named when there is one."""
     if len(loc) >= 2 and loc[0] == "results" and isinstance(loc[1], int):
-        entry = data["results"][loc[1]]
+        entries = data.get("results") if isinstance(data, dict) else None
+        entry = entries[loc[1]] if isinstance(entries, list) and loc[1] < len(entries) else None
         command = entry.get("command") if isinstance(entry, dict) else None
         head = f"result {loc[1] + 1}" + (f" ({command!r})" if isinstance(command, str) and command else "")
         rest = loc[2:]
@@ -142,11 +182,19 @@ def _where(data: dict[str, Any], loc: tuple[int | str, ...]) -> str:
     return location(loc, _WORDS)
 
 
-class _HyperfineResult:
-    """One validated entry of ``results``, its parameters as hyperfine wrote them (text)."""
+class _Streams:
+    """The three item streams of a file's results (pass 2), shared by its benchmarks."""
 
-    def __init__(self, index: int, command: str, params: dict[str, str], times: Sequence[float],
-                 exit_codes: Sequence[int | None], memory: Sequence[float] | None):
+    def __init__(self, times: ItemStream, codes: ItemStream, memory: ItemStream):
+        self.times, self.codes, self.memory = times, codes, memory
+
+
+class _HyperfineResult:
+    """One checked entry of ``results``: its parameters as hyperfine wrote them (text), where
+    its arrays are in the file."""
+
+    def __init__(self, index: int, command: str, params: dict[str, str], times: Streamed,
+                 exit_codes: Streamed | None, memory: Streamed | None):
         self.index, self.command, self.params = index, command, params
         self.times, self.exit_codes, self.memory = times, exit_codes, memory
 
@@ -154,68 +202,43 @@ class _HyperfineResult:
     def of(cls, index: int, result: _Result) -> _HyperfineResult:
         params = {name: value if isinstance(value, str) else _plain(value)
                   for name, value in (result.parameters or {}).items()}
-        codes: Sequence[int | None] = result.exit_codes if result.exit_codes is not None \
-            else _Zeros(len(result.times))
-        return cls(index, result.command, params, result.times, codes, result.memory_usage_byte)
-
-
-class _Zeros(Sequence[int]):
-    """The exit codes of a file without them: all 0, without a list of them."""
-
-    def __init__(self, n: int):
-        self._n = n
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[int]: ...
-
-    def __getitem__(self, i: int | slice) -> int | list[int]:
-        if isinstance(i, slice):
-            return [0] * len(range(*i.indices(self._n)))
-        if not -self._n <= i < self._n:
-            raise IndexError(i)
-        return 0
+        return cls(index, result.command, params, result.times, result.exit_codes, result.memory_usage_byte)
 
 
 def _plain(value: int | float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-class _Repetitions(Sequence[list[Measurement]]):
-    """A result's repetitions, each made when it is read: a 2,000,000-time file holds its
-    numbers once, not a Measurement per value (the import inserts them a batch at a time)."""
+class _Repetitions:
+    """A result's repetitions, each made as the file is read again: a 2,000,000-time file is
+    never in memory (the import inserts them a batch at a time)."""
 
-    def __init__(self, result: _HyperfineResult, ignore_failure: bool):
-        self._result, self._ignore_failure = result, ignore_failure
+    def __init__(self, result: _HyperfineResult, ignore_failure: bool, streams: _Streams):
+        self._result, self._ignore_failure, self._streams = result, ignore_failure, streams
 
     def __len__(self) -> int:
-        return len(self._result.times)
+        return self._result.times.count
 
-    @overload
-    def __getitem__(self, i: int) -> list[Measurement]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[list[Measurement]]: ...
-
-    def __getitem__(self, i: int | slice) -> list[Measurement] | list[list[Measurement]]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        result = self._result
-        code = result.exit_codes[i]
-        note = "" if code == 0 else "killed by a signal" if code is None else f"exit status {code}"
-        status = SampleStatus.OK if code == 0 or self._ignore_failure else SampleStatus.FAILED
-        values = [Measurement("time", result.times[i], "s", status, note)]
-        if result.memory is not None:
-            values.append(Measurement("max_rss", result.memory[i], "B", status, note))
-        return values
+    def __iter__(self) -> Iterator[list[Measurement]]:
+        result, n = self._result, self._result.times.count
+        times = self._streams.times.take(result.times.start, n)
+        codes: Iterator[Any] = repeat(0, n) if result.exit_codes is None \
+            else self._streams.codes.take(result.exit_codes.start, n)
+        memory: Iterator[Any] = repeat(None, n) if result.memory is None \
+            else self._streams.memory.take(result.memory.start, n)
+        for time, code, rss in zip(times, codes, memory):
+            note = "" if code == 0 else "killed by a signal" if code is None else f"exit status {code}"
+            status = SampleStatus.OK if code == 0 or self._ignore_failure else SampleStatus.FAILED
+            values = [Measurement("time", float(time), "s", status, note)]
+            if rss is not None:
+                values.append(Measurement("max_rss", float(rss), "B", status, note))
+            yield values
 
 
-def _hyperfine_benchmark(result: _HyperfineResult, point: Point, ignore_failure: bool) -> ImportedBenchmark:
+def _hyperfine_benchmark(result: _HyperfineResult, point: Point, ignore_failure: bool,
+                         streams: _Streams) -> ImportedBenchmark:
     metrics = [_COMMAND_INFO["time"]] + ([_COMMAND_INFO["max_rss"]] if result.memory is not None else [])
-    return ImportedBenchmark(point, metrics, _Repetitions(result, ignore_failure))
+    return ImportedBenchmark(point, metrics, _Repetitions(result, ignore_failure, streams))
 
 
 # -- recovering the template of a parameter scan -----------------------------------------

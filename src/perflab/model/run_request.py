@@ -134,6 +134,7 @@ class Identity:
     repo: str | None = None               # absolute path of the git repository
     job_id: int | None = None             # the fleet job the run is for
     command_line: tuple[str, ...] | None = None   # the perflab command line, to reproduce it
+    build: str | None = None              # the shell line that built the measured tree (bisect's --build)
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from perflab.model.alerts import Alert, AlertDetail, AlertEvent, AlertSummary, point_commit, short_point
+from perflab.model.output_formats import FormatRegistry, OutputFormat
+from perflab.render.change_report import render_change_report
 from perflab.render.compare_data import number
 from perflab.render.history import p_value, pct, state_text
-from perflab.render.report import render_change_report
 from perflab.render.texttable import format_table
 
 ALERT_HEADERS = ["id", "state", "status", "recovered", "series", "commits", "change", "p"]
@@ -115,3 +117,19 @@ def detail_json(detail: AlertDetail) -> str:
                        "state": detail.summary.state, "alerts": [a.id for a in detail.summary.alerts]},
                        "events": [event_json(e) for e in detail.events]}, indent=2) + "\n"
 
+
+
+@dataclass(frozen=True)
+class AlertLayouts:
+    """One format's layout of each thing ``alerts`` and ``alert`` show."""
+
+    alerts: Callable[[Sequence[Alert]], str]
+    summaries: Callable[[Sequence[AlertSummary]], str]
+    detail: Callable[[AlertDetail], str]
+
+
+ALERT_FORMATS: FormatRegistry[OutputFormat[AlertLayouts]] = FormatRegistry(
+    OutputFormat("text", "tables (an alert: its events and its 'report change')",
+                 AlertLayouts(render_alerts, render_summaries, render_alert_detail)),
+    OutputFormat("json", "every field, stable keys", AlertLayouts(alerts_json, summaries_json, detail_json)),
+)

@@ -6,7 +6,7 @@ analysis.bisect.
 
 from __future__ import annotations
 
-from perflab.model.report.bisect import PROBE, BisectResult, BisectStep
+from perflab.model.report.bisect import GOOD_END, PROBE, BisectResult, BisectStep
 from perflab.render.compare_common import finite
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
@@ -53,12 +53,26 @@ def render_bisect(result: BisectResult) -> str:
     lines.append(f"{result.commits} commits in good..bad (searched: {searched}); {result.runs} benchmark runs, "
                  f"{result.builds} builds.")
     lines += _method(result)
+    lines += _stored(result)
     if result.warnings:
         lines += ["warnings:", *(f"  {w.message}" for w in result.warnings)]
     if result.skipped:
         lines.append("skipped:")
         lines += [f"  {s.commit.short} {_cut(s.commit.subject)}: {s.skipped}" for s in result.skipped]
     return "\n".join(lines) + "\n"
+
+
+def _stored(result: BisectResult) -> list[str]:
+    """Where the runs went, and a comparison to read them with."""
+    if not result.stored:
+        return []
+    ids = dict(result.stored)
+    text = f"Runs stored: {len(ids)} runs labelled {result.label}, one per measured commit"
+    good = next((s.commit.sha for s in result.steps if s.role == GOOD_END), None)
+    found = result.first_bad.sha if result.first_bad else None
+    if good in ids and found in ids and good != found:
+        text += f" ('perflab compare {ids[good]} {ids[found]}': good against the found commit)"
+    return [text + f"; 'perflab history --label {result.label}' lists them."]
 
 
 def _gradual(result: BisectResult) -> list[str]:

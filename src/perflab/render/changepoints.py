@@ -1,16 +1,21 @@
 """Change points of series as a plain-text table (people) or JSON (scripts).
 
 Layout of ``perflab.model.report.history.FileChanges``: one ColumnChanges per metric
-column. Indices are 0-based positions, the first of the new regime. With a direction the %
-change is oriented (positive = better) and each point has its verdict (improvement or
-regression); without one the % is the raw change of the mean.
+column. Indices are 0-based positions, the first of the new regime. In the one sign
+convention (model.verdicts.SIGN): with a direction the table's % and JSON's ``change_pct``
+are + = better and each point has its verdict (improvement or regression); without one
+the table's % is the raw change of the mean, said in its header, and ``change_pct`` is
+null. JSON's ``raw_change_pct`` is always 100·(after/before − 1).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
+from perflab.model.output_formats import FormatRegistry, OutputFormat
 from perflab.model.report.history import FileChanges
+from perflab.model.verdicts import SIGN
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number
 from perflab.render.texttable import format_table
@@ -24,15 +29,18 @@ def render_json(changes: FileChanges) -> str:
             "label": cp.label,
             "mean_before": number(cp.mean_before), "stddev_before": number(cp.stddev_before),
             "mean_after": number(cp.mean_after), "stddev_after": number(cp.stddev_after),
-            "change_pct": number(cp.change_pct),
-            "oriented_change_pct": number(cp.oriented_pct) if cp.verdict else None,
+            # the one convention (model.verdicts.SIGN): change_pct + = better, known only with
+            # a direction (else null); raw_change_pct is 100·(after/before − 1), always
+            "change_pct": number(cp.oriented_pct) if cp.verdict and cp.oriented_pct is not None else None,
+            "raw_change_pct": number(cp.change_pct),
             "verdict": cp.verdict.value if cp.verdict else None,
             "p_value": number(cp.p_value),
             "kind": cp.kind, "spread_ratio": number(cp.spread_ratio),
         } for cp in r.change_points]
         columns.append({"column": r.column, "points": r.points,
                         "indices": [cp.index for cp in r.change_points], "change_points": points})
-    data = {"source": changes.source, "method": changes.method, "parameters": changes.parameters,
+    data = {"source": changes.source, "sign": SIGN + "; raw_* = after/before - 1", "method": changes.method,
+            "parameters": changes.parameters,
             "direction": changes.direction.value if changes.direction else None, "columns": columns}
     return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
@@ -48,7 +56,7 @@ def _p(p: float) -> str:
 def render_table(changes: FileChanges) -> str:
     settings = ", ".join(f"{k} {v}" for k, v in changes.parameters.items())
     directed = changes.direction is not None
-    pct_head = "%change(+ = better)" if directed else "%change"
+    pct_head = f"%change ({SIGN})" if directed else "%change (raw: after/before-1)"
     blocks = []
     for r in changes.columns:
         n = len(r.change_points)
@@ -71,3 +79,10 @@ def render_table(changes: FileChanges) -> str:
         align = "r" + "l" * r.has_labels + "rrr" + "l" * directed + "r"
         blocks.append(title + "\n" + format_table(headers, rows, align, indent="  "))
     return "\n\n".join(blocks) + "\n"
+
+
+CHANGEPOINT_FORMATS: FormatRegistry[OutputFormat[Callable[[FileChanges], str]]] = FormatRegistry(
+    OutputFormat("table", "one line per change point: index, mean ±sd before and after, % change, p-value",
+                 render_table),
+    OutputFormat("json", "every column's change points, stable keys", render_json),
+)

@@ -2,8 +2,8 @@
 
 ``render_comparison(report, fmt, rows=...)`` lays out a ``model.report.compare.CompareReport``
 (built by analysis; nothing is computed here) and returns the whole report as text ending
-in a newline. ``FORMATS`` is the one list of format names: the CLI's choices and help
-come from it.
+in a newline. ``FORMATS`` is the family's registry (model.output_formats): the CLI's
+choices and help come from it.
 
 ``rows`` picks the mmtests summary rows (amean — the metric's own mean, Hmean for
 rates —, min, max, stddev, coeffvar, median, bamean-N); ``all`` makes lkp list
@@ -17,17 +17,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from perflab.model.errors import UsageError
+from perflab.model.output_formats import FormatRegistry, OutputFormat
 from perflab.model.report.compare import CompareReport
 from perflab.model.report.profile import ProfileReport
 from perflab.render.compare_common import Stat, parse_rows
 
+CompareLayout = Callable[[CompareReport, list[Stat], bool, int | None, bool], str]
+
 
 @dataclass(frozen=True)
-class Format:
-    name: str
-    description: str
-    render: Callable[[CompareReport, list[Stat], bool, int | None, bool], str]
+class Format(OutputFormat[CompareLayout]):
     profile: bool = False     # shows profile and counter deltas (compare --profile)
+    benchstat: bool = False   # lays out benchstat's own statistics (analysis.benchstat.with_benchstat)
 
 
 def _mmtests(report: CompareReport, stats: list[Stat], show_all: bool, width: int | None,
@@ -78,17 +79,18 @@ def _html(report: CompareReport, stats: list[Stat], show_all: bool, width: int |
     return render_html(report)
 
 
-FORMATS: dict[str, Format] = {f.name: f for f in (
+FORMATS: FormatRegistry[Format] = FormatRegistry(
     Format("mmtests", "mmtests compare-kernels blocks with * marks, the default", _mmtests, True),
     Format("lkp", "the kernel test robot's table of changed stats", _lkp, True),
-    Format("benchstat", "golang.org/x/perf benchstat: median ± CI, vs base, geomean", _benchstat),
+    Format("benchstat", "golang.org/x/perf benchstat: median ± CI, vs base, geomean", _benchstat,
+           benchstat=True),
     Format("speedup", "a cover letter's before/after/speed-up table", _speedup),
     Format("markdown", "a GitHub table with intervals, p/q-values and verdicts", _markdown),
     Format("json", "every number, interval, test and warning, stable keys", _json, True),
     Format("csv", "one line per (row, candidate)", _csv),
     Format("html", "one self-contained page: the table, each side's samples, drift, sweeps (plotly)", _html),
-)}
-PROFILE_FORMATS = tuple(name for name, f in FORMATS.items() if f.profile)
+)
+PROFILE_FORMATS = tuple(name for name in FORMATS if FORMATS[name].profile)
 
 
 def render_comparison(report: CompareReport, fmt: str = "mmtests", *, rows: Sequence[str] = ("amean",),
@@ -97,8 +99,7 @@ def render_comparison(report: CompareReport, fmt: str = "mmtests", *, rows: Sequ
     """The report in format ``fmt`` (one of FORMATS); ``profile`` attaches profile deltas;
     ``width`` narrows mmtests' columns to fit; ``verbose`` lists every row's warnings
     (else the text formats count them by kind)."""
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    layout = FORMATS[fmt]   # an unknown name is a UsageError
     stats, show_all = parse_rows(rows)
     computed = {pct for row in report.rows for side in row.sides if side is not None for pct, _ in side.best}
     missing = [s.pct for s in stats if s.key == "best" and s.pct not in computed and report.rows]
@@ -106,6 +107,6 @@ def render_comparison(report: CompareReport, fmt: str = "mmtests", *, rows: Sequ
         raise UsageError(f"bamean-{missing[0]} was not computed: pass best_pcts={missing} to the comparison")
     if profile is not None:
         report = replace(report, profile=profile)
-    if report.profile is not None and not FORMATS[fmt].profile:
+    if report.profile is not None and not layout.profile:
         raise UsageError(f"profile deltas are shown by --format {', '.join(PROFILE_FORMATS)}, not {fmt}")
-    return FORMATS[fmt].render(report, stats, show_all, width, verbose)
+    return layout.render(report, stats, show_all, width, verbose)

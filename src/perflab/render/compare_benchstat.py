@@ -27,7 +27,7 @@ import math
 from collections.abc import Sequence
 
 from perflab.model.params import format_value
-from perflab.model.report.compare import BenchstatChange, Block, CompareReport
+from perflab.model.report.compare import BenchstatChange, Block, CompareReport, Row
 from perflab.render.compare_common import finite
 from perflab.render.texttable import TextTab
 from perflab.render.units import common_scale, is_binary
@@ -64,79 +64,103 @@ def _superscript(i: int) -> str:
     return "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(ch)] for ch in str(i))
 
 
-def _table(block: Block, report: CompareReport) -> str:
-    """One table and its footnotes (numbered afresh per table, as benchstat does)."""
-    notes: list[str] = []
-    labels = report.labels
-    centre_cols, delta_cols = 3, 3
+CENTRE_COLS, DELTA_COLS = 3, 3   # a side's centre ± range and warning; its vs base and counts
 
+
+class _Table:
+    """One benchstat table and its footnotes (numbered afresh per table, as benchstat does)."""
+
+    def __init__(self, block: Block, labels: Sequence[str]):
+        self.block, self.labels, self.binary = block, labels, is_binary(block.unit)
+        self.t = TextTab()
+        self.notes: list[str] = []
+
+    @staticmethod
     def start(exp: int) -> int:
-        return 1 if exp == 0 else 1 + centre_cols + (exp - 1) * (centre_cols + delta_cols)
+        """The first column of side ``exp`` (0 the base, which has no delta columns)."""
+        return 1 if exp == 0 else 1 + CENTRE_COLS + (exp - 1) * (CENTRE_COLS + DELTA_COLS)
 
-    t = TextTab()
-
-    def warn(messages: Sequence[str]) -> None:
+    def warn(self, messages: Sequence[str]) -> None:
+        """A cell of footnote marks, each message numbered on first sight."""
         marks = []
         for message in messages:
-            if message not in notes:
-                notes.append(message)
-            marks.append(_superscript(notes.index(message) + 1))
-        t.cell(" ".join(marks))
+            if message not in self.notes:
+                self.notes.append(message)
+            marks.append(_superscript(self.notes.index(message) + 1))
+        self.t.cell(" ".join(marks))
 
-    right_edge = start(len(labels))
-    t.row()
-    for exp, label in enumerate(labels):
-        t.col(start(exp)).span(start(exp + 1) - start(exp), label, "c", " │ ")
-    t.col(right_edge).cell("", margin=" │")
-    t.row()
-    unit = f"{block.metric} ({block.unit})"
-    for exp in range(len(labels)):
-        left = start(exp)
-        t.col(left).span(centre_cols, unit, "c", " │ ")
-        if exp > 0:
-            t.span(delta_cols, "vs base", "l", "  ")
-        for j in range(left + 1, t.cur_col):
-            t.shrink.add(j)
-    t.col(right_edge).cell("", margin=" │")
-
-    binary = is_binary(block.unit)
-    for row in block.rows:
+    def heading(self) -> None:
+        """Two header rows: the labels, then the metric (and "vs base") under each."""
+        t, labels, right_edge = self.t, self.labels, self.start(len(self.labels))
         t.row()
-        t.cell("/".join(f"{k}={format_value(v)}" for k, v in row.params.items()) or block.benchmark)
+        for exp, label in enumerate(labels):
+            t.col(self.start(exp)).span(self.start(exp + 1) - self.start(exp), label, "c", " │ ")
+        t.col(right_edge).cell("", margin=" │")
+        t.row()
+        unit = f"{self.block.metric} ({self.block.unit})"
+        for exp in range(len(labels)):
+            left = self.start(exp)
+            t.col(left).span(CENTRE_COLS, unit, "c", " │ ")
+            if exp > 0:
+                t.span(DELTA_COLS, "vs base", "l", "  ")
+            for j in range(left + 1, t.cur_col):
+                t.shrink.add(j)
+        t.col(right_edge).cell("", margin=" │")
+
+    def row(self, row: Row) -> None:
+        """A point: each side's median ± range, and each candidate's change and counts."""
+        t = self.t
+        t.row()
+        t.cell("/".join(f"{k}={format_value(v)}" for k, v in row.params.items()) or self.block.benchmark)
         sides = [None if s is None else s.benchstat for s in row.sides]
         if any(s is None for s, side in zip(sides, row.sides) if side is not None):
             raise ValueError("benchstat's figures were not computed: analysis.benchstat.with_benchstat(report)")
-        scaler = common_scale([s.center for s in sides if s is not None], binary)
+        scaler = common_scale([s.center for s in sides if s is not None], self.binary)
         for exp, bs in enumerate(sides):
             if bs is None:
                 continue
-            t.col(start(exp))
+            t.col(self.start(exp))
             t.cell(scaler.format(bs.center), "r")
             t.cell(pct_range(bs.center, bs.low, bs.high), "r", " ± ")
-            warn(bs.warnings)
+            self.warn(bs.warnings)
             d = row.cells[exp - 1].benchstat if exp > 0 else None
             if d is not None:
                 t.cell(_delta(d), "r")
                 t.cell(f"({_counts(d)})")
-                warn(d.warnings)
+                self.warn(d.warnings)
 
-    geomean = block.geomean
-    if geomean is not None:
+    def geomean(self) -> None:
+        """The geomean row of the medians and of their ratios, where the block has one."""
+        geomean, t = self.block.geomean, self.t
+        if geomean is None:
+            return
         t.row()
         t.cell("geomean")
-        for exp in range(len(labels)):
-            if not any(row.sides[exp] is not None for row in block.rows):
+        for exp in range(len(self.labels)):
+            if not any(row.sides[exp] is not None for row in self.block.rows):
                 continue
             gm = geomean.medians[exp]
             if finite(gm):
-                t.col(start(exp)).cell(common_scale([gm], binary).format(gm), "r")
+                t.col(self.start(exp)).cell(common_scale([gm], self.binary).format(gm), "r")
             if exp > 0:
                 change = geomean.changes[exp - 1]
-                t.col(start(exp) + centre_cols)
+                t.col(self.start(exp) + CENTRE_COLS)
                 t.cell(f"{change:+.2f}%" if finite(change) else "?", "r")
-            t.col(start(exp + 1) - 1)
-            warn(geomean.warnings[exp])
-    return t.format() + "".join(f"{_superscript(i + 1)} {note}\n" for i, note in enumerate(notes))
+            t.col(self.start(exp + 1) - 1)
+            self.warn(geomean.warnings[exp])
+
+    def text(self) -> str:
+        return self.t.format() + "".join(f"{_superscript(i + 1)} {note}\n" for i, note in enumerate(self.notes))
+
+
+def _table(block: Block, report: CompareReport) -> str:
+    """One table and its footnotes."""
+    table = _Table(block, report.labels)
+    table.heading()
+    for row in block.rows:
+        table.row(row)
+    table.geomean()
+    return table.text()
 
 
 def render_benchstat(report: CompareReport, verbose: bool = False) -> str:

@@ -6,8 +6,10 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
+from perflab.model.output_formats import FormatRegistry, OutputFormat
 from perflab.model.records import RunInfo
 
 
@@ -46,3 +48,9 @@ def export_csv(run: RunInfo, rows: Any) -> str:
                          rows.metric[i], "" if value is None else repr(value), rows.unit[i],
                          rows.status[i], rows.note[i], f"{rows.measured_at[i]:.6f}"])
     return out.getvalue()
+
+
+EXPORT_FORMATS: FormatRegistry[OutputFormat[Callable[[RunInfo, Any], str]]] = FormatRegistry(
+    OutputFormat("json", "the run (its spec and environment) and every sample, stable keys", export_json),
+    OutputFormat("csv", "one line per value, one column per parameter (param_NAME)", export_csv),
+)

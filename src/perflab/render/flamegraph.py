@@ -79,31 +79,53 @@ def diff_colour(delta: float, max_delta: float) -> str:
     return f"rgb(255,{fade},{fade})" if delta > 0 else f"rgb({fade},{fade},255)"
 
 
-def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[tuple[str, ...], float] | None = None,
-                      title: str = "Flame Graph", subtitle: str = "", width: int = 1200) -> str:
-    """The SVG text of a flame graph of ``stacks`` (a differential one against ``base``)."""
-    differential = base is not None
-    total_after = float(sum(stacks.values()))
+def share_tree(stacks: Mapping[tuple[str, ...], float], base: Mapping[tuple[str, ...], float] | None) -> Node:
+    """The call tree of ``stacks`` (and of ``base`` as ``before``), weights in % of each
+    profile's samples, so two profiles of different sizes compare."""
     root = Node("all")
-    # shares in % of each profile's samples, so two profiles of different sizes compare
+    total_after = float(sum(stacks.values()))
     add_stack(root, stacks, 100.0 / total_after if total_after > 0 else 0.0, "after")
     if base is not None:
         total_before = float(sum(base.values()))
         add_stack(root, base, 100.0 / total_before if total_before > 0 else 0.0, "before")
+    return root
 
-    # walk the tree without recursion: a recursive program's stacks can be thousands deep
-    max_delta, levels, todo = 0.0, 1, [(root, 1)]
+
+def max_self_change(root: Node) -> float:
+    """The largest change of a frame's self share (0 for a single profile's tree)."""
+    largest, todo = 0.0, [root]
+    while todo:   # without recursion: a recursive program's stacks can be thousands deep
+        node = todo.pop()
+        largest = max(largest, abs(node.after_self - node.before_self))
+        todo.extend(node.children.values())
+    return largest
+
+
+def frame_fill(node: Node, differential: bool, max_delta: float) -> str:
+    return diff_colour(node.after_self - node.before_self, max_delta) if differential else hot_colour(node.name)
+
+
+def frame_tooltip(node: Node, differential: bool) -> str:
+    if not differential:
+        text = f"{node.name} ({node.after:.2f}% of samples"
+        return text + (f", self {node.after_self:.2f}%)" if node.children else ")")
+    delta = node.after_self - node.before_self
+    return (f"{node.name} ({node.after:.2f}% of samples, was {node.before:.2f}%; "
+            f"self {node.before_self:.2f}% -> {node.after_self:.2f}%, {delta:+.2f} points)")
+
+
+def _levels(root: Node) -> int:
+    """Rows of frames with a width: the deepest drawn stack, root included."""
+    levels, todo = 1, [(root, 1)]
     while todo:
         node, level = todo.pop()
-        max_delta = max(max_delta, abs(node.after_self - node.before_self))
         if node.after > 0:
             levels = max(levels, level)
         todo.extend((child, level + 1) for child in node.children.values())
-    if not differential:
-        max_delta = 0.0
-    top = FONT_SIZE * 3 + (FONT_SIZE + 4 if subtitle else 0)
-    height = top + levels * FRAME_HEIGHT + FONT_SIZE * 2
-    scale = (width - 2 * X_PAD) / root.after if root.after > 0 else 0.0
+    return levels
+
+
+def _heading(width: int, height: int, title: str, subtitle: str) -> list[str]:
     out = [
         '<?xml version="1.0" standalone="no"?>',
         (f'<svg version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
@@ -116,17 +138,13 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
     if subtitle:
         out.append(f'<text x="{width / 2:.1f}" y="{FONT_SIZE * 3 + 4}" text-anchor="middle" '
                    f'fill="rgb(110,110,110)">{_text(subtitle)}</text>')
-    if root.after <= 0:
-        out.append(f'<text x="{X_PAD}" y="{top + FONT_SIZE}">no samples</text>')
+    return out
 
-    def tooltip(node: Node) -> str:
-        if not differential:
-            text = f"{node.name} ({node.after:.2f}% of samples"
-            return text + (f", self {node.after_self:.2f}%)" if node.children else ")")
-        delta = node.after_self - node.before_self
-        return (f"{node.name} ({node.after:.2f}% of samples, was {node.before:.2f}%; "
-                f"self {node.before_self:.2f}% -> {node.after_self:.2f}%, {delta:+.2f} points)")
 
+def _frames(root: Node, height: int, scale: float, differential: bool) -> list[str]:
+    """Each frame wide enough to draw: its rectangle, tooltip and (if it fits) its name."""
+    max_delta = max_self_change(root) if differential else 0.0
+    out: list[str] = []
     pending = [(root, float(X_PAD), 0)] if root.after > 0 else []
     while pending:
         node, x, level = pending.pop()
@@ -134,11 +152,9 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
         if w < MIN_WIDTH:
             continue
         y = height - FONT_SIZE * 2 - (level + 1) * FRAME_HEIGHT
-        fill = (diff_colour(node.after_self - node.before_self, max_delta) if differential
-                else hot_colour(node.name))
-        out.append(f"<g><title>{_text(tooltip(node))}</title>")
+        out.append(f"<g><title>{_text(frame_tooltip(node, differential))}</title>")
         out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{FRAME_HEIGHT - 1}" '
-                   f'fill="{fill}" rx="2" ry="2"/>')
+                   f'fill="{frame_fill(node, differential, max_delta)}" rx="2" ry="2"/>')
         chars = int(w / (FONT_SIZE * FONT_WIDTH))
         if chars >= 3:
             label = node.name if len(node.name) <= chars else node.name[:chars - 2] + ".."
@@ -149,6 +165,20 @@ def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[
             child = node.children[name]
             pending.append((child, offset, level + 1))
             offset += child.after * scale
+    return out
+
+
+def render_flamegraph(stacks: Mapping[tuple[str, ...], float], *, base: Mapping[tuple[str, ...], float] | None = None,
+                      title: str = "Flame Graph", subtitle: str = "", width: int = 1200) -> str:
+    """The SVG text of a flame graph of ``stacks`` (a differential one against ``base``)."""
+    root = share_tree(stacks, base)
+    top = FONT_SIZE * 3 + (FONT_SIZE + 4 if subtitle else 0)
+    height = top + _levels(root) * FRAME_HEIGHT + FONT_SIZE * 2
+    out = _heading(width, height, title, subtitle)
+    if root.after <= 0:
+        out.append(f'<text x="{X_PAD}" y="{top + FONT_SIZE}">no samples</text>')
+    scale = (width - 2 * X_PAD) / root.after if root.after > 0 else 0.0
+    out += _frames(root, height, scale, base is not None)
     out += ["</g>", "</svg>", ""]
     return "\n".join(out)
 

@@ -20,20 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from perflab.render.compare_html import environment, script_json
-from perflab.render.flamegraph import Node, add_stack, diff_colour, hot_colour  # the SVG's tree and palettes
+from perflab.render.flamegraph import frame_fill, frame_tooltip, max_self_change, share_tree  # as the SVG
 
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 TEMPLATES = Path(__file__).parent / "templates"
-
-
-def _tree(stacks: Mapping[tuple[str, ...], float], base: Mapping[tuple[str, ...], float] | None) -> Node:
-    root = Node("all")
-    total = float(sum(stacks.values()))
-    add_stack(root, stacks, 100.0 / total if total > 0 else 0.0, "after")
-    if base is not None:
-        total_before = float(sum(base.values()))
-        add_stack(root, base, 100.0 / total_before if total_before > 0 else 0.0, "before")
-    return root
 
 
 def frame_table(stacks: Mapping[tuple[str, ...], float],
@@ -41,15 +31,9 @@ def frame_table(stacks: Mapping[tuple[str, ...], float],
     """The frames, parents before children, as [name, parent index, share %, self share %,
     fill colour, tooltip]; siblings sorted by name as in the SVG. Frames absent from
     ``stacks`` (only in the baseline) have no width and are left out."""
-    root = _tree(stacks, base)
+    root = share_tree(stacks, base)
     differential = base is not None
-    max_delta = 0.0
-    if differential:
-        todo = [root]
-        while todo:
-            node = todo.pop()
-            max_delta = max(max_delta, abs(node.after_self - node.before_self))
-            todo.extend(node.children.values())
+    max_delta = max_self_change(root) if differential else 0.0
     rows: list[list] = []
     queue = [(root, -1)]
     while queue:  # breadth first without recursion: stacks can be thousands deep
@@ -57,15 +41,7 @@ def frame_table(stacks: Mapping[tuple[str, ...], float],
         for node, parent in queue:
             if node.after <= 0:
                 continue
-            if differential:
-                delta = node.after_self - node.before_self
-                fill = diff_colour(delta, max_delta)
-                tip = (f"{node.name} ({node.after:.2f}% of samples, was {node.before:.2f}%; "
-                       f"self {node.before_self:.2f}% -> {node.after_self:.2f}%, {delta:+.2f} points)")
-            else:
-                fill = hot_colour(node.name)
-                tip = f"{node.name} ({node.after:.2f}% of samples" + (
-                    f", self {node.after_self:.2f}%)" if node.children else ")")
+            fill, tip = frame_fill(node, differential, max_delta), frame_tooltip(node, differential)
             rows.append([node.name, parent, round(node.after, 6), round(node.after_self, 6), fill, tip])
             index = len(rows) - 1
             next_queue += [(node.children[name], index) for name in sorted(node.children)]

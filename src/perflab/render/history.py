@@ -248,3 +248,4 @@ def changes_json(listing: ChangeList) -> str:
                        "changes": [dict(change_json(item.change, item.subject), alert=_alert_json(item.alert))
                                    for item in listing.changes]},
                       indent=2) + "\n"
+

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from math import isfinite
 from typing import Any
 
-from perflab.model.report.history import History, Segment, Series
+from perflab.model.report.history import History, Segment, Series, SeriesPoint
 from perflab.render.compare_data import number
 from perflab.render.compare_html import FULL, environment, plot_text, plotly_script, script_json
 from perflab.render.history import shift
@@ -31,73 +31,101 @@ def _segments(series: Series) -> list[Segment]:
     return [series.changes[0].before, *(c.after for c in series.changes)]
 
 
-def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str]) -> dict[str, Any]:
-    segments = _segments(series)
-    unit = plot_text(series.unit)  # escaped once; format_number's digits need no escaping
-    centre_line: dict[int, str] = {}  # position -> its segment's hover line, formatted once a segment
+def _centre_lines(segments: list[Segment], unit: str) -> dict[int, str]:
+    """Position -> its segment's hover line, formatted once a segment."""
+    centre_line: dict[int, str] = {}
     for s in segments:
         centre = number(s.centre)
         if centre is not None:
             centre_line.update(dict.fromkeys(range(s.first, s.end), f"segment centre {format_number(centre)} {unit}"))
+    return centre_line
+
+
+def _hover(p: SeriesPoint, subjects: Mapping[str, str], unit: str, centre_line: str | None) -> str:
+    """A commit's hover text: commit, describe, subject, n, median and its segment's centre."""
+    hp = p.point
+    lines = [f"<b>{plot_text(hp.short)}</b>" + (f" {plot_text(hp.describe)}" if hp.describe else "")]
+    if hp.commit and subjects.get(hp.commit):
+        lines.append(plot_text(subjects[hp.commit]))
+    lines.append(f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}")
+    if centre_line is not None:
+        lines.append(centre_line)
+    return "<br>".join(lines)
+
+
+def _point_traces(series: Series, subjects: Mapping[str, str], unit: str,
+                  centre_line: Mapping[int, str]) -> list[dict[str, Any]]:
+    """Every sample as a dot at its commit, and each commit's median with its hover text."""
     xs: list[int] = []
     ys: list[float] = []
-    mx: list[int] = []
     my: list[float | None] = []
     hover: list[str] = []
     for i, p in enumerate(series.points):
         values = [v for v in p.values if isfinite(v)]  # the samples as measured (25,000 on a page)
         xs += [i] * len(values)
         ys += values
-        mx.append(i)
         my.append(number(p.summary.median) if p.summary.n else None)
-        hp = p.point
-        lines = [f"<b>{plot_text(hp.short)}</b>" + (f" {plot_text(hp.describe)}" if hp.describe else "")]
-        if hp.commit and subjects.get(hp.commit):
-            lines.append(plot_text(subjects[hp.commit]))
-        lines.append(f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}")
-        if i in centre_line:
-            lines.append(centre_line[i])
-        hover.append("<br>".join(lines))
+        hover.append(_hover(p, subjects, unit, centre_line.get(i)))
     kind = "scattergl" if len(ys) > SAMPLES_WEBGL else "scatter"
-    data: list[dict[str, Any]] = [
+    return [
         {"type": kind, "mode": "markers", "name": "samples", "x": xs, "y": ys, "hoverinfo": "skip",
          "marker": {"size": 3, "color": "rgba(31,119,180,0.35)"}},
-        {"type": kind, "mode": "lines+markers", "name": "median per commit", "x": mx, "y": my,
-         "text": hover, "hovertemplate": "%{text}<extra></extra>", "connectgaps": False,
+        {"type": kind, "mode": "lines+markers", "name": "median per commit", "x": list(range(len(series.points))),
+         "y": my, "text": hover, "hovertemplate": "%{text}<extra></extra>", "connectgaps": False,
          "line": {"color": "#1f77b4", "width": 1}, "marker": {"size": 5, "color": "#1f77b4"}},
     ]
-    if segments:
-        sx: list[float | None] = []
-        sy: list[float | None] = []
-        for s in segments:
-            sx += [s.first - 0.4, s.end - 0.6, None]
-            sy += [number(s.centre), number(s.centre), None]
-        data.append({"type": "scatter", "mode": "lines", "name": "segment centre", "x": sx, "y": sy,
-                     "hoverinfo": "skip", "line": {"color": "#d62728", "width": 3}})
-    if series.changes:
-        # a marker per change point at the top of its dashed line (an overlaid 0..1 axis keeps
-        # it clear of the samples): hover names the change, a click opens its report
-        data.append({"type": "scatter", "mode": "markers", "name": "change point", "yaxis": "y2",
-                     "x": [c.index - 0.5 for c in series.changes], "y": [0.97] * len(series.changes),
-                     "customdata": [links[c.id] for c in series.changes],
-                     "text": [plot_text(f"change {c.id}: {shift(c)} {c.verdict.value} at "
-                                        f"{c.point.short[:12]}") + "<br>click for its report"
-                              for c in series.changes],
-                     "hovertemplate": "%{text}<extra></extra>",
-                     "marker": {"symbol": "diamond", "size": 13, "color": "#d62728"}})
+
+
+def _centre_trace(segments: list[Segment]) -> dict[str, Any]:
+    """The segments' centres as flat lines, as the detector saw the levels."""
+    sx: list[float | None] = []
+    sy: list[float | None] = []
+    for s in segments:
+        sx += [s.first - 0.4, s.end - 0.6, None]
+        sy += [number(s.centre), number(s.centre), None]
+    return {"type": "scatter", "mode": "lines", "name": "segment centre", "x": sx, "y": sy,
+            "hoverinfo": "skip", "line": {"color": "#d62728", "width": 3}}
+
+
+def _change_trace(series: Series, links: Mapping[str, str]) -> dict[str, Any]:
+    """A marker per change point at the top of its dashed line (an overlaid 0..1 axis keeps
+    it clear of the samples): hover names the change, a click opens its report."""
+    return {"type": "scatter", "mode": "markers", "name": "change point", "yaxis": "y2",
+            "x": [c.index - 0.5 for c in series.changes], "y": [0.97] * len(series.changes),
+            "customdata": [links[c.id] for c in series.changes],
+            "text": [plot_text(f"change {c.id}: {shift(c)} {c.verdict.value} at "
+                               f"{c.point.short[:12]}") + "<br>click for its report"
+                     for c in series.changes],
+            "hovertemplate": "%{text}<extra></extra>",
+            "marker": {"symbol": "diamond", "size": 13, "color": "#d62728"}}
+
+
+def _layout(series: Series) -> dict[str, Any]:
+    """Axes with a commit's short name every twelfth of the series, a dashed line and the
+    change's % at each change point."""
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": c.index - 0.5, "x1": c.index - 0.5,
                "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in series.changes]
     annotations = [{"x": c.index - 0.5, "y": 1, "yref": "paper", "showarrow": False, "yanchor": "bottom",
                     "text": plot_text(f"{shift(c)} {c.verdict.value}")} for c in series.changes
                    if c.kind == "spread" or number(c.change_pct) is not None]
     ticks = list(range(0, len(series.points), max(1, len(series.points) // 12)))
-    layout = {"height": 380, "margin": {"t": 30, "b": 60, "l": 70, "r": 20}, "hovermode": "closest",
-              "shapes": shapes, "annotations": annotations, "showlegend": True,
-              "xaxis": {"title": {"text": "commit (history order)"}, "tickvals": ticks,
-                        "ticktext": [plot_text(series.points[i].point.short[:8]) for i in ticks]},
-              "yaxis": {"title": {"text": plot_text(f"{series.metric} ({series.unit})")}},
-              "yaxis2": {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}}
-    return {"data": data, "layout": layout}
+    return {"height": 380, "margin": {"t": 30, "b": 60, "l": 70, "r": 20}, "hovermode": "closest",
+            "shapes": shapes, "annotations": annotations, "showlegend": True,
+            "xaxis": {"title": {"text": "commit (history order)"}, "tickvals": ticks,
+                      "ticktext": [plot_text(series.points[i].point.short[:8]) for i in ticks]},
+            "yaxis": {"title": {"text": plot_text(f"{series.metric} ({series.unit})")}},
+            "yaxis2": {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}}
+
+
+def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str]) -> dict[str, Any]:
+    segments = _segments(series)
+    unit = plot_text(series.unit)  # escaped once; format_number's digits need no escaping
+    data = _point_traces(series, subjects, unit, _centre_lines(segments, unit))
+    if segments:
+        data.append(_centre_trace(segments))
+    if series.changes:
+        data.append(_change_trace(series, links))
+    return {"data": data, "layout": _layout(series)}
 
 
 def render_history_html(history: History, subjects: Mapping[str, str] | None = None, *,

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from perflab.model.output_formats import FormatRegistry, OutputFormat
 from perflab.model.records import RunInfo
 from perflab.model.report.profile import PointProfile
 from perflab.render.compare_data import number
@@ -70,3 +72,29 @@ def render_folded(stacks: Mapping[tuple[str, ...], float]) -> str:
         count = int(weight) if float(weight).is_integer() else f"{weight:.6g}"
         lines.append(f"{';'.join(stack)} {count}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+@dataclass(frozen=True)
+class ProfileView:
+    """What ``perflab profile`` lays out: the per-symbol table of each point, or (for a
+    format with ``stacks``) the folded call stacks."""
+
+    run: RunInfo
+    points: Sequence[PointProfile] = ()
+    order: str = "self"          # the table's sort: self or children %
+    stacks: Mapping[tuple[str, ...], float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProfileFormat(OutputFormat[Callable[[ProfileView], str]]):
+    stacks: bool = False         # lays out the folded stacks, not the per-symbol table
+
+
+PROFILE_FORMATS: FormatRegistry[ProfileFormat] = FormatRegistry(
+    ProfileFormat("text", "self and children % per symbol and the heaviest call traces, per point",
+                  lambda view: render_profile(view.run, view.points, order=view.order)),
+    ProfileFormat("json", "the same, every number, stable keys",
+                  lambda view: render_profile_json(view.run, view.points)),
+    ProfileFormat("folded", "root;...;leaf weight lines (flamegraph.pl input)",
+                  lambda view: render_folded(view.stacks), stacks=True),
+)

@@ -9,8 +9,10 @@ history's mean and sd: z = (x − mean) / sd. Two rules:
              single outlying commit is only this (the robot may rerun it).
   confirmed  m = 3 .. MAX_TIP: more than half of the m z, the first of them included, lie
              beyond c_m on one side -- a new level that holds from its first commit (a
-             median rule: one spike among them neither makes nor breaks it). The longest
-             such m is reported: where the new level starts.
+             median rule: one spike among them neither makes nor breaks it).
+  placement  a confirmed level starts where the standardised two-sample statistic
+             (newest m against the history before them, m = 3 .. MAX_TIP) is largest in
+             its direction: the least-squares place of one step (`split_statistic`).
 
 Calibration (the per-look false-alarm rate): under the null (history and tip i.i.d.
 normal, any mean and sd) the chance that a look raises either state is at most
@@ -188,7 +190,9 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
         c = confirm_bar(past.size, m, false_rate, top)
         for sign in (1.0, -1.0):
             if sign * z[0] > c and int((sign * z > c).sum()) > m // 2:
-                confirmed = (0.0, m, level, sd, c, past.size)
+                confirmed = (sign, m, level, sd, c, past.size)
+    if confirmed is not None:
+        confirmed = _placed(v, top, confirmed[0], false_rate)
     found, status = (confirmed, CONFIRMED) if confirmed else (suspect, SUSPECT)
     if found is None:
         past = v[:-1][-HISTORY_CAP:]
@@ -201,6 +205,32 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
     tip = v[-m:]
     return TipFinding(status, int(where[-m]), m, level, sd, float(np.median(tip)),
                       float((tip.mean() - level) / sd), c, k)
+
+
+def split_statistic(v: NDArray[np.float64], top: int) -> NDArray[np.float64]:
+    """For m = 0 .. top (entry m; 0 and 1 .. SUSPECT_TIP are NaN): the standardised
+    two-sample statistic (mean of the newest m − mean of the HISTORY_CAP values before them)
+    ·√(a·m/(a + m)), a the history's size -- the likelihood ratio of one shift in a
+    Gaussian mean; its argmax is the least-squares place of the step (binary segmentation's
+    and the CUSUM estimator's)."""
+    out = np.full(top + 1, np.nan)
+    for m in range(SUSPECT_TIP + 1, top + 1):
+        past, tip = v[:-m][-HISTORY_CAP:], v[-m:]
+        out[m] = (tip.mean() - past.mean()) * math.sqrt(past.size * m / (past.size + m))
+    return out
+
+
+def _placed(v: NDArray[np.float64], top: int, sign: float,
+            false_rate: float) -> tuple[float, int, float, float, float, int]:
+    """The confirmed new level's length m: where the split statistic in its direction is
+    largest (the rule that confirmed it says a level holds, not where it starts), with the
+    history's level and sd before it and the median rule's bar there. Of positive values
+    (times, rates: noise in proportion to the level) the statistic reads their logs, where
+    a step is a ratio and the noise about even on either side of it."""
+    m = int(np.nanargmax(sign * split_statistic(np.log(v) if bool((v > 0).all()) else v, top)))
+    past = v[:-m][-HISTORY_CAP:]
+    level, sd = _level_and_sd(past)
+    return sign, m, level, sd, confirm_bar(past.size, m, false_rate, top), past.size
 
 
 def replay(values: ArrayLike, *, since: int = 0, first: int | None = None,

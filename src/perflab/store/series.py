@@ -3,7 +3,8 @@ as value groups (the unit every comparison and history works on)."""
 
 from __future__ import annotations
 
-import struct
+import sys
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -18,8 +19,7 @@ from perflab.store.connection import RUNS_BY_ID, StoreConnection
 from perflab.store.samples import decode_params
 from perflab.store.schema import points, samples, series
 
-_SEAL_BATCH = 50_000      # sample rows read at once when sealing a run
-_F8 = struct.Struct("<d")  # a series blob's value: little-endian float64, as numpy's "<f8"
+_SEAL_BATCH = 10_000      # sample rows read at once when sealing a run
 
 
 @dataclass(frozen=True)
@@ -61,35 +61,37 @@ class SeriesRepository:
 
     def seal(self, run_id: int) -> None:
         """Write the run's series blobs (after its last sample) and commit. The samples are
-        read in order, a batch at a time: memory holds the blobs (8 bytes a value), not the rows."""
+        read in order, a batch at a time, and each series is written once complete: memory
+        holds one series blob (8 bytes a value), not the rows nor the run's other series."""
         conn = self.db.conn
         conn.execute(series.delete().where(series.c.run_id == run_id))
         query = (sa.select(samples.c.point_id, samples.c.metric, samples.c.value, samples.c.unit,
                            samples.c.status)
                  .where(samples.c.run_id == run_id)
                  .order_by(samples.c.point_id, samples.c.metric, samples.c.repetition))
-        rows: list[dict[str, Any]] = []
         group: tuple[int, str] | None = None
         unit, failures = "", 0
-        chunks: list[bytes] = []
+        values = array("d")
 
-        def close() -> None:
+        def close() -> None:  # written at once, while the query is still read: one blob in memory
             if group is not None:
-                rows.append({"run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
-                             "failures": failures, "ok_values": b"".join(chunks)})
+                if sys.byteorder == "big":
+                    values.byteswap()
+                conn.execute(series.insert(), [{
+                    "run_id": run_id, "point_id": group[0], "metric": group[1], "unit": unit,
+                    "failures": failures, "ok_values": memoryview(values).cast("B")}])
 
-        for batch in conn.execute(query).partitions(_SEAL_BATCH):
+        # stream_results: PostgreSQL reads through a server-side cursor, not the whole result at once
+        for batch in conn.execute(query.execution_options(stream_results=True)).partitions(_SEAL_BATCH):
             for point_id, metric, value, row_unit, status in batch:
                 if (point_id, metric) != group:
                     close()
-                    group, unit, failures, chunks = (point_id, metric), row_unit, 0, []
+                    group, unit, failures, values = (point_id, metric), row_unit, 0, array("d")
                 if status == "ok" and value is not None and value == value:   # not NaN
-                    chunks.append(_F8.pack(value))
+                    values.append(value)
                 else:
                     failures += 1
         close()
-        if rows:
-            conn.execute(series.insert(), rows)
         conn.commit()
 
     def unseal(self, run_id: int) -> None:

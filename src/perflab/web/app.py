@@ -40,11 +40,11 @@ from perflab.model.jobs import parse_states
 from perflab.model.limits import MAX_ID, is_id
 from perflab.model.records import RunInfo
 from perflab.render.alerts import ALERT_HEADERS, alert_cells, commits_text, event_cells
+from perflab.render.change_report import render_change_report
 from perflab.render.compare_html import CARTESIAN, FULL, plotly_js, render_html
 from perflab.render.history import render_changes, render_history, state_text
 from perflab.render.history_html import render_history_html
 from perflab.render.jobs import render_jobs
-from perflab.render.report import render_change_report
 from perflab.render.runs import render_show
 from perflab.store import Store
 from perflab.vcs import commit_subjects
@@ -100,159 +100,172 @@ def _token_of(request: Request, form: dict[str, str]) -> str:
             or form.get("token", ""))
 
 
-def create_app(db: str | None, *, token: str | None = None) -> Starlette:
-    """The dashboard over the store ``db`` (a path or a PostgreSQL URL); with ``token``,
-    alert triage by POST for requests that carry it (else read-only)."""
+def _failure(error: Exception) -> HTMLResponse:
+    """A one-line page for a user's mistake: 404 for what names nothing, else 400."""
+    if isinstance(error, _BadRequest):
+        return _page("error.html.j2", 400, message=str(error))
+    missing = ("no run", "no change with", "not found", "no alert")
+    return _page("error.html.j2", 404 if any(w in str(error) for w in missing) else 400, message=str(error))
 
-    def store() -> Store:
-        return Store(db, create=False)
 
-    preload()  # the imports of detection now, not in the first history page
+def _guarded(handler):  # never a traceback
+    def endpoint(request: Request) -> HTMLResponse:
+        try:
+            return handler(request)
+        except (_BadRequest, PerflabError) as error:
+            return _failure(error)
+    return endpoint
 
-    # plotly.js once per browser, not megabytes in every chart page: each bundle is named
-    # by its content, so it can be cached for good (the CLI's html files embed it)
-    bundles = {name: plotly_js(name).encode() for name in (CARTESIAN, FULL)}
-    plotly_urls = {name: f"/static/plotly-{name}-{hashlib.sha256(data).hexdigest()[:16]}.js"
-                   for name, data in bundles.items()}
 
-    def plotly_route(name: str) -> Route:
+def _guarded_async(handler):
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except (_BadRequest, PerflabError) as error:
+            return _failure(error)
+    return endpoint
+
+
+def _alert_id(request: Request) -> int:
+    text = request.path_params["id"]
+    if not is_id(text):   # names no alert (404), and never reaches the database
+        raise UsageError(f"no alert {text[:40]!r}: ids are numbers from 1 to {MAX_ID}, as /alerts lists them")
+    return int(text)
+
+
+class _Dashboard:
+    """The pages over the store ``db``: one method a route's handler; ``token`` lets a
+    request that carries it triage alerts."""
+
+    def __init__(self, db: str | None, token: str | None):
+        self.db, self.token = db, token
+        # plotly.js once per browser, not megabytes in every chart page: each bundle is named
+        # by its content, so it can be cached for good (the CLI's html files embed it)
+        self.bundles = {name: plotly_js(name).encode() for name in (CARTESIAN, FULL)}
+        self.plotly_urls = {name: f"/static/plotly-{name}-{hashlib.sha256(data).hexdigest()[:16]}.js"
+                            for name, data in self.bundles.items()}
+
+    def store(self) -> Store:
+        return Store(self.db, create=False)
+
+    def plotly_route(self, name: str) -> Route:
         def plotly(request: Request) -> Response:
-            return Response(bundles[name], media_type="text/javascript",
+            return Response(self.bundles[name], media_type="text/javascript",
                             headers={"Cache-Control": "public, max-age=31536000, immutable"})
-        return Route(plotly_urls[name], plotly)
+        return Route(self.plotly_urls[name], plotly)
 
-    def failure(error: Exception) -> HTMLResponse:  # a one-line page for a user's mistake
-        if isinstance(error, _BadRequest):
-            return _page("error.html.j2", 400, message=str(error))
-        missing = ("no run", "no change with", "not found", "no alert")
-        return _page("error.html.j2", 404 if any(w in str(error) for w in missing) else 400, message=str(error))
-
-    def guarded(handler):  # never a traceback
-        def endpoint(request: Request) -> HTMLResponse:
-            try:
-                return handler(request)
-            except (_BadRequest, PerflabError) as error:
-                return failure(error)
-        return endpoint
-
-    def guarded_async(handler):
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except (_BadRequest, PerflabError) as error:
-                return failure(error)
-        return endpoint
-
-    def runs(request: Request) -> HTMLResponse:
+    def runs(self, request: Request) -> HTMLResponse:
         q = request.query_params
         label, host, commit = q.get("label", ""), q.get("host", ""), q.get("commit", "")
         since = _day(q["since"], "since") if q.get("since") else None
         until = _day(q["until"], "until") if q.get("until") else None
-        with store() as s:
+        with self.store() as s:
             found = [r for r in reversed(s.runs.all()) if _matches(r, label, host, commit, since, until)]
         return _page("runs.html.j2", **_paged(request, found, "runs"),
                      filters={"label": label, "host": host, "commit": commit,
                               "since": q.get("since", ""), "until": q.get("until", "")},
                      started=lambda r: dt.datetime.fromtimestamp(r.started_at, dt.UTC).strftime("%Y-%m-%d %H:%M"))
 
-    def run(request: Request) -> HTMLResponse:
-        with store() as s:
+    def run(self, request: Request) -> HTMLResponse:
+        with self.store() as s:
             info = s.runs.resolve(request.path_params["ref"])
             rows = s.samples.rows(info.id)
             infos = {(b, m): i for b in set(rows.benchmark) for m, i in s.metrics.infos(b).items()}
             text = render_show(info, summarize_run(rows, infos))
         return _page("text.html.j2", title=f"run {info.id} {info.label}", text=text)
 
-    def compare(request: Request) -> HTMLResponse:
+    def compare(self, request: Request) -> HTMLResponse:
         refs = request.query_params.getlist("run")
         if len(refs) < 2:
             raise _BadRequest("compare needs a baseline and at least one candidate: ?run=A&run=B")
         metrics = request.query_params.getlist("metric")
-        with store() as s:
+        with self.store() as s:
             chosen = [s.runs.resolve(ref) for ref in refs]
             report = compare_runs(s, chosen, filters=Filters.parse([], metrics))
-        return HTMLResponse(render_html(report, plotly_src=plotly_urls[CARTESIAN]))
+        return HTMLResponse(render_html(report, plotly_src=self.plotly_urls[CARTESIAN]))
 
-    def _history(request: Request):
+    def _history(self, request: Request):
         q = request.query_params
         filters = Filters.parse([*q.getlist("filter"), *(f"benchmark={b}" for b in q.getlist("benchmark"))],
                                 q.getlist("metric"))
-        with store() as s:
+        with self.store() as s:
             return build_history(s, filters=filters, labels=q.getlist("label"))
 
-    def history(request: Request) -> HTMLResponse:
-        found = _history(request)
+    def history(self, request: Request) -> HTMLResponse:
+        found = self._history(request)
         if request.query_params.get("format") == "text":
             return _page("text.html.j2", title="history", text=render_history(found))
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
         return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits),
-                                                change_url="/changes/{id}", plotly_src=plotly_urls[FULL]))
+                                                change_url="/changes/{id}", plotly_src=self.plotly_urls[FULL]))
 
-    def changes(request: Request) -> HTMLResponse:
+    def changes(self, request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
-        with store() as s:
-            listing = mark_alerts(s, list_changes(with_alerted(s, _history(request)),
+        with self.store() as s:
+            listing = mark_alerts(s, list_changes(with_alerted(s, self._history(request)),
                                                   since=parse_since(since) if since else None))
         return _page("text.html.j2", title="changes", text=render_changes(listing))
 
-    def jobs(request: Request) -> HTMLResponse:
+    def jobs(self, request: Request) -> HTMLResponse:
         states = parse_states(request.query_params.get("state"))
-        with store() as s:
+        with self.store() as s:
             text = render_jobs(s.jobs.all(states, limit=PAGE_SIZE))
         return _page("text.html.j2", title="jobs", text=text)
 
-    def alert_list(request: Request) -> HTMLResponse:
+    def alert_list(self, request: Request) -> HTMLResponse:
         state = request.query_params.get("state") or None
-        with store() as s:
+        with self.store() as s:
             found = list_alerts(s, state=state)
         return _page("alerts.html.j2", **_paged(request, found, "alerts"), states=STATES, state=state or "",
                      headers=ALERT_HEADERS, cells=alert_cells)
 
-    def _alert_id(request: Request) -> int:
-        text = request.path_params["id"]
-        if not is_id(text):   # names no alert (404), and never reaches the database
-            raise UsageError(f"no alert {text[:40]!r}: ids are numbers from 1 to {MAX_ID}, as /alerts lists them")
-        return int(text)
-
-    def alert_page(request: Request) -> HTMLResponse:
-        with store() as s:
+    def alert_page(self, request: Request) -> HTMLResponse:
+        with self.store() as s:
             detail = alert_detail(s, _alert_id(request))
         return _page("alert.html.j2", detail=detail, alert=detail.alert, state=state_text(detail.alert),
                      series=detail.alert.series_name, commits=commits_text(detail.alert),
                      events=[event_cells(e) for e in detail.events],
                      report=render_change_report(detail.report) if detail.report else detail.report_missing,
                      actions=[a for a, to in ACTIONS.items() if to in TRANSITIONS[detail.alert.state]],
-                     writable=token is not None)
+                     writable=self.token is not None)
 
-    async def alert_triage(request: Request) -> Response:
+    async def alert_triage(self, request: Request) -> Response:
         alert_id = _alert_id(request)
         body = (await request.body()).decode("utf-8", "replace")
         form = {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
-        if token is None:
+        if self.token is None:
             return _page("error.html.j2", 403, message="the dashboard is read-only: "
                          "start it with 'perflab serve --token T' to triage alerts")
-        if not hmac.compare_digest(_token_of(request, form).encode(), token.encode()):
+        if not hmac.compare_digest(_token_of(request, form).encode(), self.token.encode()):
             return _page("error.html.j2", 403, message="a wrong or missing token: triage needs the token "
                          "given to 'perflab serve --token'")
         action, target = form.get("action", ""), form.get("target", "").strip()
         if target and not is_id(target):
             raise UsageError(f"no alert {target[:40]!r} for duplicate-of: ids are numbers from 1 to {MAX_ID}")
-        with store() as s:
+        with self.store() as s:
             triage(s, alert_id, action, who=form.get("who", "").strip() or "dashboard",
                    note=form.get("note", ""), duplicate_of=int(target) if target else None)
         return RedirectResponse(f"/alerts/{alert_id}", status_code=303)
 
-    def change(request: Request) -> HTMLResponse:  # the text of `perflab report change ID`
+    def change(self, request: Request) -> HTMLResponse:  # the text of `perflab report change ID`
         change_id = request.path_params["id"]
-        with store() as s:
+        with self.store() as s:
             found = change_report(s, change_id, labels=request.query_params.getlist("label"))
         return _page("text.html.j2", title=f"change {found.change.id}", text=render_change_report(found))
 
+
+def create_app(db: str | None, *, token: str | None = None) -> Starlette:
+    """The dashboard over the store ``db`` (a path or a PostgreSQL URL); with ``token``,
+    alert triage by POST for requests that carry it (else read-only)."""
+    preload()  # the imports of detection now, not in the first history page
+    pages = _Dashboard(db, token)
     return Starlette(routes=[
-        Route("/", guarded(runs)), Route("/runs/{ref}", guarded(run)), Route("/compare", guarded(compare)),
-        Route("/history", guarded(history)), Route("/changes", guarded(changes)), Route("/jobs", guarded(jobs)),
-        Route("/alerts", guarded(alert_list)), Route("/alerts/{id}", guarded(alert_page), methods=["GET"]),
-        Route("/alerts/{id}", guarded_async(alert_triage), methods=["POST"]),
-        Route("/changes/{id}", guarded(change)),
-        *(plotly_route(name) for name in bundles),
+        Route("/", _guarded(pages.runs)), Route("/runs/{ref}", _guarded(pages.run)),
+        Route("/compare", _guarded(pages.compare)), Route("/history", _guarded(pages.history)),
+        Route("/changes", _guarded(pages.changes)), Route("/jobs", _guarded(pages.jobs)),
+        Route("/alerts", _guarded(pages.alert_list)),
+        Route("/alerts/{id}", _guarded(pages.alert_page), methods=["GET"]),
+        Route("/alerts/{id}", _guarded_async(pages.alert_triage), methods=["POST"]),
+        Route("/changes/{id}", _guarded(pages.change)),
+        *(pages.plotly_route(name) for name in pages.bundles),
     ])

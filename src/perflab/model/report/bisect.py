@@ -127,6 +127,8 @@ class BisectResult:
     terms: tuple[str, str] = ("old", "new")
     gradual: tuple[Share, ...] = ()     # the commits a gradual change is spread over, each with its share
     neither_test: str = ""              # the three-way test as stated
+    label: str = ""                     # the label its runs were stored under
+    stored: tuple[tuple[str, int], ...] = ()   # (commit sha, its stored run id), in order of first run
 
     @property
     def skipped(self) -> tuple[BisectStep, ...]:

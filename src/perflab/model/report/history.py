@@ -186,6 +186,11 @@ class ReportSide:
     commits: tuple[str, ...] = ()  # every pooled point, as short commits (or run ids), in order
 
 
+#: how `report change`'s table is computed (analysis.change_table), as the report states it
+CHANGE_TABLE_ESTIMATOR = ("per commit the median of its samples, per side the mean of those (the centres "
+                          "above), the test Welch's t on their logs (the commit is the unit)")
+
+
 @dataclass(frozen=True)
 class ChangeReport:
     """Everything the robot-style report of one change says.

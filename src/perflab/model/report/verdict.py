@@ -8,6 +8,14 @@ from dataclasses import dataclass
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Change, Row
 
+#: The tests ``perflab verdict`` judges with (keys of model.verdicts.METHOD_NAMES), the
+#: first the default: key -> why one would pick it (its --method help).
+VERDICT_METHODS: dict[str, str] = {
+    "mann-whitney": "Mann-Whitney U, on ranks (one stray run moves one rank)",
+    "welch-log": "Welch's t-test on log values",
+}
+DEFAULT_VERDICT_METHOD = next(iter(VERDICT_METHODS))
+
 
 class Outcome(str, enum.Enum):
     """The three-way answer, plus "skip" when B cannot be judged at all."""

@@ -23,22 +23,23 @@
             git checkout SHA
             perflab run ... --commit SHA
 
-The header's % is in the one sign convention (+ = better), as the robot's "-2.9%
-regression" of a rate, between the centres of the two segments the change point defines
-(the estimator that found it, the one history and changes print: per-commit medians, so
-one wild run cannot turn a regression into an improvement, as the pooled mean can); the
-lkp table's %change is raw (new − base)/base of the pooled samples' means, as lkp prints
-it, and says so. Each side lists every commit it pools.
+One estimator for the headline and the table: the detector's (per commit the median of its
+samples, per side the mean of those: the segments' centres, so one wild run cannot turn a
+regression into an improvement, as a pooled mean can). The header's % is in the one sign
+convention (+ = better), as the robot's "-2.9% regression" of a rate; the lkp table's
+%change of the same stat is the same change raw, (new − base)/base, as lkp prints it, and
+the report says so. Each side lists every commit it pools.
 Layout of ``perflab.model.report.history.ChangeReport``; the
 comparison inside it goes to ``render_comparison`` untouched.
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from perflab.model.params import format_value
-from perflab.model.report.history import ChangeReport, ReportSide, Segment
+from perflab.model.report.history import CHANGE_TABLE_ESTIMATOR, ChangeReport, ReportSide, Segment
 from perflab.model.verdicts import SIGN
 from perflab.render.compare import render_comparison
 from perflab.render.history import CENTRE_NOTE, p_value, pct, shift
@@ -70,7 +71,7 @@ def _value(value: float, unit: str, reference: float) -> str:
 
 
 def _segment(segment: Segment, unit: str) -> str:
-    text = _value(segment.centre, unit, segment.centre) + f" (centre of {segment.points} commit(s))"
+    text = _value(segment.centre, unit, segment.centre) + f" (centre of {_count(segment.points, 'commit')})"
     samples = _value(segment.mean, unit, segment.centre)
     if segment.stddev == segment.stddev:  # not NaN
         factor, _ = scale_for(segment.centre, unit)
@@ -143,9 +144,12 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
     out += ["", "Details are as below:", RULE, "",
             f"before the change: {side_before[0]}", *side_before[1:],
             f"from it on:        {side_after[0]}", *side_after[1:],
-            "(the headline's % is the centres' above, robust to a wild run; the table's %change is lkp's:",
-            " raw (new - base)/base of the pooled samples' means)",
-            f"their samples pooled, {'every stat' if show_all else 'every stat that changed'}:", ""]
+            f"{'every stat' if show_all else 'every stat that changed'} of the test case, by the headline's estimator:",
+            *textwrap.wrap(CHANGE_TABLE_ESTIMATOR + "; %change is raw, (new - base)/base, as lkp prints it: "
+                           "the headline's % of the changed stat"
+                           + ("; profile rows: shares of the pooled samples, changes in points"
+                              if report.profile is not None else ""), 96, initial_indent="  ", subsequent_indent="  "),
+            ""]
     table = render_comparison(report.comparison, "lkp", profile=report.profile,
                               rows=("all",) if show_all else ("amean",))
     out += [table.rstrip("\n")]
