@@ -257,7 +257,7 @@ def with_alerted(store: Store, history: History) -> History:
     for s in history.series:
         have = {c.id for c in (*s.changes, *((s.tip,) if s.tip else ()))}
         more = [found for cid in alerted if cid not in have
-                for found in (robot_change(s, cid),) if found is not None]
+                for found in (robot_change(s, cid, alerted=True),) if found is not None]
         series.append(replace(s, changes=tuple(sorted((*s.changes, *more), key=lambda c: c.index)))
                       if more else s)
     return replace(history, series=tuple(series))

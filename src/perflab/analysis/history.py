@@ -248,6 +248,7 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
     wanted = change.strip().lower()
     if len(wanted) < 4 or any(ch not in "0123456789abcdef" for ch in wanted):
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
+    alerted = any(a.change_id.startswith(wanted) for a in store.alerts.all())
     tries: list[tuple[str, ...]] = [tuple(labels)]
     if not labels:
         tries += [(label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)})]
@@ -261,7 +262,7 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
                 if c.id.startswith(wanted):
                     return history, series, c
         for series in history.series:
-            found = robot_change(series, wanted)
+            found = robot_change(series, wanted, alerted=alerted)
             if found is not None:
                 return history, series, found
     raise UsageError(f"no change with id {change!r}", hint="'perflab changes' lists them")

@@ -27,6 +27,7 @@ import numpy as np
 
 from perflab.model.records import Direction, MetricInfo
 from perflab.model.report.history import (
+    ALERTED_METHOD,
     AUTO_METHOD,
     CONFIRMED,
     SUSPECT,
@@ -140,10 +141,12 @@ def change_at(series: Series, index: int, first: int, end: int, samples: Sequenc
         detection_p=_welch_p(centres[first:index], centres[index:end]), method=method, status=status)
 
 
-def robot_change(series: Series, wanted: str) -> Change | None:
+def robot_change(series: Series, wanted: str, *, alerted: bool = False) -> Change | None:
     """The change whose id starts with ``wanted`` among the levels a robot looking at every
     commit confirmed (stats/tip.confirmed_starts, after the series' own changes): an alert the
-    tip detector raised on a short history whose whole-series search no longer separates it."""
+    tip detector raised on a short history whose whole-series search no longer separates it.
+    Else, for an ``alerted`` change that no detector places now (more data moved or dissolved
+    it), the levels either side of its commit, method ALERTED_METHOD."""
     from perflab.stats.tip import confirmed_starts
     keys = [change_id(series.host, series.benchmark, series.params_key, series.metric, p.point.key)
             for p in series.points]
@@ -154,7 +157,12 @@ def robot_change(series: Series, wanted: str) -> Change | None:
     for i, b in enumerate(bounds, start=1):
         if keys[b].startswith(wanted):
             return change_at(series, b, edges[i - 1], edges[i + 1], method=TIP_METHOD)
-    return None
+    at = next((i for i, k in enumerate(keys) if k.startswith(wanted) and i > 0), None)
+    if at is None or not alerted:
+        return None
+    first = max((b for b in bounds if b < at), default=0)
+    end = min((b for b in bounds if b > at), default=len(series.points))
+    return change_at(series, at, first, end, method=ALERTED_METHOD)
 
 
 class _DetectionCache:

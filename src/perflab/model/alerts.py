@@ -59,6 +59,9 @@ SUSPECT, CONFIRMED = "suspect", "confirmed"
 #: alert's status is kept in its method, so the alert table needs no new column)
 TIP_METHOD = "tip"
 TIP_SUSPECT_METHOD = "tip-suspect"
+#: The method of an alerted change that no detector places any more (more data moved or
+#: dissolved it): its report reads the levels either side of the alerted commit
+ALERTED_METHOD = "alerted"
 
 
 def alert_method(method: str, status: str) -> str:

@@ -39,7 +39,7 @@ import textwrap
 from typing import Any
 
 from perflab.model.params import format_value
-from perflab.model.report.history import CHANGE_TABLE_ESTIMATOR, ChangeReport, ReportSide, Segment
+from perflab.model.report.history import ALERTED_METHOD, CHANGE_TABLE_ESTIMATOR, ChangeReport, ReportSide, Segment
 from perflab.model.verdicts import SIGN
 from perflab.render.compare import render_comparison
 from perflab.render.history import CENTRE_NOTE, p_value, pct, shift
@@ -138,8 +138,10 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
              f"p = {p_value(c.p_value)}") if c.kind == "mean" else
             (f"  change: the noise's {shift(c, 2)} (after/before; the level did not step), p = "
              f"{p_value(c.p_value)} (the search's, corrected for it)"),
-            (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); "
-             f"'perflab history --metric {c.metric}' shows the series")]
+            (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); " if c.method != ALERTED_METHOD else
+             "  alerted at this commit; no detector places a change here now (more commits moved or "
+             "dissolved it): the levels either side of it; ") +
+            f"'perflab history --metric {c.metric}' shows the series"]
     side_before, side_after = _side(report.before), _side(report.after)
     out += ["", "Details are as below:", RULE, "",
             f"before the change: {side_before[0]}", *side_before[1:],

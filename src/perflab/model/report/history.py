@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from perflab.model.alerts import ALERTED_METHOD as ALERTED_METHOD  # an alerted commit no detector places now
 from perflab.model.alerts import CONFIRMED as CONFIRMED  # Change.status, re-exported
 from perflab.model.alerts import SUSPECT as SUSPECT
 from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
