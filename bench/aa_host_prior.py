@@ -193,7 +193,7 @@ def main() -> int:
 
     from perflab.analysis.host_model import DEFAULT_PRIORS
     data = simulated(args.seed) if args.simulate else load_runs(args.data)
-    where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else str(args.data.relative_to(ROOT))
+    where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else str(args.data.resolve().relative_to(ROOT))
     print(f"{where}: {len(data)} benchmarks, wall time, every pair of separate runs")
     print("\n".join(per_benchmark(data)))
     default = DEFAULT_PRIORS["wall time"][0]
