@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Where the sample executor's time on `true` goes, against `hyperfine -N` in the same run.
 
-Rounds alternate: hyperfine -N -r N 'true'; `perflab run -n N -- true`; then N samples of
-each in-process variant,
-interleaved sample by sample:
+Rounds alternate: hyperfine -N -r N 'true'; `perflab run -n N -- true`; then a block of N
+samples of each in-process variant (in the cgroup, entered once and stayed in, as `perflab
+run` does):
   - spawn_and_wait, no cgroup          (the spawn path alone)
   - spawn_and_wait, in the sample cgroup (what `perflab run` measures)
   - the same with the cgroups' own PSI accounting off (cgroup.pressure = 0; perflab reads
@@ -91,16 +91,19 @@ def main() -> int:
         for r in range(args.rounds):
             times["hyperfine -N"].append(hyperfine_median(args.runs, os.path.join(workdir, "h.json")))
             times["perflab run"].append(perflab_median(args.runs, os.path.join(workdir, f"p{r}.db")))
-            plain, grouped, quiet = [], [], []
+            # each variant a block of samples per round, as `perflab run` takes them: it enters
+            # the sample cgroup once and stays (a migration before every sample is not its cost)
+            plain = [spawn_and_wait(TRUE, [TRUE], streams=streams).wall_s for _ in range(args.runs)]
+            grouped, quiet = [], []
+            if cgroups is not None:
+                grouped = [spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s
+                           for _ in range(args.runs)]
+                psi_accounting(cgroups, False)
+                quiet = [spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s
+                         for _ in range(args.runs)]
+                psi_accounting(cgroups, True)
+                cgroups.leave()
             for _ in range(args.runs):
-                plain.append(spawn_and_wait(TRUE, [TRUE], streams=streams).wall_s)
-                if cgroups is not None:
-                    psi_accounting(cgroups, True)
-                    grouped.append(spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s)
-                    psi_accounting(cgroups, False)
-                    quiet.append(spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s)
-                    psi_accounting(cgroups, True)
-                    cgroups.leave()
                 spawned, waited = parts(streams)
                 spawn_us.append(spawned)
                 wait_us.append(waited)
