@@ -90,11 +90,12 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
     created: list[Alert] = []
     # A pass that confirms or recovers an alert moves where the tip detector's history
     # starts, so passes repeat until one changes nothing: an update is then idempotent.
+    alerts = store.alerts.all()
     for _ in range(MAX_PASSES):
-        before = _statuses(store)
-        new = _update_pass(store, history, moment)
+        new = _update_pass(store, history, moment, alerts)
         created += new
-        if not new and _statuses(store) == before:
+        alerts, before = store.alerts.all(), alerts
+        if not new and _statuses(alerts) == _statuses(before):
             break
     return created
 
@@ -102,12 +103,13 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
 MAX_PASSES = 4
 
 
-def _statuses(store: Store) -> dict[int, tuple[str, bool]]:
-    return {a.id: (a.method, a.recovered) for a in store.alerts.all()}
+def _statuses(alerts: list[Alert]) -> dict[int, tuple[str, bool]]:
+    return {a.id: (a.method, a.recovered) for a in alerts}
 
 
-def _update_pass(store: Store, history: History, moment: float | None) -> list[Alert]:
-    known = {a.change_id: a for a in store.alerts.all()}
+def _update_pass(store: Store, history: History, moment: float | None, alerts: list[Alert]) -> list[Alert]:
+    """One pass over the series, ``alerts`` the store's alerts before it; the new alerts."""
+    known = {a.change_id: a for a in alerts}
     created = []
     tips: dict[tuple[str, str, str, str], Change] = {}
     for series in history.series:

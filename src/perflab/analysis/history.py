@@ -244,11 +244,12 @@ def list_changes(history: History, *, since: float | None = None, direction: str
 
 def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
                 method: str = AUTO_METHOD) -> tuple[History, Series, Change]:
-    """The change with id ``change``: searched among all runs, then each label's alone."""
+    """The change with id ``change``: searched among all runs, then each label's alone; for
+    an alert's change that no detector places now, the levels either side of its commit."""
     wanted = change.strip().lower()
     if len(wanted) < 4 or any(ch not in "0123456789abcdef" for ch in wanted):
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
-    alerted = any(a.change_id.startswith(wanted) for a in store.alerts.all())
+    alerted: bool | None = None
     tries: list[tuple[str, ...]] = [tuple(labels)]
     if not labels:
         tries += [(label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)})]
@@ -261,6 +262,8 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
             for c in (*series.changes, *((series.tip,) if series.tip else ())):
                 if c.id.startswith(wanted):
                     return history, series, c
+        if alerted is None:   # read once, only when no detector names the change
+            alerted = any(a.change_id.startswith(wanted) for a in store.alerts.all())
         for series in history.series:
             found = robot_change(series, wanted, alerted=alerted)
             if found is not None:
