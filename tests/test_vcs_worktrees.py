@@ -7,6 +7,9 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pytest
+
+from perflab.model.errors import UsageError
 from perflab.vcs import add_worktree, git_output, prune_worktrees
 
 from test_history import commit, new_repo
@@ -31,3 +34,11 @@ def test_concurrent_adds_and_prunes_all_succeed(tmp_path):
                              [sha] * 3, [15] * 3))
     assert done == [15] * 3
     assert git_output(str(repo), "worktree", "list", "--porcelain").count("worktree ") == 1  # the main one
+
+
+def test_a_clone_without_write_access_is_one_clear_line(tmp_path):
+    repo = new_repo(tmp_path / "app")
+    sha = commit(repo, "one", "100")
+    (repo / ".git" / "perflab-worktrees.lock").mkdir()     # unopenable as a file, even as root
+    with pytest.raises(UsageError, match="cannot make worktrees of"):
+        add_worktree(str(repo), str(tmp_path / "w"), sha)

@@ -193,7 +193,12 @@ def _worktree_lock(repo: str) -> Iterator[None]:
     common = git_output(repo, "rev-parse", "--git-common-dir")
     if common is None:
         raise UsageError(f"{repo} is not a git repository")
-    with open(os.path.join(repo, common, "perflab-worktrees.lock"), "a") as handle:
+    path = os.path.join(repo, common, "perflab-worktrees.lock")
+    try:
+        handle = open(path, "a")  # noqa: SIM115 (closed by the with below: only open may fail)
+    except OSError as error:   # a clone this user may read but not write
+        raise UsageError(f"cannot make worktrees of {repo}: {path}: {error.strerror or error}") from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
