@@ -32,8 +32,9 @@ from perflab.model.report.compare import (
     SideSummary,
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
-from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, compare, decide, median_ci, oriented, summarize
+from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, compare, decide, median_ci, oriented
 from perflab.stats.separate_runs import RunToRun
+from perflab.stats.summary import summarize_rows
 from perflab.stats.variance import RunVariance
 from perflab.stats.warnings import RUN_VARIANCE, RUNS_TO_DECIDE
 from perflab.store.series import ValueGroup
@@ -61,7 +62,7 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     (`analysis.host_model`), which then takes the place of ``run_variances``."""
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
-    summaries: dict[tuple[int, Key], Summary] = {}   # each side's once: the test and the table share it
+    summaries = _summaries(tables, infos)   # each side's once: the test and the table share it
     pending = _tested_cells(tables, keys, infos, summaries, method=method, confidence=confidence,
                             noise_floor=noise_floor, separate=separate, run_variances=run_variances or {},
                             run_shares=run_shares or {}, run_to_run=run_to_run or {})
@@ -82,12 +83,12 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                          q, confidence, tested, floors, tuple(warnings))
 
 
-def _summary_of(summaries: dict[tuple[int, Key], Summary], side: int, key: Key, group: ValueGroup,
-                info: MetricInfo) -> Summary:
-    """Side ``side``'s `summarize` of ``key``, made once."""
-    if (side, key) not in summaries:
-        summaries[(side, key)] = summarize(group.values, info.mean)
-    return summaries[(side, key)]
+def _summaries(tables: Tables, infos: dict[tuple[str, str], MetricInfo]) -> dict[tuple[int, Key], Summary]:
+    """`summarize` of every side's every group, by (side, key), all made in one pass."""
+    cells = [(side, key, group) for side, table in enumerate(tables) for key, group in table.items()]
+    made = summarize_rows([group.values for _, _, group in cells],
+                          [infos[(key[0], key[2])].mean for _, key, _ in cells])
+    return {(side, key): summary for (side, key, _), summary in zip(cells, made)}
 
 
 def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], MetricInfo],
@@ -115,8 +116,7 @@ def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], 
                 method=method,  # type: ignore[arg-type]
                 noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
                 separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]),
-                summaries=(_summary_of(summaries, 0, key, base, info),
-                           _summary_of(summaries, c + 1, key, other, info)),
+                summaries=(summaries[(0, key)], summaries[(c + 1, key)]),
                 run_to_run=known)))
     return pending
 
@@ -152,7 +152,7 @@ def _row(r: int, key: Key, tables: Tables, runs: Sequence[RunInfo], info: Metric
     """Row ``r`` of the report: every side's statistics and each candidate's decided cell."""
     groups = [table.get(key) for table in tables]
     sides_ = [None if g is None else
-              _side(g, _summary_of(summaries, i, key, g, info), info, confidence, best_pcts,
+              _side(g, summaries[(i, key)], info, confidence, best_pcts,
                     WarningSide.BASE if i == 0 else WarningSide.CANDIDATE)
               for i, g in enumerate(groups)]
     first = next(g for g in groups if g is not None)

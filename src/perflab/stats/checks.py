@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from perflab.stats.significance import mann_kendall, spearman_trend
+from perflab.stats.significance import mann_kendall_rows, spearman_trend_rows
 from perflab.stats.warnings import (
     BIMODAL,
     HIGH_COV,
@@ -67,30 +67,45 @@ def modified_z_scores(values: ArrayLike, median: float | None = None) -> np.ndar
     when that is 0 too, every value equals the median and all scores are 0. ``median``:
     the values' median, when the caller has it.
     """
-    x = np.asarray(values, dtype=float).reshape(-1)
+    x = np.asarray(values, dtype=float).reshape(1, -1)
     if x.size == 0:
-        return x
-    deviation = x - (np.median(x) if median is None else median)
-    mad = np.median(np.abs(deviation))
-    if mad > 0:
-        return np.asarray(0.6745 * deviation / mad, dtype=float)
-    mean_ad = np.mean(np.abs(deviation))
-    if mean_ad > 0:
-        return np.asarray(deviation / (1.253314 * mean_ad), dtype=float)
-    return np.zeros_like(x)
+        return x.reshape(-1)
+    scores: np.ndarray = modified_z_rows(x, np.median(x, axis=1) if median is None else np.array([median]))[0]
+    return scores
+
+
+def modified_z_rows(block: np.ndarray, medians: np.ndarray) -> np.ndarray:
+    """`modified_z_scores` of each row of ``block`` (at least one column), given their medians."""
+    deviation = block - medians[:, None]
+    absolute = np.abs(deviation)
+    mad = np.median(absolute, axis=1)[:, None]
+    mean_ad = np.mean(absolute, axis=1)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(mad > 0, 0.6745 * deviation / mad,
+                        np.where(mean_ad > 0, deviation / (1.253314 * mean_ad), 0.0))
 
 
 def check_outliers(values: ArrayLike, threshold: float = OUTLIER_Z, median: float | None = None) -> StatWarning | None:
     """Warn when some |modified z-score| exceeds `threshold` (needs 3 or more values)."""
-    x = np.asarray(values, dtype=float).reshape(-1)
+    x = np.asarray(values, dtype=float).reshape(1, -1)
     if x.size < 3:
         return None
-    outlying = np.flatnonzero(np.abs(modified_z_scores(x, median)) > threshold)
-    if outlying.size == 0:
-        return None
-    shown = ", ".join(f"#{i}={x[i]:.6g}" for i in outlying[:5]) + (" ..." if outlying.size > 5 else "")
-    return StatWarning(OUTLIERS,
-                       f"{outlying.size} of {x.size} values have a modified z-score above {threshold:g}: {shown}")
+    return outlier_rows(x, np.median(x, axis=1) if median is None else np.array([median]), threshold)[0]
+
+
+def outlier_rows(block: np.ndarray, medians: np.ndarray, threshold: float = OUTLIER_Z) -> list[StatWarning | None]:
+    """`check_outliers` of each row of ``block``, given their medians."""
+    rows, n = block.shape
+    if n < 3:
+        return [None] * rows
+    far = np.abs(modified_z_rows(block, medians)) > threshold
+    out: list[StatWarning | None] = [None] * rows
+    for i in np.flatnonzero(far.any(axis=1)).tolist():
+        outlying = np.flatnonzero(far[i])
+        shown = ", ".join(f"#{j}={block[i, j]:.6g}" for j in outlying[:5]) + (" ..." if outlying.size > 5 else "")
+        out[i] = StatWarning(OUTLIERS, f"{outlying.size} of {n} values have a modified z-score above "
+                                       f"{threshold:g}: {shown}")
+    return out
 
 
 def bimodality_ratio(values: ArrayLike) -> float:
@@ -101,19 +116,25 @@ def bimodality_ratio(values: ArrayLike) -> float:
     normal sample R tends to 2/π ≈ 0.64; two tight clusters push it towards 1. NaN when
     n < 4 or all values are equal.
     """
-    x = np.sort(np.asarray(values, dtype=float).reshape(-1))
-    n = x.size
+    return float(bimodality_rows(np.sort(np.asarray(values, dtype=float).reshape(1, -1), axis=1))[0])
+
+
+def bimodality_rows(ordered: np.ndarray) -> np.ndarray:
+    """`bimodality_ratio` of each row of ``ordered`` (rows sorted)."""
+    rows, n = ordered.shape
     smallest = max(2, math.ceil(n / 10))
-    total = np.sum((x - x.mean()) ** 2) if n else 0.0
-    if n < 2 * smallest or total == 0.0:
-        return math.nan
+    if n < 2 * smallest:
+        return np.full(rows, math.nan)
+    total = np.sum((ordered - ordered.mean(axis=1)[:, None]) ** 2, axis=1)
     # Shift before the running sums so that a large common offset does not cancel.
-    x = x - x.mean()
+    x = ordered - ordered.mean(axis=1)[:, None]
     k = np.arange(smallest, n - smallest + 1)
-    s, s2 = np.cumsum(x), np.cumsum(x * x)
-    left = s2[k - 1] - s[k - 1] ** 2 / k
-    right = (s2[-1] - s2[k - 1]) - (s[-1] - s[k - 1]) ** 2 / (n - k)
-    return float(np.max(1.0 - (left + right) / total))
+    s, s2 = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
+    left = s2[:, k - 1] - s[:, k - 1] ** 2 / k
+    right = (s2[:, -1:] - s2[:, k - 1]) - (s[:, -1:] - s[:, k - 1]) ** 2 / (n - k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.max(1.0 - (left + right) / total[:, None], axis=1)
+    return np.where(total == 0.0, math.nan, ratio)
 
 
 def check_bimodal(values: ArrayLike) -> StatWarning | None:
@@ -125,15 +146,21 @@ def check_bimodal(values: ArrayLike) -> StatWarning | None:
     and over 95% from n = 15. A sample that jumps between two levels breaks every
     test that summarises it by one centre.
     """
-    x = np.asarray(values, dtype=float).reshape(-1)
-    if x.size < BIMODAL_MIN_N:
-        return None
-    ratio = bimodality_ratio(x)
-    limit = 2 / math.pi + 1 / math.sqrt(x.size)
-    if not ratio > limit:
-        return None
-    return StatWarning(BIMODAL, f"the values form two groups (split explains {100 * ratio:.0f}% of the variance, "
-                                f"limit {100 * limit:.0f}%): report them separately")
+    return bimodal_rows(np.sort(np.asarray(values, dtype=float).reshape(1, -1), axis=1))[0]
+
+
+def bimodal_rows(ordered: np.ndarray) -> list[StatWarning | None]:
+    """`check_bimodal` of each row of ``ordered`` (rows sorted)."""
+    rows, n = ordered.shape
+    if n < BIMODAL_MIN_N:
+        return [None] * rows
+    limit = 2 / math.pi + 1 / math.sqrt(n)
+    out: list[StatWarning | None] = [None] * rows
+    for i, ratio in enumerate(bimodality_rows(ordered).tolist()):
+        if ratio > limit:
+            out[i] = StatWarning(BIMODAL, f"the values form two groups (split explains {100 * ratio:.0f}% of the "
+                                          f"variance, limit {100 * limit:.0f}%): report them separately")
+    return out
 
 
 # Mann-Kendall's O(n^2) pairs cost milliseconds per row above this many values; there
@@ -148,13 +175,21 @@ def check_trend(values: ArrayLike, alpha: float = TREND_ALPHA) -> StatWarning | 
     Assumes `values` are in repetition order. Fewer than 6 values can never reach
     p < 0.01, so short samples pass silently.
     """
-    x = np.asarray(values, dtype=float).reshape(-1)
-    if x.size <= PAIRWISE_TREND_LIMIT:
-        (z, p), test = mann_kendall(x), "Mann-Kendall"
+    x = np.asarray(values, dtype=float).reshape(1, -1)
+    return trend_rows(x, np.argsort(x, axis=1), alpha)[0]
+
+
+def trend_rows(block: np.ndarray, order: np.ndarray, alpha: float = TREND_ALPHA) -> list[StatWarning | None]:
+    """`check_trend` of each row of ``block`` (values in repetition order; ``order``: the
+    rows' np.argsort)."""
+    if block.shape[1] <= PAIRWISE_TREND_LIMIT:
+        found, test = mann_kendall_rows(block, np.take_along_axis(block, order, axis=1)), "Mann-Kendall"
     else:
-        (z, p), test = spearman_trend(x), "Spearman/Daniels"
-    if not p < alpha:
-        return None
-    way = "rising" if z > 0 else "falling"
-    return StatWarning(TREND, f"values keep {way} over the repetitions ({test} p={p:.2g}): "
-                              "warm-up, thermal throttling or drift; interleave runs")
+        found, test = spearman_trend_rows(block, order), "Spearman/Daniels"
+    out: list[StatWarning | None] = []
+    for z, p in found:
+        way = "rising" if z > 0 else "falling"
+        out.append(None if not p < alpha else StatWarning(
+            TREND, f"values keep {way} over the repetitions ({test} p={p:.2g}): "
+                   "warm-up, thermal throttling or drift; interleave runs"))
+    return out

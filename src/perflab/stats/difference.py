@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import METHOD_NAMES as METHOD_NAMES  # re-exported: its old home
 from perflab.model.verdicts import Verdict, WarningSide
+from perflab.stats.distributions import norm_ppf
 from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import unjudgeable
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
@@ -288,8 +289,7 @@ def _run_floor(variance: RunVariance | None, method: str, floor: float,
                 f"separate runs: run-to-run variance unknown, changes below {100 * max(floor, UNKNOWN_RUN_FLOOR):g}% "
                 "are not judged and the test of larger ones counts only the spread inside each run "
                 "('perflab calibrate', or more runs of the same command, measures it)")
-    from scipy.stats import norm
-    spread = 100.0 * math.sqrt(2 * variance.sigma2) * float(norm.ppf(0.5 + confidence / 2))
+    spread = 100.0 * math.sqrt(2 * variance.sigma2) * norm_ppf(0.5 + confidence / 2)
     what = (f"separate runs: run-to-run spread {variance.cov_pct:.2g}% (from {variance.source}, "
             f"{variance.runs} of them)")
     if method == "welch-log":

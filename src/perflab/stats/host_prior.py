@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perflab.stats.distributions import f_sf, nct_sf, norm_ppf, t_ppf, t_sf
+
 #: limma's offset of zero variances (fitFDist): x = max(x, ZERO_OFFSET * median(x)). A group
 #: whose runs agree within their own noise has s^2 <= 0; offsetting widens the spread of
 #: log s^2, so d0 comes out smaller: the conservative side.
@@ -100,7 +102,6 @@ def fit_prior(s2: Sequence[float], df: Sequence[float], covariate: Sequence[floa
     capped at the groups' own total df: a prior never knows more than its data. None with
     fewer than MIN_GROUPS usable groups."""
     from scipy.special import digamma, polygamma
-    from scipy.stats import t as student
     x = np.asarray(s2, dtype=float)
     d = np.asarray(df, dtype=float)
     ok = np.isfinite(x) & (d > 0)
@@ -120,7 +121,7 @@ def fit_prior(s2: Sequence[float], df: Sequence[float], covariate: Sequence[floa
             b, a = np.polyfit(z, e, 1)
             residuals = e - (a + b * z)
             se = math.sqrt(float(residuals @ residuals) / (g - 2) / float(((z - z.mean()) ** 2).sum()))
-            if se > 0 and 2 * student.sf(abs(b) / se, g - 2) < TREND_ALPHA:
+            if se > 0 and 2 * t_sf(abs(b) / se, g - 2) < TREND_ALPHA:
                 slope, residual_df, fitted = float(b), g - 2, a + b * z
     excess = float(((e - fitted) ** 2).sum() / residual_df - np.mean(polygamma(1, d / 2)))
     cap = float(d.sum())
@@ -157,8 +158,7 @@ def beyond_prior(prior: Prior, s2: float, df: float, within: float = math.nan) -
     """Upper-tail p of a benchmark's own s^2 under the prior: s^2 / s0^2 ~ F(d, d0)."""
     if not df > 0 or not math.isfinite(s2):
         return math.nan
-    from scipy.stats import f
-    return float(f.sf(max(s2, 0.0) / prior.scale(within), df, prior.d0))
+    return f_sf(max(s2, 0.0) / prior.scale(within), df, prior.d0)
 
 
 def runs_to_decide(variance: float, prior_df: float, change: float, *, alpha: float = 0.05,
@@ -166,8 +166,6 @@ def runs_to_decide(variance: float, prior_df: float, change: float, *, alpha: fl
     """Replicate runs per side that would call a change of ``change`` (relative, e.g. 0.02)
     with ``power`` at two-sided ``alpha``, ``variance`` a run mean's: r runs a side make the
     difference's variance 2 variance / r on prior_df + 2 (r - 1) df. None beyond ``limit``."""
-    from scipy.stats import nct, norm
-    from scipy.stats import t as student
     effect = abs(math.log1p(change))
     unit = 2 * variance
     if unit == 0:
@@ -177,10 +175,10 @@ def runs_to_decide(variance: float, prior_df: float, change: float, *, alpha: fl
 
     def enough(r: int) -> bool:
         df = prior_df + 2 * (r - 1)
-        return float(nct.sf(float(student.ppf(1 - alpha / 2, df)), df, effect / math.sqrt(unit / r))) >= power
+        return nct_sf(t_ppf(1 - alpha / 2, df), df, effect / math.sqrt(unit / r)) >= power
 
     # the normal approximation's r is a lower bound (t's tails are wider): step up from it
-    r = max(1, math.ceil(unit * (float(norm.ppf(1 - alpha / 2)) + float(norm.ppf(power))) ** 2 / effect**2))
+    r = max(1, math.ceil(unit * (norm_ppf(1 - alpha / 2) + norm_ppf(power)) ** 2 / effect**2))
     while r <= limit:
         if enough(r):
             return r

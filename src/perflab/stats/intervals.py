@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from perflab.model.records import MeanKind
+from perflab.stats.distributions import norm_ppf
 from perflab.stats.significance import mann_whitney_is_exact
 from perflab.stats.summary import linearise
 from perflab.stats.warnings import NONPOSITIVE_GMEAN, NONPOSITIVE_HMEAN, TOO_FEW_SAMPLES, StatWarning
@@ -163,12 +164,11 @@ def hodges_lehmann_ratio_ci(base: ArrayLike, new: ArrayLike, confidence: float =
         k = int(np.count_nonzero(cdf <= tail))      # P(U <= k-1) <= tail for u = 0..k-1
         real = 1.0 - 2.0 * float(cdf[k - 1]) if k >= 1 else 0.0
     else:
-        from scipy.stats import norm
         _, tie_sizes = np.unique(np.concatenate([a, b]), return_counts=True)
         total = m + n
         ties = float(np.sum(tie_sizes.astype(float) ** 3 - tie_sizes))
         variance = m * n / 12.0 * (total + 1 - ties / (total * (total - 1)))
-        k = int(math.floor(m * n / 2.0 - float(norm.ppf(1 - tail)) * math.sqrt(max(variance, 0.0))))
+        k = int(math.floor(m * n / 2.0 - norm_ppf(1 - tail) * math.sqrt(max(variance, 0.0))))
         real = confidence
     if k < 1:
         return _undefined(confidence, f"{m} vs {n} values: a {100 * confidence:g}% interval that inverts "

@@ -130,19 +130,8 @@ def spearman_trend(values: ArrayLike) -> tuple[float, float]:
     z = rho·sqrt(n-1), normal approximation (fine for the n > 100 it is used for);
     ties get average ranks. (0, 1) when every value is equal.
     """
-    x = np.asarray(values, dtype=float).reshape(-1)
-    n = x.size
-    if n < 3:
-        return math.nan, math.nan
-    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
-    if counts.size == 1:
-        return 0.0, 1.0
-    average_rank = np.cumsum(counts) - (counts - 1) / 2.0
-    ranks = average_rank[inverse] - (n + 1) / 2.0      # both centred: mean rank is (n+1)/2
-    order = np.arange(n) - (n - 1) / 2.0
-    rho = float(ranks @ order) / math.sqrt(float(ranks @ ranks) * float(order @ order))
-    z = rho * math.sqrt(n - 1)
-    return z, math.erfc(abs(z) / math.sqrt(2))
+    x = np.asarray(values, dtype=float).reshape(1, -1)
+    return spearman_trend_rows(x, np.argsort(x, axis=1))[0]
 
 
 def mann_kendall(values: ArrayLike) -> tuple[float, float]:
@@ -153,17 +142,67 @@ def mann_kendall(values: ArrayLike) -> tuple[float, float]:
     assumes independent values under the null. (nan, nan) with fewer than 3 values,
     (0, 1) when every value is equal.
     """
-    x = np.asarray(values, dtype=float).reshape(-1)
-    n = x.size
+    x = np.asarray(values, dtype=float).reshape(1, -1)
+    return mann_kendall_rows(x, np.sort(x, axis=1))[0]
+
+
+def _tie_runs(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of sorted values, the runs of equal values (NaNs are one run, as np.unique
+    counts them): each position's run index, and each run index's length (0 past the last)."""
+    rows, n = ordered.shape
+    same = (ordered[:, 1:] == ordered[:, :-1]) | (np.isnan(ordered[:, 1:]) & np.isnan(ordered[:, :-1]))
+    starts = np.ones((rows, n), dtype=bool)
+    starts[:, 1:] = ~same
+    run = np.cumsum(starts, axis=1) - 1
+    length = np.bincount((run + (np.arange(rows) * n)[:, None]).reshape(-1), minlength=rows * n)
+    return run, length.reshape(rows, n)
+
+
+def spearman_trend_rows(block: np.ndarray, order: np.ndarray) -> list[tuple[float, float]]:
+    """`spearman_trend` of each row of ``block`` (``order``: its np.argsort along the rows)."""
+    rows, n = block.shape
     if n < 3:
-        return math.nan, math.nan
-    s = float(np.sum(np.triu(np.sign(x[None, :] - x[:, None]), 1)))
-    _, ties = np.unique(x, return_counts=True)
-    var = (n * (n - 1) * (2 * n + 5) - float(np.sum(ties * (ties - 1) * (2 * ties + 5)))) / 18
-    if var == 0.0:
-        return 0.0, 1.0
-    z = (s - math.copysign(1.0, s)) / math.sqrt(var) if s else 0.0
-    return z, math.erfc(abs(z) / math.sqrt(2))
+        return [(math.nan, math.nan)] * rows
+    run, length = _tie_runs(np.take_along_axis(block, order, axis=1))
+    # a run's average rank: its end - (length - 1)/2 (exact halves, as from np.unique's counts)
+    average = np.cumsum(length, axis=1) - (length - 1) / 2.0
+    ranks = np.empty((rows, n))
+    np.put_along_axis(ranks, order, np.take_along_axis(average, run, axis=1), axis=1)
+    ranks -= (n + 1) / 2.0      # both centred: mean rank is (n+1)/2
+    position = np.arange(n) - (n - 1) / 2.0
+    out = []
+    for i in range(rows):
+        if run[i, -1] == 0:     # every value equal
+            out.append((0.0, 1.0))
+            continue
+        rho = float(ranks[i] @ position) / math.sqrt(float(ranks[i] @ ranks[i]) * float(position @ position))
+        z = rho * math.sqrt(n - 1)
+        out.append((z, math.erfc(abs(z) / math.sqrt(2))))
+    return out
+
+
+def mann_kendall_rows(block: np.ndarray, ordered: np.ndarray) -> list[tuple[float, float]]:
+    """`mann_kendall` of each row of ``block`` (``ordered``: the rows sorted)."""
+    rows, n = block.shape
+    if n < 3:
+        return [(math.nan, math.nan)] * rows
+    s = np.empty(rows)
+    chunk = max(1, 2**20 // (n * n))   # rows whose n x n signs take about 8 MB
+    for lo in range(0, rows, chunk):
+        x = block[lo:lo + chunk]
+        s[lo:lo + chunk] = np.sum(np.triu(np.sign(x[:, None, :] - x[:, :, None]), 1), axis=(1, 2))
+    _, length = _tie_runs(ordered)
+    ties = np.sum(length * (length - 1) * (2 * length + 5), axis=1)
+    out = []
+    for i in range(rows):
+        var = (n * (n - 1) * (2 * n + 5) - float(ties[i])) / 18
+        if var == 0.0:
+            out.append((0.0, 1.0))
+            continue
+        si = float(s[i])
+        z = (si - math.copysign(1.0, si)) / math.sqrt(var) if si else 0.0
+        out.append((z, math.erfc(abs(z) / math.sqrt(2))))
+    return out
 
 
 class FdrResult(NamedTuple):
