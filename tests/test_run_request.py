@@ -127,3 +127,54 @@ def test_no_two_modules_of_src_import_each_other():
     # a package's __init__ re-exporting its modules is not a cycle of two files doing work
     pairs = [(a, b) for a, b in pairs if not (b.startswith(a + ".") and modules[a].name == "__init__.py")]
     assert not pairs, f"modules importing each other: {pairs}"
+
+
+def _full_request() -> RunRequest:
+    """A request with every optional part filled (no drawn seed: it is given)."""
+    from perflab.model.run_request import (
+        AbDecision,
+        Exports,
+        Imported,
+        Layout,
+        StopSpec,
+        Stopped,
+        SweepText,
+    )
+    options = RunOptions(repetitions=4, warmup=1, shuffle=True, seed=7, cpus=[0, 1], timeout=2.5, prepare="p",
+                         metrics=["time"], monitors=["vmstat"], events=["cycles"])
+    return RunRequest(
+        target=Target(words=("sh", "-c", "x"), commands=("a", "b"), command_names=("A", "B"), shell=True,
+                      duration=1.5),
+        sweep=SweepText(params=("n=1,2",), lists=(("n", "1,2"),), scans=(("n", "1", "4"),), step="2"),
+        repetitions=4, options=options, limits=StopSpec(max_time_s=9.0, min_rounds=2),
+        ab=AbRecord(AbSettings(threshold_pct=2.0, max_time_s=3.0),
+                    AbDecision("better", 12, 3.5, (1.0, 6.0), 0.05, "crossed")),
+        identity=Identity(label="x", commit="abc", job_id=3, command_line=("perflab", "run")),
+        exports=Exports(json="/tmp/x.json"),
+        plans=(PlanRecord({"workload": "command", "benchmark": "a", "argv": ["a"]}, {"n": [1, 2]}, options,
+                          (0.001, 0.0, 0.0005), Layout("a", "title {n}", "n"), {"vmstat": "0.1%"}),),
+        interleaved=True, stopped=Stopped("time", 3, 1.25, 100.0), imported=Imported("hyperfine", "/f", "ab"))
+
+
+def test_an_exactly_typed_document_is_read_without_pydantic_and_equals_its_reading():
+    """model/exact_decode.py: a document of exactly the declared types gives what pydantic
+    gives; one that pydantic would coerce, or refuse, is left to pydantic."""
+    import json
+
+    from perflab.model.exact_decode import decode
+    from perflab.model.run_request import _adapter
+
+    for request in (RunRequest(), _full_request(), replace(_full_request(), target=Target(shell="bash"))):
+        for document in (request.to_json(), json.loads(json.dumps(request.to_json()))):
+            assert decode(RunRequest, document) == _adapter().validate_python(document) == request
+    document = json.loads(json.dumps(_full_request().to_json()))
+    coerced = [("options", "timeout", 5), ("options", "repetitions", True), ("options", "repetitions", "7"),
+               ("target", "shell", 1), ("options", "bogus", 1), ("limits", "min_rounds", 2.0)]
+    for part, key, value in coerced:
+        changed = json.loads(json.dumps(document))
+        changed[part][key] = value
+        assert decode(RunRequest, changed) is None
+        assert RunRequest.from_json(changed) == _adapter().validate_python(changed)
+    refused = json.loads(json.dumps(document))
+    refused["options"]["repetitions"] = 0
+    assert decode(RunRequest, refused) is None

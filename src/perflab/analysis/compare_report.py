@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,11 @@ from perflab.model.report.compare import (
     SideSummary,
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
-from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, compare, decide, median_ci, oriented
+from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, decide, oriented
+from perflab.stats.difference import Pair, compare_rows
+from perflab.stats.intervals import Interval as MedianInterval
+from perflab.stats.intervals import median_ci_rows
+from perflab.stats.rows import by_size
 from perflab.stats.separate_runs import RunToRun
 from perflab.stats.summary import summarize_rows
 from perflab.stats.variance import RunVariance
@@ -62,15 +66,15 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     (`analysis.host_model`), which then takes the place of ``run_variances``."""
     warnings = list(warnings)
     keys = list(dict.fromkeys(key for table in tables for key in table))
-    summaries = _summaries(tables, infos)   # each side's once: the test and the table share it
-    pending = _tested_cells(tables, keys, infos, summaries, method=method, confidence=confidence,
+    figures = _side_figures(tables, infos, confidence)
+    pending = _tested_cells(tables, keys, infos, figures, method=method, confidence=confidence,
                             noise_floor=noise_floor, separate=separate, run_variances=run_variances or {},
                             run_shares=run_shares or {}, run_to_run=run_to_run or {})
     warnings += _absent_warnings(tables, keys, runs)
     decided = decide([d for _, _, d in pending], q) if pending else []
     warnings += _run_variance_notes(decided)
     by_cell = {(r, c): d for (r, c, _), d in zip(pending, decided)}
-    rows = [_row(r, key, tables, runs, infos[(key[0], key[2])], summaries, by_cell, confidence=confidence,
+    rows = [_row(r, key, tables, runs, infos[(key[0], key[2])], figures, by_cell,
                  noise_floor=noise_floor, best_pcts=best_pcts) for r, key in enumerate(keys)]
     tested = sum(1 for d in decided if d.rule is None)
     floors = tuple(sorted({d.noise_floor for d in decided}))
@@ -83,21 +87,43 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
                          q, confidence, tested, floors, tuple(warnings))
 
 
-def _summaries(tables: Tables, infos: dict[tuple[str, str], MetricInfo]) -> dict[tuple[int, Key], Summary]:
-    """`summarize` of every side's every group, by (side, key), all made in one pass."""
+@dataclass(frozen=True)
+class _SideFigures:
+    """What the report shows of one side's values beyond their `summarize`."""
+
+    values: np.ndarray                # the finite ones
+    summary: Summary
+    median_ci: MedianInterval
+    amean: float
+    population_cov: float             # %, 100·sd/amean with the n denominator
+
+
+def _side_figures(tables: Tables, infos: dict[tuple[str, str], MetricInfo],
+                  confidence: float) -> dict[tuple[int, Key], _SideFigures]:
+    """Every side's every group's figures, by (side, key), each statistic taken for all of
+    them at once (along the rows of equal n): the test and the table share them."""
     cells = [(side, key, group) for side, table in enumerate(tables) for key, group in table.items()]
-    made = summarize_rows([group.values for _, _, group in cells],
-                          [infos[(key[0], key[2])].mean for _, key, _ in cells])
-    return {(side, key): summary for (side, key, _), summary in zip(cells, made)}
+    finite = [group.values[np.isfinite(group.values)] for _, _, group in cells]
+    summaries = summarize_rows([group.values for _, _, group in cells],
+                               [infos[(key[0], key[2])].mean for _, key, _ in cells])
+    intervals = median_ci_rows(finite, confidence)
+    amean, sd = [math.nan] * len(cells), [math.nan] * len(cells)
+    for rows, block in by_size(finite):
+        if block.shape[1]:
+            for i, m, s in zip(rows, block.mean(axis=1).tolist(), block.std(axis=1).tolist()):
+                amean[i], sd[i] = m, s
+    return {(side, key): _SideFigures(x, summary, interval, m, 100.0 * s / m if x.size and m > 0 else math.nan)
+            for (side, key, _), x, summary, interval, m, s in zip(cells, finite, summaries, intervals, amean, sd)}
 
 
 def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], MetricInfo],
-                  summaries: dict[tuple[int, Key], Summary], *, method: str, confidence: float,
+                  figures: dict[tuple[int, Key], _SideFigures], *, method: str, confidence: float,
                   noise_floor: float | None, separate: Sequence[bool],
                   run_variances: dict[Key, RunVariance | None], run_shares: dict[Key, list[float]],
                   run_to_run: dict[Key, RunToRun]) -> list[tuple[int, int, Difference]]:
     """(row, candidate, its test against the baseline) of every cell both sides have."""
-    pending: list[tuple[int, int, Difference]] = []
+    cells: list[tuple[int, int]] = []
+    pairs: list[Pair] = []
     for r, key in enumerate(keys):
         base = tables[0].get(key)
         info = infos[(key[0], key[2])]
@@ -106,19 +132,17 @@ def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], 
             if base is None or other is None:
                 continue
             apart = bool(separate[c]) if c < len(separate) else False
-            variance = run_variances.get(key) if apart else None
             shares = run_shares.get(key) or [1.0] * len(tables)
             known = run_to_run.get(key) if apart else None
             if known is not None:
                 known = replace(known, load=(known.load[0], known.load[c + 1]))
-            pending.append((r, c, compare(
-                base.values, other.values, direction=info.direction, mean_kind=info.mean,
-                method=method,  # type: ignore[arg-type]
-                noise_floor=info.noise_floor if noise_floor is None else noise_floor, confidence=confidence,
-                separate_runs=apart, run_variance=variance, run_shares=(shares[0], shares[c + 1]),
-                summaries=(summaries[(0, key)], summaries[(c + 1, key)]),
-                run_to_run=known)))
-    return pending
+            cells.append((r, c))
+            pairs.append(Pair(base.values, other.values, info.direction, info.mean,
+                              info.noise_floor if noise_floor is None else noise_floor, apart,
+                              run_variances.get(key) if apart else None, (shares[0], shares[c + 1]),
+                              (figures[(0, key)].summary, figures[(c + 1, key)].summary), known))
+    tested = compare_rows(pairs, method=method, confidence=confidence)  # type: ignore[arg-type]
+    return [(r, c, d) for (r, c), d in zip(cells, tested)]
 
 
 def _absent_warnings(tables: Tables, keys: list[Key], runs: Sequence[RunInfo]) -> list[str]:
@@ -147,12 +171,12 @@ def _run_variance_notes(decided: Sequence[Difference]) -> list[str]:
 
 
 def _row(r: int, key: Key, tables: Tables, runs: Sequence[RunInfo], info: MetricInfo,
-         summaries: dict[tuple[int, Key], Summary], by_cell: dict[tuple[int, int], Difference], *,
-         confidence: float, noise_floor: float | None, best_pcts: Sequence[int]) -> Row:
+         figures: dict[tuple[int, Key], _SideFigures], by_cell: dict[tuple[int, int], Difference], *,
+         noise_floor: float | None, best_pcts: Sequence[int]) -> Row:
     """Row ``r`` of the report: every side's statistics and each candidate's decided cell."""
     groups = [table.get(key) for table in tables]
     sides_ = [None if g is None else
-              _side(g, summaries[(i, key)], info, confidence, best_pcts,
+              _side(g, figures[(i, key)], info, best_pcts,
                     WarningSide.BASE if i == 0 else WarningSide.CANDIDATE)
               for i, g in enumerate(groups)]
     first = next(g for g in groups if g is not None)
@@ -185,13 +209,10 @@ def _layout(benchmark: str) -> Layout:
     return Layout(workload.report_title, workload.report_row, tuple(m.name for m in workload.metrics))
 
 
-def _side(group: ValueGroup, s: Summary, info: MetricInfo, confidence: float, best_pcts: Sequence[int],
+def _side(group: ValueGroup, figures: _SideFigures, info: MetricInfo, best_pcts: Sequence[int],
           side: WarningSide) -> SideSummary:
-    """Every statistic any format shows of one side's samples (``s``: their `summarize`)."""
-    x = group.values[np.isfinite(group.values)]
-    median_interval = median_ci(x, confidence)
-    amean = float(x.mean()) if x.size else math.nan
-    population_cov = 100.0 * float(x.std()) / amean if x.size and amean > 0 else math.nan
+    """Every statistic any format shows of one side's samples."""
+    x, s, median_interval = figures.values, figures.summary, figures.median_ci
     best = tuple((pct, best_mean(x, pct, info.mean, info.direction) if x.size else math.nan)
                  for pct in best_pcts)
     return SideSummary(
@@ -199,7 +220,7 @@ def _side(group: ValueGroup, s: Summary, info: MetricInfo, confidence: float, be
         centre=s.centre, median=s.median,
         median_ci=Interval(median_interval.low, median_interval.high, median_interval.confidence,
                            tuple(w.on(side) for w in median_interval.warnings)),
-        stddev=s.stddev, cov=s.cov, population_cov=population_cov, min=s.min, max=s.max, best=best,
+        stddev=s.stddev, cov=s.cov, population_cov=figures.population_cov, min=s.min, max=s.max, best=best,
         warnings=tuple(w.on(side) for w in s.warnings))
 
 

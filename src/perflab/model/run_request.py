@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from perflab.model.exact_decode import decode
 from perflab.model.limits import check_count
 
 SCHEMA_VERSION = 2
@@ -222,9 +223,11 @@ class RunRequest:
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> RunRequest:
-        """A stored spec, of any version, as a RunRequest (pydantic checks its types)."""
-        request: RunRequest = _adapter().validate_python(migrate(dict(document)))
-        return request
+        """A stored spec, of any version, as a RunRequest (pydantic checks its types where
+        they are not exactly the declared ones: model/exact_decode.py)."""
+        migrated = migrate(dict(document))
+        request: RunRequest | None = decode(cls, migrated)
+        return request if request is not None else _adapter().validate_python(migrated)
 
     @property
     def benchmarks(self) -> list[str]:

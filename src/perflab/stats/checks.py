@@ -78,11 +78,14 @@ def modified_z_rows(block: np.ndarray, medians: np.ndarray) -> np.ndarray:
     """`modified_z_scores` of each row of ``block`` (at least one column), given their medians."""
     deviation = block - medians[:, None]
     absolute = np.abs(deviation)
-    mad = np.median(absolute, axis=1)[:, None]
-    mean_ad = np.mean(absolute, axis=1)[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(mad > 0, 0.6745 * deviation / mad,
-                        np.where(mean_ad > 0, deviation / (1.253314 * mean_ad), 0.0))
+    mad = np.median(absolute, axis=1)
+    scores: np.ndarray = np.zeros_like(deviation)
+    by_mad = mad > 0
+    scores[by_mad] = 0.6745 * deviation[by_mad] / mad[by_mad, None]
+    mean_ad = np.mean(absolute[~by_mad], axis=1)      # the fallback, where half the values are equal
+    rest = np.flatnonzero(~by_mad)[mean_ad > 0]
+    scores[rest] = deviation[rest] / (1.253314 * mean_ad[mean_ad > 0, None])
+    return scores
 
 
 def check_outliers(values: ArrayLike, threshold: float = OUTLIER_Z, median: float | None = None) -> StatWarning | None:
@@ -130,8 +133,9 @@ def bimodality_rows(ordered: np.ndarray) -> np.ndarray:
     x = ordered - ordered.mean(axis=1)[:, None]
     k = np.arange(smallest, n - smallest + 1)
     s, s2 = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
-    left = s2[:, k - 1] - s[:, k - 1] ** 2 / k
-    right = (s2[:, -1:] - s2[:, k - 1]) - (s[:, -1:] - s[:, k - 1]) ** 2 / (n - k)
+    below, below2 = s[:, smallest - 1:n - smallest], s2[:, smallest - 1:n - smallest]   # at k - 1
+    left = below2 - below ** 2 / k
+    right = (s2[:, -1:] - below2) - (s[:, -1:] - below) ** 2 / (n - k)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.max(1.0 - (left + right) / total[:, None], axis=1)
     return np.where(total == 0.0, math.nan, ratio)

@@ -37,11 +37,18 @@ from perflab.model.verdicts import METHOD_NAMES as METHOD_NAMES  # re-exported: 
 from perflab.model.verdicts import Verdict, WarningSide
 from perflab.stats.distributions import norm_ppf
 from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
-from perflab.stats.resolution import unjudgeable
+from perflab.stats.resolution import quantum_pairs, unjudgeable
 from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
-from perflab.stats.separate_runs import Judged, RunToRun, judge
-from perflab.stats.significance import benjamini_hochberg, mann_whitney, min_attainable_p, welch_t
-from perflab.stats.summary import Summary, clean, summarize
+from perflab.stats.separate_runs import Judged, RunToRun, judge, within_run
+from perflab.stats.significance import (
+    Moments,
+    benjamini_hochberg,
+    mann_whitney,
+    min_attainable_p,
+    moments_rows,
+    welch_from_moments,
+)
+from perflab.stats.summary import Summary, clean, summarize_rows
 from perflab.stats.variance import RunVariance
 from perflab.stats.warnings import (
     BIMODAL,
@@ -150,10 +157,65 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     missing, single, non-positive or constant data: the row is then undecided (or no change)
     and says why in its warnings. ``summaries``: the sides' `summarize`, if already made.
     """
+    return compare_rows([Pair(base, new, direction, mean_kind, noise_floor, separate_runs, run_variance, run_shares,
+                              summaries, run_to_run)], method=method, confidence=confidence, seed=seed)[0]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One comparison for `compare_rows`: the two samples and the row's own settings (see `compare`)."""
+
+    base: ArrayLike
+    new: ArrayLike
+    direction: Direction
+    mean_kind: MeanKind
+    noise_floor: float = 0.01
+    separate_runs: bool = False
+    run_variance: RunVariance | None = None
+    run_shares: tuple[float, float] = (1.0, 1.0)
+    summaries: tuple[Summary, Summary] | None = None
+    run_to_run: RunToRun | None = None
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """What a pair's arrays give its comparison: the clean values, their summaries, the
+    moments of their logs (Welch's), their grid step and each side's within-run variance."""
+
+    a: np.ndarray
+    b: np.ndarray
+    summaries: tuple[Summary, Summary]
+    logs: tuple[Moments | None, Moments | None]
+    step: float
+    within: tuple[float, float]
+
+
+def compare_rows(pairs: Sequence[Pair], *, method: Method = "welch-log", confidence: float = 0.95,
+                 seed: int = 0) -> list[Difference]:
+    """`compare` of each pair, the same rows: what the sides' arrays give (summaries, the
+    moments of their logs, the grid step) is taken along the rows of equal n at once."""
     if method not in METHOD_NAMES:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHOD_NAMES)}")
-    base_summary, new_summary = summaries or (summarize(base, mean_kind), summarize(new, mean_kind))
-    (a, _), (b, _) = clean(base), clean(new)
+    cleaned = [(clean(p.base)[0], clean(p.new)[0]) for p in pairs]
+    wanted = [i for i, p in enumerate(pairs) if p.summaries is None]
+    made = summarize_rows([x for i in wanted for x in (pairs[i].base, pairs[i].new)],
+                          [pairs[i].mean_kind for i in wanted for _ in range(2)])
+    summaries = {i: (made[2 * j], made[2 * j + 1]) for j, i in enumerate(wanted)}
+    logs = moments_rows([x for pair in cleaned for x in pair], log=True)
+    steps = quantum_pairs(cleaned)
+    out = []
+    for i, (p, (a, b)) in enumerate(zip(pairs, cleaned)):
+        moments = (logs[2 * i], logs[2 * i + 1])
+        within = tuple(float(m.var) if m is not None else within_run(x) for m, x in zip(moments, (a, b)))
+        sides = _Sides(a, b, p.summaries or summaries[i], moments, steps[i], within)  # type: ignore[arg-type]
+        out.append(_compare(p, sides, method, confidence, seed))
+    return out
+
+
+def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: int) -> Difference:
+    """One row of `compare_rows`."""
+    (a, b), (base_summary, new_summary) = (sides.a, sides.b), sides.summaries
+    run_variance, run_shares, noise_floor, direction = p.run_variance, p.run_shares, p.noise_floor, p.direction
     warnings = [w.on(WarningSide.BASE) for w in base_summary.warnings]
     warnings += [w.on(WarningSide.CANDIDATE) for w in new_summary.warnings]
     pair: list[StatWarning] = []
@@ -162,13 +224,12 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
         pair.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
     change = _change(base_summary, new_summary, direction, pair)
     judged = None
-    if separate_runs:
+    if p.separate_runs:
         judged, run_variance, run_shares, noise_floor = _separate_runs(
-            a, b, base_summary, new_summary, change, method, noise_floor, confidence,
-            run_variance, run_shares, run_to_run, pair)
-    test = _test(a, b, method, mean_kind, direction, confidence, seed, min_p,
-                 run_variance if separate_runs else None, run_shares, pair)
-    blocked = _blocked(a, b, base_summary, new_summary, change, test, judged, pair)
+            sides, change, method, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair)
+    test = _test(sides, method, p.mean_kind, direction, confidence, seed, min_p,
+                 run_variance if p.separate_runs else None, run_shares, pair)
+    blocked = _blocked(sides, change, test, judged, pair)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
     return Difference(
@@ -193,15 +254,15 @@ def _change(base: Summary, new: Summary, direction: Direction, pair: list[StatWa
     return math.nan
 
 
-def _separate_runs(a: np.ndarray, b: np.ndarray, base: Summary, new: Summary, change: float, method: Method,
-                   noise_floor: float, confidence: float, run_variance: RunVariance | None,
-                   run_shares: tuple[float, float], run_to_run: RunToRun | None, pair: list[StatWarning],
-                   ) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
+def _separate_runs(sides: _Sides, change: float, method: Method, noise_floor: float, confidence: float,
+                   run_variance: RunVariance | None, run_shares: tuple[float, float], run_to_run: RunToRun | None,
+                   pair: list[StatWarning]) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
     """(host prior's judgement, run variance, run shares, noise floor) of a row of separate runs."""
     judged = None
     if run_to_run is not None:
-        judged = judge(run_to_run, a, b, floor=noise_floor, change=change / 100, confidence=confidence,
-                       bimodal=(_bimodal(base), _bimodal(new)))
+        base, new = sides.summaries
+        judged = judge(run_to_run, (sides.a.size, sides.b.size), sides.within, floor=noise_floor,
+                       change=change / 100, confidence=confidence, bimodal=(_bimodal(base), _bimodal(new)))
     if judged is None:
         noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
         pair.append(StatWarning(RUN_VARIANCE, note))
@@ -224,12 +285,14 @@ class _Test:
     rule: RuleResult | None
 
 
-def _test(a: np.ndarray, b: np.ndarray, method: Method, mean_kind: MeanKind, direction: Direction,
+def _test(sides: _Sides, method: Method, mean_kind: MeanKind, direction: Direction,
           confidence: float, seed: int, min_p: float, run_variance: RunVariance | None,
           run_shares: tuple[float, float], pair: list[StatWarning]) -> _Test:
     """Run `method` on the clean values; its warnings are appended to ``pair``."""
+    a, b = sides.a, sides.b
     if method == "welch-log":
-        welch = welch_t(a, b, log=True, confidence=confidence, run_variance=run_variance, run_shares=run_shares)
+        welch = welch_from_moments(*sides.logs, confidence=confidence, run_variance=run_variance,
+                                   run_shares=run_shares)
         low, high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
         if np.any(a <= 0) or np.any(b <= 0):
             pair.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
@@ -254,14 +317,15 @@ def _test(a: np.ndarray, b: np.ndarray, method: Method, mean_kind: MeanKind, dir
     return _Test(math.nan, low, high, interval, rule)
 
 
-def _blocked(a: np.ndarray, b: np.ndarray, base: Summary, new: Summary, change: float, test: _Test,
-             judged: Judged | None, pair: list[StatWarning]) -> StatWarning | None:
+def _blocked(sides: _Sides, change: float, test: _Test, judged: Judged | None,
+             pair: list[StatWarning]) -> StatWarning | None:
     """The warning that keeps the row from a mark, if any (appended to ``pair`` with the others)."""
     if (change > 0 and test.ci_high < 0) or (change < 0 and test.ci_low > 0):
         pair.append(StatWarning(OPPOSITE_ESTIMATE, f"the centres' change ({change:+.2f}%) and the "
                                 f"{test.interval} [{test.ci_low:+.2f}%, {test.ci_high:+.2f}%] point "
                                 "opposite ways: outliers or skew move the centres; no direction is called"))
-    blocked = unjudgeable(a, b, base.centre, new.centre, (*base.warnings, *new.warnings))
+    base, new = sides.summaries
+    blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (*base.warnings, *new.warnings), sides.step)
     if blocked is None and judged is not None:
         blocked = judged.blocked
     if blocked is not None:

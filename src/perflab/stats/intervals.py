@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from perflab.model.records import MeanKind
 from perflab.stats.distributions import norm_ppf
+from perflab.stats.rows import by_size
 from perflab.stats.significance import mann_whitney_is_exact
 from perflab.stats.summary import linearise
 from perflab.stats.warnings import NONPOSITIVE_GMEAN, NONPOSITIVE_HMEAN, TOO_FEW_SAMPLES, StatWarning
@@ -55,17 +57,31 @@ def median_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
     `confidence`. When n is too small for that (n < 6 at 95%), returns [min, max] with
     the lower confidence it really has and a warning. NaN if empty.
     """
-    x = np.sort(np.asarray(values, dtype=float).reshape(-1))
-    n = x.size
-    if n == 0:
-        return _undefined(confidence, "no values: no confidence interval of the median")
-    k, coverage = _median_order(n, confidence)
-    if k == 0:
-        needed = math.ceil(1 - math.log2(1 - confidence))
-        why = (f"{n} value(s): a {100 * confidence:g}% interval of the median needs {needed} or more; "
-               f"[min, max] covers only {100 * coverage:.1f}%")
-        return Interval(float(x[0]), float(x[-1]), coverage, (StatWarning(TOO_FEW_SAMPLES, why),))
-    return Interval(float(x[k - 1]), float(x[n - k]), coverage)
+    return median_ci_rows([np.asarray(values, dtype=float).reshape(-1)], confidence)[0]
+
+
+def median_ci_rows(samples: Sequence[np.ndarray], confidence: float = 0.95) -> list[Interval]:
+    """`median_ci` of each 1-D sample: the samples of one size are sorted together."""
+    out: list[Interval] = [Interval(math.nan, math.nan, confidence)] * len(samples)
+    for rows, block in by_size(samples):
+        n = block.shape[1]
+        if n == 0:
+            for i in rows:
+                out[i] = _undefined(confidence, "no values: no confidence interval of the median")
+            continue
+        ordered = np.sort(block, axis=1)
+        k, coverage = _median_order(n, confidence)
+        warnings: tuple[StatWarning, ...] = ()
+        if k == 0:
+            needed = math.ceil(1 - math.log2(1 - confidence))
+            why = (f"{n} value(s): a {100 * confidence:g}% interval of the median needs {needed} or more; "
+                   f"[min, max] covers only {100 * coverage:.1f}%")
+            ends, warnings = (0, n - 1), (StatWarning(TOO_FEW_SAMPLES, why),)
+        else:
+            ends = (k - 1, n - k)
+        for i, low, high in zip(rows, ordered[:, ends[0]].tolist(), ordered[:, ends[1]].tolist()):
+            out[i] = Interval(low, high, coverage, warnings)
+    return out
 
 
 @functools.lru_cache(maxsize=256)

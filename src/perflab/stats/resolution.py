@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,8 +32,8 @@ def quantum(*samples: ArrayLike) -> float:
     values, and every value within 1% of a step of a multiple.
     """
     x = np.concatenate([np.asarray(s, dtype=float).reshape(-1) for s in samples]) if samples else np.empty(0)
-    x = x[np.isfinite(x)]
-    distinct = np.unique(x)
+    x = np.sort(x[np.isfinite(x)])
+    distinct = x[np.concatenate(([True], x[1:] != x[:-1]))] if x.size else x
     if x.size < 4 or distinct.size < 2 or distinct.size > x.size / 2:
         return math.nan
     step = float(np.min(np.diff(distinct)))
@@ -42,15 +43,36 @@ def quantum(*samples: ArrayLike) -> float:
     return step if bool(np.all(np.abs(steps - np.round(steps)) < 0.01)) else math.nan
 
 
+def quantum_pairs(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[float]:
+    """`quantum(a, b)` of each pair of finite samples: pairs of one pair of sizes are sorted
+    together and only those with few enough distinct values to be on a grid are looked at."""
+    out = [math.nan] * len(pairs)
+    shapes = [(a.size, b.size) for a, b in pairs]
+    for shape in set(shapes):
+        rows = [i for i, found in enumerate(shapes) if found == shape]
+        size = sum(shape)
+        if size < 4:
+            continue
+        ordered = np.sort(np.concatenate([np.stack([pairs[i][0] for i in rows]).reshape(len(rows), shape[0]),
+                                          np.stack([pairs[i][1] for i in rows]).reshape(len(rows), shape[1])],
+                                         axis=1), axis=1)
+        distinct = 1 + np.count_nonzero(ordered[:, 1:] != ordered[:, :-1], axis=1)
+        for i, count in zip(rows, distinct.tolist()):
+            if 2 <= count <= size / 2:
+                out[i] = quantum(*pairs[i])
+    return out
+
+
 def unjudgeable(base: ArrayLike, new: ArrayLike, base_centre: float, new_centre: float,
-                warnings: tuple[StatWarning, ...]) -> StatWarning | None:
-    """The reason a change between ``base`` and ``new`` must not be marked, or None."""
+                warnings: tuple[StatWarning, ...], step: float | None = None) -> StatWarning | None:
+    """The reason a change between ``base`` and ``new`` must not be marked, or None
+    (``step``: their `quantum`, when the caller has it)."""
     a = np.asarray(base, dtype=float).reshape(-1)
     b = np.asarray(new, dtype=float).reshape(-1)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     if not (a.size and b.size and math.isfinite(base_centre) and math.isfinite(new_centre)):
         return None
-    step = quantum(a, b)
+    step = quantum(a, b) if step is None else step
     delta = abs(new_centre - base_centre)
     if math.isfinite(step) and delta < step:
         share = f" ({100 * step / abs(base_centre):.3g}% of the centre)" if base_centre else ""

@@ -66,22 +66,23 @@ class Judged:
     size: float                    # that change: the row's own, at least the noise floor
 
 
-def _within(x: np.ndarray) -> float:
+def within_run(x: np.ndarray) -> float:
+    """The variance (n - 1) of the logs of a run's finite positive values; NaN below 2 of them."""
     logs = np.log(x[np.isfinite(x) & (x > 0)])
     return float(logs.var(ddof=1)) if logs.size >= 2 else math.nan
 
 
-def judge(known: RunToRun, base: np.ndarray, new: np.ndarray, *, floor: float, change: float,
-          bimodal: tuple[bool, bool], confidence: float = 0.95) -> Judged | None:
-    """The posterior run-to-run variance of a row of separate runs and whether the row may
-    be judged at all; None without a prior. ``change`` (relative) and ``floor`` size the
-    change that `runs_to_decide` is asked about: the larger of the two."""
+def judge(known: RunToRun, sizes: tuple[int, int], within_runs: tuple[float, float], *, floor: float,
+          change: float, bimodal: tuple[bool, bool], confidence: float = 0.95) -> Judged | None:
+    """The posterior run-to-run variance of a row of separate runs of ``sizes`` values a
+    side (``within_runs``: each side's `within_run`) and whether the row may be judged at
+    all; None without a prior. ``change`` (relative) and ``floor`` size the change that
+    `runs_to_decide` is asked about: the larger of the two."""
     prior = known.prior
     if prior is None:
         return None
-    sides = [np.asarray(side, dtype=float) for side in (base, new)]
-    within = [_within(x) / x.size if x.size else math.nan for x in sides]   # sigma_w^2 / n a side
-    n = 2 / sum(1 / x.size for x in sides) if all(x.size for x in sides) else math.nan
+    within = [w / size if size else math.nan for w, size in zip(within_runs, sizes)]   # sigma_w^2 / n a side
+    n = 2 / sum(1 / size for size in sizes) if all(sizes) else math.nan
     finite = [w for w in within if math.isfinite(w)]
     part = sum(finite) / len(finite) if finite else math.nan
     s2, d = (known.own.s2, known.own.df) if known.own is not None else (math.nan, 0.0)

@@ -8,10 +8,13 @@ significance mark.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from perflab.stats.rows import by_size
 
 if TYPE_CHECKING:
     from perflab.stats.variance import RunVariance
@@ -55,17 +58,53 @@ def welch_t(base: ArrayLike, new: ArrayLike, *, log: bool = False, confidence: f
     (else all NaN). When both sides have zero variance the difference is exact: p = 0 if
     the means differ, NaN (undefined) if not, and the interval collapses to the difference.
     """
+    return welch_from_moments(moments(base, log=log), moments(new, log=log), confidence=confidence,
+                              bounded_df=bounded_df, run_variance=run_variance, run_shares=run_shares)
+
+
+class Moments(NamedTuple):
+    """What Welch's test takes of one side: its size, mean and sample variance (n - 1)."""
+
+    n: int
+    mean: float     # numpy scalars as the reductions give them: the test's arithmetic is theirs
+    var: float
+
+
+def moments(values: ArrayLike, *, log: bool = False) -> Moments | None:
+    """The side's `Moments` (of its logs with ``log``); None with fewer than 2 values or,
+    with ``log``, a value <= 0."""
+    found = moments_rows([np.asarray(values, dtype=float).reshape(-1)], log=log)
+    return found[0]
+
+
+def moments_rows(samples: Sequence[np.ndarray], *, log: bool = False) -> list[Moments | None]:
+    """`moments` of each 1-D float sample: the samples of one size are stacked and reduced
+    along their rows (the same reductions, row by row)."""
+    out: list[Moments | None] = [None] * len(samples)
+    for rows, block in by_size(samples):
+        size = block.shape[1]
+        if size < 2:
+            continue
+        if log:
+            usable = ~np.any(block <= 0, axis=1)   # as np.log takes them: a NaN passes, to NaN
+            rows, block = [i for i, ok in zip(rows, usable.tolist()) if ok], np.log(block[usable])
+        means, variances = block.mean(axis=1), block.var(axis=1, ddof=1)
+        for j, i in enumerate(rows):
+            out[i] = Moments(size, means[j], variances[j])
+    return out
+
+
+def welch_from_moments(a: Moments | None, b: Moments | None, *, confidence: float = 0.95, bounded_df: bool = True,
+                       run_variance: RunVariance | None = None,
+                       run_shares: tuple[float, float] = (1.0, 1.0)) -> WelchResult:
+    """`welch_t` of two sides given as their `Moments` (None: no test, all NaN)."""
     from scipy import special  # lazily: importing scipy costs start-up time
-    a = np.asarray(base, dtype=float).reshape(-1)
-    b = np.asarray(new, dtype=float).reshape(-1)
     nan = math.nan
-    if a.size < 2 or b.size < 2 or (log and (np.any(a <= 0) or np.any(b <= 0))):
+    if a is None or b is None:
         return WelchResult(nan, nan, nan, nan, nan, nan)
-    if log:
-        a, b = np.log(a), np.log(b)
-    na, nb = a.size, b.size
-    va, vb = a.var(ddof=1) / na, b.var(ddof=1) / nb
-    difference = float(b.mean() - a.mean())
+    na, nb = a.n, b.n
+    va, vb = a.var / na, b.var / nb
+    difference = float(b.mean - a.mean)
     df = (va + vb) ** 2 / (va**2 / (na - 1) + vb**2 / (nb - 1)) if va + vb > 0 else math.inf
     if bounded_df:
         df = min(df, (1 / na + 1 / nb) ** 2 / (1 / (na * na * (na - 1)) + 1 / (nb * nb * (nb - 1))))

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from perflab.model.records import Direction, MeanKind
 from perflab.stats import checks
+from perflab.stats.rows import by_size
 from perflab.stats.warnings import NON_FINITE, NONPOSITIVE_GMEAN, NONPOSITIVE_HMEAN, StatWarning
 
 
@@ -153,10 +154,7 @@ def summarize_rows(samples: Sequence[ArrayLike], mean_kinds: Sequence[MeanKind])
     along their rows, so a thousand rows cost a few array operations, not a thousand."""
     cleaned = [clean(values) for values in samples]
     out: list[Summary] = [None] * len(cleaned)  # type: ignore[list-item]
-    sizes = np.fromiter((x.size for x, _ in cleaned), dtype=np.int64, count=len(cleaned))
-    for size in np.unique(sizes).tolist():
-        rows = np.flatnonzero(sizes == size).tolist()
-        block = np.stack([cleaned[i][0] for i in rows]) if size else np.empty((len(rows), 0))
+    for rows, block in by_size([x for x, _ in cleaned]):
         made = _summarize_block(block, [mean_kinds[i] for i in rows], [cleaned[i][1] for i in rows])
         for i, summary in zip(rows, made):
             out[i] = summary
@@ -217,9 +215,10 @@ def group_stats(groups: Sequence[NDArray[np.float64]]) -> GroupStats:
     count = len(groups)
     n = np.fromiter((g.size for g in groups), dtype=np.int64, count=count)
     median, mean, sd = (np.full(count, math.nan) for _ in range(3))
-    for size in np.unique(n[n > 0]).tolist():
-        rows = np.flatnonzero(n == size)
-        block = np.stack([np.asarray(groups[i], dtype=float) for i in rows.tolist()])
+    for rows, block in by_size([np.asarray(g, dtype=float) for g in groups]):
+        size = block.shape[1]
+        if not size:
+            continue
         median[rows] = np.median(block, axis=1)
         mean[rows] = np.mean(block, axis=1)
         if size > 1:
