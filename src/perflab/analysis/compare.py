@@ -324,10 +324,7 @@ def _pair_single_benchmarks(tables: Tables, runs: list[RunInfo], warnings: list[
 
 def metric_infos(store: Store, benchmarks: set[str], warnings: list[str],
                   tables: Tables) -> dict[tuple[str, str], MetricInfo]:
-    infos: dict[tuple[str, str], MetricInfo] = {}
-    for benchmark in benchmarks:
-        for name, info in store.metrics.infos(benchmark).items():
-            infos[(benchmark, name)] = info
+    infos = store.metrics.infos_of(benchmarks)
     for table in tables:
         for (benchmark, _, metric), group in table.items():
             if (benchmark, metric) not in infos:

@@ -31,8 +31,8 @@ from perflab.model.report.compare import (
     RunToRunUsed,
     SideSummary,
 )
-from perflab.model.verdicts import StatWarning, Verdict, WarningSide
-from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, decide, oriented
+from perflab.model.verdicts import StatWarning, Verdict, WarningSide, oriented
+from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, decide
 from perflab.stats.difference import Pair, compare_rows
 from perflab.stats.intervals import Interval as MedianInterval
 from perflab.stats.intervals import median_ci_rows

@@ -10,10 +10,17 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
+from perflab.model.records import Direction
+
 #: The one sign convention of every change perflab prints or writes as JSON (ab, compare,
 #: verdict, history, changes, bisect, report, dashboard): % with + = better, the verdict
 #: word (improvement, regression) saying which way; a field named raw_* is new/old - 1.
 SIGN = "+ = better"
+
+
+def oriented(change_pct: float, direction: Direction) -> float:
+    """`change_pct` with positive = better: negated when lower values are better."""
+    return -change_pct if direction is Direction.LOWER else change_pct
 
 
 def better_pct(raw_pct: float, interval: tuple[float, float],

@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from perflab.model.records import Direction
+from perflab.model.verdicts import oriented as oriented  # re-exported: its old home
 from perflab.stats.energy import E_DIVISIVE_MIN_SEGMENT, check_e_divisive, e_divisive_cuts
 from perflab.stats.mosum import FALSE_RATE_PER_1000 as FALSE_RATE_PER_1000  # re-exported: detect's default
 from perflab.stats.mosum import MIN_SEGMENT, search
@@ -78,11 +78,6 @@ def preload() -> None:
     import scipy.ndimage
     import scipy.special
     import scipy.stats  # noqa: F401
-
-
-def oriented(change_pct: float, direction: Direction) -> float:
-    """`change_pct` with positive = better: negated when lower values are better."""
-    return -change_pct if direction is Direction.LOWER else change_pct
 
 
 def _finite(values: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.intp]]:

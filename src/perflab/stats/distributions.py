@@ -43,4 +43,5 @@ def nct_sf(x: float, df: float, nc: float) -> float:
         from scipy.stats import nct
         return float(nct.sf(x, df, nc))
     with np.errstate(over="ignore"):
-        return float(np.clip(_nct_sf(x, df, nc), 0.0, 1.0))
+        tail = float(_nct_sf(x, df, nc))
+    return min(max(tail, 0.0), 1.0)   # np.clip's: NaN stays NaN

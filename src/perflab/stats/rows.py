@@ -10,9 +10,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 
+#: Values a block holds at most: a few of its temporaries (8 bytes a value) stay in the CPU's
+#: cache, where a million-value block would make each one a fresh 8 MB allocation.
+BLOCK_VALUES = 2**15
+
+
 def by_size(samples: Sequence[NDArray[np.float64]]) -> Iterator[tuple[list[int], NDArray[np.float64]]]:
-    """(the indices of the samples of one size, their values as one row each), per size."""
+    """(the indices of some samples of one size, their values as one row each): every sample
+    once, in blocks of one size holding at most BLOCK_VALUES values (or one sample)."""
     sizes = [x.size for x in samples]
     for size in sorted(set(sizes)):
         rows = [i for i, n in enumerate(sizes) if n == size]
-        yield rows, (np.stack([samples[i] for i in rows]) if size else np.empty((len(rows), 0)))
+        step = max(1, BLOCK_VALUES // max(size, 1))
+        for start in range(0, len(rows), step):
+            chosen = rows[start:start + step]
+            yield chosen, (np.stack([samples[i] for i in chosen]) if size else np.empty((len(chosen), 0)))

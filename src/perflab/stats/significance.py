@@ -209,13 +209,17 @@ def spearman_trend_rows(block: np.ndarray, order: np.ndarray) -> list[tuple[floa
     np.put_along_axis(ranks, order, np.take_along_axis(average, run, axis=1), axis=1)
     ranks -= (n + 1) / 2.0      # both centred: mean rank is (n+1)/2
     position = np.arange(n) - (n - 1) / 2.0
+    if n <= 2**17:   # sums of quarter-integers below 2^51: exact in any order, as one row's dot product
+        along, squares = (ranks @ position).tolist(), np.einsum("ij,ij->i", ranks, ranks).tolist()
+    else:
+        along, squares = [float(r @ position) for r in ranks], [float(r @ r) for r in ranks]
+    spread = float(position @ position)
     out = []
     for i in range(rows):
         if run[i, -1] == 0:     # every value equal
             out.append((0.0, 1.0))
             continue
-        rho = float(ranks[i] @ position) / math.sqrt(float(ranks[i] @ ranks[i]) * float(position @ position))
-        z = rho * math.sqrt(n - 1)
+        z = along[i] / math.sqrt(squares[i] * spread) * math.sqrt(n - 1)
         out.append((z, math.erfc(abs(z) / math.sqrt(2))))
     return out
 

@@ -166,13 +166,14 @@ def _summarize_block(block: NDArray[np.float64], kinds: list[MeanKind],
     """`summarize` of each row of ``block`` (finite values, one size), with its mean kind."""
     rows, n = block.shape
     nan = np.full(rows, math.nan)
-    mid = np.median(block, axis=1) if n else nan
+    order = np.argsort(block, axis=1)
+    ordered = np.take_along_axis(block, order, axis=1)
+    # np.median's own: the mean of the middle one or two of the sorted values
+    mid = (ordered[:, n // 2] if n % 2 else ordered[:, [n // 2 - 1, n // 2]].mean(axis=1)) if n else nan
     sd = block.std(axis=1, ddof=1) if n >= 2 else nan
     mean = block.mean(axis=1) if n else nan
     with np.errstate(divide="ignore", invalid="ignore"):
         cv = np.where(mean > 0, 100.0 * sd / mean, math.nan)
-    order = np.argsort(block, axis=1)
-    ordered = np.take_along_axis(block, order, axis=1)
     nonpositive = np.sum(block <= 0, axis=1)
     outliers = checks.outlier_rows(block, mid)
     bimodal, trend = checks.bimodal_rows(ordered), checks.trend_rows(block, order)

@@ -191,9 +191,19 @@ class MetricRepository:
                 conn.execute(metrics.insert().values(**row))
 
     def infos(self, benchmark: str) -> dict[str, MetricInfo]:
+        return {metric: info for (_, metric), info in self.infos_of([benchmark]).items()}
+
+    def infos_of(self, benchmarks: Iterable[str]) -> dict[tuple[str, str], MetricInfo]:
+        """Every metric's meaning of these benchmarks, by (benchmark, metric), a few queries
+        for any number of them (a 1,000-row comparison names hundreds)."""
         from perflab.model.records import Direction
-        query = sa.select(metrics).where(metrics.c.benchmark == benchmark)
-        return {row.metric: MetricInfo(name=row.metric, unit=row.unit,
-                                       direction=Direction(row.direction),
-                                       noise_floor=row.noise_floor, description=row.description)
-                for row in self.db.conn.execute(query)}
+        names = sorted(set(benchmarks))
+        found: dict[tuple[str, str], MetricInfo] = {}
+        for start in range(0, len(names), 500):   # within any SQLite's limit of bound parameters
+            query = (sa.select(metrics).where(metrics.c.benchmark.in_(names[start:start + 500]))
+                     .order_by(metrics.c.benchmark, metrics.c.metric))   # SQLite's own (its key's) order
+            for row in self.db.conn.execute(query):
+                found[(row.benchmark, row.metric)] = MetricInfo(
+                    name=row.metric, unit=row.unit, direction=Direction(row.direction),
+                    noise_floor=row.noise_floor, description=row.description)
+        return found
