@@ -131,15 +131,7 @@ def test_no_two_modules_of_src_import_each_other():
 
 def _full_request() -> RunRequest:
     """A request with every optional part filled (no drawn seed: it is given)."""
-    from perflab.model.run_request import (
-        AbDecision,
-        Exports,
-        Imported,
-        Layout,
-        StopSpec,
-        Stopped,
-        SweepText,
-    )
+    from perflab.model.run_request import AbDecision, Exports, Imported, Layout, Stopped, StopSpec, SweepText
     options = RunOptions(repetitions=4, warmup=1, shuffle=True, seed=7, cpus=[0, 1], timeout=2.5, prepare="p",
                          metrics=["time"], monitors=["vmstat"], events=["cycles"])
     return RunRequest(

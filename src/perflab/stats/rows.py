@@ -9,7 +9,6 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-
 #: Values a block holds at most: a few of its temporaries (8 bytes a value) stay in the CPU's
 #: cache, where a million-value block would make each one a fresh 8 MB allocation.
 BLOCK_VALUES = 2**15
