@@ -12,6 +12,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from perflab.stats.rows import median_rows
 from perflab.stats.significance import mann_kendall_rows, spearman_trend_rows
 from perflab.stats.warnings import (
     BIMODAL,
@@ -70,7 +71,7 @@ def modified_z_scores(values: ArrayLike, median: float | None = None) -> np.ndar
     x = np.asarray(values, dtype=float).reshape(1, -1)
     if x.size == 0:
         return x.reshape(-1)
-    scores: np.ndarray = modified_z_rows(x, np.median(x, axis=1) if median is None else np.array([median]))[0]
+    scores: np.ndarray = modified_z_rows(x, median_rows(x) if median is None else np.array([median]))[0]
     return scores
 
 
@@ -78,7 +79,7 @@ def modified_z_rows(block: np.ndarray, medians: np.ndarray) -> np.ndarray:
     """`modified_z_scores` of each row of ``block`` (at least one column), given their medians."""
     deviation = block - medians[:, None]
     absolute = np.abs(deviation)
-    mad = np.median(absolute, axis=1)
+    mad = median_rows(absolute)
     scores: np.ndarray = np.zeros_like(deviation)
     by_mad = mad > 0
     scores[by_mad] = 0.6745 * deviation[by_mad] / mad[by_mad, None]
@@ -93,7 +94,7 @@ def check_outliers(values: ArrayLike, threshold: float = OUTLIER_Z, median: floa
     x = np.asarray(values, dtype=float).reshape(1, -1)
     if x.size < 3:
         return None
-    return outlier_rows(x, np.median(x, axis=1) if median is None else np.array([median]), threshold)[0]
+    return outlier_rows(x, median_rows(x) if median is None else np.array([median]), threshold)[0]
 
 
 def outlier_rows(block: np.ndarray, medians: np.ndarray, threshold: float = OUTLIER_Z) -> list[StatWarning | None]:

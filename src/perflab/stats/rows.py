@@ -4,6 +4,7 @@ each sample's figures are the ones it would have had by itself."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -24,3 +25,16 @@ def by_size(samples: Sequence[NDArray[np.float64]]) -> Iterator[tuple[list[int],
         for start in range(0, len(rows), step):
             chosen = rows[start:start + step]
             yield chosen, (np.stack([samples[i] for i in chosen]) if size else np.empty((len(chosen), 0)))
+
+
+def median_rows(block: NDArray[np.float64]) -> NDArray[np.float64]:
+    """np.median along the rows of ``block``, the same figures (the mean of the middle one or
+    two order statistics; NaN for a row holding a NaN or none), without np.median's import
+    of numpy.ma (about 30 ms of a command's start-up)."""
+    rows, n = block.shape
+    if n == 0:
+        return np.full(rows, math.nan)
+    low, high = (n - 1) // 2, n // 2
+    middle = np.partition(block, [low, high], axis=1)[:, low:high + 1].mean(axis=1)
+    found: NDArray[np.float64] = np.where(np.isnan(block).any(axis=1), math.nan, middle)
+    return found

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from perflab.model.records import Direction, MeanKind
 from perflab.stats import checks
-from perflab.stats.rows import by_size
+from perflab.stats.rows import by_size, median_rows
 from perflab.stats.warnings import NON_FINITE, NONPOSITIVE_GMEAN, NONPOSITIVE_HMEAN, StatWarning
 
 
@@ -168,8 +168,7 @@ def _summarize_block(block: NDArray[np.float64], kinds: list[MeanKind],
     nan = np.full(rows, math.nan)
     order = np.argsort(block, axis=1)
     ordered = np.take_along_axis(block, order, axis=1)
-    # np.median's own: the mean of the middle one or two of the sorted values
-    mid = (ordered[:, n // 2] if n % 2 else ordered[:, [n // 2 - 1, n // 2]].mean(axis=1)) if n else nan
+    mid = median_rows(ordered)
     sd = block.std(axis=1, ddof=1) if n >= 2 else nan
     mean = block.mean(axis=1) if n else nan
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -220,7 +219,7 @@ def group_stats(groups: Sequence[NDArray[np.float64]]) -> GroupStats:
         size = block.shape[1]
         if not size:
             continue
-        median[rows] = np.median(block, axis=1)
+        median[rows] = median_rows(block)
         mean[rows] = np.mean(block, axis=1)
         if size > 1:
             sd[rows] = np.std(block, axis=1, ddof=1)

@@ -5,18 +5,18 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from perflab.store.alerts import AlertRepository
 from perflab.store.connection import StoreConnection
-from perflab.store.imports import ImportRepository
-from perflab.store.jobs import BranchRepository, JobRepository, WorkerRepository
-from perflab.store.profiles import ArtifactRepository, ProfileRepository
 from perflab.store.recovery import PendingRepository
 from perflab.store.runs import RunRepository
 from perflab.store.samples import MetricRepository, SampleRepository
 from perflab.store.series import SeriesRepository
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:   # imported where first reached: a command opens only the repositories it uses
+    from perflab.store.alerts import AlertRepository
     from perflab.store.host_model import HostPriorRepository
+    from perflab.store.imports import ImportRepository
+    from perflab.store.jobs import BranchRepository, JobRepository, WorkerRepository
+    from perflab.store.profiles import ArtifactRepository, ProfileRepository
 
 
 class Store(StoreConnection):
@@ -56,33 +56,40 @@ class Store(StoreConnection):
 
     @cached_property
     def imports(self) -> ImportRepository:
+        from perflab.store.imports import ImportRepository
         return ImportRepository(self, self.runs, self.samples, self.metrics, self.series)
 
     @cached_property
     def profiles(self) -> ProfileRepository:
+        from perflab.store.profiles import ProfileRepository
         return ProfileRepository(self)
 
     @cached_property
     def artifacts(self) -> ArtifactRepository:
+        from perflab.store.profiles import ArtifactRepository
         return ArtifactRepository(self)
 
     @cached_property
     def jobs(self) -> JobRepository:
+        from perflab.store.jobs import JobRepository
         return JobRepository(self)
 
     @cached_property
     def workers(self) -> WorkerRepository:
+        from perflab.store.jobs import WorkerRepository
         return WorkerRepository(self)
 
     @cached_property
     def branches(self) -> BranchRepository:
+        from perflab.store.jobs import BranchRepository
         return BranchRepository(self)
 
     @cached_property
     def alerts(self) -> AlertRepository:
+        from perflab.store.alerts import AlertRepository
         return AlertRepository(self)
 
     @cached_property
     def host_priors(self) -> HostPriorRepository:
-        from perflab.store.host_model import HostPriorRepository  # numpy: not for `perflab runs`
+        from perflab.store.host_model import HostPriorRepository
         return HostPriorRepository(self)
