@@ -1,6 +1,7 @@
 """The executor's spawn-and-time on real processes."""
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -175,3 +176,38 @@ def test_through_the_deathsig_shim_a_sample_is_timed_from_its_exec_and_a_missing
         assert result.exit_code == 0 and 0.05 <= result.wall_s < outer
         with pytest.raises(FileNotFoundError):
             spawn_and_wait("/no/such/program", ["x"], streams=streams)
+
+
+def _exited_unreaped(argv: list[str]) -> int:
+    pid = os.posix_spawn(argv[0], argv, os.environ)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    return pid
+
+
+def test_a_child_that_created_a_process_is_never_taken_for_alone(tmp_path):
+    """The fast leftover check: any process the child's tree created (here a setsid daemon
+    that outlives it) moves the pid cursor past the child's held pid."""
+    from perflab.execute.process import nothing_created_since
+    marker = tmp_path / "daemon"
+    pid = _exited_unreaped(["/bin/sh", "-c", f"setsid sh -c 'echo $$ > {marker}; exec sleep 1000' &"])
+    try:
+        assert not nothing_created_since(pid)
+    finally:
+        os.waitpid(pid, 0)
+        while not marker.exists() or not marker.read_text().strip():
+            time.sleep(0.01)
+        os.kill(int(marker.read_text()), signal.SIGKILL)
+
+
+def test_a_child_that_created_nothing_is_seen_alone_when_nothing_else_was_created():
+    """On a busy machine another process may be created during a sample (then the slow
+    check runs): of many samples of `true`, some are seen alone."""
+    from perflab.execute.process import nothing_created_since
+    seen = []
+    for _ in range(1000):
+        pid = _exited_unreaped(["/bin/true"])
+        seen.append(nothing_created_since(pid))
+        os.waitpid(pid, 0)
+        if seen[-1]:
+            break
+    assert seen[-1]
