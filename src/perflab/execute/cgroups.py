@@ -212,7 +212,7 @@ class RunCgroups:
         """The cgroup the next sample's child starts in, with perflab already in it."""
         if self._sample is None:
             self._sample = self.new("sample")
-        if self._current != self._sample:
+        if self._current is not self._sample:
             self.enter(self._sample)
         return self._sample
 
@@ -225,7 +225,7 @@ class RunCgroups:
         group = self._sample
         if group is None:
             return
-        if self._current == group and (alone or _process_ids(group) == [os.getpid()]):
+        if self._current is group and (alone or _process_ids(group) == [os.getpid()]):
             return   # the usual case: the child left nothing; stay for the next sample
         self.leave()
         remove_tree(group)
