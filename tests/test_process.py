@@ -1,7 +1,10 @@
 """The executor's spawn-and-time on real processes."""
 
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -211,3 +214,19 @@ def test_a_child_that_created_nothing_is_seen_alone_when_nothing_else_was_create
         if seen[-1]:
             break
     assert seen[-1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="mounting needs root and unshare")
+def test_a_loadavg_mounted_over_as_lxcfs_does_is_not_trusted(tmp_path):
+    """lxcfs mounts a copy of /proc/loadavg refreshed once a second: its last pid may be a
+    child's while that child's tree forks. Here the copy names the child: still not alone."""
+    fake = tmp_path / "loadavg"
+    fake.write_text("0.00 0.00 0.00 1/1 1\n")
+    script = (f"import os\nfrom perflab.execute.process import nothing_created_since\n"
+              f"pid = os.posix_spawn('/bin/true', ['true'], os.environ)\n"
+              f"os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)\n"
+              f"open({str(fake)!r}, 'w').write(f'0.00 0.00 0.00 1/1 {{pid}}\\n')\n"
+              f"print(open('/proc/loadavg').read().split()[-1] == str(pid), nothing_created_since(pid))\n")
+    out = subprocess.run(["unshare", "-m", "sh", "-c", f'mount --bind {fake} /proc/loadavg && exec "$1" -c "$2"',
+                          "sh", sys.executable, script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"]

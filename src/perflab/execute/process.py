@@ -191,7 +191,7 @@ def _encoded(env: Mapping[str, str]) -> dict[bytes, bytes]:
     return _last_encoded[1]
 
 
-_loadavg: int | None = None   # /proc/loadavg, kept open
+_loadavg: int | None = None   # /proc/loadavg kept open; -1: not the kernel's own
 
 
 def nothing_created_since(pid: int) -> bool:
@@ -202,15 +202,28 @@ def nothing_created_since(pid: int) -> bool:
     out again: it equals ``pid`` exactly when nothing was created since. A child whose
     tree created nothing cannot have left anything running. (A privileged clone3 with
     set_tid does not move that cursor; such a sample is not guarded, as one that moves
-    itself out of its cgroup is not.) False when it cannot be read.
+    itself out of its cgroup is not.) False when it cannot be read, or when something is
+    mounted over /proc/loadavg (lxcfs: a copy refreshed once a second).
     """
     global _loadavg
+    if _loadavg is None:
+        _loadavg = _open_loadavg()
+    if _loadavg < 0:
+        return False
     try:
-        if _loadavg is None:
-            _loadavg = os.open("/proc/loadavg", os.O_RDONLY | os.O_CLOEXEC)
         return int(os.pread(_loadavg, 128, 0).rsplit(None, 1)[1]) == pid
     except (OSError, ValueError, IndexError):
         return False
+
+
+def _open_loadavg() -> int:
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            if any(line.split()[4] == "/proc/loadavg" for line in handle):
+                return -1
+        return os.open("/proc/loadavg", os.O_RDONLY | os.O_CLOEXEC)
+    except (OSError, IndexError):
+        return -1
 
 
 def _wait_exit(pid: int, timeout: float) -> bool:
