@@ -9,8 +9,9 @@ Without cgroups (not root) a run's samples start through a shim that asks the ke
 for SIGKILL when perflab dies (PR_SET_PDEATHSIG) before it execs the command, and a
 group janitor (GroupJanitor) kills the sample's process group when perflab dies; what
 left the group (setsid, a daemon) or runs a set-user-ID program can still outlive it.
-Wall time comes from CLOCK_MONOTONIC around spawn and reap; CPU time and peak RSS come
-from the kernel's rusage of the reaped child (wait4).
+Wall time comes from CLOCK_MONOTONIC from before the spawn until the child's exit is
+seen (waitid, before it is reaped); CPU time and peak RSS come from the kernel's rusage
+of the reaped child (wait4).
 """
 
 from __future__ import annotations
