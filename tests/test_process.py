@@ -230,3 +230,20 @@ def test_a_loadavg_mounted_over_as_lxcfs_does_is_not_trusted(tmp_path):
     out = subprocess.run(["unshare", "-m", "sh", "-c", f'mount --bind {fake} /proc/loadavg && exec "$1" -c "$2"',
                           "sh", sys.executable, script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "False"]
+
+
+def test_a_change_of_perflabs_environment_reaches_the_next_sample(monkeypatch):
+    from perflab.execute.process import CapturedOutput
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    capture = CapturedOutput(stdin)
+    try:
+        for value in ("one", "two"):
+            monkeypatch.setenv("PERFLAB_TEST_VALUE", value)
+            spawn_and_wait("/bin/sh", ["sh", "-c", "echo $PERFLAB_TEST_VALUE"], streams=capture.streams())
+            assert capture.read()[0] == f"{value}\n"
+        monkeypatch.delenv("PERFLAB_TEST_VALUE")
+        spawn_and_wait("/bin/sh", ["sh", "-c", "echo ${PERFLAB_TEST_VALUE-unset}"], streams=capture.streams())
+        assert capture.read()[0] == "unset\n"
+    finally:
+        capture.close()
+        os.close(stdin)
