@@ -9,9 +9,9 @@ Without cgroups (not root) a run's samples start through a shim that asks the ke
 for SIGKILL when perflab dies (PR_SET_PDEATHSIG) before it execs the command, and a
 group janitor (GroupJanitor) kills the sample's process group when perflab dies; what
 left the group (setsid, a daemon) or runs a set-user-ID program can still outlive it.
-Wall time comes from CLOCK_MONOTONIC from before the spawn until the child's exit is
-seen (waitid, before it is reaped); CPU time and peak RSS come from the kernel's rusage
-of the reaped child (wait4).
+Wall time comes from CLOCK_MONOTONIC from before the spawn until the child is reaped, as
+hyperfine times it, less perflab's own look between its exit (waitid) and the reap; CPU
+time and peak RSS come from the kernel's rusage of the reaped child (wait4).
 """
 
 from __future__ import annotations
@@ -122,9 +122,11 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
                 if timed_out:
                     _kill_all(pid, cgroups, group)
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)   # exited; its pid is still held
-            end = time.perf_counter()
+            exited = time.perf_counter()
             alone = not timed_out and nothing_created_since(pid)
+            reap = time.perf_counter()
             _, status, usage = os.wait4(pid, 0)
+            end = exited + (time.perf_counter() - reap)   # the reap counts, as in hyperfine; our check not
             start = start if exec_start is None else exec_start
         except BaseException:
             # Ctrl-C or SIGTERM while waiting: take the child's whole group down with us.
