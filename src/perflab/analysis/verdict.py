@@ -42,10 +42,10 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
                           f"run {candidate.id} ({candidate.label}) has no usable samples{what}")
     if not any(g.values.size for g in store.series.value_groups(base.id, None, chosen or None)):
         raise UsageError(f"reference run {base.id} ({base.label}) has no usable samples{what}")
-    # a bisect's builds are separate runs: with nothing known of the host, the older 2% rule,
-    # not the default prior that decides only large changes (docs/separate-runs.md)
+    # a bisect's builds are separate runs: their run-to-run variance is the host's, else
+    # perflab's default prior, as in compare (a call the host cannot back is undecided: skip)
     report = compare_runs(store, [base, candidate], filters=Filters.parse([], sorted(chosen)), method=method,
-                          q=Q, noise_floor=noise_floor, all_metrics=True, default_prior=False)
+                          q=Q, noise_floor=noise_floor, all_metrics=True)
     limit = f"{100 * threshold:g}%" if threshold is not None else "the noise floor"
     test = (f"{report.method_name}, Benjamini-Hochberg FDR {100 * Q:g}% over {report.tested} row(s), "
             f"noise floor {'/'.join(f'{100 * f:g}%' for f in report.noise_floors)}; good = the "
