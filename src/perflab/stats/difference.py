@@ -161,15 +161,15 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     if a.size and b.size and a.size != b.size:
         pair.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
     change = _change(base_summary, new_summary, direction, pair)
-    judged, unknown = None, None
+    judged, refused = None, None   # refused: why separate runs may not be judged
     if separate_runs:
         judged, run_variance, run_shares, noise_floor = _separate_runs(
             a, b, base_summary, new_summary, change, method, noise_floor, confidence,
             run_variance, run_shares, run_to_run, pair)
-        unknown = judged.blocked if judged is not None else _unknown(run_variance)
+        refused = judged.blocked if judged is not None else _unknown(run_variance)
     test = _test(a, b, method, mean_kind, direction, confidence, seed, min_p,
                  run_variance if separate_runs else None, run_shares, pair)
-    blocked = _blocked(a, b, base_summary, new_summary, change, test, unknown, pair)
+    blocked = _blocked(a, b, base_summary, new_summary, change, test, refused, pair)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
     return Difference(
