@@ -21,9 +21,11 @@ from perflab.model.records import RunInfo
 from perflab.model.report.compare import Change, Row
 from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, Outcome, RunVerdict
 from perflab.model.verdicts import Verdict
+from perflab.stats.separate_runs import BEYOND_PRIOR, ONE_SIDED_LOAD, TWO_GROUPS
 from perflab.store import Store
 
 Q = 0.05
+REFUSALS = (TWO_GROUPS, ONE_SIDED_LOAD, BEYOND_PRIOR)   # why a row of separate runs is not judged
 
 
 def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
@@ -72,6 +74,9 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
 
 def _missing(row: Row, change: Change, limit_pct: float, default_limit: bool) -> str:
     """What would let the test decide this row."""
+    refused = [w.message for w in row.cells[0].warnings if w.kind in REFUSALS]
+    if refused:   # separate runs the host's prior does not stand for: say why, not the interval
+        return refused[0]
     n_base = row.base.n if row.base else 0
     n_new = row.cells[0].side.n if row.cells[0].side else 0
     if change.min_p >= Q:
