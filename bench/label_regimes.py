@@ -25,7 +25,7 @@ resolution of the robot's commit:
 Each file's header also gives the load average before and after its run, copied into the
 labels (it dates a set's load, not a regime inside a run).
 
-Usage: bench/label_regimes.py [--write]   (without --write: print the regimes)
+Usage: bench/label_regimes.py [--write] [--sets NAME ...]   (without --write: print the regimes)
 """
 
 from __future__ import annotations
@@ -95,10 +95,12 @@ def header(path: Path, key: str) -> str | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="+", default=list(SETS), metavar="NAME",
+                        help="recording sets under bench/data (default: the three)")
     parser.add_argument("--write", action="store_true", help="write labels.json beside each set")
     args = parser.parse_args()
     import changepoints_accuracy as accuracy
-    for s in SETS:
+    for s in args.sets:
         folder = ROOT / "data" / s
         found = {name: regimes(x) for name, x in accuracy.load_noise(folder).items()}
         points = sum(x.size for x in accuracy.load_noise(folder).values())

@@ -24,7 +24,7 @@ the set's labels.json annotates (bench/label_regimes.py) are false; they are cou
 with its size, length, distance to the nearest label and the recording's memory.
 
 Usage: bench/tip_latency.py [--trials 200] [--history N] [--per-commit N] [--seed 2026] [--scale both]
-       [--explain]   (--trials 0: false alerts only)
+       [--explain] [--sets NAME ...]   (--trials 0: false alerts only)
 """
 
 from __future__ import annotations
@@ -182,14 +182,14 @@ def explain(rows: list[dict]) -> None:
               f"{r['run']:>5}{r['near']:>9}{r['history']:>5}{r['rho1']:>6.2f}{r['wander']:>7.1f}")
 
 
-def report_false_alerts(per_commit: int, explain_them: bool) -> None:
+def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool) -> None:
     """Per set and pooled: looks and false alerts outside the labels, per 1,000, and the
     pooled rate's exact one-sided 95% Poisson bounds (how finely these recordings can tell)."""
     from scipy.stats import chi2
     print("\nfalse alerts on the recordings, outside their labelled regimes (looks whose newest commit, "
           "alerts whose first commit lies outside): suspect / confirmed")
     total, counts = 0, {"suspect": 0, "confirmed": 0}
-    for s in SETS:
+    for s in sets:
         looks, out, rows = false_alerts(ROOT / "data" / s, per_commit)
         print(f"  {s:<12}{looks:>6} looks  {out['suspect']:>3} / {out['confirmed']:>3} alerts  "
               f"{1000 * out['suspect'] / looks:5.2f} / {1000 * out['confirmed'] / looks:5.2f} per 1,000")
@@ -201,7 +201,7 @@ def report_false_alerts(per_commit: int, explain_them: bool) -> None:
     def bounds(k: int) -> str:
         low = chi2.ppf(0.05, 2 * k) / 2 if k else 0.0
         return f"{1000 * k / total:.2f} ({1000 * low / total:.2f}-{1000 * chi2.ppf(0.95, 2 * k + 2) / 2 / total:.2f})"
-    print(f"  all three   {total:>6} looks  {counts['suspect']:>3} / {counts['confirmed']:>3} alerts  "
+    print(f"  {'pooled':<12}{total:>6} looks  {counts['suspect']:>3} / {counts['confirmed']:>3} alerts  "
           f"suspect {bounds(counts['suspect'])}, confirmed {bounds(counts['confirmed'])} per 1,000 "
           "(one-sided 95% bounds)")
 
@@ -216,26 +216,28 @@ def main() -> int:
                         "perflab's, RunOptions.repetitions: as the robot measures a commit)")
     parser.add_argument("--explain", action="store_true",
                         help="list every false alert outside the labels: size, length, neighbours, memory")
+    parser.add_argument("--sets", nargs="+", default=list(SETS), metavar="NAME",
+                        help="recording sets under bench/data (default: the three)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--scale", choices=("sd", "robust", "both"), default="both",
                         help="a step's sd: the history's sd, the recording's robust sd, or each in turn")
     args = parser.parse_args()
     from perflab.model.run_request import RunOptions
     args.per_commit = args.per_commit or RunOptions().repetitions
-    shortest = min(x.size for s in SETS for x in accuracy.load_noise(ROOT / "data" / s).values()) // args.per_commit
+    raw = [x for s in args.sets for x in accuracy.load_noise(ROOT / "data" / s).values()]
+    shortest = min(x.size for x in raw) // args.per_commit
     args.history = args.history or min(50, shortest - AFTER - 1)
     if args.history + AFTER >= shortest:
         raise SystemExit(f"--history {args.history}: the recordings hold {shortest} commits of "
                          f"{args.per_commit} repetitions, at most {shortest - AFTER - 1} before the step's {AFTER}")
     rng = np.random.default_rng(args.seed)
-    noises = [accuracy.residuals(commits(x, args.per_commit))
-              for s in SETS for x in accuracy.load_noise(ROOT / "data" / s).values()]
+    noises = [accuracy.residuals(commits(x, args.per_commit)) for x in raw]
     print(f"one commit = the median of {args.per_commit} repetition(s)")
     for scale in ("sd", "robust") if args.scale == "both" and args.trials else (args.scale,) * bool(args.trials):
         latency(noises, args.history, args.trials, rng, scale)
     if args.trials:
         oracle(noises)
-    report_false_alerts(args.per_commit, args.explain)
+    report_false_alerts(args.sets, args.per_commit, args.explain)
     return 0
 
 
