@@ -3,33 +3,40 @@
 
 Data: bench/data/separate-runs/runs.csv (bench/record_separate_runs.py: K separate
 `perflab run -n 30` runs of each of several benchmarks, interleaved). Every pair of
-distinct runs (i, j) of one benchmark is an A/A comparison of its wall time, through
-perflab's own row test (stats.difference.compare, separate runs, as `perflab compare`
-calls it), in three designs:
+distinct runs (i, j) of one benchmark is an A/A comparison of its ``--metric`` (wall
+`time`, or CPU time: `user`, `system`), through perflab's own row test
+(stats.difference.compare, separate runs, as `perflab compare` calls it), in three designs:
 
-  nothing    nothing on the host: perflab's default prior (analysis.host_model.DEFAULT_PRIORS,
-             fitted on other recordings: bench/data/noise*)
-  host prior the host prior from the OTHER benchmarks only (leave one benchmark out: each
-             other benchmark's K runs are one replicate group), none of this one
+  nothing    nothing on the host: perflab's default prior of the metric's kind
+             (analysis.host_model.DEFAULT_PRIORS: wall time's fitted on bench/data/noise*,
+             CPU time's on bench/data/separate-runs; ``--default-from FILE`` fits it on
+             FILE instead, to evaluate a default on recordings it was not fitted on)
+  host prior the host prior of the kind from the OTHER benchmarks only (leave one benchmark
+             out: each other benchmark's K runs of each metric of the kind are one
+             replicate group, as perflab's host model pools user and system), none of this one
   3 + prior  3 replicate runs of this benchmark (drawn from the runs other than i and j)
              plus the leave-one-out host prior
 
-and, for reference, today's rule without a prior (changes below 2% not judged) and the
-oracle: Welch on logs with each benchmark's run-to-run variance taken as known (the
-ANOVA estimate from all K of its runs). Power: one side's values times 1.10 (a 10%
-slow-down), called a regression. Rates are per row (one comparison), alpha 0.05 two-sided,
-with Wilson's 95% interval; undecided is its own share.
+and, for reference, the rule perflab used before (changes below 2% not judged, the test
+counting only the spread inside each run; removed) and the oracle: Welch on logs with each
+benchmark's run-to-run variance taken as known (the ANOVA estimate from all K of its runs).
+Power: one side's values times 1.10 (a 10% slow-down), called a regression. Rates are per
+row (one comparison), alpha 0.05 two-sided, with Wilson's 95% interval; undecided is its
+own share.
 
 --simulate draws the same layout from the model itself instead (8 benchmarks, 12 runs of
 30, sigma_b^2 from a scaled inverse chi-square with s0 3%, d0 10; 2% noise inside a run):
 where the model holds, what each design gives.
 
---fit-default prints the default prior fitted on bench/data/noise*/ (12 benchmarks in three
-recording sessions: each session's -a and -b runs of a benchmark are a replicate pair; no trend), each
-run cut to its first 30 values (a common run size: the prior describes a run mean's
-variance at a run size).
+--fit-default prints the default prior of the metric's kind, flat (no trend): wall time's
+fitted on bench/data/noise*/ (12 benchmarks in three recording sessions: each session's -a
+and -b runs of a benchmark are a replicate pair), each run cut to its first 30 values (a
+common run size: the prior describes a run mean's variance at a run size); CPU time's on
+--data (each benchmark's K runs of `user` and of `system` are two replicate groups).
 
-Usage: bench/aa_host_prior.py [--data FILE | --simulate] [--seed 2026] [--change 1.10 ...] | --fit-default
+Usage: bench/aa_host_prior.py [--data FILE | --simulate] [--metric time|user|system]
+           [--default-from FILE] [--seed 2026] [--change 1.10 ...]
+       bench/aa_host_prior.py --fit-default [--metric user --data FILE]
 """
 
 from __future__ import annotations
@@ -52,8 +59,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 NEEDED: dict[tuple[float, str], list[int]] = {}   # runs a side that would decide, per (factor, design)
 FLOOR = 0.01          # the command metric's noise floor (model.records.MetricInfo)
+OLD_FLOOR = 0.02      # the removed rule's: changes below it were not judged
 STALL_SHARE = 0.10    # analysis.contention's: CPU pressure beyond it is a competing load
-DESIGNS = ("nothing", "host prior", "3 + prior", "2% rule", "oracle")
+DESIGNS = ("nothing", "host prior", "3 + prior", "old 2% rule", "oracle")
+KINDS = {"time": ("wall time", ("time",)), "user": ("cpu time", ("user", "system")),
+         "system": ("cpu time", ("user", "system"))}   # metric -> its kind, and the kind's metrics
 
 
 def load_runs(path: Path) -> dict[str, list[dict[str, np.ndarray]]]:
@@ -92,10 +102,27 @@ def simulated(seed: int, benchmarks: int = 8, runs: int = 12, n: int = 30) -> di
     return out
 
 
-def prior_of(groups: list[list[np.ndarray]]):
+def prior_of(groups: list[list[np.ndarray]], trend: bool = True):
+    """The host prior fitted on replicate groups (each a list of runs' values), as perflab fits it."""
     from perflab.stats.host_prior import fit_prior, spread
     found = [s for s in (spread(g) for g in groups) if s is not None]
-    return fit_prior([s.s2 for s in found], [s.df for s in found], covariate=[s.within for s in found])
+    return fit_prior([s.s2 for s in found], [s.df for s in found],
+                     covariate=[s.within for s in found] if trend else None)
+
+
+def kind_groups(data: dict[str, list[dict[str, np.ndarray]]], metric: str,
+                leave_out: str | None = None) -> list[list[np.ndarray]]:
+    """Every benchmark's (but ``leave_out``'s) K runs of each metric of ``metric``'s kind, a group each."""
+    return [[r[m] for r in runs] for name, runs in data.items() if name != leave_out
+            for m in KINDS[metric][1] if m in runs[0]]
+
+
+def default_prior(metric: str, source: Path | None):
+    """The default prior of ``metric``'s kind: perflab's, or fitted flat on ``source`` (--default-from)."""
+    from perflab.analysis.host_model import DEFAULT_PRIORS
+    if source is None:
+        return DEFAULT_PRIORS[KINDS[metric][0]].prior
+    return prior_of(kind_groups(load_runs(source), metric), trend=False)
 
 
 def loaded(run: dict[str, np.ndarray]) -> bool:
@@ -104,54 +131,53 @@ def loaded(run: dict[str, np.ndarray]) -> bool:
 
 
 def verdicts(base: dict[str, np.ndarray], new: dict[str, np.ndarray], factor: float, priors: dict,
-             own: list[np.ndarray], oracle_s2: float) -> dict[str, str]:
-    """Each design's verdict on base against new (new's times multiplied by ``factor``)."""
+             own: list[np.ndarray], oracle_s2: float, metric: str) -> dict[str, str]:
+    """Each design's verdict on base against new (new's ``metric`` multiplied by ``factor``)."""
     from perflab.model.records import Direction, MeanKind
     from perflab.stats.difference import compare
     from perflab.stats.host_prior import spread
     from perflab.stats.separate_runs import RunToRun
     from perflab.stats.variance import RunVariance
 
-    a, b = base["time"], new["time"] * factor
+    a, b = base[metric], new[metric] * factor
     load = (loaded(base), loaded(new))
-    common = {"direction": Direction.LOWER, "mean_kind": MeanKind.ARITHMETIC, "noise_floor": FLOOR,
-              "separate_runs": True}
+    common = {"direction": Direction.LOWER, "mean_kind": MeanKind.ARITHMETIC, "noise_floor": FLOOR}
     own_spread = spread(own)
     known = {
-        "nothing": RunToRun(priors["default"], True, 12, None, 0, load),
+        "nothing": RunToRun(priors["default"], True, 0, None, 0, load),
         "host prior": RunToRun(priors["lobo"], False, priors["others"], None, 0, load),
         "3 + prior": RunToRun(priors["lobo"], False, priors["others"], own_spread, len(own), load),
     }
-    rows = {name: compare(a, b, run_to_run=k, **common) for name, k in known.items()}  # type: ignore[arg-type]
+    rows = {name: compare(a, b, separate_runs=True, run_to_run=k, **common)  # type: ignore[arg-type]
+            for name, k in known.items()}
     out = {name: d.verdict.value for name, d in rows.items()}
     NEEDED.setdefault((factor, "host prior"), []).append(rows["host prior"].runs_needed or 10**9)
     NEEDED.setdefault((factor, "3 + prior"), []).append(rows["3 + prior"].runs_needed or 10**9)
-    out["2% rule"] = compare(a, b, **common).verdict.value  # type: ignore[arg-type]
+    # the removed rule: changes below 2% not judged, the rest by the spread inside each run
+    out["old 2% rule"] = compare(a, b, **{**common, "noise_floor": OLD_FLOOR}).verdict.value  # type: ignore[arg-type]
     oracle = RunVariance(max(oracle_s2, 0.0), 1e9, 0, "oracle")
-    out["oracle"] = compare(a, b, run_variance=oracle, **common).verdict.value  # type: ignore[arg-type]
+    out["oracle"] = compare(a, b, separate_runs=True, run_variance=oracle, **common).verdict.value  # type: ignore[arg-type]
     return out
 
 
-def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int,
-             change: float) -> dict[str, dict[str, list[int]]]:
+def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int, change: float, metric: str,
+             default) -> dict[str, dict[str, list[int]]]:
     """design -> {"aa": [false calls, undecided, trials], "power": [regressions called, undecided, trials]}."""
-    from perflab.analysis.host_model import DEFAULT_PRIORS
     from perflab.stats.variance import between_runs
     rng = np.random.default_rng(seed)
     counts = {d: {"aa": [0, 0, 0], "power": [0, 0, 0]} for d in DESIGNS}
-    default = DEFAULT_PRIORS["wall time"][0]
     for name, runs in data.items():
-        others = [[r["time"] for r in rs] for other, rs in data.items() if other != name]
-        priors = {"default": default, "lobo": prior_of(others), "others": len(others)}
-        truth = between_runs([r["time"] for r in runs])   # sigma_b^2, net of the within-run noise
+        priors = {"default": default, "lobo": prior_of(kind_groups(data, metric, name)), "others": len(data) - 1}
+        truth = between_runs([r[metric] for r in runs])   # sigma_b^2, net of the within-run noise
         oracle_s2 = truth.sigma2 if truth is not None else 0.0
         for i in range(len(runs)):
             for j in range(i + 1, len(runs)):
                 rest = [k for k in range(len(runs)) if k not in (i, j)]
-                own = [runs[k]["time"] for k in rng.choice(rest, size=3, replace=False)]
+                own = [runs[k][metric] for k in rng.choice(rest, size=3, replace=False)]
                 for kind, factor, hit in (("aa", 1.0, ("improvement", "regression")),
                                           ("power", change, ("regression",))):
-                    for design, verdict in verdicts(runs[i], runs[j], factor, priors, own, oracle_s2).items():
+                    for design, verdict in verdicts(runs[i], runs[j], factor, priors, own, oracle_s2,
+                                                    metric).items():
                         tally = counts[design][kind]
                         tally[0] += verdict in hit
                         tally[1] += verdict == "undecided"
@@ -159,51 +185,63 @@ def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int,
     return counts
 
 
-def per_benchmark(data: dict[str, list[dict[str, np.ndarray]]]) -> list[str]:
+def per_benchmark(data: dict[str, list[dict[str, np.ndarray]]], metric: str) -> list[str]:
     from perflab.stats.variance import between_runs
     lines = []
     for name, runs in data.items():
-        s = between_runs([r["time"] for r in runs])
+        s = between_runs([r[metric] for r in runs])
         within = 100 * math.sqrt(s.ms_within) if s else math.nan
         between = s.cov_pct if s else math.nan
+        zeros = sum(int(np.sum(r[metric] <= 0)) for r in runs)
         lines.append(f"  {name:<16} {len(runs):>3} runs  within-run sd {within:6.2f}%  between-run sd {between:6.2f}%"
-                     f"  loaded runs {sum(loaded(r) for r in runs)}")
+                     f"  loaded runs {sum(loaded(r) for r in runs)}  values <= 0: {zeros}")
     return lines
+
+
+def fit_default(metric: str, data: Path) -> None:
+    """Print the default prior of ``metric``'s kind, fitted flat (see the module's --fit-default)."""
+    kind = KINDS[metric][0]
+    if kind == "wall time":
+        # flat: a trend learned on one machine, carried to another, can understate a quiet
+        # benchmark's run-to-run spread there (18.9% A/A with --simulate); a default must not
+        groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
+        where = "replicate pairs of bench/data/noise*"
+    else:
+        groups = kind_groups(load_runs(data), metric)
+        where = f"replicate groups (user, system) of {data.resolve().relative_to(ROOT)}"
+    prior = prior_of(groups, trend=False)
+    print(f"default {kind} prior from {len(groups)} {where}: s0 {prior.cov_pct:.2f}%, d0 {prior.d0:.4f}\n  {prior}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "separate-runs" / "runs.csv")
+    parser.add_argument("--metric", choices=sorted(KINDS), default="time")
+    parser.add_argument("--default-from", type=Path, help="fit the 'nothing' design's default prior on this file")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--fit-default", action="store_true")
-    parser.add_argument("--simulate", action="store_true", help="data drawn from the model, not --data")
+    parser.add_argument("--simulate", action="store_true", help="data drawn from the model, not --data (time only)")
     parser.add_argument("--change", type=float, action="append",
                         help="factor of the power's change, repeatable (default 1.10)")
     args = parser.parse_args()
     if args.fit_default:
-        groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
-        # flat: a trend learned on one machine, carried to another, can understate a quiet
-        # benchmark's run-to-run spread there (18.9% A/A with --simulate); a default must not
-        from perflab.stats.host_prior import fit_prior, spread
-        found = [s for s in (spread(g) for g in groups) if s is not None]
-        prior = fit_prior([s.s2 for s in found], [s.df for s in found])
-        print(f"default wall-time prior from {len(groups)} replicate pairs of bench/data/noise*: {prior}")
+        fit_default(args.metric, args.data)
         return 0
     from aa_calibration import wilson
-
-    from perflab.analysis.host_model import DEFAULT_PRIORS
+    metric = "time" if args.simulate else args.metric
     data = simulated(args.seed) if args.simulate else load_runs(args.data)
     where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else str(args.data.resolve().relative_to(ROOT))
-    print(f"{where}: {len(data)} benchmarks, wall time, every pair of separate runs")
-    print("\n".join(per_benchmark(data)))
-    default = DEFAULT_PRIORS["wall time"][0]
-    print(f"default prior: s0 {default.cov_pct:.2f}%, d0 {default.d0:.2f}; leave-one-out host priors:")
+    print(f"{where}: {len(data)} benchmarks, {metric} ({KINDS[metric][0]}), every pair of separate runs")
+    print("\n".join(per_benchmark(data, metric)))
+    default = default_prior(metric, args.default_from)
+    source = args.default_from.resolve().relative_to(ROOT) if args.default_from else "perflab's"
+    print(f"default prior ({source}): s0 {default.cov_pct:.2f}%, d0 {default.d0:.2f}; leave-one-out host priors:")
     for name in data:
-        p = prior_of([[r["time"] for r in rs] for other, rs in data.items() if other != name])
+        p = prior_of(kind_groups(data, metric, name))
         print(f"  without {name:<16} s0 {p.cov_pct:6.2f}%  d0 {p.d0:5.2f}  trend slope {p.slope:+.2f}" if p else
               f"  without {name}: no prior")
     for change in args.change or [1.10]:
-        table(evaluate(data, args.seed, change), change, wilson)
+        table(evaluate(data, args.seed, change, metric, default), change, wilson)
     return 0
 
 

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """Where the sample executor's time on `true` goes, against `hyperfine -N` in the same run.
 
-Rounds alternate: hyperfine -N -r N 'true'; `perflab run -n N -- true`; then a block of N
-samples of each in-process variant (in the cgroup, entered once and stayed in, as `perflab
-run` does):
-  - spawn_and_wait, no cgroup          (the spawn path alone)
-  - spawn_and_wait, in the sample cgroup (what `perflab run` measures)
-  - the same with the cgroups' own PSI accounting off (cgroup.pressure = 0; perflab reads
-    only the system-wide /proc/pressure): is per-cgroup accounting the cgroup's cost?
-  - the parts of the clock's window: os.posix_spawn's return, then wait4's
-Reports each variant's median measured time and its ratio to hyperfine's median, and the
-median microseconds of each part. The machine's load is printed with it: read ratios,
-not absolute times, when it is loaded.
-Usage: bench/spawn_breakdown.py [--runs 300] [--rounds 5]
+Every round runs `hyperfine -N -r N true`, `perflab run -n N -- true`, then a block of N
+samples of each in-process variant, each adding one piece of the executor's per-sample
+work to the one before (all but the first in a sample cgroup entered once and stayed in,
+as `perflab run` does):
+  - root cgroup:        spawn_and_wait alone, no cgroup (the spawn path)
+  - sample cgroup:      spawn_and_wait in the sample cgroup (leftovers checked by the pid
+                        cursor, cgroup.procs listed only when the child created a process)
+  - + cgroup.procs:     the same, listing cgroup.procs after every sample (the check before)
+  - + outside reads:    sample cgroup, with the outside-load counters read around each sample
+  - + 150 µs gap:       sample cgroup, perflab busy 150 µs between samples (about the
+                        executor's work between two samples): does the gap itself cost?
+  - executor take():    SampleExecutor.take, the real per-sample path without the store
+With --other PYTHON, `perflab run` of another checkout (its interpreter, e.g. main's
+.venv/bin/python) is one more row of every round: a before/after in the same run.
+Prints each variant's median (over rounds) of its per-round median, the ratio to hyperfine's,
+and the CPU µs the parent spends per sample (spawn syscalls and everything between two
+samples: a figure load barely moves) for hyperfine and for the executor. Read ratios, not
+absolute times, on a loaded machine; the load average is printed.
+Usage: bench/spawn_breakdown.py [--runs 300] [--rounds 7] [--other /work/main/.venv/bin/python]
 """
 
 from __future__ import annotations
@@ -20,110 +27,164 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from perflab.execute.cgroups import RunCgroups
-from perflab.execute.process import _encoded, open_devnull_streams, spawn_and_wait
+from perflab.execute import outside
+from perflab.execute.cgroups import RunCgroups, _process_ids
+from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams, spawn_and_wait
+from perflab.execute.run_plan import plan_run
+from perflab.execute.sample import SampleExecutor
+from perflab.model.run_request import RunOptions
+from perflab.workloads.command import CommandWorkload
 
 TRUE = shutil.which("true") or "/bin/true"
+GAP_S = 150e-6
 
 
-def hyperfine_median(runs: int, export: str) -> float:
+def hyperfine_round(runs: int, export: str) -> tuple[float, float]:
+    """hyperfine's median, and its own CPU µs per run (its children's rusage, which counts
+    hyperfine and the commands it reaped, less the commands' mean user + system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(["hyperfine", "-N", "-r", str(runs), "--export-json", export, "--style", "none", TRUE],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return float(json.loads(Path(export).read_text())["results"][0]["median"])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = json.loads(Path(export).read_text())["results"][0]
+    total = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    own = total - runs * (result["user"] + result["system"])
+    return float(result["median"]), own / runs * 1e6
 
 
-def perflab_median(runs: int, db: str) -> float:
-    """`perflab run -n RUNS -- true`: the whole executor (cgroup, pressure, pending file)."""
-    perflab = [sys.executable, "-m", "perflab.cli.main", "--db", db]
+def perflab_median(runs: int, db: str, python: str = sys.executable) -> float:
+    """`perflab run -n RUNS -- true`: the whole executor (cgroup, outside load, pending file)."""
+    perflab = [python, "-m", "perflab.cli.main", "--db", db]
     subprocess.run([*perflab, "run", "-q", "-n", str(runs), "--label", "b", "--", TRUE], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = subprocess.run([*perflab, "export", "b"], capture_output=True, check=True).stdout
     return statistics.median(s["value"] for s in json.loads(out)["samples"] if s["metric"] == "time")
 
 
-def psi_accounting(cgroups: RunCgroups, on: bool) -> None:
-    """Per-cgroup PSI of perflab's cgroups on or off (outside the clock; kernel 6.1+)."""
-    for group in (cgroups.base.parent, cgroups.base, cgroups.for_sample()):
-        pressure = group / "cgroup.pressure"
-        if pressure.exists():
-            pressure.write_text("1" if on else "0")
+class Variants:
+    """The in-process variants, each one block of samples: name -> () -> median seconds."""
 
+    def __init__(self, streams: Streams, runs: int):
+        self.streams, self.runs = streams, runs
+        self.executor = SampleExecutor(lambda _: None, lambda _: None, lambda *_: None)
+        self.executor.open()
+        cgroups = self.executor._cgroups   # one set of cgroups for every variant: it knows where perflab is
+        if cgroups is None:
+            raise SystemExit("bench/spawn_breakdown.py: no sample cgroup here (needs root and cgroup2)")
+        self.cgroups = cgroups
+        self.reader = outside.Reader(cgroups.base)
+        self.plan = plan_run(CommandWorkload([TRUE]), {}, RunOptions(repetitions=runs))
+        self.capture = CapturedOutput(streams.stdin)
+        self.executor_cpu_us: list[float] = []
 
-def parts(streams) -> tuple[float, float]:
-    """The clock's window cut in two: posix_spawn's return, then wait4's."""
-    actions = [(os.POSIX_SPAWN_DUP2, streams.stdin, 0), (os.POSIX_SPAWN_DUP2, streams.stdout, 1),
-               (os.POSIX_SPAWN_DUP2, streams.stderr, 2)]
-    env = _encoded(os.environ)
-    t0 = time.perf_counter_ns()
-    pid = os.posix_spawn(TRUE, [TRUE], env, file_actions=actions, setpgroup=0)
-    t1 = time.perf_counter_ns()
-    os.wait4(pid, 0)
-    t2 = time.perf_counter_ns()
-    return (t1 - t0) / 1e3, (t2 - t1) / 1e3
+    def all(self) -> dict[str, Callable[[], float]]:
+        return {"root cgroup": self.root, "sample cgroup": self.grouped, "+ cgroup.procs": self.listed,
+                "+ outside reads": self.outside_reads, "+ 150 µs gap": self.gap, "executor take()": self.take}
+
+    def _spawn(self, cgroups: RunCgroups | None = None) -> float:
+        return spawn_and_wait(TRUE, [TRUE], streams=self.streams, cgroups=cgroups).wall_s
+
+    def root(self) -> float:
+        self.cgroups.leave()
+        return statistics.median(self._spawn() for _ in range(self.runs))
+
+    def grouped(self) -> float:
+        return statistics.median(self._spawn(self.cgroups) for _ in range(self.runs))
+
+    def listed(self) -> float:
+        times = []
+        for _ in range(self.runs):
+            times.append(self._spawn(self.cgroups))
+            _process_ids(self.cgroups.for_sample())
+        return statistics.median(times)
+
+    def outside_reads(self) -> float:
+        times = []
+        for _ in range(self.runs):
+            counters = self.reader.read()
+            times.append(self._spawn(self.cgroups))
+            self.reader.since(counters)
+        return statistics.median(times)
+
+    def gap(self) -> float:
+        times = []
+        for _ in range(self.runs):
+            times.append(self._spawn(self.cgroups))
+            until = time.perf_counter() + GAP_S
+            while time.perf_counter() < until:
+                pass
+        return statistics.median(times)
+
+    def take(self) -> float:
+        times = []
+        cpu = time.thread_time()
+        for repetition in range(self.runs):
+            taken = self.executor.take(self.plan, 0, repetition, warmup=False, label="true", watched=[],
+                                       streams=self.streams, capture=self.capture)
+            assert taken is not None
+            times.append(taken.value)
+        self.executor_cpu_us.append((time.thread_time() - cpu) / self.runs * 1e6)
+        return statistics.median(times)
+
+    def close(self) -> None:
+        self.capture.close()
+        self.executor.close()
+        self.reader.close()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--other", metavar="PYTHON", help="also time `perflab run` of this interpreter's perflab")
     args = parser.parse_args()
     if not shutil.which("hyperfine"):
         print("bench/spawn_breakdown.py: hyperfine not found", file=sys.stderr)
         return 3
     workdir = tempfile.mkdtemp(prefix="perflab-spawn-")
     streams = open_devnull_streams()
-    cgroups, reason = RunCgroups.create()
-    if reason:
-        print(f"no sample cgroup here: {reason}")
-    times: dict[str, list[float]] = {"hyperfine -N": [], "perflab run": [], "no cgroup": [], "sample cgroup": [],
-                                     "cgroup, no PSI": []}
-    spawn_us: list[float] = []
-    wait_us: list[float] = []
+    variants = Variants(streams, args.runs)
+    times: dict[str, list[float]] = {"hyperfine -N": [], "perflab run": []}
+    if args.other:
+        times["perflab run (other)"] = []
+    times.update({name: [] for name in variants.all()})
+    hyperfine_cpu_us: list[float] = []
+    loads = []
     try:
         for r in range(args.rounds):
-            times["hyperfine -N"].append(hyperfine_median(args.runs, os.path.join(workdir, "h.json")))
+            loads.append(os.getloadavg()[0])
+            median, cpu_us = hyperfine_round(args.runs, os.path.join(workdir, "h.json"))
+            times["hyperfine -N"].append(median)
+            hyperfine_cpu_us.append(cpu_us)
             times["perflab run"].append(perflab_median(args.runs, os.path.join(workdir, f"p{r}.db")))
-            # each variant a block of samples per round, as `perflab run` takes them: it enters
-            # the sample cgroup once and stays (a migration before every sample is not its cost)
-            plain = [spawn_and_wait(TRUE, [TRUE], streams=streams).wall_s for _ in range(args.runs)]
-            grouped, quiet = [], []
-            if cgroups is not None:
-                grouped = [spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s
-                           for _ in range(args.runs)]
-                psi_accounting(cgroups, False)
-                quiet = [spawn_and_wait(TRUE, [TRUE], streams=streams, cgroups=cgroups).wall_s
-                         for _ in range(args.runs)]
-                psi_accounting(cgroups, True)
-                cgroups.leave()
-            for _ in range(args.runs):
-                spawned, waited = parts(streams)
-                spawn_us.append(spawned)
-                wait_us.append(waited)
-            times["no cgroup"].append(statistics.median(plain))
-            if grouped:
-                times["sample cgroup"].append(statistics.median(grouped))
-                times["cgroup, no PSI"].append(statistics.median(quiet))
+            if args.other:
+                times["perflab run (other)"].append(
+                    perflab_median(args.runs, os.path.join(workdir, f"o{r}.db"), args.other))
+            for name, block in variants.all().items():
+                times[name].append(block())
     finally:
-        if cgroups is not None:
-            cgroups.close()
+        variants.close()
         shutil.rmtree(workdir, ignore_errors=True)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.runs} runs x {args.rounds} rounds")
+    print(f"load average {min(loads):.1f}-{max(loads):.1f} (1 min) on {os.cpu_count()} CPUs; "
+          f"{args.runs} runs x {args.rounds} rounds, rounds alternating")
     reference = statistics.median(times["hyperfine -N"])
+    print(f"  {'variant':<20} {'median':>9}  {'x hyperfine':>11}   rounds (µs)")
     for name, values in times.items():
-        if values:
-            value = statistics.median(values)
-            print(f"  {name:<14} median {value * 1e6:8.1f} us   ratio to hyperfine -N {value / reference:.3f}"
-                  f"   rounds: {' '.join(f'{v * 1e6:.0f}' for v in values)}")
-    print(f"  parts (no cgroup): posix_spawn returns after {statistics.median(spawn_us):.1f} us, "
-          f"wait4 after {statistics.median(wait_us):.1f} us more")
+        value = statistics.median(values)
+        print(f"  {name:<20} {value * 1e6:7.1f} µs  {value / reference:11.3f}   "
+              f"{' '.join(f'{v * 1e6:.0f}' for v in values)}")
+    print(f"  parent CPU per sample: hyperfine {statistics.median(hyperfine_cpu_us):.0f} µs, "
+          f"executor take() {statistics.median(variants.executor_cpu_us):.0f} µs")
     return 0
 
 

@@ -2,30 +2,36 @@
 """The tip detector's latency and false alerts on this machine's real noise (stats/tip.py).
 
 A commit's value is the median of --per-commit consecutive repetitions of a recording (as
-perflab records a commit: the median of its run's samples; 1 = every repetition a commit).
+perflab records a commit: the median of its run's samples). The default is perflab's own
+repetitions per commit (RunOptions.repetitions, 10: what the robot runs unless its suite
+says otherwise); 1 = every repetition a commit.
 
 Latency: a history of --history commits of real noise (a contiguous block of a recording's
 relative residuals about its running median, so its memory and tails are kept), then a
-step of 2, 3, 4 or 5 sds and 10 more
-commits; the robot looks at each commit after the step. Commits until "suspect" (either state) and until
-"confirmed": median and p90 (">10": not within 10), and the share suspect within 2 and
-confirmed within 5 (the targets: >= 90% each for 4 sd). An sd (--scale) is the history's
-own sd, or the recording's robust sd (1.4826·MAD of its commits' residuals: the bulk of
-the noise; its spikes make the plain sd 1.5-16 times larger).
+step of 2, 3, 4 or 5 sds and 10 more commits (--history: 50, or as many as the recordings
+hold: 29 at 10 per commit); the robot looks at each commit after the step. Commits until
+"suspect" (either state) and until "confirmed": median and p90 (">10": not within 10), and
+the share suspect within 2 and confirmed within 5 (the targets: >= 90% each for 4 sd). An
+sd (--scale) is the history's own sd, or the recording's robust sd (1.4826·MAD of its
+commits' residuals: the bulk of the noise; its spikes make the plain sd 1.5-16 times larger).
 
 False alerts: the robot looks at every commit of each raw recording (bench/data/noise,
 noise-quiet, noise-idle), remembering the levels it confirmed (stats/tip.watch, as
 `alerts --update` does); an alert is a distinct first commit of a suspect or of a
-confirmed finding, counted apart. Per 1,000 looks, all of them, and those whose start lies outside the regimes a
-set's labels.json annotates (when it has one).
+confirmed finding, counted apart. Only alerts whose first commit lies outside the regimes
+the set's labels.json annotates (bench/label_regimes.py) are false; they are counted per
+1,000 looks outside them (looks whose newest commit lies outside). --explain lists each
+with its size, length, distance to the nearest label and the recording's memory.
 
-Usage: bench/tip_latency.py [--trials 200] [--history 50] [--per-commit 1] [--seed 2026] [--scale both]
+Usage: bench/tip_latency.py [--trials 200] [--history N] [--per-commit N] [--seed 2026] [--scale both]
+       [--explain] [--sets NAME ...]   (--trials 0: false alerts only)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -103,50 +109,135 @@ def commits(x: np.ndarray, per_commit: int) -> np.ndarray:
     return np.asarray(np.median(x[:n * per_commit].reshape(n, per_commit), axis=1))
 
 
-def false_alerts(folder: Path, per_commit: int) -> tuple[int, dict[str, int], dict[str, int]]:
-    """(looks, alerts by state, of them outside the set's labelled regimes) over its recordings.
-    A start inside a labelled regime, or within 5 repetitions (and one commit) of it, is not outside."""
+def labelled_spans(folder: Path) -> dict[str, list[tuple[int, int]]]:
+    """The set's labelled regimes per recording, [first, end) in repetitions (none without labels.json)."""
+    labels_file = folder / "labels.json"
+    labels = json.loads(labels_file.read_text())["regimes"] if labels_file.is_file() else {}
+    return {name: [(r["first"], r["end"]) for r in v] for name, v in labels.items()}
+
+
+def outside(start: int, per_commit: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether commit ``start`` lies outside every labelled regime, with a margin of 5
+    repetitions and one commit either side."""
+    margin = 5 + per_commit
+    return not any(a - margin <= start * per_commit <= b + margin for a, b in spans)
+
+
+def false_alerts(folder: Path, per_commit: int) -> tuple[int, dict[str, int], list[dict]]:
+    """(looks outside the set's labelled regimes, alerts by state starting outside them,
+    those alerts described) over its recordings. A look is outside when its newest commit is."""
     import changepoints_accuracy as accuracy
 
     from perflab.stats import tip
-    labels_file = folder / "labels.json"
-    labels = json.loads(labels_file.read_text())["regimes"] if labels_file.is_file() else {}
-    looks, alerts, outside = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0}, {tip.SUSPECT: 0, tip.CONFIRMED: 0}
+    spans = labelled_spans(folder)
+    looks, out, described = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0}, []
     for name, raw in accuracy.load_noise(folder).items():
-        found = tip.watch(commits(raw, per_commit))
-        looks += len(found)
-        margin = 5 + per_commit
-        spans = [(r["first"] - margin, r["end"] + margin) for r in labels.get(name, [])]
-        for state in alerts:
-            starts = {f.start for f in found if f.status == state}
-            alerts[state] += len(starts)
-            outside[state] += sum(1 for s in starts if not any(a <= s * per_commit <= b for a, b in spans))
-    return looks, alerts, outside
+        x = commits(raw, per_commit)
+        found = tip.watch(x)
+        first = x.size - len(found)
+        looks += sum(outside(first + i, per_commit, spans.get(name, [])) for i in range(len(found)))
+        for state in out:
+            firsts = {f.start: f for f in reversed(found) if f.status == state}
+            for s, f in sorted(firsts.items()):
+                if outside(s, per_commit, spans.get(name, [])):
+                    out[state] += 1
+                    described.append(describe(name, state, f, x, per_commit, spans.get(name, [])))
+    return looks, out, described
+
+
+def describe(name: str, state: str, f, x: np.ndarray, per_commit: int, spans: list[tuple[int, int]]) -> dict:
+    """One false alert: where, how large, how long the excursion lasted in the data after it
+    (commits from its start on the same side beyond 2 of the history's sds), how far the
+    nearest labelled regime is (repetitions; -1: none in the recording), and the recording's
+    memory (`memory`)."""
+    side = np.sign(f.z)
+    run = 0
+    while f.start + run < x.size and side * (x[f.start + run] - f.level) > 2 * f.scale:
+        run += 1
+    near = min((min(abs(f.start * per_commit - a), abs(f.start * per_commit - b)) for a, b in spans), default=-1)
+    return {"name": name, "state": state, "start": f.start, "m": f.commits, "z": f.z, "pct": f.change_pct,
+            "run": run, "near": near, "history": f.history, **memory(x)}
+
+
+def memory(x: np.ndarray) -> dict[str, float]:
+    """The recording's lag-1 autocorrelation (of its commits about their median, ranks:
+    spikes do not set it) and its wander: the robust sd of 10-commit block medians over
+    the robust sd of single commits times √10 (1 for independent noise; more: slow wander)."""
+    from scipy.stats import spearmanr
+    rho = float(spearmanr(x[:-1], x[1:])[0])
+    n = x.size // 10
+    blocks = np.median(x[:n * 10].reshape(n, 10), axis=1)
+
+    def mad(v: np.ndarray) -> float:
+        return float(1.4826 * np.median(np.abs(v - np.median(v))))
+    return {"rho1": rho, "wander": mad(blocks) / mad(x) * math.sqrt(10) / 1.2533 if mad(x) > 0 else math.nan}
+
+
+def explain(rows: list[dict]) -> None:
+    """Print each false alert outside the labels, then a summary by excursion length."""
+    print(f"    {'recording':<22}{'state':<10}{'start':>6}{'m':>4}{'z':>7}{'%':>8}{'run':>5}{'label at':>9}"
+          f"{'hist':>5}{'rho1':>6}{'wander':>7}")
+    for r in rows:
+        print(f"    {r['name']:<22}{r['state']:<10}{r['start']:>6}{r['m']:>4}{r['z']:>7.1f}{r['pct']:>+8.1f}"
+              f"{r['run']:>5}{r['near']:>9}{r['history']:>5}{r['rho1']:>6.2f}{r['wander']:>7.1f}")
+
+
+def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool) -> None:
+    """Per set and pooled: looks and false alerts outside the labels, per 1,000, and the
+    pooled rate's exact one-sided 95% Poisson bounds (how finely these recordings can tell)."""
+    from scipy.stats import chi2
+    print("\nfalse alerts on the recordings, outside their labelled regimes (looks whose newest commit, "
+          "alerts whose first commit lies outside): suspect / confirmed")
+    total, counts = 0, {"suspect": 0, "confirmed": 0}
+    for s in sets:
+        looks, out, rows = false_alerts(ROOT / "data" / s, per_commit)
+        print(f"  {s:<12}{looks:>6} looks  {out['suspect']:>3} / {out['confirmed']:>3} alerts  "
+              f"{1000 * out['suspect'] / looks:5.2f} / {1000 * out['confirmed'] / looks:5.2f} per 1,000")
+        if explain_them:
+            explain(rows)
+        total += looks
+        counts = {k: counts[k] + out[k] for k in counts}
+
+    def bounds(k: int) -> str:
+        low = chi2.ppf(0.05, 2 * k) / 2 if k else 0.0
+        return f"{1000 * k / total:.2f} ({1000 * low / total:.2f}-{1000 * chi2.ppf(0.95, 2 * k + 2) / 2 / total:.2f})"
+    print(f"  {'pooled':<12}{total:>6} looks  {counts['suspect']:>3} / {counts['confirmed']:>3} alerts  "
+          f"suspect {bounds(counts['suspect'])}, confirmed {bounds(counts['confirmed'])} per 1,000 "
+          "(one-sided 95% bounds)")
 
 
 def main() -> int:
     import changepoints_accuracy as accuracy
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=200)
-    parser.add_argument("--history", type=int, default=50)
-    parser.add_argument("--per-commit", type=int, default=1, help="repetitions per commit (their median)")
+    parser.add_argument("--history", type=int, help="commits before the step (default: 50, or the most the "
+                        "recordings hold at --per-commit)")
+    parser.add_argument("--per-commit", type=int, help="repetitions per commit, their median (default: "
+                        "perflab's, RunOptions.repetitions: as the robot measures a commit)")
+    parser.add_argument("--explain", action="store_true",
+                        help="list every false alert outside the labels: size, length, neighbours, memory")
+    parser.add_argument("--sets", nargs="+", default=list(SETS), metavar="NAME",
+                        help="recording sets under bench/data (default: the three)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--scale", choices=("sd", "robust", "both"), default="both",
                         help="a step's sd: the history's sd, the recording's robust sd, or each in turn")
     args = parser.parse_args()
+    from perflab.model.run_request import RunOptions
+    args.per_commit = args.per_commit or RunOptions().repetitions
+    raw = [x for s in args.sets for x in accuracy.load_noise(ROOT / "data" / s).values()]
+    shortest = min(x.size for x in raw) // args.per_commit
+    args.history = args.history or min(50, shortest - AFTER - 1)
+    if args.history + AFTER >= shortest:
+        raise SystemExit(f"--history {args.history}: the recordings hold {shortest} commits of "
+                         f"{args.per_commit} repetitions, at most {shortest - AFTER - 1} before the step's {AFTER}")
     rng = np.random.default_rng(args.seed)
-    noises = [accuracy.residuals(commits(x, args.per_commit))
-              for s in SETS for x in accuracy.load_noise(ROOT / "data" / s).values()]
+    noises = [accuracy.residuals(commits(x, args.per_commit)) for x in raw]
     print(f"one commit = the median of {args.per_commit} repetition(s)")
-    for scale in ("sd", "robust") if args.scale == "both" else (args.scale,):
+    for scale in ("sd", "robust") if args.scale == "both" and args.trials else (args.scale,) * bool(args.trials):
         latency(noises, args.history, args.trials, rng, scale)
-    oracle(noises)
-    print("\nfalse alerts per 1,000 looks (new commits) on the recordings: suspect / confirmed")
-    for s in SETS:
-        looks, alerts, outside = false_alerts(ROOT / "data" / s, args.per_commit)
-        print(f"  {s:<12}{looks:>6} looks  all {1000 * alerts['suspect'] / looks:5.2f} / "
-              f"{1000 * alerts['confirmed'] / looks:5.2f}   outside labelled regimes "
-              f"{1000 * outside['suspect'] / looks:5.2f} / {1000 * outside['confirmed'] / looks:5.2f}")
+    if args.trials:
+        oracle(noises)
+    report_false_alerts(args.sets, args.per_commit, args.explain)
     return 0
 
 

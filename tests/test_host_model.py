@@ -82,8 +82,50 @@ def test_two_runs_with_nothing_known_name_the_default_and_the_command_that_teach
         for label in ("base", "new"):
             _record(store, "x", label, 0.0, rng)
     out = run_cli("compare", "base", "new", db=sqlite_db, check=True).stdout
-    assert "default prior: teach this host with 'perflab calibrate'" in out
+    assert "default prior for wall time: teach this host with 'perflab calibrate'" in out
     assert "undecided (1): x time" in out
+
+
+def test_every_kind_with_nothing_known_borrows_its_stated_default(sqlite_db):
+    """No rule of thumb decides two single runs: each kind of metric takes its default prior
+    (wall time's and CPU time's fitted on bench/data, rates and counts borrowing wall time's),
+    says which, and calls only what that prior can back: CPU time tripled is a regression,
+    20% more of anything is undecided (docs/separate-runs.md)."""
+    metrics = [MetricInfo("time", "s", Direction.LOWER), MetricInfo("user", "s", Direction.LOWER),
+               MetricInfo("ops", "ops/s", Direction.HIGHER), MetricInfo("faults", "", Direction.LOWER)]
+    rng = np.random.default_rng(5)
+    with Store(sqlite_db, create=True) as store:
+        ids = []
+        for label, factor, cpu in (("base", 1.0, 1.0), ("more", 1.2, 1.2), ("tripled", 1.0, 3.0)):
+            run_id = store.runs.create(label=label, host="box", request=_spec("x"), environment=KERNEL)
+            store.metrics.save("x", metrics)
+            for rep in range(20):
+                noise = float(np.exp(rng.normal(0, 0.01)))
+                store.samples.add(run_id, Point("x", {}), rep, [
+                    Measurement("time", 0.01 * factor * noise, "s"), Measurement("user", 0.005 * cpu * noise, "s"),
+                    Measurement("ops", 1000.0 / factor * noise, "ops/s"),
+                    Measurement("faults", 500 * factor * noise, "")])
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
+            store.series.seal(run_id)
+            ids.append(run_id)
+        base, more, tripled = (store.runs.resolve(str(i)) for i in ids)
+        report = compare_runs(store, [base, more], all_metrics=True)
+        cpu = compare_runs(store, [base, tripled], filters=Filters(metrics=frozenset({"user"})))
+    teach = ": teach this host with 'perflab calibrate'"
+    sources = {"time": "default prior for wall time" + teach, "user": "default prior for cpu time" + teach,
+               "ops": "default prior for rate (wall time's: none of its own recorded)" + teach,
+               "faults": "default prior for count (wall time's: none of its own recorded)" + teach}
+    assert {row.metric for row in report.rows} == set(sources)
+    for row in report.rows:
+        change = row.cells[0].change
+        assert change is not None and change.run_to_run is not None
+        assert change.run_to_run.source == sources[row.metric]
+        assert change.verdict.value == "undecided" and abs(change.pct) > 15, row.metric
+    [row] = cpu.rows
+    change = row.cells[0].change
+    assert change is not None and change.verdict.value == "regression", change
+    assert change.run_to_run is not None and change.run_to_run.source == sources["user"]
+    assert not any("2%" in w for w in report.warnings)
 
 
 def test_a_schema_4_database_gains_the_host_model_table(tmp_path):

@@ -1,6 +1,10 @@
 """The executor's spawn-and-time on real processes."""
 
 import os
+import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -175,3 +179,71 @@ def test_through_the_deathsig_shim_a_sample_is_timed_from_its_exec_and_a_missing
         assert result.exit_code == 0 and 0.05 <= result.wall_s < outer
         with pytest.raises(FileNotFoundError):
             spawn_and_wait("/no/such/program", ["x"], streams=streams)
+
+
+def _exited_unreaped(argv: list[str]) -> int:
+    pid = os.posix_spawn(argv[0], argv, os.environ)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    return pid
+
+
+def test_a_child_that_created_a_process_is_never_taken_for_alone(tmp_path):
+    """The fast leftover check: any process the child's tree created (here a setsid daemon
+    that outlives it) moves the pid cursor past the child's held pid."""
+    from perflab.execute.process import nothing_created_since
+    marker = tmp_path / "daemon"
+    pid = _exited_unreaped(["/bin/sh", "-c", f"setsid sh -c 'echo $$ > {marker}; exec sleep 1000' &"])
+    try:
+        assert not nothing_created_since(pid)
+    finally:
+        os.waitpid(pid, 0)
+        while not marker.exists() or not marker.read_text().strip():
+            time.sleep(0.01)
+        os.kill(int(marker.read_text()), signal.SIGKILL)
+
+
+def test_a_child_that_created_nothing_is_seen_alone_when_nothing_else_was_created():
+    """On a busy machine another process may be created during a sample (then the slow
+    check runs): of many samples of `true`, some are seen alone."""
+    from perflab.execute.process import nothing_created_since
+    seen = []
+    for _ in range(1000):
+        pid = _exited_unreaped(["/bin/true"])
+        seen.append(nothing_created_since(pid))
+        os.waitpid(pid, 0)
+        if seen[-1]:
+            break
+    assert seen[-1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="mounting needs root and unshare")
+def test_a_loadavg_mounted_over_as_lxcfs_does_is_not_trusted(tmp_path):
+    """lxcfs mounts a copy of /proc/loadavg refreshed once a second: its last pid may be a
+    child's while that child's tree forks. Here the copy names the child: still not alone."""
+    fake = tmp_path / "loadavg"
+    fake.write_text("0.00 0.00 0.00 1/1 1\n")
+    script = (f"import os\nfrom perflab.execute.process import nothing_created_since\n"
+              f"pid = os.posix_spawn('/bin/true', ['true'], os.environ)\n"
+              f"os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)\n"
+              f"open({str(fake)!r}, 'w').write(f'0.00 0.00 0.00 1/1 {{pid}}\\n')\n"
+              f"print(open('/proc/loadavg').read().split()[-1] == str(pid), nothing_created_since(pid))\n")
+    out = subprocess.run(["unshare", "-m", "sh", "-c", f'mount --bind {fake} /proc/loadavg && exec "$1" -c "$2"',
+                          "sh", sys.executable, script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"]
+
+
+def test_a_change_of_perflabs_environment_reaches_the_next_sample(monkeypatch):
+    from perflab.execute.process import CapturedOutput
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    capture = CapturedOutput(stdin)
+    try:
+        for value in ("one", "two"):
+            monkeypatch.setenv("PERFLAB_TEST_VALUE", value)
+            spawn_and_wait("/bin/sh", ["sh", "-c", "echo $PERFLAB_TEST_VALUE"], streams=capture.streams())
+            assert capture.read()[0] == f"{value}\n"
+        monkeypatch.delenv("PERFLAB_TEST_VALUE")
+        spawn_and_wait("/bin/sh", ["sh", "-c", "echo ${PERFLAB_TEST_VALUE-unset}"], streams=capture.streams())
+        assert capture.read()[0] == "unset\n"
+    finally:
+        capture.close()
+        os.close(stdin)

@@ -33,11 +33,12 @@ def test_aa_false_calls_hold_alpha_when_the_prior_is_the_truth() -> None:
     assert called / trials < 0.065   # 5% nominal; the 1% floor only lowers it
 
 
-def test_without_a_prior_the_twin_percent_rule_is_used() -> None:
+def test_without_a_prior_or_replicates_the_row_is_undecided() -> None:
     rng = np.random.default_rng(2)
     a, b = runs(rng, 0.02)
-    d = compare(a, b, run_to_run=RunToRun(None), **ROW)
+    d = compare(a, b * 2.0, run_to_run=RunToRun(None), **ROW)
     assert d.variance_source == "" and any("unknown" in w.message for w in d.warnings)
+    assert d.verdict is Verdict.UNDECIDED and not d.significant
 
 
 def test_each_source_is_named() -> None:
@@ -45,7 +46,10 @@ def test_each_source_is_named() -> None:
     own = Spread(1e-4, 2.0, 1e-4, 30.0)
     assert RunToRun(prior, benchmarks=15).source == "run-to-run: host prior from 15 benchmarks"
     assert RunToRun(prior, own=own, own_runs=3).source == "own 3 replicates + host prior"
-    assert RunToRun(prior, default=True).source == "default prior: teach this host with 'perflab calibrate'"
+    assert RunToRun(prior, default=True, kind="cpu time").source == \
+        "default prior for cpu time: teach this host with 'perflab calibrate'"
+    assert RunToRun(prior, default=True, kind="rate", stand_in="wall time").source == \
+        "default prior for rate (wall time's: none of its own recorded): teach this host with 'perflab calibrate'"
 
 
 def test_own_replicates_add_degrees_of_freedom() -> None:

@@ -9,8 +9,7 @@ import pytest
 
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict
-from perflab.stats import compare, welch_t
-from perflab.stats.difference import UNKNOWN_RUN_FLOOR
+from perflab.stats import compare, decide, welch_t
 from perflab.stats.variance import RunVariance, between_runs, pooled
 
 
@@ -70,15 +69,20 @@ def test_separate_runs_aa_false_marks_hold_with_a_known_run_variance():
     assert modelled / trials <= 0.08   # 5% nominal, binomial slack for 400 trials
 
 
-def test_unknown_run_variance_widens_the_floor_and_says_so():
+def test_unknown_run_variance_leaves_the_row_undecided_and_says_so():
+    """No rule stands in for run-to-run variance: a large change between two runs whose
+    variance nothing measured is undecided, not called (perflab's comparisons always give a
+    prior, a default at least; docs/separate-runs.md)."""
     kw = dict(direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
     a = [1.0, 1.001, 0.999, 1.0, 1.0005, 0.9995]
-    b = [x * 1.015 for x in a]
+    b = [x * 1.5 for x in a]
     alone = compare(a, b, **kw)
     apart = compare(a, b, separate_runs=True, **kw)
     assert alone.verdict is Verdict.REGRESSION
-    assert apart.verdict is not Verdict.REGRESSION and apart.noise_floor == UNKNOWN_RUN_FLOOR
-    assert any(w.kind == "run-variance" and "unknown" in w.message for w in apart.warnings)
+    assert apart.verdict is Verdict.UNDECIDED and not apart.significant and not apart.judgeable
+    assert decide([apart])[0].verdict is Verdict.UNDECIDED
+    assert any(w.kind == "run-variance" and "unknown" in w.message and "perflab calibrate" in w.message
+               for w in apart.warnings)
     assert math.isfinite(apart.change_pct)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from perflab.model.report.compare import BenchstatChange, BenchstatSide, Cell, CompareReport, Geomean, Row, SideSummary
+from perflab.model.report.compare import BenchstatChange, Cell, CompareReport, Geomean, Row, SideSummary
 from perflab.stats import benchmath
 
 
@@ -30,8 +30,7 @@ def with_benchstat(report: CompareReport, confidence: float = benchmath.CONFIDEN
 def _side(side: SideSummary | None, confidence: float) -> SideSummary | None:
     if side is None:
         return None
-    s = benchmath.summary(side.values, confidence)
-    return replace(side, benchstat=BenchstatSide(s.center, s.low, s.high, s.warnings))
+    return replace(side, benchstat=benchmath.summary(side.values, confidence))
 
 
 def _row(row: Row, confidence: float) -> Row:

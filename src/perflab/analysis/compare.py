@@ -77,7 +77,7 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
                  method: str = "welch-log", q: float = 0.05, confidence: float = 0.95,
                  noise_floor: float | None = None, monitor_metrics: bool | None = False,
                  best_pcts: Sequence[int] = (), exclude_metrics: Iterable[str] = (),
-                 all_metrics: bool = False, default_prior: bool = True) -> CompareReport:
+                 all_metrics: bool = False) -> CompareReport:
     """Every row of base vs each candidate, with verdicts decided across the whole report.
 
     Metrics recorded by monitors (perf-stat.*, vmstat.* ...) are left out unless named
@@ -87,16 +87,14 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
     metrics out after selection (the counters already in the main table). Of the
     benchmarks' own metrics only the primary one of each is compared unless
     ``all_metrics`` or ``filters.metrics`` (analysis/selection.py); a note says what was
-    left out. ``check_shared`` says when the runs share no point. Without
-    ``default_prior`` a row whose host knows nothing of its run-to-run variance keeps the
-    older rule (changes below 2% not judged) instead of perflab's default prior.
+    left out. ``check_shared`` says when the runs share no point.
     """
     if len(runs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
     return _compare_sides(store, [[run] for run in runs], runs, filters=filters, method=method, q=q,
                           confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics,
                           best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics),
-                          primary_only=not all_metrics and monitor_metrics is False, default_prior=default_prior)
+                          primary_only=not all_metrics and monitor_metrics is False)
 
 
 def check_shared(report: CompareReport) -> None:
@@ -178,8 +176,7 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
                    method: str, q: float, confidence: float, noise_floor: float | None,
                    monitor_metrics: bool | None, best_pcts: Sequence[int],
-                   exclude_metrics: frozenset[str], primary_only: bool = False,
-                   default_prior: bool = True) -> CompareReport:
+                   exclude_metrics: frozenset[str], primary_only: bool = False) -> CompareReport:
     """compare_runs over sides of one or more runs each; ``runs`` name the sides."""
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
@@ -204,7 +201,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     shares = {key: [run_shares([len(values) for values in side.get(key, [])]) for side in parts] for key in keys}
     # single runs a side: the host prior moderates their run-to-run variance (pooled sides measure their own)
-    known = (separate_runs_knowledge(store, sides, keys, infos, variances, default_prior)
+    known = (separate_runs_knowledge(store, sides, keys, infos, variances)
              if any(separate) and all(len(side) == 1 for side in sides) else None)
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,

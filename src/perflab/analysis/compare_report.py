@@ -59,8 +59,8 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     each candidate tested against the baseline, verdicts decided across the whole report.
 
     ``separate[c]``: candidate c and the baseline were recorded by different runs, so
-    their run-to-run variance enters the test: ``run_variances[key]`` where known; where
-    not, changes below stats.difference.UNKNOWN_RUN_FLOOR are not judged. ``run_shares[key]``:
+    their run-to-run variance enters the test: ``run_variances[key]`` where known; a row
+    with neither it nor ``run_to_run`` is undecided (stats.difference). ``run_shares[key]``:
     per side, how many runs it pools (`stats.variance.run_shares`; 1, a single run, if absent).
     ``run_to_run[key]``: the host prior a row of single separate runs borrows
     (`analysis.host_model`), which then takes the place of ``run_variances``."""

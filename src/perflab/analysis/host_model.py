@@ -6,15 +6,17 @@ between-run variance (`stats.host_prior.spread`); the rows of one kind of metric
 prior (`stats.host_prior.fit_prior`, trended in the within-run variance where that
 helps). The fit is stored and refitted when the host's replicate runs change.
 
-A host with no prior of a kind borrows perflab's default (`DEFAULT_PRIORS`), fitted on the
-recordings committed under bench/data/noise* by ``bench/aa_host_prior.py --fit-default``:
-runs of three sessions of a shared 2-CPU machine, idle to loaded, so it is wide.
+A host with no prior of a kind borrows perflab's default of that kind (`DEFAULT_PRIORS`),
+fitted by ``bench/aa_host_prior.py --fit-default`` on the recordings committed under
+bench/data (wall time, CPU time); rates and counts, never recorded there, borrow wall time's
+(docs/separate-runs.md).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,14 +38,28 @@ from perflab.store.host_model import HostPrior
 
 Key = tuple[str, str, str]   # benchmark, params JSON, metric
 
-#: Wall time only: fitted by ``bench/aa_host_prior.py --fit-default`` on bench/data/noise*/
-#: (12 benchmarks in three recording sessions, one of them under other people's test
-#: suites; each session's two runs of a benchmark a replicate pair, their first 30 values),
-#: without a trend (one machine's trend carried to another understated a quiet benchmark's
-#: spread: 18.9% A/A in the bench's simulation): 6.7% on d0 0.74, wide on purpose
-#: (docs/separate-runs.md). Other kinds have none.
-DEFAULT_PRIORS: dict[str, tuple[Prior, int]] = {
-    "wall time": (Prior(s0_squared=0.004536, d0=0.7430, groups=36, data_df=36.0), 12),
+@dataclass(frozen=True)
+class DefaultPrior:
+    """perflab's prior of a kind of metric for a host that has none of its own."""
+
+    prior: Prior
+    benchmarks: int          # benchmarks it was fitted on
+    stand_in: str = ""       # the kind whose prior it is, where none of its own was recorded
+
+
+#: Flat (a trend learned on one machine, carried to another, understated a quiet benchmark's
+#: spread: 18.9% A/A in the bench's simulation) and wide on purpose (docs/separate-runs.md).
+#: Wall time: bench/data/noise*/ (12 benchmarks, three sessions idle to loaded, each
+#: session's two runs of a benchmark a replicate pair, their first 30 values). CPU time: the
+#: user and system times of bench/data/separate-runs/ (8 benchmarks x 12 runs of 30, loaded).
+#: Rates and counts: none recorded, so wall time's, the widest (on logs a rate of fixed work
+#: varies as its time does).
+_WALL_TIME = Prior(s0_squared=0.004536, d0=0.7430, groups=36, data_df=36.0)
+DEFAULT_PRIORS: dict[str, DefaultPrior] = {
+    "wall time": DefaultPrior(_WALL_TIME, 12),
+    "cpu time": DefaultPrior(Prior(s0_squared=0.004271, d0=1.8235, groups=16, data_df=166.0), 8),
+    "rate": DefaultPrior(_WALL_TIME, 12, "wall time"),
+    "count": DefaultPrior(_WALL_TIME, 12, "wall time"),
 }
 
 
@@ -125,12 +141,12 @@ def _own(variance: RunVariance | None) -> Spread | None:
 
 def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iterable[Key],
                             infos: dict[tuple[str, str], MetricInfo],
-                            own: dict[Key, RunVariance | None], default: bool = True) -> dict[Key, RunToRun]:
+                            own: dict[Key, RunVariance | None]) -> dict[Key, RunToRun]:
     """Per row of single-run sides: the host prior of its kind of metric (the baseline's
-    host; where the host has none, perflab's default if the row has no replicates of its
-    own either, else no prior: its own replicates alone), its own replicates, and on which
-    sides another load competed (``load`` holds every side; a cell takes its pair's). A host
-    named 'unknown' has no model."""
+    host; where the host has none, perflab's default of the kind if the row has no
+    replicates of its own either, else no prior: its own replicates alone), its own
+    replicates, and on which sides another load competed (``load`` holds every side; a cell
+    takes its pair's). A host named 'unknown' has no model."""
     host = sides[0][0].host
     priors = _priors_without(store, host, {run.id for side in sides for run in side})
     load = tuple(_loaded(store, side) for side in sides)
@@ -138,12 +154,14 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
     for key in keys:
         kind = kind_of(infos[(key[0], key[2])])
         variance = own.get(key)
+        learned = priors.get(kind)
         # the default stands in for nothing known; a row with replicates of its own on this
         # host is tested on them alone (the run as the unit) rather than on another machine's spread
-        fallback = DEFAULT_PRIORS.get(kind) if variance is None and default else None
-        prior, benchmarks = priors.get(kind) or fallback or (None, 0)
-        out[key] = RunToRun(prior, kind not in priors, benchmarks, _own(variance),
-                            variance.runs if variance is not None else 0, load)
+        fallback = DEFAULT_PRIORS[kind] if learned is None and variance is None else None
+        prior, benchmarks = learned or ((fallback.prior, fallback.benchmarks) if fallback else (None, 0))
+        out[key] = RunToRun(prior, learned is None, benchmarks, _own(variance),
+                            variance.runs if variance is not None else 0, load, kind,
+                            fallback.stand_in if fallback else "")
     return out
 
 
@@ -165,10 +183,11 @@ def view(store: Store | None, host: str) -> HostModelView:
     learned = host_model(store, host) if store is not None and host not in UNKNOWN_HOSTS else []
     lines = [_line(p.kind, p.prior, p.benchmarks, False) for p in learned]
     known = {p.kind for p in learned}
-    lines += [_line(kind, prior, benchmarks, True) for kind, (prior, benchmarks) in DEFAULT_PRIORS.items()
-              if kind not in known]
+    lines += [_line(kind, default.prior, default.benchmarks, True, default.stand_in)
+              for kind, default in DEFAULT_PRIORS.items() if kind not in known]
     return HostModelView(host, tuple(lines))
 
 
-def _line(kind: str, prior: Prior, benchmarks: int, default: bool) -> HostPriorLine:
-    return HostPriorLine(kind, prior.cov_pct, prior.d0, prior.groups, benchmarks, prior.slope != 0.0, default)
+def _line(kind: str, prior: Prior, benchmarks: int, default: bool, stand_in: str = "") -> HostPriorLine:
+    return HostPriorLine(kind, prior.cov_pct, prior.d0, prior.groups, benchmarks, prior.slope != 0.0, default,
+                         stand_in)

@@ -21,9 +21,11 @@ from perflab.model.records import RunInfo
 from perflab.model.report.compare import Change, Row
 from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, Outcome, RunVerdict
 from perflab.model.verdicts import Verdict
+from perflab.stats.separate_runs import BEYOND_PRIOR, ONE_SIDED_LOAD, TWO_GROUPS
 from perflab.store import Store
 
 Q = 0.05
+REFUSALS = (TWO_GROUPS, ONE_SIDED_LOAD, BEYOND_PRIOR)   # why a row of separate runs is not judged
 
 
 def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
@@ -42,10 +44,10 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
                           f"run {candidate.id} ({candidate.label}) has no usable samples{what}")
     if not any(g.values.size for g in store.series.value_groups(base.id, None, chosen or None)):
         raise UsageError(f"reference run {base.id} ({base.label}) has no usable samples{what}")
-    # a bisect's builds are separate runs: with nothing known of the host, the older 2% rule,
-    # not the default prior that decides only large changes (docs/separate-runs.md)
+    # a bisect's builds are separate runs: their run-to-run variance is the host's, else
+    # perflab's default prior, as in compare (a call the host cannot back is undecided: skip)
     report = compare_runs(store, [base, candidate], filters=Filters.parse([], sorted(chosen)), method=method,
-                          q=Q, noise_floor=noise_floor, all_metrics=True, default_prior=False)
+                          q=Q, noise_floor=noise_floor, all_metrics=True)
     limit = f"{100 * threshold:g}%" if threshold is not None else "the noise floor"
     test = (f"{report.method_name}, Benjamini-Hochberg FDR {100 * Q:g}% over {report.tested} row(s), "
             f"noise floor {'/'.join(f'{100 * f:g}%' for f in report.noise_floors)}; good = the "
@@ -72,6 +74,9 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
 
 def _missing(row: Row, change: Change, limit_pct: float, default_limit: bool) -> str:
     """What would let the test decide this row."""
+    refused = [w.message for w in row.cells[0].warnings if w.kind in REFUSALS]
+    if refused:   # separate runs the host's prior does not stand for: say why, not the interval
+        return refused[0]
     n_base = row.base.n if row.base else 0
     n_new = row.cells[0].side.n if row.cells[0].side else 0
     if change.min_p >= Q:

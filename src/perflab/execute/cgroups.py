@@ -10,9 +10,10 @@ sample cgroup before ``posix_spawn`` (the child inherits the cgroup at fork; nei
 fork nor ``setsid`` leaves it), as it already does with the CPU mask, and stays there
 from one sample to the next (moving and a new cgroup every sample cost a tenth of a timed
 `true`: bench/README.md, "Method history"). After each sample
-perflab reads the cgroup's processes: when anything but perflab is left (a backgrounded
-or ``setsid`` grandchild, a daemon), it steps out, kills the cgroup (``cgroup.kill``) and
-removes it, and the next sample gets a new one. A timeout kills the cgroup the same way.
+perflab reads the cgroup's processes, unless no process was created since the child
+(then it left none): when anything but perflab is left (a backgrounded or ``setsid``
+grandchild, a daemon), it steps out, kills the cgroup (``cgroup.kill``) and removes it,
+and the next sample gets a new one. A timeout kills the cgroup the same way.
 
 However perflab dies, SIGKILL included, a janitor cleans up: a small process in a
 session of its own and outside these cgroups that waits for EOF on a pipe only perflab
@@ -211,17 +212,20 @@ class RunCgroups:
         """The cgroup the next sample's child starts in, with perflab already in it."""
         if self._sample is None:
             self._sample = self.new("sample")
-        if self._current != self._sample:
+        if self._current is not self._sample:
             self.enter(self._sample)
         return self._sample
 
-    def end_sample(self) -> None:
+    def end_sample(self, alone: bool = False) -> None:
         """After a sample: if anything but perflab is left in its cgroup, step out, kill
-        it and remove the cgroup (the next sample gets a new one)."""
+        it and remove the cgroup (the next sample gets a new one). ``alone``: the caller
+        knows the child created no process (process.nothing_created_since), so nothing
+        can be left and the cgroup's tasks are not listed (listing them slowed the next
+        sample by 2-6%: bench/README.md)."""
         group = self._sample
         if group is None:
             return
-        if self._current == group and _process_ids(group) == [os.getpid()]:
+        if self._current is group and (alone or _process_ids(group) == [os.getpid()]):
             return   # the usual case: the child left nothing; stay for the next sample
         self.leave()
         remove_tree(group)

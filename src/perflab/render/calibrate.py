@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from perflab.model.report.calibration import Calibration, HostModelView
+from perflab.model.report.calibration import Calibration, HostModelView, HostPriorLine
 from perflab.render.texttable import format_table
 
 
@@ -27,16 +27,20 @@ def render_calibration(rows: Sequence[Calibration]) -> str:
 WEAK_D0 = 4.0
 
 
+def _learned_from(p: HostPriorLine) -> str:
+    if p.default:
+        borrowed = f"{p.stand_in}'s, none of its own recorded; " if p.stand_in else ""
+        return f"perflab's default ({borrowed}teach this host with 'perflab calibrate')"
+    return (f"{p.benchmarks} benchmark(s), {p.groups} replicate group(s)"
+            + (", trended in within-run spread" if p.trended else ""))
+
+
 def render_host_model(view: HostModelView) -> str:
     """The host model: per kind of metric, the prior that separate-run comparisons borrow."""
     head = f"host model of run-to-run variance on {view.host} (what 'perflab compare' of separate runs borrows):"
     if not view.priors:
         return head + "\n  nothing known: teach it with 'perflab calibrate -k 5 SUITE|WORKLOAD|-- CMD'\n"
-    rows = [[p.kind, _pct(p.spread_pct), f"{p.d0:.3g}",
-             "perflab's default (teach this host with 'perflab calibrate')" if p.default else
-             f"{p.benchmarks} benchmark(s), {p.groups} replicate group(s)" + (", trended in within-run spread"
-                                                                              if p.trended else "")]
-            for p in view.priors]
+    rows = [[p.kind, _pct(p.spread_pct), f"{p.d0:.3g}", _learned_from(p)] for p in view.priors]
     lines = [head, format_table(["kind", "spread", "d0", "learned from"], rows, align="lrrl")]
     weak = [p.kind for p in view.priors if p.d0 < WEAK_D0 and not p.default]
     if weak:

@@ -17,21 +17,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from perflab.model.report.compare import BenchstatSide
+
 ALPHA = 0.05          # benchmath.DefaultThresholds.CompareAlpha
 CONFIDENCE = 0.95     # benchstat's -confidence default
 _APPROX_ABOVE = 30    # go-moremath quantileCIApproxThreshold
 _EXACT_LIMIT = 50     # MannWhitneyExactLimit
 _TIES_EXACT_LIMIT = 25
 _FACTS = [math.factorial(n) for n in range(21)]
-
-
-@dataclass(frozen=True)
-class Summary:
-    center: float
-    low: float
-    high: float
-    confidence: float
-    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,19 +143,19 @@ def _median_samples(confidence: float) -> tuple[str, int]:
     return ">", 50
 
 
-def summary(values: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
+def summary(values: Sequence[float], confidence: float = CONFIDENCE) -> BenchstatSide:
     """The median and its confidence interval, with benchstat's warning when it is ±∞."""
     xs = sorted(values)
     if not xs:
-        return Summary(math.nan, math.nan, math.nan, confidence)
-    lo_order, hi_order, reached = quantile_ci(len(xs), 0.5, confidence)
+        return BenchstatSide(math.nan, math.nan, math.nan)
+    lo_order, hi_order, _ = quantile_ci(len(xs), 0.5, confidence)
     low = -math.inf if lo_order < 1 else xs[lo_order - 1]
     high = math.inf if hi_order - 1 >= len(xs) else xs[hi_order - 1]
     warnings: tuple[str, ...] = ()
     if math.isinf(low) or math.isinf(high):
         op, need = _median_samples(confidence)
         warnings = (f"need {op} {need} samples for confidence interval at level {confidence:g}",)
-    return Summary(_quantile(xs, 0.5), low, high, reached, warnings)
+    return BenchstatSide(_quantile(xs, 0.5), low, high, warnings)
 
 
 def _u_test_samples(alpha: float) -> tuple[str, int]:

@@ -149,8 +149,9 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     Separate runs (``separate_runs``: recorded by different runs) differ by their run-to-run
     variance too: Welch's test takes the run as its unit with ``run_variance``
     (``run_shares``: sum (m_j/n)^2 over the runs each side pools) or the posterior of a host
-    prior ``run_to_run``; the other methods widen their noise floor instead; with neither,
-    changes below ``UNKNOWN_RUN_FLOOR`` are not judged. A warning says which (docs/separate-runs.md).
+    prior ``run_to_run``; the other methods widen their noise floor instead; with neither, the
+    row is undecided (nothing inside one run measures it). A warning says which
+    (docs/separate-runs.md).
 
     The verdict here treats the row as a report of one (rejected iff p < 1 − confidence);
     pass every row of a report through `decide` for FDR-controlled verdicts. Never raises on
@@ -223,13 +224,14 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
     if a.size and b.size and a.size != b.size:
         pair.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
     change = _change(base_summary, new_summary, direction, pair)
-    judged = None
+    judged, refused = None, None   # refused: why separate runs may not be judged
     if p.separate_runs:
         judged, run_variance, run_shares, noise_floor = _separate_runs(
             sides, change, method, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair)
+        refused = judged.blocked if judged is not None else _unknown(run_variance)
     test = _test(sides, method, p.mean_kind, direction, confidence, seed, min_p,
                  run_variance if p.separate_runs else None, run_shares, pair)
-    blocked = _blocked(sides, change, test, judged, pair)
+    blocked = _blocked(sides, change, test, refused, pair)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
     return Difference(
@@ -264,8 +266,9 @@ def _separate_runs(sides: _Sides, change: float, method: Method, noise_floor: fl
         judged = judge(run_to_run, (sides.a.size, sides.b.size), sides.within, floor=noise_floor,
                        change=change / 100, confidence=confidence, bimodal=(_bimodal(base), _bimodal(new)))
     if judged is None:
-        noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
-        pair.append(StatWarning(RUN_VARIANCE, note))
+        if run_variance is not None:   # without it, `_unknown` blocks the row and says why
+            noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
+            pair.append(StatWarning(RUN_VARIANCE, note))
         return None, run_variance, run_shares, noise_floor
     if method != "welch-log":   # the other methods cannot take it into their test: a wider floor
         noise_floor, _ = _run_floor(judged.variance, method, noise_floor, confidence)
@@ -317,7 +320,7 @@ def _test(sides: _Sides, method: Method, mean_kind: MeanKind, direction: Directi
     return _Test(math.nan, low, high, interval, rule)
 
 
-def _blocked(sides: _Sides, change: float, test: _Test, judged: Judged | None,
+def _blocked(sides: _Sides, change: float, test: _Test, separate: StatWarning | None,
              pair: list[StatWarning]) -> StatWarning | None:
     """The warning that keeps the row from a mark, if any (appended to ``pair`` with the others)."""
     if (change > 0 and test.ci_high < 0) or (change < 0 and test.ci_low > 0):
@@ -326,8 +329,8 @@ def _blocked(sides: _Sides, change: float, test: _Test, judged: Judged | None,
                                 "opposite ways: outliers or skew move the centres; no direction is called"))
     base, new = sides.summaries
     blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (*base.warnings, *new.warnings), sides.step)
-    if blocked is None and judged is not None:
-        blocked = judged.blocked
+    if blocked is None:
+        blocked = separate
     if blocked is not None:
         pair.append(blocked)
     return blocked
@@ -337,22 +340,17 @@ def _bimodal(summary: Summary) -> bool:
     return any(w.kind == BIMODAL for w in summary.warnings)
 
 
-#: Changes below this are not judged across runs whose run-to-run variance is unknown. Stated,
-#: not calibrated: no floor fits every benchmark (separate runs' means differ by 1% for
-#: `sleep 0.010` and by 10-90% for sched-pipe on this machine), and with it 62-98% of 24-row
-#: A/A reports of separate runs got a mark (bench/aa_calibration.py, "separate, unknown"),
-#: so the warning says the test is not error-controlled and how to measure the variance.
-UNKNOWN_RUN_FLOOR = 0.02
+def _unknown(variance: RunVariance | None) -> StatWarning | None:
+    """Separate runs with no run-to-run variance at all: the row is not judged. (perflab's
+    comparisons always give one, a default prior at least: this guards other callers.)"""
+    if variance is not None:
+        return None
+    return StatWarning(RUN_VARIANCE, "separate runs: run-to-run variance unknown, and nothing inside one run "
+                       "measures it; not judged ('perflab calibrate', or more runs of the same command, measures it)")
 
 
-def _run_floor(variance: RunVariance | None, method: str, floor: float,
-               confidence: float) -> tuple[float, str]:
-    """(noise floor, warning) for separate runs."""
-    if variance is None:
-        return (max(floor, UNKNOWN_RUN_FLOOR),
-                f"separate runs: run-to-run variance unknown, changes below {100 * max(floor, UNKNOWN_RUN_FLOOR):g}% "
-                "are not judged and the test of larger ones counts only the spread inside each run "
-                "('perflab calibrate', or more runs of the same command, measures it)")
+def _run_floor(variance: RunVariance, method: str, floor: float, confidence: float) -> tuple[float, str]:
+    """(noise floor, warning) for separate runs whose run-to-run variance is known."""
     spread = 100.0 * math.sqrt(2 * variance.sigma2) * norm_ppf(0.5 + confidence / 2)
     what = (f"separate runs: run-to-run spread {variance.cov_pct:.2g}% (from {variance.source}, "
             f"{variance.runs} of them)")

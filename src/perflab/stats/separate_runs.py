@@ -38,6 +38,8 @@ class RunToRun:
     own: Spread | None = None        # this row's own replicates (the same thing on this host)
     own_runs: int = 0
     load: tuple[bool, ...] = (False, False)   # another load competed with base / new
+    kind: str = ""                   # the metric's kind (wall time, cpu time, rate, count)
+    stand_in: str = ""               # a default borrowed from this kind: none of its own recorded
 
     @property
     def source(self) -> str:
@@ -46,7 +48,9 @@ class RunToRun:
             return "run-to-run variance unknown"
         if self.default:
             own = f"own {self.own_runs} replicates + " if self.own is not None else ""
-            return own + "default prior: teach this host with 'perflab calibrate'"
+            of = f" for {self.kind}" if self.kind else ""
+            borrowed = f" ({self.stand_in}'s: none of its own recorded)" if self.stand_in else ""
+            return own + f"default prior{of}{borrowed}: teach this host with 'perflab calibrate'"
         if self.own is not None:
             return f"own {self.own_runs} replicates + host prior"
         return f"run-to-run: host prior from {self.benchmarks} benchmark{'s' * (self.benchmarks != 1)}"

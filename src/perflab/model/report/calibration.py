@@ -27,6 +27,7 @@ class HostPriorLine:
     benchmarks: int
     trended: bool            # conditioned on the within-run spread (limma-trend)
     default: bool            # perflab's default, not learned on this host
+    stand_in: str = ""       # a default borrowed from this kind: none of its own recorded
 
 
 @dataclass(frozen=True)
