@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -252,6 +253,16 @@ def serving(db: str, *extra: str, env: dict | None = None) -> Iterator[tuple[str
 _START_UP_ENVIRONMENT = ("PYTHON", "LANG", "LC_")
 
 
+def _forked() -> bool:
+    return os.environ.get("PERFLAB_TESTS_FORKSERVER", "1") != "0"
+
+
+def perflab_shell() -> str:
+    """``perflab`` for a shell line: tests/forkserver.py's client, or (PERFLAB_TESTS_FORKSERVER=0)
+    a fresh ``python -m perflab.cli.main``."""
+    return forkserver.shell_command() if _forked() else shlex.join(PERFLAB)
+
+
 def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout: float = 120,
             check: bool = False) -> subprocess.CompletedProcess:
     """Run the real perflab CLI in a child process, as a user would: forked from a server that
@@ -260,7 +271,7 @@ def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout:
     environment = dict(os.environ, **(env or {}))
     environment.pop("PERFLAB_DB", None)
     argv = [*(["--db", db] if db else []), *args]
-    if os.environ.get("PERFLAB_TESTS_FORKSERVER", "1") != "0" and not any(
+    if _forked() and not any(
             key.startswith(_START_UP_ENVIRONMENT) for key in env or {}):
         result = forkserver.run(PERFLAB, argv, environment, timeout)
     else:

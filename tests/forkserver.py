@@ -71,7 +71,7 @@ def _run_perflab(request: dict, fds: list[int]) -> int:
     sys.path[0] = request["cwd"]            # as `python -m` has it
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.argv = [request["argv0"], *request["args"]]
+    sys.argv = [_main_path(), *request["args"]]   # argv[0] as `python -m` sets it
     try:
         runpy.run_module("perflab.cli.main", run_name="__main__", alter_sys=True)
         code = 0
@@ -182,7 +182,7 @@ def run(command: list[str], args: list[str], env: dict[str, str], timeout: float
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(_socket_path())
-        request = {"args": args, "env": env, "cwd": os.getcwd(), "argv0": _main_path()}
+        request = {"args": args, "env": env, "cwd": os.getcwd()}
         conn.sendmsg([json.dumps(request).encode() + b"\n"],
                      [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [devnull, out_w, err_w]))])
     finally:
@@ -229,9 +229,9 @@ def run(command: list[str], args: list[str], env: dict[str, str], timeout: float
                                        text(out_r), text(err_r))
 
 
-def _kill(pid: int) -> None:
+def _kill(pid: int, number: int = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, number)
 
 
 def _main_path() -> str:
@@ -241,5 +241,33 @@ def _main_path() -> str:
     return spec.origin
 
 
+def shell_command() -> str:
+    """What a shell line runs for ``perflab``: a client (the standard library only, no site)
+    that hands the server its own stdin/stdout/stderr, environment and working directory, and
+    ends as the perflab process ends (its exit code, or its signal)."""
+    import shlex
+    return shlex.join([sys.executable, "-S", __file__, "--client", _socket_path()])
+
+
+def _client(path: str, args: list[str]) -> None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(path)
+    request = {"args": args, "env": dict(os.environ), "cwd": os.getcwd()}
+    conn.sendmsg([json.dumps(request).encode() + b"\n"],
+                 [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+    reader = conn.makefile("rb")
+    pid = int(reader.readline())
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):   # what a shell or a timeout sends
+        signal.signal(number, lambda received, _frame: _kill(pid, received))
+    code = os.waitstatus_to_exitcode(int(reader.readline()))
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    if sys.argv[1] == "--client":
+        _client(sys.argv[2], sys.argv[3:])
+    else:
+        serve(sys.argv[1])
