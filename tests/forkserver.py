@@ -8,6 +8,9 @@ descriptors), environment, working directory and argv, and runs ``perflab.cli.ma
 signal kills it, not the server). What it does not repeat is the start-up: a test of the
 start-up itself (a broken import, an environment read before main) runs ``conftest.PERFLAB``.
 
+A shell line runs it through ``shell_command()``: a client of the standard library only that
+hands over its own descriptors and ends with the perflab process's exit code or signal.
+
 Protocol on a Unix socket, one connection per run: the client sends a JSON request with the
 three descriptors; the server answers the child's pid, then its wait status, one line each.
 Only the standard library before the preload: the server runs this file as a script.
