@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import forkserver
 import services
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +38,17 @@ def pytest_configure(config) -> None:
     if workerinput is None:                 # pytest alone, or the xdist controller: it owns the servers
         config.stash[SESSION] = session = services.Session()
         services.directory = session.directory
+        _compile_perflab()
     else:
         services.directory = Path(workerinput["perflab_services"])
+
+
+def _compile_perflab() -> None:
+    """Byte-compile perflab's sources once for the session's hundreds of perflab processes,
+    which would each compile them again where PYTHONDONTWRITEBYTECODE is set (it stops only
+    the writing of .pyc files, not their use; a .pyc older than its source is not used)."""
+    import compileall
+    compileall.compile_dir(ROOT / "src" / "perflab", quiet=2)
 
 
 WORKERS_PER_CPU = 1   # 2 per CPU was faster, but timing tests failed in every clean-clone rehearsal
@@ -238,14 +249,34 @@ def serving(db: str, *extra: str, env: dict | None = None) -> Iterator[tuple[str
             process.wait()
 
 
+# what the interpreter reads as it starts: a run given one of these starts a fresh interpreter
+_START_UP_ENVIRONMENT = ("PYTHON", "LANG", "LC_")
+
+
+def _forked() -> bool:
+    return os.environ.get("PERFLAB_TESTS_FORKSERVER", "1") != "0"
+
+
+def perflab_shell() -> str:
+    """``perflab`` for a shell line: tests/forkserver.py's client, or (PERFLAB_TESTS_FORKSERVER=0)
+    a fresh ``python -m perflab.cli.main``."""
+    return forkserver.shell_command() if _forked() else shlex.join(PERFLAB)
+
+
 def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout: float = 120,
             check: bool = False) -> subprocess.CompletedProcess:
-    """Run the real perflab CLI in a child process, as a user would."""
+    """Run the real perflab CLI in a child process, as a user would: forked from a server that
+    has imported perflab (tests/forkserver.py), or, with PERFLAB_TESTS_FORKSERVER=0 or an
+    environment the interpreter reads as it starts, a fresh ``python -m perflab.cli.main``."""
     environment = dict(os.environ, **(env or {}))
     environment.pop("PERFLAB_DB", None)
-    command = [*PERFLAB, *(["--db", db] if db else []), *args]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                            env=environment, stdin=subprocess.DEVNULL)
+    argv = [*(["--db", db] if db else []), *args]
+    if _forked() and not any(
+            key.startswith(_START_UP_ENVIRONMENT) for key in env or {}):
+        result = forkserver.run(PERFLAB, argv, environment, timeout)
+    else:
+        result = subprocess.run([*PERFLAB, *argv], capture_output=True, text=True, timeout=timeout,
+                                env=environment, stdin=subprocess.DEVNULL)
     if check and result.returncode != 0:
         raise AssertionError(f"perflab {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
     return result

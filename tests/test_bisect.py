@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from conftest import run_cli
+from conftest import perflab_shell, run_cli
 
 BAD_INDEX = 137
 PROGRAM = r'''#include <stdio.h>
@@ -314,7 +314,7 @@ def test_verdict_drives_git_bisect_run(repo, tmp_path, sqlite_db):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", repo, str(clone)], check=True)
     good, bad = f"main~{199 - 127}", f"main~{199 - 147}"
-    perflab = " ".join(__import__("shlex").quote(w) for w in __import__("conftest").PERFLAB)
+    perflab = perflab_shell()
     script = tmp_path / "check.sh"
     script.write_text(f"""#!/bin/sh
 make -s || exit 125

@@ -7,12 +7,10 @@ needs more than one machine (a fleet, a dashboard) and are not run.
 import json
 import os
 import re
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, perflab_shell
 
 
 def _blocks(page: str) -> list[str]:
@@ -21,7 +19,6 @@ def _blocks(page: str) -> list[str]:
 
 README = (ROOT / "README.md").read_text()
 BLOCKS = _blocks("README.md")
-PERFLAB = f"{shlex.quote(sys.executable)} -m perflab.cli.main"
 # the ```sh blocks of each page, every one run by a test below
 RUN_BLOCKS = {"README.md": 6, "docs/recording.md": 1, "docs/workloads.md": 1, "docs/comparing.md": 1,
               "docs/profiles.md": 1, "docs/history.md": 1, "docs/alerts.md": 1, "docs/several-commands.md": 1}
@@ -34,7 +31,7 @@ def _commands(block: str) -> list[str]:
 
 def _shell(line: str, cwd: Path, db: Path) -> subprocess.CompletedProcess:
     line = line.replace(".venv/bin/perflab", "perflab")
-    line = re.sub(r"(^|&& )perflab ", rf"\g<1>{PERFLAB} ", line)
+    line = re.sub(r"(^|&& )perflab ", rf"\g<1>{perflab_shell()} ", line)
     env = dict(os.environ, PERFLAB_DB=str(db))
     return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300)

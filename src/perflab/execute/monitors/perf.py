@@ -50,7 +50,11 @@ EXIT_TIMEOUT_S = 60.0
 MIN_WINDOW_SAMPLE_S = 1.0   # shorter samples are recorded whole (a half window is too few samples)
 WINDOW = (0.25, 0.75)
 NOISE_FLOOR = 0.05
-_PERF_ENV = {**os.environ, "LC_ALL": "C"}
+
+
+def _perf_env() -> dict[str, str]:
+    """perf's environment: ours as it is when perf starts, in the C locale (its output is parsed)."""
+    return {**os.environ, "LC_ALL": "C"}
 
 
 class PerfSession:
@@ -64,7 +68,7 @@ class PerfSession:
         try:
             self.process = subprocess.Popen(argv, pass_fds=(ctl_read, ack_write),
                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=self._stderr, env=_PERF_ENV,
+                                            stderr=self._stderr, env=_perf_env(),
                                             start_new_session=True)   # Ctrl-C is ours to send
         except OSError as error:
             self._close_fds()
@@ -344,7 +348,7 @@ def profile_of(perf: str, data: Path, root_pid: int | None,
         argv += ["-F", "+pid"]
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr,
-                                   stdin=subprocess.DEVNULL, env=_PERF_ENV,
+                                   stdin=subprocess.DEVNULL, env=_perf_env(),
                                    text=True, errors="replace", bufsize=1 << 16)
         assert process.stdout is not None   # stdout=PIPE
         try:
