@@ -116,17 +116,7 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
             pid = os.posix_spawn(executable, list(argv), environment,
                                  file_actions=file_actions, setpgroup=0)
         try:
-            timed_out = False
-            if timeout is not None:
-                timed_out = not _wait_exit(pid, timeout)
-                if timed_out:
-                    _kill_all(pid, cgroups, group)
-            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)   # exited; its pid is still held
-            exited = time.perf_counter()
-            alone = not timed_out and nothing_created_since(pid)
-            reap = time.perf_counter()
-            _, status, usage = os.wait4(pid, 0)
-            end = exited + (time.perf_counter() - reap)   # the reap counts, as in hyperfine; our check not
+            timed_out, alone, status, usage, end = _await(pid, timeout, cgroups, group)
             start = start if exec_start is None else exec_start
         except BaseException:
             # Ctrl-C or SIGTERM while waiting: take the child's whole group down with us.
@@ -146,6 +136,23 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
         kill_group(pid)  # leftovers the command backgrounded must not run into the next sample
     GroupJanitor.forget()
     return _result(pid, status, usage, end - start, timed_out)
+
+
+def _await(pid: int, timeout: float | None, cgroups: RunCgroups | None,
+           group: Path | None) -> tuple[bool, bool, int, resource.struct_rusage, float]:
+    """Wait for the child (killing its tree at ``timeout``) and reap it: (timed out, alone:
+    it created no process, its wait status, its rusage, the clock at its end)."""
+    timed_out = False
+    if timeout is not None:
+        timed_out = not _wait_exit(pid, timeout)
+        if timed_out:
+            _kill_all(pid, cgroups, group)
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)   # exited; its pid is still held
+    exited = time.perf_counter()
+    alone = not timed_out and nothing_created_since(pid)
+    reap = time.perf_counter()
+    _, status, usage = os.wait4(pid, 0)
+    return timed_out, alone, status, usage, exited + (time.perf_counter() - reap)   # the reap counts, as in hyperfine
 
 
 def _file_actions(streams: Streams) -> list[tuple[int, int, int]]:
