@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 
 import numpy as np
@@ -174,6 +174,23 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
         return _undecided(f"{where.size} values: a look needs {MIN_HISTORY} of history before "
                           "the newest commit", max(where.size - 1, 0))
     v = x[where]
+    if not bool((v > 0).all()):
+        return _look_on(v, v, where, top, false_rate)
+    # Times and rates (positive; noise in proportion to the level) are read on their values,
+    # where a step up stands out in the low level's sd, and on their logs, where a way back
+    # is as large as the way up; each at half the rate (Bonferroni), so the look keeps it.
+    logs = np.log(v)
+    found = [_look_on(v, logs, where, top, false_rate / 2), _look_on(logs, logs, where, top, false_rate / 2)]
+    rank = {CONFIRMED: 2, SUSPECT: 1}
+    best = max(range(2), key=lambda i: rank.get(found[i].status, 0) - 0.5 * i)   # values first on ties
+    if best == 1:
+        return replace(found[1], level=math.exp(found[1].level), level_after=float(np.median(v[-found[1].commits:])))
+    return found[0]
+
+
+def _look_on(v: NDArray[np.float64], logs: NDArray[np.float64], where: NDArray[np.intp], top: int,
+             false_rate: float) -> TipFinding:
+    """The look on one scale of the values, ``v``; a confirmed level is placed on ``logs``."""
     confirmed = suspect = None
     for m in range(1, top + 1):
         past = v[:-m][-HISTORY_CAP:]
@@ -192,7 +209,7 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
             if sign * z[0] > c and int((sign * z > c).sum()) > m // 2:
                 confirmed = (sign, m, level, sd, c, past.size)
     if confirmed is not None:
-        confirmed = _placed(v, top, confirmed[0], false_rate)
+        confirmed = _placed(v, logs, top, confirmed[0], false_rate)
     found, status = (confirmed, CONFIRMED) if confirmed else (suspect, SUSPECT)
     if found is None:
         past = v[:-1][-HISTORY_CAP:]
@@ -220,14 +237,13 @@ def split_statistic(v: NDArray[np.float64], top: int) -> NDArray[np.float64]:
     return out
 
 
-def _placed(v: NDArray[np.float64], top: int, sign: float,
+def _placed(v: NDArray[np.float64], logs: NDArray[np.float64], top: int, sign: float,
             false_rate: float) -> tuple[float, int, float, float, float, int]:
     """The confirmed new level's length m: where the split statistic in its direction is
     largest (the rule that confirmed it says a level holds, not where it starts), with the
-    history's level and sd before it and the median rule's bar there. Of positive values
-    (times, rates: noise in proportion to the level) the statistic reads their logs, where
-    a step is a ratio and the noise about even on either side of it."""
-    m = int(np.nanargmax(sign * split_statistic(np.log(v) if bool((v > 0).all()) else v, top)))
+    history's level and sd before it and the median rule's bar there. The statistic reads
+    ``logs`` (of positive values: a step is a ratio, the noise about even either side)."""
+    m = int(np.nanargmax(sign * split_statistic(logs, top)))
     past = v[:-m][-HISTORY_CAP:]
     level, sd = _level_and_sd(past)
     return sign, m, level, sd, confirm_bar(past.size, m, false_rate, top), past.size
