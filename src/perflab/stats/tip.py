@@ -28,6 +28,10 @@ raises at most false_rate false alerts per 1,000 commits of change-free normal n
 however long it watches. Heavier tails, drift and memory in real noise raise it:
 bench/tip_latency.py measures it on the real recordings.
 
+Times and rates (all values positive, noise in proportion to the level) are read twice, on
+their values and on their logs, each at half the rate: a step up stands out in the low
+level's sd, a way back from a high level only on the logs.
+
 Short histories are answered honestly: fewer than MIN_HISTORY values before the newest
 commit, or no spread in them, is "undecided", not "no change".
 """
