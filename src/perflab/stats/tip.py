@@ -184,12 +184,12 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
     # where a step up stands out in the low level's sd, and on their logs, where a way back
     # is as large as the way up; each at half the rate (Bonferroni), so the look keeps it.
     logs = np.log(v)
-    found = [_look_on(v, logs, where, top, false_rate / 2), _look_on(logs, logs, where, top, false_rate / 2)]
+    on_values = _look_on(v, logs, where, top, false_rate / 2)
+    on_logs = _look_on(logs, logs, where, top, false_rate / 2)
     rank = {CONFIRMED: 2, SUSPECT: 1}
-    best = max(range(2), key=lambda i: rank.get(found[i].status, 0) - 0.5 * i)   # values first on ties
-    if best == 1:
-        return replace(found[1], level=math.exp(found[1].level), level_after=float(np.median(v[-found[1].commits:])))
-    return found[0]
+    if rank.get(on_logs.status, 0) <= rank.get(on_values.status, 0):
+        return on_values
+    return replace(on_logs, level=math.exp(on_logs.level), level_after=float(np.median(v[-on_logs.commits:])))
 
 
 def _look_on(v: NDArray[np.float64], logs: NDArray[np.float64], where: NDArray[np.intp], top: int,
