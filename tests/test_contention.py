@@ -90,3 +90,32 @@ def test_the_benchmarks_own_tasks_are_not_another_load(sqlite_db):
         # own and outside add up to at most the machine; had the hogs counted outside too,
         # the sum would exceed it by their own time (the tick-counted busy time is within it)
         assert sample["outside.cpu_us"] + own_us < capacity_us + 0.5 * own_us, sample
+
+
+def test_windows_tile_the_samples_and_a_hook_starts_a_new_one(sqlite_db):
+    # perflab stays in its cgroups between samples, so a sample's window starts where the last
+    # one ended (one reading a sample); a --prepare hook runs outside them, so after it a window
+    # starts anew: the hook's 0.3 s (another load, as far as the counters know) is in none
+    run_cli("run", "-q", "-n", "6", "--", "true", db=sqlite_db, check=True)
+    run_cli("run", "-q", "-n", "3", "--prepare", "sleep 0.3", "--", "true", db=sqlite_db, check=True)
+    chained, hooked = _samples(sqlite_db, "1"), _samples(sqlite_db, "2")
+    for sample in chained + hooked:
+        assert sample["outside.window_us"] >= 1e6 * sample["time"], sample   # the spawn is inside it
+    assert all(sample["outside.window_us"] < 0.25e6 for sample in hooked), hooked
+
+
+def test_a_chained_reading_starts_where_the_last_ended(tmp_path):
+    from perflab.execute.outside import Reader
+    own = tmp_path / "own"   # a directory shaped like a cgroup's, to read without one
+    own.mkdir()
+    (own / "cpu.stat").write_text("usage_usec 10\nuser_usec 5\nsystem_usec 5\n")
+    for name in ("memory", "io"):
+        (own / f"{name}.pressure").write_text("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    reader = Reader(own)
+    first = reader.begin(chained=True)   # nothing to chain to yet: a new reading
+    assert first is not None and reader.since(first) is not None
+    ended = reader._latest.ended_us
+    chained = reader.begin(chained=True)
+    assert chained is not None and chained.began_us == chained.ended_us == ended
+    assert reader.begin(chained=True).began_us > ended   # taken once: the next one is new
+    reader.close()

@@ -145,6 +145,7 @@ class RunCgroups:
         self._pipe = pipe         # write end: its EOF tells the janitor perflab is gone
         self._numbers = itertools.count(1)
         self._current = home      # where perflab is now
+        self._leaves = 0          # how often perflab went back home (stay_token)
         self._sample: Path | None = None   # the samples' cgroup, until one leaves something
 
     @classmethod
@@ -194,6 +195,12 @@ class RunCgroups:
         if self._current != self.home:
             _write(self.home / "cgroup.procs", "0")
             self._current = self.home
+            self._leaves += 1
+
+    def stay_token(self) -> int | None:
+        """Equal at two calls only if perflab was in its directory all the time between them
+        (None while it is not): its own work in between was then counted as its own."""
+        return None if self._current == self.home else self._leaves
 
     @contextlib.contextmanager
     def inside(self, group: Path) -> Iterator[None]:

@@ -15,11 +15,16 @@ the sample is another load:
   bound: time both sides stalled counts as perflab's).
 
 Beside those a sample records the window they cover (monotonic µs between the reads).
-analysis/contention.py turns a run's sums into shares and the warning.
+While perflab stays in its directory from one sample to the next, a sample's window
+starts at the reading that ended the previous one: the windows then tile the sampling
+time and each sample costs one reading, not two (perflab's work between samples slowed
+the next sample: bench/README.md). analysis/contention.py turns a run's sums into shares
+and the warning.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -58,6 +63,7 @@ class Reader:
     def __init__(self, own: Path | None, proc: str = "/proc") -> None:
         self.fds: list[int] = []
         self.missing = ""
+        self._latest: Reading | None = None   # the reading the last window ended with
         self._tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
         if own is None:
             self.missing = "samples run without a cgroup of their own"
@@ -86,11 +92,20 @@ class Reader:
             return None
         return Reading(machine, own, began // 1000, time.monotonic_ns() // 1000)
 
+    def begin(self, chained: bool) -> Reading | None:
+        """The reading a sample's window starts from: with ``chained`` (nothing outside
+        perflab's directory ran as perflab since), the one the last window ended with, the
+        new window starting where that one ended (the windows tile, none counted twice)."""
+        latest, self._latest = self._latest, None
+        if chained and latest is not None:
+            return dataclasses.replace(latest, began_us=latest.ended_us)
+        return self.read()
+
     def since(self, before: Reading | None) -> dict[str, float] | None:
         """The outside CPU µs and memory/I/O stall µs since ``before`` (a ``read()``), by
         metric name, and the window they cover (from the start of the first reading to
         the end of the second)."""
-        after = self.read()
+        after = self._latest = self.read()
         if before is None or after is None:
             return None
         outside = [(m1 - m0) - (o1 - o0) for m0, m1, o0, o1

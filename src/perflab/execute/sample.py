@@ -54,6 +54,7 @@ class SampleExecutor:
         self._described: set[tuple[str, str]] = set()        # (benchmark, metric) described so far
         self._last_wall: dict[tuple[str, int], float] = {}   # (benchmark, point) -> last wall time
         self._point_warned: set[tuple[str, int]] = set()     # a workload's warning, once per point
+        self._read_token: int | None = None   # cgroups' stay_token at the last outside reading
 
     def open(self) -> None:
         """The run's cgroups (a warning when there are none)."""
@@ -122,7 +123,8 @@ class SampleExecutor:
             workload.benchmark, repetition,
             self._last_wall.get((workload.benchmark, point)) or monitoring.expected_duration(params))
         started = self.monitors.start([] if warmup else watched, sample)
-        counters = self._outside.read()
+        token = self._cgroups.stay_token() if self._cgroups is not None else None
+        counters = self._outside.begin(chained=token is not None and token == self._read_token)
         try:
             result = spawn_and_wait(invocation.executable, invocation.argv,
                                     streams=capture.streams() if invocation.capture else streams,
@@ -132,6 +134,7 @@ class SampleExecutor:
             self.monitors.abort(started)
             raise
         stalls = self._outside.since(counters)
+        self._read_token = self._cgroups.stay_token() if self._cgroups is not None else None
         if options.conclude:
             self.hook("conclude", options.conclude, params, streams)
         self._last_wall[(workload.benchmark, point)] = result.wall_s
