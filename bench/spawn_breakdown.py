@@ -16,6 +16,7 @@ as `perflab run` does):
 With --other PYTHON, `perflab run` of another checkout (its interpreter, e.g. main's
 .venv/bin/python) is one more row of every round: a before/after in the same run.
 Prints each variant's median (over rounds) of its per-round median, the ratio to hyperfine's,
+the median over rounds of its ratio to hyperfine's in the same round ("paired"),
 and the CPU µs the parent spends per sample (spawn syscalls and everything between two
 samples: a figure load barely moves) for hyperfine and for the executor. Read ratios, not
 absolute times, on a loaded machine; the load average is printed.
@@ -178,10 +179,12 @@ def main() -> int:
     print(f"load average {min(loads):.1f}-{max(loads):.1f} (1 min) on {os.cpu_count()} CPUs; "
           f"{args.runs} runs x {args.rounds} rounds, rounds alternating")
     reference = statistics.median(times["hyperfine -N"])
-    print(f"  {'variant':<20} {'median':>9}  {'x hyperfine':>11}   rounds (µs)")
+    print(f"  {'variant':<20} {'median':>9}  {'x hyperfine':>11}  {'paired':>6}   rounds (µs)")
     for name, values in times.items():
         value = statistics.median(values)
-        print(f"  {name:<20} {value * 1e6:7.1f} µs  {value / reference:11.3f}   "
+        # this VM changes speed for seconds at a time: the ratio within each round moves less
+        paired = statistics.median(v / h for v, h in zip(values, times["hyperfine -N"]))
+        print(f"  {name:<20} {value * 1e6:7.1f} µs  {value / reference:11.3f}  {paired:6.3f}   "
               f"{' '.join(f'{v * 1e6:.0f}' for v in values)}")
     print(f"  parent CPU per sample: hyperfine {statistics.median(hyperfine_cpu_us):.0f} µs, "
           f"executor take() {statistics.median(variants.executor_cpu_us):.0f} µs")
