@@ -23,8 +23,11 @@ the set's labels.json annotates (bench/label_regimes.py) are false; they are cou
 1,000 looks outside them (looks whose newest commit lies outside). --explain lists each
 with its size, length, distance to the nearest label and the recording's memory.
 
+Trade-off: --false-rate R1 R2 ... (the detector's stated false alerts per 1,000 looks) prints one
+row per rate: the latency shares on the same series and the pooled false alerts.
+
 Usage: bench/tip_latency.py [--trials 200] [--history N] [--per-commit N] [--seed 2026] [--scale both]
-       [--explain] [--sets NAME ...]   (--trials 0: false alerts only)
+       [--explain] [--sets NAME ...] [--false-rate PER_1000 ...]   (--trials 0: false alerts only)
 """
 
 from __future__ import annotations
@@ -57,11 +60,11 @@ def step_sd(r: np.ndarray, history: np.ndarray, scale: str) -> float:
     return float(1.482602 * np.median(np.abs(r - np.median(r))))
 
 
-def latency(noises: list[np.ndarray], history: int, trials: int, rng: np.random.Generator, scale: str) -> None:
+def latency_series(noises: list[np.ndarray], history: int, trials: int, rng: np.random.Generator, scale: str,
+                   false_rate: float) -> dict[float, tuple[list[int], list[int]]]:
+    """Per step size: (commits until suspect, commits until confirmed) over ``trials`` series."""
     from perflab.stats import tip
-    print(f"latency: {trials} series per step, history {history} commits of real noise, then the step "
-          f"(in {'the history' if scale == 'sd' else 'robust'} sds)")
-    print(f"{'step':>5}{'suspect med/p90':>18}{'<= 2':>7}{'confirmed med/p90':>20}{'<= 5':>7}")
+    out = {}
     for d in STEPS:
         sus, con = [], []
         for _ in range(trials):
@@ -70,13 +73,23 @@ def latency(noises: list[np.ndarray], history: int, trials: int, rng: np.random.
             e = r[start:start + history + AFTER]
             sd = step_sd(r, e[:history], scale)
             x = 1.0 + e + np.r_[np.zeros(history), np.full(AFTER, d * sd)]
-            looks = tip.replay(x, first=history + 1)
+            looks = tip.replay(x, first=history + 1, false_rate=false_rate)
             sus.append(first_commit(looks, (tip.SUSPECT, tip.CONFIRMED)))
             con.append(first_commit(looks, (tip.CONFIRMED,)))
+        out[d] = (sus, con)
+    return out
 
-        def text(v: list[int]) -> str:
-            med, p90 = (int(np.percentile(v, q, method="higher")) for q in (50, 90))
-            return "/".join(str(c) if c <= AFTER else f">{AFTER}" for c in (med, p90))
+
+def latency(noises: list[np.ndarray], history: int, trials: int, rng: np.random.Generator, scale: str,
+            false_rate: float) -> None:
+    print(f"latency: {trials} series per step, history {history} commits of real noise, then the step "
+          f"(in {'the history' if scale == 'sd' else 'robust'} sds)")
+    print(f"{'step':>5}{'suspect med/p90':>18}{'<= 2':>7}{'confirmed med/p90':>20}{'<= 5':>7}")
+
+    def text(v: list[int]) -> str:
+        med, p90 = (int(np.percentile(v, q, method="higher")) for q in (50, 90))
+        return "/".join(str(c) if c <= AFTER else f">{AFTER}" for c in (med, p90))
+    for d, (sus, con) in latency_series(noises, history, trials, rng, scale, false_rate).items():
         print(f"{d:>4.0f}σ{text(sus):>18}{np.mean(np.array(sus) <= 2):>7.0%}"
               f"{text(con):>20}{np.mean(np.array(con) <= 5):>7.0%}")
 
@@ -123,7 +136,7 @@ def outside(start: int, per_commit: int, spans: list[tuple[int, int]]) -> bool:
     return not any(a - margin <= start * per_commit <= b + margin for a, b in spans)
 
 
-def false_alerts(folder: Path, per_commit: int) -> tuple[int, dict[str, int], list[dict]]:
+def false_alerts(folder: Path, per_commit: int, false_rate: float) -> tuple[int, dict[str, int], list[dict]]:
     """(looks outside the set's labelled regimes, alerts by state starting outside them,
     those alerts described) over its recordings. A look is outside when its newest commit is."""
     import changepoints_accuracy as accuracy
@@ -133,7 +146,7 @@ def false_alerts(folder: Path, per_commit: int) -> tuple[int, dict[str, int], li
     looks, out, described = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0}, []
     for name, raw in accuracy.load_noise(folder).items():
         x = commits(raw, per_commit)
-        found = tip.watch(x)
+        found = tip.watch(x, false_rate=false_rate)
         first = x.size - len(found)
         looks += sum(outside(first + i, per_commit, spans.get(name, [])) for i in range(len(found)))
         for state in out:
@@ -182,28 +195,30 @@ def explain(rows: list[dict]) -> None:
               f"{r['run']:>5}{r['near']:>9}{r['history']:>5}{r['rho1']:>6.2f}{r['wander']:>7.1f}")
 
 
-def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool) -> None:
+def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool, false_rate: float) -> None:
     """Per set and pooled: looks and false alerts outside the labels, per 1,000, and the
     pooled rate's exact one-sided 95% Poisson bounds (how finely these recordings can tell)."""
-    from scipy.stats import chi2
     print("\nfalse alerts on the recordings, outside their labelled regimes (looks whose newest commit, "
           "alerts whose first commit lies outside): suspect / confirmed")
     total, counts = 0, {"suspect": 0, "confirmed": 0}
     for s in sets:
-        looks, out, rows = false_alerts(ROOT / "data" / s, per_commit)
+        looks, out, rows = false_alerts(ROOT / "data" / s, per_commit, false_rate)
         print(f"  {s:<12}{looks:>6} looks  {out['suspect']:>3} / {out['confirmed']:>3} alerts  "
               f"{1000 * out['suspect'] / looks:5.2f} / {1000 * out['confirmed'] / looks:5.2f} per 1,000")
         if explain_them:
             explain(rows)
         total += looks
         counts = {k: counts[k] + out[k] for k in counts}
-
-    def bounds(k: int) -> str:
-        low = chi2.ppf(0.05, 2 * k) / 2 if k else 0.0
-        return f"{1000 * k / total:.2f} ({1000 * low / total:.2f}-{1000 * chi2.ppf(0.95, 2 * k + 2) / 2 / total:.2f})"
     print(f"  {'pooled':<12}{total:>6} looks  {counts['suspect']:>3} / {counts['confirmed']:>3} alerts  "
-          f"suspect {bounds(counts['suspect'])}, confirmed {bounds(counts['confirmed'])} per 1,000 "
-          "(one-sided 95% bounds)")
+          f"suspect {per_1000(counts['suspect'], total)}, confirmed {per_1000(counts['confirmed'], total)} "
+          "per 1,000 (one-sided 95% bounds)")
+
+
+def per_1000(k: int, looks: int) -> str:
+    """k alerts in ``looks`` as a rate per 1,000 with its exact one-sided 95% Poisson bounds."""
+    from scipy.stats import chi2
+    low = chi2.ppf(0.05, 2 * k) / 2 if k else 0.0
+    return f"{1000 * k / looks:.2f} ({1000 * low / looks:.2f}-{1000 * chi2.ppf(0.95, 2 * k + 2) / 2 / looks:.2f})"
 
 
 def main() -> int:
@@ -221,8 +236,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--scale", choices=("sd", "robust", "both"), default="both",
                         help="a step's sd: the history's sd, the recording's robust sd, or each in turn")
+    parser.add_argument("--false-rate", nargs="+", type=float, metavar="PER_1000",
+                        help="the detector's stated false-alarm rate per 1,000 looks (default: tip's "
+                        "FALSE_RATE_PER_1000); several: one trade-off row each, latency against false alerts")
     args = parser.parse_args()
     from perflab.model.run_request import RunOptions
+    from perflab.stats import tip
+    args.false_rate = args.false_rate or [tip.FALSE_RATE_PER_1000]
+    if not all(0 < r < 1000 for r in args.false_rate):
+        raise SystemExit(f"--false-rate {args.false_rate}: each rate lies in (0, 1000) per 1,000 looks")
     args.per_commit = args.per_commit or RunOptions().repetitions
     raw = [x for s in args.sets for x in accuracy.load_noise(ROOT / "data" / s).values()]
     shortest = min(x.size for x in raw) // args.per_commit
@@ -230,15 +252,40 @@ def main() -> int:
     if args.history + AFTER >= shortest:
         raise SystemExit(f"--history {args.history}: the recordings hold {shortest} commits of "
                          f"{args.per_commit} repetitions, at most {shortest - AFTER - 1} before the step's {AFTER}")
-    rng = np.random.default_rng(args.seed)
     noises = [accuracy.residuals(commits(x, args.per_commit)) for x in raw]
     print(f"one commit = the median of {args.per_commit} repetition(s)")
+    if len(args.false_rate) > 1:
+        trade_off(noises, args, args.false_rate)
+        return 0
+    rng = np.random.default_rng(args.seed)
+    rate = args.false_rate[0]
     for scale in ("sd", "robust") if args.scale == "both" and args.trials else (args.scale,) * bool(args.trials):
-        latency(noises, args.history, args.trials, rng, scale)
+        latency(noises, args.history, args.trials, rng, scale, rate)
     if args.trials:
         oracle(noises)
-    report_false_alerts(args.sets, args.per_commit, args.explain)
+    report_false_alerts(args.sets, args.per_commit, args.explain, rate)
     return 0
+
+
+def trade_off(noises: list[np.ndarray], args: argparse.Namespace, rates: list[float]) -> None:
+    """One row per stated false-alarm rate of the detector: the latency shares (steps in the
+    history's sds; the same series for every rate: one seed) and the false alerts pooled over
+    the sets with their one-sided 95% Poisson bounds."""
+    print(f"trade-off over the detector's stated rate: {args.trials} series per step, history {args.history} "
+          f"commits, steps in the history's sds; false alerts outside the labels of {', '.join(args.sets)}")
+    print(f"{'rate/1000':>9}{'4σ sus<=2':>10}{'4σ con<=5':>10}{'3σ con<=5':>10}{'5σ sus<=2':>10}"
+          f"{'looks':>7}  {'false suspect /1000':<22}{'false confirmed /1000':<22}")
+    for rate in rates:
+        shares = latency_series(noises, args.history, args.trials, np.random.default_rng(args.seed), "sd", rate)
+
+        def share(d: float, state: int, within: int, shares: dict = shares) -> str:
+            return f"{np.mean(np.array(shares[d][state]) <= within):.0%}"
+        looks, counts = 0, {"suspect": 0, "confirmed": 0}
+        for s in args.sets:
+            n, out, _ = false_alerts(ROOT / "data" / s, args.per_commit, rate)
+            looks, counts = looks + n, {k: counts[k] + out[k] for k in counts}
+        print(f"{rate:>9g}{share(4.0, 0, 2):>10}{share(4.0, 1, 5):>10}{share(3.0, 1, 5):>10}{share(5.0, 0, 2):>10}"
+              f"{looks:>7}  {per_1000(counts['suspect'], looks):<22}{per_1000(counts['confirmed'], looks):<22}")
 
 
 if __name__ == "__main__":
