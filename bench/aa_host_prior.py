@@ -17,7 +17,16 @@ distinct runs (i, j) of one benchmark is an A/A comparison of its ``--metric`` (
   3 + prior  3 replicate runs of this benchmark (drawn from the runs other than i and j)
              plus the leave-one-out host prior
 
-and, for reference, the rule perflab used before (changes below 2% not judged, the test
+the bounds of any such test (bench/power_bound.py):
+
+  3, own only  the same 3 replicate runs alone, no prior (t on their 2 df: perflab's path
+               for a row with replicates and no host prior)
+  3 + perfect  the oracle's variance (below) on the leave-one-out prior's d0 + 2 df: a prior
+               exactly right, of the weight this host's data support
+
+then the same at other d0, K = 2.. own replicates alone and with the host prior, and the
+analytic bound (noncentral t against the normal at each benchmark's delta); and, for
+reference, the rule perflab used before (changes below 2% not judged, the test
 counting only the spread inside each run; removed) and the oracle: Welch on logs with each
 benchmark's run-to-run variance taken as known (the ANOVA estimate from all K of its runs).
 Power: one side's values times 1.10 (a 10% slow-down), called a regression. Rates are per
@@ -198,6 +207,7 @@ def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int, change: fl
                 calls = bound_calls(runs[i][metric], runs[j][metric] * change, FLOOR, oracle_s2,
                                     [runs[k][metric] for k in order], priors["lobo"], priors["others"],
                                     (loaded(runs[i]), loaded(runs[j])))
+                calls[("fitted", 0.0)] = found["3 + perfect"] == "regression"   # (b), for its share's interval
                 tally(bounds, calls, found["oracle"] == "regression")
     return counts, bounds
 

@@ -103,8 +103,9 @@ def bound_lines(counts: dict[Key, list[int]], oracle_calls: int, wilson) -> list
         reached = [key[1] for key in counts if key[0] == kind and counts[key][0] >= TARGET * oracle_calls]
         return f"{min(reached):g}" if reached else "beyond the grid"
 
-    lines = [f"  perfect prior (oracle's variance) on d0 + 2 df, d0 = {d0:g}: {share(('perfect', d0))}"
-             for d0 in D0_GRID]
+    lines = [f"  perfect prior on the fitted d0 + 2 df (the '3 + perfect' row): {share(('fitted', 0.0))}"]
+    lines += [f"  perfect prior (oracle's variance) on d0 + 2 df, d0 = {d0:g}: {share(('perfect', d0))}"
+              for d0 in D0_GRID]
     lines.append(f"  -> {100 * TARGET:g}% of the oracle from d0 = {first('perfect')} (with 3 replicates)")
     ks = sorted(key[1] for key in counts if key[0] == "own")
     lines += [f"  K = {k:>2g} own replicates: alone (t on {k - 1:g} df) {share(('own', k))};  + host prior "
