@@ -17,7 +17,16 @@ distinct runs (i, j) of one benchmark is an A/A comparison of its ``--metric`` (
   3 + prior  3 replicate runs of this benchmark (drawn from the runs other than i and j)
              plus the leave-one-out host prior
 
-and, for reference, the rule perflab used before (changes below 2% not judged, the test
+the bounds of any such test (bench/power_bound.py):
+
+  3, own only  the same 3 replicate runs alone, no prior (t on their 2 df: perflab's path
+               for a row with replicates and no host prior)
+  3 + perfect  the oracle's variance (below) on the leave-one-out prior's d0 + 2 df: a prior
+               exactly right, of the weight this host's data support
+
+then the same at other d0, K = 2.. own replicates alone and with the host prior, and the
+analytic bound (noncentral t against the normal at each benchmark's delta); and, for
+reference, the rule perflab used before (changes below 2% not judged, the test
 counting only the spread inside each run; removed) and the oracle: Welch on logs with each
 benchmark's run-to-run variance taken as known (the ANOVA estimate from all K of its runs).
 Power: one side's values times 1.10 (a 10% slow-down), called a regression. Rates are per
@@ -61,7 +70,7 @@ NEEDED: dict[tuple[float, str], list[int]] = {}   # runs a side that would decid
 FLOOR = 0.01          # the command metric's noise floor (model.records.MetricInfo)
 OLD_FLOOR = 0.02      # the removed rule's: changes below it were not judged
 STALL_SHARE = 0.10    # analysis.contention's: CPU pressure beyond it is a competing load
-DESIGNS = ("nothing", "host prior", "3 + prior", "old 2% rule", "oracle")
+DESIGNS = ("nothing", "host prior", "3 + prior", "3, own only", "3 + perfect", "old 2% rule", "oracle")
 KINDS = {"time": ("wall time", ("time",)), "user": ("cpu time", ("user", "system")),
          "system": ("cpu time", ("user", "system"))}   # metric -> its kind, and the kind's metrics
 
@@ -133,11 +142,13 @@ def loaded(run: dict[str, np.ndarray]) -> bool:
 def verdicts(base: dict[str, np.ndarray], new: dict[str, np.ndarray], factor: float, priors: dict,
              own: list[np.ndarray], oracle_s2: float, metric: str) -> dict[str, str]:
     """Each design's verdict on base against new (new's ``metric`` multiplied by ``factor``)."""
+    from power_bound import oracle, perfect_prior
+
     from perflab.model.records import Direction, MeanKind
     from perflab.stats.difference import compare
     from perflab.stats.host_prior import spread
     from perflab.stats.separate_runs import RunToRun
-    from perflab.stats.variance import RunVariance
+    from perflab.stats.variance import between_runs
 
     a, b = base[metric], new[metric] * factor
     load = (loaded(base), loaded(new))
@@ -155,17 +166,26 @@ def verdicts(base: dict[str, np.ndarray], new: dict[str, np.ndarray], factor: fl
     NEEDED.setdefault((factor, "3 + prior"), []).append(rows["3 + prior"].runs_needed or 10**9)
     # the removed rule: changes below 2% not judged, the rest by the spread inside each run
     out["old 2% rule"] = compare(a, b, **{**common, "noise_floor": OLD_FLOOR}).verdict.value  # type: ignore[arg-type]
-    oracle = RunVariance(max(oracle_s2, 0.0), 1e9, 0, "oracle")
-    out["oracle"] = compare(a, b, separate_runs=True, run_variance=oracle, **common).verdict.value  # type: ignore[arg-type]
+    # the bounds (bench/power_bound.py): own replicates alone (t on d df); the oracle's variance on d0 + d df
+    own_only = between_runs(own)
+    out["3, own only"] = compare(a, b, separate_runs=True, run_variance=own_only, **common).verdict.value  # type: ignore[arg-type]
+    perfect = perfect_prior(oracle_s2, priors["lobo"].d0 + (own_spread.df if own_spread else 0.0))
+    out["3 + perfect"] = compare(a, b, separate_runs=True, run_variance=perfect, **common).verdict.value  # type: ignore[arg-type]
+    out["oracle"] = compare(a, b, separate_runs=True, run_variance=oracle(oracle_s2), **common).verdict.value  # type: ignore[arg-type]
     return out
 
 
 def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int, change: float, metric: str,
-             default) -> dict[str, dict[str, list[int]]]:
-    """design -> {"aa": [false calls, undecided, trials], "power": [regressions called, undecided, trials]}."""
+             default) -> tuple[dict[str, dict[str, list[int]]], dict]:
+    """design -> {"aa": [false calls, undecided, trials], "power": [regressions called, undecided, trials]},
+    and the bounds' power tallies (bench/power_bound.py: key -> [calls, trials, oracle's too])."""
+    from power_bound import bound_calls, tally
+
     from perflab.stats.variance import between_runs
     rng = np.random.default_rng(seed)
+    further = np.random.default_rng(seed + 1)   # the K search's replicates beyond the 3, apart from rng's draws
     counts = {d: {"aa": [0, 0, 0], "power": [0, 0, 0]} for d in DESIGNS}
+    bounds: dict = {}
     for name, runs in data.items():
         priors = {"default": default, "lobo": prior_of(kind_groups(data, metric, name)), "others": len(data) - 1}
         truth = between_runs([r[metric] for r in runs])   # sigma_b^2, net of the within-run noise
@@ -173,16 +193,23 @@ def evaluate(data: dict[str, list[dict[str, np.ndarray]]], seed: int, change: fl
         for i in range(len(runs)):
             for j in range(i + 1, len(runs)):
                 rest = [k for k in range(len(runs)) if k not in (i, j)]
-                own = [runs[k][metric] for k in rng.choice(rest, size=3, replace=False)]
+                chosen = list(rng.choice(rest, size=3, replace=False))
+                order = chosen + list(further.permutation([k for k in rest if k not in chosen]))
+                own = [runs[k][metric] for k in chosen]
                 for kind, factor, hit in (("aa", 1.0, ("improvement", "regression")),
                                           ("power", change, ("regression",))):
-                    for design, verdict in verdicts(runs[i], runs[j], factor, priors, own, oracle_s2,
-                                                    metric).items():
-                        tally = counts[design][kind]
-                        tally[0] += verdict in hit
-                        tally[1] += verdict == "undecided"
-                        tally[2] += 1
-    return counts
+                    found = verdicts(runs[i], runs[j], factor, priors, own, oracle_s2, metric)
+                    for design, verdict in found.items():
+                        row = counts[design][kind]
+                        row[0] += verdict in hit
+                        row[1] += verdict == "undecided"
+                        row[2] += 1
+                calls = bound_calls(runs[i][metric], runs[j][metric] * change, FLOOR, oracle_s2,
+                                    [runs[k][metric] for k in order], priors["lobo"], priors["others"],
+                                    (loaded(runs[i]), loaded(runs[j])))
+                calls[("fitted", 0.0)] = found["3 + perfect"] == "regression"   # (b), for its share's interval
+                tally(bounds, calls, found["oracle"] == "regression")
+    return counts, bounds
 
 
 def per_benchmark(data: dict[str, list[dict[str, np.ndarray]]], metric: str) -> list[str]:
@@ -236,13 +263,28 @@ def main() -> int:
     default = default_prior(metric, args.default_from)
     source = args.default_from.resolve().relative_to(ROOT) if args.default_from else "perflab's"
     print(f"default prior ({source}): s0 {default.cov_pct:.2f}%, d0 {default.d0:.2f}; leave-one-out host priors:")
-    for name in data:
-        p = prior_of(kind_groups(data, metric, name))
+    lobo = {name: prior_of(kind_groups(data, metric, name)) for name in data}
+    for name, p in lobo.items():
         print(f"  without {name:<16} s0 {p.cov_pct:6.2f}%  d0 {p.d0:5.2f}  trend slope {p.slope:+.2f}" if p else
               f"  without {name}: no prior")
     for change in args.change or [1.10]:
-        table(evaluate(data, args.seed, change, metric, default), change, wilson)
+        counts, bounds = evaluate(data, args.seed, change, metric, default)
+        table(counts, change, wilson)
+        bound_table(data, metric, lobo, change, counts, bounds, wilson)
     return 0
+
+
+def bound_table(data: dict[str, list[dict[str, np.ndarray]]], metric: str, lobo: dict, change: float,
+                counts: dict[str, dict[str, list[int]]], bounds: dict, wilson) -> None:
+    """The power bounds at ``change`` (bench/power_bound.py): simulated on the same pairs, then analytic."""
+    from power_bound import analytic_lines, benchmark, bound_lines
+    print(f"\nbounds at +{100 * (change - 1):g}%, simulated on the same pairs (power; its share of the oracle's):")
+    print("\n".join(bound_lines(bounds, counts["oracle"]["power"][0], wilson)))
+    found = [benchmark(name, [r[metric] for r in runs], lobo[name].d0, change, FLOOR)
+             for name, runs in data.items() if lobo[name]]
+    print("analytic: noncentral t on df against the normal (the oracle) at each benchmark's "
+          "delta = log(factor) / se, se^2 = 2 (sigma_b^2 + sigma_w^2 / n):")
+    print("\n".join(analytic_lines([b for b in found if b is not None and b.weight > 0], change)))
 
 
 def table(counts: dict[str, dict[str, list[int]]], change: float, wilson) -> None:
