@@ -31,7 +31,10 @@ _HOMES = {
     "SampleStatus": "records",
 }
 
-__all__ = sorted(_HOMES)
+__all__ = [
+    "Direction", "EnvironmentProblem", "MeanKind", "Measurement", "MetricInfo",
+    "PerflabError", "Point", "ProcessResult", "RunInfo", "RunStatus", "SampleStatus", "UsageError",
+]
 
 
 def __getattr__(name: str) -> Any:
