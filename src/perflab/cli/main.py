@@ -85,8 +85,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 # The commands that may run for minutes or for ever, and keep CPython's cyclic garbage
 # collector on. The others are short processes that build acyclic data (arrays, rows, report
 # models): the collector, triggered every 700 allocations, walks those objects again and
-# again and frees nothing (about a tenth of `compare`'s CPU on a million samples, and of
-# `runs`' start-up; bench/README.md), so `main` runs them with it off and exit frees all.
+# again and frees nothing (about a tenth of `compare`'s CPU on a million samples;
+# bench/README.md), so `main` runs them with it off, and their exit frees all.
 _LONG_LIVED = frozenset({"run", "ab", "calibrate", "doctor", "bisect", "serve", "worker", "submit", "jobs",
                          "watch"})
 
