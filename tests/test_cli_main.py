@@ -106,3 +106,28 @@ def test_help_reads_well_at_80_columns():
             assert not (line.endswith("-") and following.strip()[:1].isalnum()), (path, line, following)
             assert not line.rstrip().endswith(("[default:", "[required", "[env var:")), (path, line)
         assert not re.search(r"seeds? \d{3}|seed post", text), path  # ours; a user cannot look them up
+
+
+def test_the_collector_is_off_only_for_short_commands_and_main_restores_it(capsys):
+    """main() runs short commands with the cyclic GC off; the long-lived ones (named in
+    _LONG_LIVED, each a real command) turn it back on; main() leaves it as it found it."""
+    import gc
+
+    from perflab.cli.main import _LONG_LIVED, main
+    assert _LONG_LIVED.issubset(_COMMANDS)
+    seen = {}
+    for name in ("runs", "serve"):
+        command = cli.get_command(click.Context(cli), name)
+        seen[name] = gc.isenabled()
+        assert command is not None
+    assert seen == {"runs": True, "serve": True}   # get_command only ever turns it on
+    assert gc.isenabled()
+    main(["--version"])
+    assert perflab.__version__ in capsys.readouterr().out
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        main(["--version"])
+        assert not gc.isenabled()   # a caller that had it off keeps it off
+    finally:
+        gc.enable()

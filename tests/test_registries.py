@@ -62,3 +62,17 @@ def test_monitor_help_and_metric_prefixes_follow_the_registry():
         assert name in help_text, name
     # every monitor that records metrics names them "<monitor>.<metric>" (profiles are rows)
     assert set(MONITOR_METRIC_PREFIXES) == {f"{n}." for n in monitors.names() if n != "perf-profile"}
+
+
+def test_each_workload_module_registers_exactly_the_names_the_registry_maps_to_it():
+    """is_builtin answers from the registry's table without importing the workload modules:
+    the table must name what the modules really register, and builtin() must import them."""
+    import importlib
+    for name in registry.names():
+        assert registry.builtin(name).name == name
+    for module in set(registry._HOMES.values()):
+        defined = {cls.name for cls in vars(importlib.import_module(module)).values()
+                   if isinstance(cls, type) and cls in registry._BUILTIN.values()}
+        assert defined == {n for n, home in registry._HOMES.items() if home == module}
+    assert set(registry._BUILTIN) == set(registry._HOMES)
+    assert not registry.is_builtin("command") and not registry.is_builtin("./tool")

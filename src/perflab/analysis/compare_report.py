@@ -134,7 +134,7 @@ def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], 
             apart = bool(separate[c]) if c < len(separate) else False
             shares = run_shares.get(key) or [1.0] * len(tables)
             known = run_to_run.get(key) if apart else None
-            if known is not None:
+            if known is not None and len(known.load) > 2:   # this pair's two sides
                 known = replace(known, load=(known.load[0], known.load[c + 1]))
             cells.append((r, c))
             pairs.append(Pair(base.values, other.values, info.direction, info.mean,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -21,6 +22,8 @@ def _fail(message: str, code: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: every user mistake ends as one line on stderr and an exit code."""
     COMMAND_LINE[:] = sys.argv[1:] if argv is None else argv
+    collecting = gc.isenabled()
+    gc.disable()   # see _LONG_LIVED: the command turns it back on if it runs long
     try:
         cli.main(args=argv, prog_name="perflab", standalone_mode=False)
     except PerflabError as error:
@@ -43,6 +46,9 @@ def main(argv: list[str] | None = None) -> None:
         # `perflab export ... | head`: the reader left; that is not an error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 # -- the commands: name -> ("module:function" under perflab.cli, its one-line summary) -----
@@ -76,6 +82,14 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "watch": ("fleet:watch", "The regression robot: benchmark each new commit."),
 }
 
+# The commands that may run for minutes or for ever, and keep CPython's cyclic garbage
+# collector on. The others are short processes that build acyclic data (arrays, rows, report
+# models): the collector, triggered every 700 allocations, walks those objects again and
+# again and frees nothing (about a tenth of `compare`'s CPU on a million samples;
+# bench/README.md), so `main` runs them with it off, and their exit frees all.
+_LONG_LIVED = frozenset({"run", "ab", "calibrate", "doctor", "bisect", "serve", "worker", "submit", "jobs",
+                         "watch"})
+
 
 class LazyGroup(click.Group):
     """A group whose commands are imported from ``_COMMANDS`` on first use."""
@@ -88,6 +102,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in _COMMANDS:
             return None
+        if cmd_name in _LONG_LIVED:
+            gc.enable()
         target, summary = _COMMANDS[cmd_name]
         module, name = target.split(":")
         command = getattr(importlib.import_module(f"perflab.cli.{module}"), name)

@@ -8,7 +8,7 @@ that stats can return these values and render can read them without importing ei
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from perflab.model.records import Direction
 
@@ -93,7 +93,7 @@ class StatWarning:
 
     def on(self, side: WarningSide) -> StatWarning:
         """The same warning, placed on ``side``."""
-        return replace(self, side=side)
+        return StatWarning(self.kind, self.message, side)
 
     def __str__(self) -> str:
         return self.message

@@ -80,8 +80,11 @@ def modified_z_rows(block: np.ndarray, medians: np.ndarray) -> np.ndarray:
     deviation = block - medians[:, None]
     absolute = np.abs(deviation)
     mad = median_rows(absolute)
-    scores: np.ndarray = np.zeros_like(deviation)
     by_mad = mad > 0
+    if by_mad.all():   # the common case: the same figures without the masked copies
+        every: np.ndarray = 0.6745 * deviation / mad[:, None]
+        return every
+    scores: np.ndarray = np.zeros_like(deviation)
     scores[by_mad] = 0.6745 * deviation[by_mad] / mad[by_mad, None]
     mean_ad = np.mean(absolute[~by_mad], axis=1)      # the fallback, where half the values are equal
     rest = np.flatnonzero(~by_mad)[mean_ad > 0]
@@ -129,9 +132,9 @@ def bimodality_rows(ordered: np.ndarray) -> np.ndarray:
     smallest = max(2, math.ceil(n / 10))
     if n < 2 * smallest:
         return np.full(rows, math.nan)
-    total = np.sum((ordered - ordered.mean(axis=1)[:, None]) ** 2, axis=1)
     # Shift before the running sums so that a large common offset does not cancel.
     x = ordered - ordered.mean(axis=1)[:, None]
+    total = np.sum(x ** 2, axis=1)
     k = np.arange(smallest, n - smallest + 1)
     s, s2 = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
     below, below2 = s[:, smallest - 1:n - smallest], s2[:, smallest - 1:n - smallest]   # at k - 1
