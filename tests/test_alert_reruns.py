@@ -74,7 +74,7 @@ def test_a_machine_state_is_withdrawn_on_rerun_and_a_code_step_reproduces(tmp_pa
         assert all(("perflab", RERUN_REQUESTED) in actions(db, a.id) for a in found)
     assert update(db) == []   # asked once
     speed.write_text("1\n")   # the machine is back; the nightly loop honours the requests
-    done = run_cli("alerts", "--rerun", db=db, check=True, timeout=600)
+    done = run_cli("alerts", "--rerun", "--as-recorded", db=db, check=True, timeout=600)
     assert done.stderr.count(f"measured {line[7][:12]}..{line[8][:12]} again (8 runs)") == 2, done.stderr
     update(db)
     for a in user_alerts(db, line[8], "machine"):
@@ -86,5 +86,14 @@ def test_a_machine_state_is_withdrawn_on_rerun_and_a_code_step_reproduces(tmp_pa
     assert "not reproduced: rerun of 4 round(s) measured" in withdrawn.note, withdrawn.note
     # judged once: a further update and rerun change nothing
     before = {a.id: actions(db, a.id) for a in (*shifted, *step)}
-    assert update(db) == [] and "measured" not in run_cli("alerts", "--rerun", db=db, check=True).stderr
+    again = run_cli("alerts", "--rerun", "--as-recorded", db=db, check=True)
+    assert update(db) == [] and "measured" not in again.stderr
     assert {a.id: actions(db, a.id) for a in (*shifted, *step)} == before
+
+
+def test_rerun_must_say_it_runs_the_commands_as_recorded(tmp_path):
+    for args in (["--rerun"], ["--as-recorded"], ["--update", "--rerun"]):
+        result = run_cli("alerts", *args, db=str(tmp_path / "none.db"))
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert "--as-recorded" in result.stderr
+

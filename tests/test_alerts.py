@@ -69,7 +69,7 @@ def update(db: str) -> list:
 
 def rerun(db: str) -> list:
     """The nightly loop honours the robot's rerun requests; the next update judges them."""
-    run_cli("alerts", "--rerun", db=db, check=True, timeout=600)
+    run_cli("alerts", "--rerun", "--as-recorded", db=db, check=True, timeout=600)
     return update(db)
 
 

@@ -22,27 +22,34 @@ RERUN = "rerun"
               help="Group by summary: the alerts of one commit range, with the state that follows from them.")
 @click.option("--update", is_flag=True, help="First detect changes and raise an alert for each new one.")
 @click.option("--rerun", "reruns", is_flag=True,
-              help="First measure again the commit ranges the robot asked to rerun (each side's recorded "
+              help="Measure again the commit ranges the robot asked to rerun (each side's recorded "
                    "'perflab run', side by side in rounds) and attach the runs; with --update, judged at once.")
+@click.option("--as-recorded", is_flag=True,
+              help="With --rerun: the recorded command lines measure their commit as they stand (they are "
+                   "rerun without checking out or building the commit).")
 @click.option("--label", "labels", multiple=True, help="With --update: only runs with this label; repeatable.")
 @click.option("--since", metavar="DATE", help="With --update: only changes measured on or after DATE (ISO).")
 @click.option("--method", type=click.Choice(method_choices(auto=True)), default=AUTO_METHOD, show_default=True,
               help="With --update: " + method_help(auto=True))
 @format_option(ALERT_FORMATS)
 @click.pass_context
-def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool, reruns: bool, labels,
-           since: str | None, method: str, fmt: str) -> None:
+def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool, reruns: bool, as_recorded: bool,
+           labels, since: str | None, method: str, fmt: str) -> None:
     """Regression alerts raised from change points, with their triage state.
 
     \b
       perflab alerts --update               detect changes; one alert per new change
-      perflab alerts --update --rerun       ... and measure again what the robot asked to, then judge it
+      perflab alerts --update --rerun --as-recorded   ... and measure again what the robot asked to
       perflab alerts --state untriaged      what needs a look
       perflab alerts --summary              grouped by commit range
     """
     from perflab.analysis.alerts import list_alerts, list_summaries, update_alerts
     if (labels or since or method != AUTO_METHOD) and not update:
         raise UsageError("--label, --since and --method go with --update")
+    if reruns != as_recorded:
+        raise UsageError("--rerun reruns each side's recorded command line without checking out or building the "
+                         "commit: confirm it with --as-recorded (a program built per commit: measure each side "
+                         "yourself and attach the runs with 'perflab alert ID rerun --run RUN')")
     with open_store(ctx, create=update) as store:
         if update:
             created = update_alerts(store, labels=labels, since=since, method=method)
