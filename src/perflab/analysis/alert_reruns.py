@@ -7,7 +7,7 @@ Perfherder answer this the same way: measure the commits again. Here:
 
 1. ``request_reruns``: each confirmed alert of the tip detector (``Alert.method`` "tip")
    gets a "rerun requested" event, once.
-2. Whoever records (``perflab alerts --rerun``, a nightly loop) measures each requested
+2. Whoever records (``perflab alerts --rerun --as-recorded``, a nightly loop) measures each requested
    commit range again: last good and first bad, stats/rerun.ROUNDS rounds in ABBA order,
    each run attached to the range's requesting alerts as evidence (``pending_reruns``).
 3. ``judge_reruns`` (run by every ``update_alerts``) reads the evidence attached after the
@@ -84,7 +84,7 @@ def request_reruns(store: Store, who: str) -> int:
             continue
         store.alerts.note(a, RERUN_REQUESTED, who=who,
                           note=f"confirmed at the tip: measure {a.last_good[:12]} and {a.first_bad[:12]} again, "
-                               f"{rerun_stats.ROUNDS} rounds side by side ('perflab alerts --rerun')")
+                               f"{rerun_stats.ROUNDS} rounds side by side ('perflab alerts --rerun --as-recorded')")
         made += 1
     return made
 
