@@ -2,8 +2,10 @@
 ``perflab run``s of a shell loop whose length doubles at one commit of a real git repository.
 
 Stages of the module's store (the ``lab`` fixture): 12 commits, the loop doubled from the
-7th (c6) on; 3 more commits at the slow level; 6 commits back at the fast level. Alerts are
-updated after each stage, so the tests see what each update created and what it kept.
+7th (c6) on; 3 more commits at the slow level; 8 commits back at the fast level. Alerts are
+updated after each stage, so the tests see what each update created and what it kept; then,
+as a nightly loop does, the robot's rerun requests are honoured (`alerts --rerun`) and the
+next update judges them.
 """
 
 from __future__ import annotations
@@ -60,8 +62,15 @@ METHOD = "auto"
 
 
 def update(db: str) -> list:
+    """The robot's update, on its own label (as `watch` runs it): the reruns' runs are evidence."""
     with Store(db) as store:
-        return update_alerts(store, method=METHOD)
+        return update_alerts(store, labels=["nightly"], method=METHOD)
+
+
+def rerun(db: str) -> list:
+    """The nightly loop honours the robot's rerun requests; the next update judges them."""
+    run_cli("alerts", "--rerun", "--as-recorded", db=db, check=True, timeout=600)
+    return update(db)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -73,21 +82,17 @@ def lab(request, tmp_path_factory):
     line = stage(db, repo, [f"fast {i}" for i in range(6)], FAST)
     line += stage(db, repo, ["double the loop"] + [f"slow {i}" for i in range(5)], SLOW)
     first, again = update(db), update(db)
+    first += rerun(db)
     line += stage(db, repo, [f"slow more {i}" for i in range(3)], None)
     appended = update(db)
+    appended += rerun(db)
     # 8 commits after the way back, so the whole-series detector can place it too (mosum needs
     # 5 of the new level); whichever raises it names the step's own commit
     line += stage(db, repo, ["halve the loop"] + [f"fast again {i}" for i in range(7)], FAST)
     recovered = update(db)
+    recovered += rerun(db)
     return {"db": db, "repo": repo, "line": line, "first": first, "again": again, "appended": appended,
             "recovered": recovered}
-
-
-# Known fragile on the 2-CPU VM (issue #18, stop 27's note): the VM runs at another speed for
-# seconds (a level moving 12-30% with no change); the robot rightly confirms that shift, and
-# the way back is then read against a short history whose bars it does not pass. The tests
-# still run and report XPASS when the way back is alerted; the fix is a robot that reruns.
-WAY_BACK_FRAGILE = pytest.mark.xfail(strict=False, reason="this VM's speed states can hide the way back: #18")
 
 
 def alerts_at(alerts, sha: str) -> dict[int, object]:
@@ -136,7 +141,6 @@ def way_back(alerts, line: list[str]) -> dict[int, object]:
     return alerts_at(alerts, line[15])
 
 
-@WAY_BACK_FRAGILE
 def test_a_later_change_back_to_the_old_level_marks_it_recovered(lab):
     line = lab["line"]
     back = way_back(lab["recovered"], line)
@@ -167,7 +171,6 @@ def _path_to(state: str) -> list[str]:
             "invalid": ["invalid"], "improvement": ["improvement"], DUPLICATE: ["duplicate-of"]}[state]
 
 
-@WAY_BACK_FRAGILE
 def test_every_transition_legal_or_refused(lab):
     line = lab["line"]
     with Store(lab["db"]) as store:
@@ -244,7 +247,6 @@ def test_triage_from_the_cli(lab):
         run_cli("alert", str(reopened), "reopen", db=db, check=True)
 
 
-@WAY_BACK_FRAGILE
 def test_alert_page_changes_and_report_show_the_state(lab):
     db, line = lab["db"], lab["line"]
     with Store(db) as store:
@@ -265,7 +267,8 @@ def test_alert_page_changes_and_report_show_the_state(lab):
 
 def test_update_from_the_cli_and_bad_options(lab):
     db = lab["db"]
-    result = run_cli("alerts", "--update", "--method", METHOD, db=db)
+    # on the robot's label: the reruns' runs are more samples of their commits, new data elsewhere
+    result = run_cli("alerts", "--update", "--label", "nightly", "--method", METHOD, db=db)
     assert result.returncode == 0 and "0 new alert(s)" in result.stderr, result.stderr
     bad = run_cli("alerts", "--label", "nightly", db=db)
     assert bad.returncode == 2 and "go with --update" in bad.stderr

@@ -125,13 +125,20 @@ def test_profile_examples_run_as_written(tmp_path):
     assert (tmp_path / "diff.svg").read_text().startswith("<?xml")
 
 
+BAD = 10   # the history example's first slower commit
+
+
 def test_history_examples_run_as_written(tmp_path):
     from test_bisect import make_repo
     repo = tmp_path / "tool"
     # a step this machine's timing noise cannot hide in 5 runs (means of 5 move by 20% here), even
     # when other load competes: ~25 ms of CPU per run outlasts the scheduler's slices, which a
-    # 6 ms run did not (in CI, at 25% CPU pressure, 2x more work measured -15%, undecided)
-    make_repo(str(repo), commits=12, work=40_000_000, bad_index=6, step=2.0, broken_build=(), broken_run=(),
+    # 6 ms run did not (in CI, at 25% CPU pressure, 2x more work measured -15%, undecided).
+    # 10 commits before it: with 6 (12 commits, the step at 6) `changes` found nothing in 2 of 6
+    # loaded runs -- mosum's one-step test on 12 points sat at its bar (p 0.0023-0.0027 against
+    # 0.0024), and the tip detector's bar after a history of 6 is 8.7 of its sds, 4.3 after 10
+    # (bench/README.md, "A 2x step on 12 commits")
+    make_repo(str(repo), commits=16, work=40_000_000, bad_index=BAD, step=2.0, broken_build=(), broken_run=(),
               outlier_rate="0")
     (tmp_path / "series.csv").write_text("commit,value\n" + "".join(
         f"c{i},{100 + (8 if i >= 20 else 0) + (i * 7 % 5) / 10}\n" for i in range(40)))
@@ -161,13 +168,13 @@ def test_history_examples_run_as_written(tmp_path):
         assert result.returncode == (1 if command == "verdict" else 0), f"{line}: {result.stderr}"
         assert result.stdout.strip(), line
         if command in ("history", "changes"):
-            assert commits[6][:8] in result.stdout, result.stdout
+            assert commits[BAD][:8] in result.stdout, result.stdout
         if command == "report":
             assert "perflab noticed a" in result.stdout and "regression" in result.stdout
         if command == "changepoints":
             assert json.loads(result.stdout)["columns"][0]["indices"] == [20]
         if command == "bisect":
-            assert f"first slower commit (a regression): {commits[6][:12]}" in result.stdout
+            assert f"first slower commit (a regression): {commits[BAD][:12]}" in result.stdout
     # the alerts block, on the same store: the step raises an alert that is triaged and rerun
     for line in _commands(_blocks("docs/alerts.md")[0]):
         result = _shell(line, tmp_path, db)
@@ -175,7 +182,7 @@ def test_history_examples_run_as_written(tmp_path):
         if "rerun" not in line:  # rerun reports on stderr; its runs are quiet
             assert result.stdout.strip(), line
         if line.startswith("perflab alerts --update"):
-            assert commits[6][:12] in result.stdout, result.stdout
+            assert commits[BAD][:12] in result.stdout, result.stdout
         if line == "perflab alert 1":
             assert "perflab noticed a" in result.stdout and "created" in result.stdout
         if "rerun" in line:

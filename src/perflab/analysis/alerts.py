@@ -30,23 +30,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from perflab.analysis.history import (
-    build_history,
-    change_id,
-    change_report,
-    find_change,
-    parse_since,
-    robot_change,
-    tip_change,
-)
-from perflab.analysis.reproduce import with_option
+from perflab.analysis.alert_reruns import judge_reruns, request_reruns
+from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
 from perflab.model.alerts import (
     ACTIONS,
     DUPLICATE,
+    INVALID,
     STATES,
     TRANSITIONS,
     UNTRIAGED,
@@ -64,8 +56,8 @@ from perflab.store import Store
 
 ROBOT = "perflab"   # who creates alerts and marks them recovered
 
-__all__ = ["ROBOT", "RerunSide", "alert_detail", "attach_evidence", "list_alerts", "mark_alerts", "with_alerted",
-           "rerun_plan", "triage", "update_alerts", "who_default"]
+__all__ = ["ROBOT", "alert_detail", "attach_evidence", "list_alerts", "mark_alerts", "with_alerted",
+           "triage", "update_alerts", "who_default"]
 
 
 def who_default() -> str:
@@ -83,10 +75,13 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
     ``since``: only changes whose first bad commit was measured on or after this time (a
     timestamp or an ISO date). Returns the new alerts; a second call with no new data
     returns none. Confirms suspect alerts whose level held; marks existing alerts
-    recovered where a later change undoes them.
+    recovered where a later change undoes them. First judges the reruns measured since
+    the last update, last asks for a rerun of each new confirmed tip alert
+    (analysis/alert_reruns.py).
     """
     moment = parse_since(since) if isinstance(since, str) else since
     history = build_history(store, labels=labels, method=method)
+    judge_reruns(store, ROBOT)
     created: list[Alert] = []
     # A pass that confirms or recovers an alert moves where the tip detector's history
     # starts, so passes repeat until one changes nothing: an update is then idempotent.
@@ -97,14 +92,15 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
         alerts, before = store.alerts.all(), alerts
         if not new and _statuses(alerts) == _statuses(before):
             break
+    request_reruns(store, ROBOT)
     return created
 
 
 MAX_PASSES = 4
 
 
-def _statuses(alerts: list[Alert]) -> dict[int, tuple[str, bool]]:
-    return {a.id: (a.method, a.recovered) for a in alerts}
+def _statuses(alerts: list[Alert]) -> dict[int, tuple[str, bool, str]]:
+    return {a.id: (a.method, a.recovered, a.state) for a in alerts}
 
 
 def _update_pass(store: Store, history: History, moment: float | None, alerts: list[Alert]) -> list[Alert]:
@@ -136,11 +132,12 @@ def _tip_after_alerts(series: Series, known: dict[str, Alert]) -> Change | None:
     """The tip detector's finding on ``series``, its history starting after the series' last
     change or the last confirmed alert of the series, whichever is later (the robot's memory
     of a level it has already alerted on, which a short history's whole-series search may
-    no longer separate)."""
+    no longer separate). An invalid alert (noise: so triaged, or withdrawn when its rerun
+    did not reproduce it) is no level."""
     since = series.changes[-1].index if series.changes else 0
     for i, p in enumerate(series.points):
         a = known.get(change_id(series.host, series.benchmark, series.params_key, series.metric, p.point.key))
-        if a is not None and a.status == CONFIRMED and not a.recovered and i > since:
+        if a is not None and a.status == CONFIRMED and not a.recovered and a.state != INVALID and i > since:
             since = i
     if series.tip is not None and since == (series.changes[-1].index if series.changes else 0):
         return series.tip
@@ -306,44 +303,3 @@ def attach_evidence(store: Store, alert_id: int, run_ref: str, *, who: str, note
     run = store.runs.resolve(run_ref)
     store.alerts.add_evidence(alert, run.id, who=who, note=note or f"run {run.id} ({run.label})")
     return alert
-
-
-@dataclass(frozen=True)
-class RerunSide:
-    """One side of an alert's A/B rerun: the recorded command of a commit, to run again."""
-
-    side: str            # "good" (last good) or "bad" (first bad)
-    commit: str | None
-    label: str           # the label the rerun records, to find it and attach it
-    argv: list[str]      # a perflab command line, on the same store
-    cwd: str | None      # the repository the runs recorded, when it is there
-
-
-def rerun_plan(store: Store, alert_id: int, stamp: str) -> list[RerunSide]:
-    """The two commands of an A/B rerun: each side's first recorded `perflab run` command
-    line, with its commit, a new label ``alert<ID>-<side>-<stamp>`` and this store.
-
-    It reruns the commands as recorded: it neither checks out nor builds the commits
-    (a program built per commit needs its build; then measure each side and attach the
-    runs with ``--run``)."""
-    alert = store.alerts.get(alert_id)
-    try:
-        _, _, c = find_change(store, alert.change_id, method=detector_of(alert))
-    except UsageError:
-        raise UsageError(f"alert {alert_id}'s change {alert.change_id} is no longer detected: "
-                         "attach runs with --run RUN") from None
-    full = store.runs.with_details([c.previous.runs[0], c.point.runs[0]])  # a history's runs are light
-    sides = []
-    for side, point in (("good", c.previous), ("bad", c.point)):
-        run = full[point.runs[0].id]
-        recorded = list(run.request.identity.command_line or [])
-        if "run" not in recorded:
-            raise UsageError(f"run {run.id} did not record a 'perflab run' command line: "
-                             "measure the commit yourself and attach it with --run RUN")
-        label = f"alert{alert_id}-{side}-{stamp}"
-        argv = with_option(with_option(recorded[recorded.index("run"):], "--commit", point.commit),
-                           "--label", label)
-        command = [sys.executable, "-m", "perflab.cli.main", "--db", store.target, *argv]
-        cwd = run.repo if run.repo and os.path.isdir(run.repo) else None
-        sides.append(RerunSide(side, point.commit, label, command, cwd))
-    return sides

@@ -21,28 +21,43 @@ RERUN = "rerun"
 @click.option("--summary", "summaries", is_flag=True,
               help="Group by summary: the alerts of one commit range, with the state that follows from them.")
 @click.option("--update", is_flag=True, help="First detect changes and raise an alert for each new one.")
+@click.option("--rerun", "reruns", is_flag=True,
+              help="Measure again the commit ranges the robot asked to rerun (each side's recorded "
+                   "'perflab run', side by side in rounds) and attach the runs; with --update, judged at once.")
+@click.option("--as-recorded", is_flag=True,
+              help="With --rerun: the recorded command lines measure their commit as they stand (they are "
+                   "rerun without checking out or building the commit).")
 @click.option("--label", "labels", multiple=True, help="With --update: only runs with this label; repeatable.")
 @click.option("--since", metavar="DATE", help="With --update: only changes measured on or after DATE (ISO).")
 @click.option("--method", type=click.Choice(method_choices(auto=True)), default=AUTO_METHOD, show_default=True,
               help="With --update: " + method_help(auto=True))
 @format_option(ALERT_FORMATS)
 @click.pass_context
-def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool, labels, since: str | None,
-           method: str, fmt: str) -> None:
+def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool, reruns: bool, as_recorded: bool,
+           labels, since: str | None, method: str, fmt: str) -> None:
     """Regression alerts raised from change points, with their triage state.
 
     \b
       perflab alerts --update               detect changes; one alert per new change
+      perflab alerts --update --rerun --as-recorded   ... and measure again what the robot asked to
       perflab alerts --state untriaged      what needs a look
       perflab alerts --summary              grouped by commit range
     """
     from perflab.analysis.alerts import list_alerts, list_summaries, update_alerts
     if (labels or since or method != AUTO_METHOD) and not update:
         raise UsageError("--label, --since and --method go with --update")
+    if reruns != as_recorded:
+        raise UsageError("--rerun reruns each side's recorded command line without checking out or building the "
+                         "commit: confirm it with --as-recorded (a program built per commit: measure each side "
+                         "yourself and attach the runs with 'perflab alert ID rerun --run RUN')")
     with open_store(ctx, create=update) as store:
         if update:
             created = update_alerts(store, labels=labels, since=since, method=method)
+            if reruns and _honour_reruns(store):   # judged by one more update, which also alerts what follows
+                created += update_alerts(store, labels=labels, since=since, method=method)
             click.echo(f"perflab: {len(created)} new alert(s)", err=True)
+        elif reruns:
+            _honour_reruns(store)
         if summaries:
             found = list_summaries(store, state=state)
             text = ALERT_FORMATS[fmt].render.summaries(found)
@@ -95,9 +110,40 @@ def alert(ctx: click.Context, alert_id: int, action: str | None, target: int | N
     click.echo(render_alerts([moved]), nl=False)
 
 
+def _honour_reruns(store) -> int:
+    """Measure each pending rerun request's runs in order and attach them to its alerts; how many
+    ranges were measured. A range whose runs cannot be rerun is named and left pending."""
+    from perflab.analysis.alert_reruns import pending_reruns, rounds_plan
+    from perflab.analysis.alerts import ROBOT, attach_evidence
+    done = 0
+    for pending in pending_reruns(store):
+        try:
+            plan = rounds_plan(store, pending, time.strftime("%Y%m%d%H%M%S"))
+            _run_sides(plan)
+        except UsageError as error:
+            click.echo(f"perflab: rerun of {pending.last_good[:12]}..{pending.first_bad[:12]} skipped: {error}",
+                       err=True)
+            continue
+        for side in plan:
+            for a in pending.alerts:
+                attach_evidence(store, a.id, side.label, who=ROBOT, note=f"rerun requested: {side.side} side")
+        done += 1
+        click.echo(f"perflab: measured {pending.last_good[:12]}..{pending.first_bad[:12]} again "
+                   f"({len(plan)} runs) for alert(s) {', '.join(str(a.id) for a in pending.alerts)}", err=True)
+    return done
+
+
+def _run_sides(plan) -> None:
+    for side in plan:
+        done = subprocess.run(side.argv, cwd=side.cwd, stdin=subprocess.DEVNULL, check=False)
+        if done.returncode != 0:
+            raise UsageError(f"the rerun of the {side.side} side exited {done.returncode}; nothing attached")
+
+
 def _rerun(store, alert_id: int, runs: list[str], *, who: str, note: str) -> None:
     """Attach runs as evidence: those given, or a fresh run of each side's recorded command."""
-    from perflab.analysis.alerts import attach_evidence, rerun_plan
+    from perflab.analysis.alert_reruns import rerun_plan
+    from perflab.analysis.alerts import attach_evidence
     if runs:
         for ref in runs:
             attach_evidence(store, alert_id, ref, who=who, note=note)
@@ -107,9 +153,7 @@ def _rerun(store, alert_id: int, runs: list[str], *, who: str, note: str) -> Non
     for side in plan:  # good first, then bad: each a complete `perflab run` on this store
         click.echo(f"perflab: rerun of the {side.side} side ({(side.commit or '')[:12]}): "
                    f"{' '.join(side.argv[3:])}", err=True)
-        done = subprocess.run(side.argv, cwd=side.cwd, stdin=subprocess.DEVNULL, check=False)
-        if done.returncode != 0:
-            raise UsageError(f"the rerun of the {side.side} side exited {done.returncode}; nothing attached")
+    _run_sides(plan)
     for side in plan:
         attach_evidence(store, alert_id, side.label, who=who,
                         note=" ".join(x for x in (f"rerun of the {side.side} side", note) if x))

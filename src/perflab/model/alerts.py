@@ -51,6 +51,14 @@ SUMMARY_PRECEDENCE = (UNTRIAGED, ACKNOWLEDGED, WONTFIX, FIXED, IMPROVEMENT, INVA
 CREATED = "created"
 RECOVERED = "recovered"
 CONFIRMED_EVENT = "confirmed"   # a suspect alert's new level held
+# the robot's reruns (analysis/alert_reruns.py): asked for, and what they showed; an alert
+# whose step did not reproduce is withdrawn: untriaged -> invalid (noise), kept with its events
+RERUN_REQUESTED = "rerun requested"
+REPRODUCED = "reproduced"
+WITHDRAWN = "withdrawn"
+NOT_REPRODUCED = "not reproduced"   # the same finding on an alert a person triaged already: no move
+RERUN_UNDECIDED = "rerun undecided"
+RERUN_VERDICTS = (REPRODUCED, WITHDRAWN, NOT_REPRODUCED, RERUN_UNDECIDED)
 
 #: An alert's status: the whole-series detector's changes are confirmed; the tip detector's
 #: (stats/tip.py) suspect after one or two commits out of line, confirmed once the level holds

@@ -126,6 +126,11 @@ class AlertRepository:
                         note=note)
         self.db.conn.commit()
 
+    def note(self, alert: Alert, action: str, *, who: str, note: str) -> None:
+        """An event on ``alert`` that moves no state (the robot's rerun requests and verdicts)."""
+        self._event(alert.id, who=who, action=action, from_state=alert.state, to_state=alert.state, note=note)
+        self.db.conn.commit()
+
     def add_evidence(self, alert: Alert, run_id: int, *, who: str, note: str) -> None:
         self._event(alert.id, who=who, action="evidence", from_state=alert.state, to_state=alert.state,
                     note=note, run_id=run_id)
@@ -185,6 +190,16 @@ class AlertRepository:
                             tuple(self.all(summary_id=summary_id)))
 
     def events(self, alert_id: int) -> list[AlertEvent]:
-        query = alert_events.select().where(alert_events.c.alert_id == alert_id).order_by(alert_events.c.id)
-        return [AlertEvent(r["id"], r["alert_id"], r["at"], r["who"], r["action"], r["from_state"], r["to_state"],
-                           r["note"], r["run_id"]) for r in self.db.conn.execute(query).mappings()]
+        return self.all_events(alert_events.c.alert_id == alert_id).get(alert_id, [])
+
+    def all_events(self, where: Any = None) -> dict[int, list[AlertEvent]]:
+        """Every alert's events (those ``where`` selects), oldest first, by alert id."""
+        query = alert_events.select().order_by(alert_events.c.id)
+        if where is not None:
+            query = query.where(where)
+        found: dict[int, list[AlertEvent]] = {}
+        for r in self.db.conn.execute(query).mappings():
+            found.setdefault(r["alert_id"], []).append(AlertEvent(
+                r["id"], r["alert_id"], r["at"], r["who"], r["action"], r["from_state"], r["to_state"],
+                r["note"], r["run_id"]))
+        return found

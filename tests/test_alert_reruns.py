@@ -1,0 +1,99 @@
+"""The robot's reruns (analysis/alert_reruns.py), on a real store filled by real ``perflab run``s.
+
+A shell loop whose length is the commit's (the repository's ``delay`` file) times the
+machine's "speed" (a file outside the repository, read when the loop runs): the test makes
+the machine 4x slower for the newest commits with no code change, as this VM does for
+seconds at a time. The tip detector rightly confirms that; measured again side by side,
+the two commits run alike and the alert is withdrawn. A real step of the code reproduces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perflab.analysis.alerts import update_alerts
+from perflab.model.alerts import INVALID, REPRODUCED, RERUN_REQUESTED, UNTRIAGED, WITHDRAWN
+from perflab.store import Store
+
+from conftest import run_cli
+from test_history import commit, git, new_repo
+
+# its runs are timed and judged: another worker's test is a real competing load
+pytestmark = pytest.mark.exclusive
+
+LOOPS = "15000"   # from ~20 ms of user time here; the steps are 4x, as in test_alerts.py
+
+
+def record(db: str, repo: Path, sha: str, speed: Path) -> None:
+    """Two benchmarks of the commit: "code" runs the commit's loop; "machine" a fixed loop
+    times the machine's speed file, read as it runs (rerun later, it reads it again)."""
+    loops = git(repo, "show", f"{sha}:delay")
+    for name, count in (("code", loops), ("machine", f"{LOOPS}*$(cat {speed})")):
+        run_cli("run", "-q", "-n", "3", "--repo", str(repo), "--commit", sha, "--label", "nightly", "--name", name,
+                "--", "sh", "-c", f"n=$(({count})); i=0; while [ $i -lt $n ]; do i=$((i+1)); done",
+                db=db, check=True)
+
+
+def update(db: str) -> list:
+    with Store(db) as store:
+        return update_alerts(store, labels=["nightly"])
+
+
+def user_alerts(db: str, sha: str, benchmark: str) -> list:
+    with Store(db) as store:
+        return [a for a in store.alerts.all() if (a.metric, a.first_bad, a.benchmark) == ("user", sha, benchmark)]
+
+
+def actions(db: str, alert_id: int) -> list[tuple[str, str]]:
+    with Store(db) as store:
+        return [(e.who, e.action) for e in store.alerts.events(alert_id)]
+
+
+def verdicts(db: str, alert_id: int) -> list[tuple[str, str]]:
+    """The robot's events on the alert other than evidence, with their notes (for a failure's message)."""
+    with Store(db) as store:
+        return [(e.action, e.note) for e in store.alerts.events(alert_id) if e.action != "evidence"]
+
+
+def test_a_machine_state_is_withdrawn_on_rerun_and_a_code_step_reproduces(tmp_path):
+    db, repo, speed = str(tmp_path / "perflab.db"), new_repo(tmp_path / "app"), tmp_path / "speed"
+    speed.write_text("1\n")
+    line = []
+    for i in range(12):
+        if i == 8:
+            speed.write_text("4\n")   # the machine is 4x slower from here, for "machine" only
+        # the code's loop 4x longer from commit 8 on, for "code" only
+        line.append(commit(repo, f"commit {i}", LOOPS if i == 0 else str(4 * int(LOOPS)) if i == 8 else None))
+        record(db, repo, line[-1], speed)
+    update(db)
+    shifted, step = user_alerts(db, line[8], "machine"), user_alerts(db, line[8], "code")
+    for found in (shifted, step):
+        assert found and all(a.method == "tip" and a.kind == "regression" for a in found), found
+        assert all(("perflab", RERUN_REQUESTED) in actions(db, a.id) for a in found)
+    assert update(db) == []   # asked once
+    speed.write_text("1\n")   # the machine is back; the nightly loop honours the requests
+    done = run_cli("alerts", "--rerun", "--as-recorded", db=db, check=True, timeout=600)
+    assert done.stderr.count(f"measured {line[7][:12]}..{line[8][:12]} again (8 runs)") == 2, done.stderr
+    update(db)
+    for a in user_alerts(db, line[8], "machine"):
+        assert a.state == INVALID and ("perflab", WITHDRAWN) in actions(db, a.id), verdicts(db, a.id)
+    for a in user_alerts(db, line[8], "code"):
+        assert a.state == UNTRIAGED and ("perflab", REPRODUCED) in actions(db, a.id), verdicts(db, a.id)
+    with Store(db) as store:
+        withdrawn = next(e for e in store.alerts.events(shifted[0].id) if e.action == WITHDRAWN)
+    assert "not reproduced: rerun of 4 round(s) measured" in withdrawn.note, withdrawn.note
+    # judged once: a further update and rerun change nothing
+    before = {a.id: actions(db, a.id) for a in (*shifted, *step)}
+    again = run_cli("alerts", "--rerun", "--as-recorded", db=db, check=True)
+    assert update(db) == [] and "measured" not in again.stderr
+    assert {a.id: actions(db, a.id) for a in (*shifted, *step)} == before
+
+
+def test_rerun_must_say_it_runs_the_commands_as_recorded(tmp_path):
+    for args in (["--rerun"], ["--as-recorded"], ["--update", "--rerun"]):
+        result = run_cli("alerts", *args, db=str(tmp_path / "none.db"))
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert "--as-recorded" in result.stderr
+
