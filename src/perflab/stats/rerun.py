@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from perflab.stats.distributions import t_ppf
+
 REPRODUCED, NOT_REPRODUCED, UNDECIDED = "reproduced", "not reproduced", "undecided"
 #: Rounds a rerun measures: 4 in ABBA order leave 3 df (t = 3.18 at 95%, against 4.30 with
 #: 2 df) for 8 runs, and pair every order with its reverse twice.
@@ -69,9 +71,8 @@ def judge(good: ArrayLike, bad: ArrayLike, before: float, after: float, alpha: f
     if d.size < 2 or not (before > 0 and after > 0) or before == after:
         centre = float(np.exp(d.mean())) if d.size else math.nan
         return RerunVerdict(UNDECIDED, centre, math.nan, math.nan, int(d.size))
-    from scipy.stats import t
     mean = float(d.mean())
-    half = float(t.isf(alpha / 2, d.size - 1)) * float(d.std(ddof=1)) / math.sqrt(d.size)
+    half = t_ppf(1 - alpha / 2, d.size - 1) * float(d.std(ddof=1)) / math.sqrt(d.size)
     low, high = mean - half, mean + half
     step = math.log(after / before)
     sign = 1.0 if step > 0 else -1.0
