@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import forkserver
+import scheduling
 import services
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +70,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     of its node id (what pytest-xdist 3.8 fails to add under pytest 9.2's structured node ids,
     pytest-dev/pytest-xdist#1386): its xdist_group mark's, or else, for a test using a
     module-scoped fixture, its module's, so the fixture is built once, not once per worker
-    (unless marked ``spread``: cheap fixtures, long tests better spread over the workers)."""
+    (unless marked ``spread``: cheap fixtures, long tests better spread over the workers). Then
+    the order in which the units go out (tests/scheduling.py)."""
     if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
         return
     for item in items:
@@ -83,6 +85,7 @@ def pytest_collection_modifyitems(config, items) -> None:
             groups = [item.nodeid.split("::", 1)[0]]
         if groups:
             _set_node_id(item, f"{item.nodeid}@{'_'.join(groups)}")
+    scheduling.order(items)
 
 
 def _set_node_id(item, nodeid: str) -> None:
