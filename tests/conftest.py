@@ -260,10 +260,15 @@ def _forked() -> bool:
     return os.environ.get("PERFLAB_TESTS_FORKSERVER", "1") != "0"
 
 
+def perflab_argv() -> list[str]:
+    """``perflab`` as an argv for Popen: tests/forkserver.py's client, or (PERFLAB_TESTS_FORKSERVER=0)
+    a fresh ``python -m perflab.cli.main``. The environment is the client's own."""
+    return forkserver.client_command() if _forked() else list(PERFLAB)
+
+
 def perflab_shell() -> str:
-    """``perflab`` for a shell line: tests/forkserver.py's client, or (PERFLAB_TESTS_FORKSERVER=0)
-    a fresh ``python -m perflab.cli.main``."""
-    return forkserver.shell_command() if _forked() else shlex.join(PERFLAB)
+    """``perflab`` for a shell line (``perflab_argv``)."""
+    return shlex.join(perflab_argv())
 
 
 def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout: float = 120,
