@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import forkserver
+import scheduling
 import services
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +70,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     of its node id (what pytest-xdist 3.8 fails to add under pytest 9.2's structured node ids,
     pytest-dev/pytest-xdist#1386): its xdist_group mark's, or else, for a test using a
     module-scoped fixture, its module's, so the fixture is built once, not once per worker
-    (unless marked ``spread``: cheap fixtures, long tests better spread over the workers)."""
+    (unless marked ``spread``: cheap fixtures, long tests better spread over the workers). Then
+    the order in which the units go out (tests/scheduling.py)."""
     if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
         return
     for item in items:
@@ -83,6 +85,7 @@ def pytest_collection_modifyitems(config, items) -> None:
             groups = [item.nodeid.split("::", 1)[0]]
         if groups:
             _set_node_id(item, f"{item.nodeid}@{'_'.join(groups)}")
+    scheduling.order(items)
 
 
 def _set_node_id(item, nodeid: str) -> None:
@@ -257,10 +260,15 @@ def _forked() -> bool:
     return os.environ.get("PERFLAB_TESTS_FORKSERVER", "1") != "0"
 
 
+def perflab_argv() -> list[str]:
+    """``perflab`` as an argv for Popen: tests/forkserver.py's client, or (PERFLAB_TESTS_FORKSERVER=0)
+    a fresh ``python -m perflab.cli.main``. The environment is the client's own."""
+    return forkserver.client_command() if _forked() else list(PERFLAB)
+
+
 def perflab_shell() -> str:
-    """``perflab`` for a shell line: tests/forkserver.py's client, or (PERFLAB_TESTS_FORKSERVER=0)
-    a fresh ``python -m perflab.cli.main``."""
-    return forkserver.shell_command() if _forked() else shlex.join(PERFLAB)
+    """``perflab`` for a shell line (``perflab_argv``)."""
+    return shlex.join(perflab_argv())
 
 
 def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout: float = 120,

@@ -244,12 +244,17 @@ def _main_path() -> str:
     return spec.origin
 
 
+def client_command() -> list[str]:
+    """The argv that runs ``perflab``: a client (the standard library only, no site) that hands
+    the server its own stdin/stdout/stderr, environment and working directory, and ends as the
+    perflab process ends (its exit code, or its signal)."""
+    return [sys.executable, "-S", __file__, "--client", _socket_path()]
+
+
 def shell_command() -> str:
-    """What a shell line runs for ``perflab``: a client (the standard library only, no site)
-    that hands the server its own stdin/stdout/stderr, environment and working directory, and
-    ends as the perflab process ends (its exit code, or its signal)."""
+    """``client_command`` for a shell line."""
     import shlex
-    return shlex.join([sys.executable, "-S", __file__, "--client", _socket_path()])
+    return shlex.join(client_command())
 
 
 def _client(path: str, args: list[str]) -> None:

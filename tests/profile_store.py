@@ -7,12 +7,16 @@ down by as much. Every repetition is ``perf record -e cpu-clock -g`` of the prog
 call traces, folded stacks), as the perf-profile monitor does. Beside the profile each
 repetition stores the program's measured wall time (the benchmark's metric) and the
 child's user time as ``rusage.utime`` (a monitor metric: a counter).
+
+``profiled_store`` records it once per test session (whichever xdist worker asks first) and
+gives each module a copy of its own: the four modules that read it used to record it each.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -23,6 +27,8 @@ from perflab.execute.perf_profile import aggregate
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
 from perflab.model.run_request import RunRequest
 from perflab.store import Store
+
+import services
 
 PROG = r"""
 #include <stdio.h>
@@ -113,4 +119,26 @@ def build_store(workdir: Path) -> str:
         bare = store.runs.create(label="bare", host="test", request=RunRequest(), environment={})
         store.samples.add(bare, POINT, 0, [Measurement("time", 0.5, "s")])
         store.runs.set_status(bare, RunStatus.COMPLETE)
+    return db
+
+
+def profiled_store(directory: Path) -> str:
+    """A copy in ``directory`` of the session's one ``build_store`` (recorded under the session's
+    directory by the first test that asks, on any worker; the others wait for it): a test may
+    write to its copy."""
+    def record(register) -> str:
+        assert services.directory is not None
+        workdir = services.directory / "profile-store"
+        shutil.rmtree(workdir, ignore_errors=True)   # what a skipped attempt left
+        workdir.mkdir()
+        register({"remove": [str(workdir)]})
+        return build_store(workdir)
+
+    db = str(directory / "perflab.db")
+    source, copy = sqlite3.connect(services.shared("profile-store", record)), sqlite3.connect(db)
+    try:
+        source.backup(copy)
+    finally:
+        source.close()
+        copy.close()
     return db

@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 REAPER_STOP_S = 60
 directory: Path | None = None     # the session's, set by conftest.py in pytest_configure
@@ -72,11 +73,15 @@ def shared(name: str, start: Callable[[Callable[[dict], None]], str]) -> str:
         return url
 
 
+_held: IO[str] | None = None       # this process's hold of machine.lock while a test runs
+
+
 @contextmanager
 def machine(exclusive: bool) -> Iterator[None]:
     """Hold the session's machine while a test runs: shared by every test, alone for a test that
     measures the whole machine (``exclusive``). A gate taken by the exclusive test first keeps new
     tests from starting while it waits for the running ones to end (no starving it)."""
+    global _held
     if directory is None:
         yield
         return
@@ -92,10 +97,32 @@ def machine(exclusive: bool) -> Iterator[None]:
         else:
             fcntl.flock(lock, fcntl.LOCK_SH)
             fcntl.flock(gate, fcntl.LOCK_UN)
+            _held = lock
             try:
                 yield
             finally:
+                _held = None
                 fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@contextmanager
+def alone() -> Iterator[None]:
+    """Inside a test that holds the machine shared: the machine alone for a block (what a fixture
+    records and a test then judges), shared again after it. It lets go of its share before it
+    queues at the gate, so two workers asking at once take turns (no deadlock)."""
+    lock = _held
+    if directory is None or lock is None:
+        yield                                # pytest without the session's lock, or already alone
+        return
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    with open(directory / "machine.gate", "a") as gate:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(lock, fcntl.LOCK_EX)         # every other running test has ended; none starts
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_SH)     # gate still held: no exclusive waiter to race
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
 
 def reap(where: Path) -> None:

@@ -22,14 +22,13 @@ from perflab.model.alerts import ACTIONS, DUPLICATE, STATES, TRANSITIONS, UNTRIA
 from perflab.model.errors import UsageError
 from perflab.store import Store
 
+import services
 from browser import BROWSER_GROUP
 from conftest import _new_pg_database, run_cli, serving
 from test_history import commit, git, new_repo
 
-# the session's one browser: the module's tests run on its xdist worker (its fixtures built once);
-# exclusive: its runs are timed and judged, and another worker's test is a real competing load
-# (the recorded levels then spread 20-30% and the way back is rightly not confirmed)
-pytestmark = [BROWSER_GROUP, pytest.mark.exclusive]
+# the session's one browser: the module's tests run on its xdist worker (its fixtures built once)
+pytestmark = [BROWSER_GROUP, pytest.mark.alone]   # labs: recorded with the machine alone
 
 FAST, SLOW = "15000", "60000"  # shell loop iterations (times k = 1, 2): from ~20 ms of user time here
 # a 4x step: a loaded machine's stray commit (its median at 1.5x) must not hide it
@@ -73,12 +72,26 @@ def rerun(db: str) -> list:
     return update(db)
 
 
+@pytest.fixture(scope="module")
+def labs(tmp_path_factory, postgres_server) -> dict[str, dict]:
+    """Both stores' labs, recorded one after the other with the machine alone (services.alone):
+    their runs are timed and judged, and another worker's test is a real competing load (the
+    recorded levels then spread 20-30% and the way back is rightly not confirmed). Both at the
+    module's start, so no later exclusive block waits for another worker's long test; the
+    tests that read them share the machine."""
+    with services.alone():
+        return {"sqlite": record_lab(tmp_path_factory, str(tmp_path_factory.mktemp("alerts") / "perflab.db")),
+                "postgresql": record_lab(tmp_path_factory, _new_pg_database(postgres_server))}
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def lab(request, tmp_path_factory):
-    base = tmp_path_factory.mktemp("alerts")
-    db = (str(base / "perflab.db") if request.param == "sqlite"
-          else _new_pg_database(request.getfixturevalue("postgres_server")))
-    repo = new_repo(base / "app")
+def lab(request, labs) -> dict:
+    return labs[request.param]
+
+
+def record_lab(tmp_path_factory, db: str) -> dict:
+    """The module's stages recorded in ``db`` (see the module doc), alerts updated after each."""
+    repo = new_repo(tmp_path_factory.mktemp("alerts") / "app")
     line = stage(db, repo, [f"fast {i}" for i in range(6)], FAST)
     line += stage(db, repo, ["double the loop"] + [f"slow {i}" for i in range(5)], SLOW)
     first, again = update(db), update(db)

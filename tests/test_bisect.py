@@ -129,6 +129,7 @@ def _bisect(repo: str, *extra: str, env: dict | None = None, timeout: float = 30
                    *extra, env=env, timeout=timeout)
 
 
+@pytest.mark.long   # minutes: started early (tests/scheduling.py)
 def test_bisect_names_the_commit_in_9_of_10_noisy_trials(repo, tmp_path):
     expected = _sha(repo, f"main~{199 - BAD_INDEX}")
     found, runs = 0, []

@@ -8,12 +8,12 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import run_cli
-from profile_store import REPETITIONS, build_store
+from profile_store import REPETITIONS, profiled_store
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> str:
-    return build_store(tmp_path_factory.mktemp("cliprofile"))
+    return profiled_store(tmp_path_factory.mktemp("cliprofile"))
 
 
 def test_compare_profile_lkp_lists_the_changed_functions_first(db):

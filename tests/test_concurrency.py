@@ -18,7 +18,7 @@ from perflab.model.run_request import RunRequest
 from perflab.store import Store
 from perflab.store.schema import runs
 
-from conftest import PERFLAB
+from conftest import perflab_argv
 
 WRITERS = 16
 SAMPLES = 50
@@ -34,7 +34,8 @@ def _env() -> dict[str, str]:
 def _concurrent_runs(db: str, benchmark: str | None = None) -> None:
     """WRITERS perflab runs started together on ``db``; each must exit 0 and keep all."""
     name = ["--name", benchmark] if benchmark else []
-    procs = [subprocess.Popen([*PERFLAB, "--db", db, "run", "-n", str(SAMPLES), "-q",
+    perflab = perflab_argv()   # forked from the fork server: the 16 start closer together than 16 interpreters
+    procs = [subprocess.Popen([*perflab, "--db", db, "run", "-n", str(SAMPLES), "-q",
                                "--label", f"c{i}", *name, "--", "true"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=_env(), stdin=subprocess.DEVNULL)

@@ -11,14 +11,14 @@ from perflab.analysis.profile import folded_stacks
 from perflab.render.flamegraph import X_PAD, parse_folded, render_flamegraph
 from perflab.store import Store
 
-from profile_store import build_store
+from profile_store import profiled_store
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(scope="module")
 def stacks(tmp_path_factory):
-    db = build_store(tmp_path_factory.mktemp("flame"))
+    db = profiled_store(tmp_path_factory.mktemp("flame"))
     with Store(db) as store:
         return (folded_stacks(store, store.runs.resolve("base")),
                 folded_stacks(store, store.runs.resolve("patched")))

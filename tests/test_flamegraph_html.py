@@ -14,14 +14,14 @@ from perflab.store import Store
 
 from browser import BROWSER_GROUP, chromium, console_errors
 from conftest import run_cli
-from profile_store import build_store
+from profile_store import profiled_store
 
 pytestmark = BROWSER_GROUP   # the session's one browser: its tests run on one xdist worker
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    return build_store(tmp_path_factory.mktemp("fg"))
+    return profiled_store(tmp_path_factory.mktemp("fg"))
 
 
 @pytest.fixture(scope="module")

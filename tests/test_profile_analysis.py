@@ -14,12 +14,12 @@ from perflab.model.run_request import RunRequest
 from perflab.render.lkp_lines import profile_line
 from perflab.store import Store
 
-from profile_store import REPETITIONS, build_store
+from profile_store import REPETITIONS, profiled_store
 
 
 @pytest.fixture(scope="module")
 def real_db(tmp_path_factory) -> str:
-    return build_store(tmp_path_factory.mktemp("profiled"))
+    return profiled_store(tmp_path_factory.mktemp("profiled"))
 
 
 def _runs(store: Store, *refs: str):

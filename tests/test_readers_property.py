@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from conftest import PERFLAB
+from conftest import PERFLAB, run_cli
 from reader_inputs import READERS, outcome
 
 SETTINGS = settings(max_examples=200, deadline=None, database=None,
@@ -72,8 +72,7 @@ def test_cli_import_is_one_line_and_writes_nothing(name, data, tmp_path_factory)
     path = workdir / f"input{reader.suffix}"
     path.write_bytes(content)
     db = workdir / "perflab.db"
-    result = subprocess.run([*PERFLAB, *reader.cli(str(path), str(db))], capture_output=True, text=True,
-                            timeout=120, stdin=subprocess.DEVNULL)
+    result = run_cli(*reader.cli(str(path), str(db)), timeout=120)   # the fork server's: no start-up per example
     assert result.returncode in (0, 2), result.stderr
     if result.returncode == 2:
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr

@@ -10,6 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, perflab_shell
 
 
@@ -73,6 +75,7 @@ def test_tour_runs_as_written(tmp_path):
     assert [row.split()[1] for row in listing[2:]] == ["two", "ab"]
 
 
+@pytest.mark.long   # minutes: started early (tests/scheduling.py)
 def test_main_job_runs_as_written(tmp_path):
     line = BLOCKS[0].strip().removeprefix("./install.sh && ")
     result = _shell(line, ROOT, tmp_path / "perflab.db")  # run from the checkout, as written
@@ -113,6 +116,7 @@ def test_compare_examples_run_as_written(tmp_path):
             assert "hackbench" in result.stdout, line
 
 
+@pytest.mark.long
 def test_profile_examples_run_as_written(tmp_path):
     outputs = {}
     for line in _commands(_blocks("docs/profiles.md")[0]):
