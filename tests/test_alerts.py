@@ -1,8 +1,9 @@
 """Regression alerts and their triage, on real stores (SQLite and PostgreSQL) filled by real
 ``perflab run``s of a shell loop whose length doubles at one commit of a real git repository.
 
-Stages of the module's store (the ``lab`` fixture): 12 commits, the loop doubled from the
-7th (c6) on; 3 more commits at the slow level; 8 commits back at the fast level. Alerts are
+Stages of the module's store (the ``lab`` fixture): 16 commits, the loop doubled from the
+11th (``line[STEP]``) on; 3 more commits at the slow level; 8 commits back at the fast level
+(from ``line[BACK]``). Alerts are
 updated after each stage, so the tests see what each update created and what it kept; then,
 as a nightly loop does, the robot's rerun requests are honoured (`alerts --rerun`) and the
 next update judges them.
@@ -89,10 +90,18 @@ def lab(request, labs) -> dict:
     return labs[request.param]
 
 
+# commits before the step: the tip detector's bar is 8.7 history sds after 6 commits and 4.3
+# after 10, and mosum's one-step test on 12 points needs p < 0.0012; with 6 a 4x step in this
+# VM's noise went unalerted by the first update in 1 of 2 clean-clone rehearsals (as the README
+# history example's 2x step did: 88% detected with 6 + 6 commits, 100% with 10 + 6)
+STEP = 10
+BACK = STEP + 9   # 6 + 3 commits at the slow level, then the way back
+
+
 def record_lab(tmp_path_factory, db: str) -> dict:
     """The module's stages recorded in ``db`` (see the module doc), alerts updated after each."""
     repo = new_repo(tmp_path_factory.mktemp("alerts") / "app")
-    line = stage(db, repo, [f"fast {i}" for i in range(6)], FAST)
+    line = stage(db, repo, [f"fast {i}" for i in range(STEP)], FAST)
     line += stage(db, repo, ["double the loop"] + [f"slow {i}" for i in range(5)], SLOW)
     first, again = update(db), update(db)
     first += rerun(db)
@@ -116,21 +125,21 @@ def alerts_at(alerts, sha: str) -> dict[int, object]:
 
 def test_one_alert_per_change_grouped_by_commit_range(lab):
     line = lab["line"]
-    step = alerts_at(lab["first"], line[6])
+    step = alerts_at(lab["first"], line[STEP])
     assert set(step) == {1, 2}, lab["first"]
     for a in step.values():
-        assert (a.last_good, a.benchmark, a.kind, a.state) == (line[5], "loop", "regression", UNTRIAGED)
+        assert (a.last_good, a.benchmark, a.kind, a.state) == (line[STEP - 1], "loop", "regression", UNTRIAGED)
         assert a.oriented_pct < -100 and a.p_value < 0.05 and not a.recovered
     # one summary for the commit range, whatever the point or metric
     assert step[1].summary_id == step[2].summary_id
     with Store(lab["db"]) as store:
         summary = store.alerts.summary(step[1].summary_id)
-        assert {(a.last_good, a.first_bad) for a in summary.alerts} == {(line[5], line[6])}
+        assert {(a.last_good, a.first_bad) for a in summary.alerts} == {(line[STEP - 1], line[STEP])}
         assert summary.state == UNTRIAGED
         # every alert of the range, whichever update raised it (a noisy metric's change may be
         # confirmed by the tip detector a few commits later), is in that one summary
-        assert {a.id for a in lab["first"] if a.first_bad == line[6]} <= {a.id for a in summary.alerts}
-        assert {a.id for a in list_alerts(store) if (a.last_good, a.first_bad) == (line[5], line[6])} == \
+        assert {a.id for a in lab["first"] if a.first_bad == line[STEP]} <= {a.id for a in summary.alerts}
+        assert {a.id for a in list_alerts(store) if (a.last_good, a.first_bad) == (line[STEP - 1], line[STEP])} == \
             {a.id for a in summary.alerts}
         created = store.alerts.events(step[1].id)
     assert [(e.who, e.action, e.to_state) for e in created][0] == ("perflab", "created", UNTRIAGED)
@@ -142,16 +151,16 @@ def test_update_is_idempotent(lab):
 
 def test_change_id_is_stable_when_commits_are_appended(lab):
     line = lab["line"]
-    assert alerts_at(lab["appended"], line[6]) == {}  # no new alert for the same step
+    assert alerts_at(lab["appended"], line[STEP]) == {}  # no new alert for the same step
     with Store(lab["db"]) as store:
-        current = alerts_at(list_alerts(store), line[6])
+        current = alerts_at(list_alerts(store), line[STEP])
     assert {m: a.change_id for m, a in current.items()} == {m: a.change_id
-                                                            for m, a in alerts_at(lab["first"], line[6]).items()}
+                                                            for m, a in alerts_at(lab["first"], line[STEP]).items()}
 
 
 def way_back(alerts, line: list[str]) -> dict[int, object]:
-    """The user-time alerts of the step back to the old level, at its commit (line[15])."""
-    return alerts_at(alerts, line[15])
+    """The user-time alerts of the step back to the old level, at its commit (line[BACK])."""
+    return alerts_at(alerts, line[BACK])
 
 
 def test_a_later_change_back_to_the_old_level_marks_it_recovered(lab):
@@ -160,7 +169,7 @@ def test_a_later_change_back_to_the_old_level_marks_it_recovered(lab):
     assert set(back) == {1, 2} and all(a.kind == "improvement" for a in back.values()), \
         [(a.metric, a.params, line.index(a.first_bad), a.kind, a.method) for a in lab["recovered"]]
     with Store(lab["db"]) as store:
-        step = alerts_at(list_alerts(store), line[6])
+        step = alerts_at(list_alerts(store), line[STEP])
         for k, a in step.items():
             assert a.recovered and a.recovered_by == back[k].change_id
             assert [e.action for e in store.alerts.events(a.id)][-1] == "recovered"
@@ -222,7 +231,7 @@ def test_every_transition_legal_or_refused(lab):
 def test_triage_from_the_cli(lab):
     db, line = lab["db"], lab["line"]
     with Store(db) as store:
-        alert, user = alerts_at(list_alerts(store), line[6]).values()
+        alert, user = alerts_at(list_alerts(store), line[STEP]).values()
     ok = run_cli("alert", str(alert.id), "ack", "--note", "bisecting it", "--who", "ann", db=db)
     assert ok.returncode == 0 and "acknowledged" in ok.stdout, ok.stderr
     default = run_cli("alert", str(alert.id), "fixed", db=db, env={"USER": "carol"})
@@ -263,10 +272,10 @@ def test_triage_from_the_cli(lab):
 def test_alert_page_changes_and_report_show_the_state(lab):
     db, line = lab["db"], lab["line"]
     with Store(db) as store:
-        alert = alerts_at(list_alerts(store), line[6])[1]
+        alert = alerts_at(list_alerts(store), line[STEP])[1]
     text = run_cli("alert", str(alert.id), db=db, check=True).stdout
     assert text.startswith(f"alert {alert.id}: regression of loop.user")
-    assert f"{line[5]} (last good) .. {line[6]} (first bad)" in text
+    assert f"{line[STEP - 1]} (last good) .. {line[STEP]} (first bad)" in text
     assert "perflab noticed a" in text and "double the loop" in text and "history:" in text
     listed = run_cli("changes", "--format", "json", "--metric", "user", "--method", METHOD, db=db, check=True)
     changes = json.loads(listed.stdout)
@@ -318,7 +327,7 @@ def test_alert_pages_list_filter_and_page(lab, servers):
     status, page = request(url + "/alerts?state=untriaged&per_page=1")
     untriaged = [a for a in alerts if a.state == UNTRIAGED]
     assert f"{len(untriaged)} alert(s); page 1 of {len(untriaged)}" in page and 'rel="next"' in page
-    step = alerts_at(alerts, lab["line"][6])[1]
+    step = alerts_at(alerts, lab["line"][STEP])[1]
     status, page = request(url + f"/alerts/{step.id}")
     assert status == 200 and "perflab noticed a" in page and 'id="triage"' not in page
     assert request(url + "/alerts/99999")[0] == 404
@@ -330,7 +339,7 @@ def test_alert_pages_list_filter_and_page(lab, servers):
 def test_triage_by_post_needs_the_token(lab, servers):
     plain, guarded, token = servers
     with Store(lab["db"]) as store:
-        alert = alerts_at(list_alerts(store), lab["line"][6])[2]
+        alert = alerts_at(list_alerts(store), lab["line"][STEP])[2]
     status, page = request(plain + f"/alerts/{alert.id}", {"action": "ack", "token": token})
     assert status == 403 and "read-only" in page
     status, page = request(guarded + f"/alerts/{alert.id}", {"action": "ack", "token": "wrong-token"})
@@ -356,7 +365,7 @@ def test_triage_form_in_chromium_escapes_the_note(lab, servers):
     from browser import chromium
     _, url, token = servers
     with Store(lab["db"]) as store:
-        alert = alerts_at(list_alerts(store), lab["line"][6])[1]
+        alert = alerts_at(list_alerts(store), lab["line"][STEP])[1]
     with chromium() as driver:
         driver.get(url + f"/alerts/{alert.id}")
         Select(driver.find_element("name", "action")).select_by_value("invalid")
@@ -386,13 +395,13 @@ def test_triage_form_in_chromium_escapes_the_note(lab, servers):
 def test_rerun_attaches_a_fresh_run_of_each_side(lab):
     db, line = lab["db"], lab["line"]
     with Store(db) as store:
-        alert = alerts_at(list_alerts(store), line[6])[1]
+        alert = alerts_at(list_alerts(store), line[STEP])[1]
     result = run_cli("alert", str(alert.id), "rerun", "--note", "is it noise?", "--who", "eve", db=db, timeout=300)
     assert result.returncode == 0, result.stderr
     with Store(db) as store:
         attached = [e for e in store.alerts.events(alert.id) if e.action == "evidence"]
         runs = {r.id: r for r in store.runs.all()}
-        assert [runs[e.run_id].commit for e in attached[-2:]] == [line[5], line[6]]
+        assert [runs[e.run_id].commit for e in attached[-2:]] == [line[STEP - 1], line[STEP]]
         assert [runs[e.run_id].label for e in attached[-2:]] == [
             f"alert{alert.id}-{side}-{runs[attached[-1].run_id].label.rsplit('-', 1)[1]}" for side in ("good", "bad")]
         assert all(e.who == "eve" and "is it noise?" in e.note for e in attached[-2:])

@@ -245,6 +245,9 @@ def _import(db: str, tmp_path, label: str, times: list[float]) -> None:
     run_cli("import", "hyperfine", str(path), "--label", label, "--host", "testbox", db=db, check=True)
 
 
+# exclusive: its two runs are recorded apart and judged; another worker's test beside one of them is
+# a real competing load, and the verdict then rightly says undecided (a clean-clone rehearsal)
+@pytest.mark.exclusive
 def test_verdict_exit_codes(sqlite_db, tmp_path):
     _import(sqlite_db, tmp_path, "good", [0.100, 0.101, 0.099, 0.1005, 0.0995, 0.1002])
     _import(sqlite_db, tmp_path, "same", [0.1001, 0.0999, 0.1004, 0.0996, 0.1003, 0.0998])

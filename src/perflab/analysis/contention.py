@@ -8,12 +8,19 @@ load took), the stall shares are stall over window. The benchmark's own tasks ar
 inside the directory, so however many threads it runs they never count. Above
 ``OUTSIDE_SHARE`` the run is flagged: another load competed, and its times may carry it.
 
+The machine's busy time comes in clock ticks (10 ms at USER_HZ 100), charged whole to
+whatever ran when the tick came: over a run of 8 samples of 10 ms, one tick is 5% of 2
+CPUs. So the CPU share must pass ``OUTSIDE_SHARE`` by more than that resolution allows: by
+``Z`` standard errors of a count of ticks (Poisson, sqrt(tick x outside µs), plus a tick for
+the readings at the ends). The stall figures are in µs and need no margin.
+
 Runs recorded before this (``psi.*`` metrics only) could not tell another load from
 the benchmark's own tasks: they get no figure.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +29,8 @@ from perflab.store import Store
 from perflab.store.series import ValueGroup
 
 OUTSIDE_SHARE = 0.05   # as the noise floor of the monitors' counters (lkp-tests: 5%)
+Z = 1.645              # one-sided 5%: a share this far above OUTSIDE_SHARE is not the ticks' noise
+TICK_US = 1e6 / 100    # /proc/stat's unit: USER_HZ, 100 on every Linux ABI perflab runs on
 RESOURCES = {f"{OUTSIDE_METRIC_PREFIX}cpu_us": "cpu", f"{OUTSIDE_METRIC_PREFIX}memory_stall_us": "memory",
              f"{OUTSIDE_METRIC_PREFIX}io_stall_us": "io"}
 READ = set(RESOURCES) | {OUTSIDE_WINDOW_METRIC}
@@ -36,13 +45,15 @@ class Outside:
     cpu: float
     memory: float
     io: float
+    cpu_error: float = 0.0   # the CPU share's standard error from tick counting
 
     @property
     def competed(self) -> bool:
-        return max(self.cpu, self.memory, self.io) > OUTSIDE_SHARE
+        return self.cpu - Z * self.cpu_error > OUTSIDE_SHARE or max(self.memory, self.io) > OUTSIDE_SHARE
 
     def text(self) -> str:
-        return f"{_pct(self.cpu)} of {self.cpus} CPUs, memory stalls {_pct(self.memory)}, I/O stalls {_pct(self.io)}"
+        return (f"{_pct(self.cpu)} (+-{100 * self.cpu_error:.1f}% in clock ticks) of {self.cpus} CPUs, "
+                f"memory stalls {_pct(self.memory)}, I/O stalls {_pct(self.io)}")
 
 
 def _pct(share: float) -> str:
@@ -51,7 +62,8 @@ def _pct(share: float) -> str:
 
 def outside_shares(groups: Sequence[ValueGroup], cpus: int) -> dict[str, float]:
     """Per resource, the outside figures of a run's samples (its value groups of the
-    READ metrics) as a share of the windows they cover; empty when none were recorded."""
+    READ metrics) as a share of the windows they cover, and ``cpu_error`` the CPU share's
+    standard error from tick counting; empty when none were recorded."""
     window = sum(float(g.values.sum()) for g in groups if g.metric == OUTSIDE_WINDOW_METRIC)
     if window <= 0:
         return {}
@@ -59,6 +71,8 @@ def outside_shares(groups: Sequence[ValueGroup], cpus: int) -> dict[str, float]:
     for g in groups:
         if g.metric in RESOURCES:
             shares[RESOURCES[g.metric]] += float(g.values.sum()) / window
+    capacity = window * max(cpus, 1)
+    shares["cpu_error"] = math.sqrt(TICK_US * max(shares["cpu"] * window, 0.0) + TICK_US ** 2) / capacity
     shares["cpu"] /= max(cpus, 1)
     return shares
 
@@ -76,7 +90,7 @@ def outside_loads(store: Store, runs: Sequence[RunInfo]) -> list[Outside]:
         cpus = int(((environment or {}).get("cpu") or {}).get("online_count") or 1)
         shares = outside_shares(groups[run.id], cpus)
         if shares:
-            out.append(Outside(run, cpus, shares["cpu"], shares["memory"], shares["io"]))
+            out.append(Outside(run, cpus, shares["cpu"], shares["memory"], shares["io"], shares["cpu_error"]))
     return out
 
 
