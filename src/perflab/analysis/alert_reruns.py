@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -65,7 +65,6 @@ class PendingRerun:
     last_good: str
     first_bad: str
     alerts: tuple[Alert, ...]
-    order: tuple[str, ...]     # the sides, in the order to measure them ("good", "bad", ...)
 
 
 def _since_request(events: Sequence[AlertEvent]) -> list[AlertEvent] | None:
@@ -96,34 +95,36 @@ def _sides(after: Sequence[AlertEvent], alert: Alert, commits: dict[int, str | N
             [r for r in runs if commits.get(r) == alert.first_bad])
 
 
-def _open(after: list[AlertEvent] | None) -> bool:
-    return after is not None and not any(e.action in RERUN_VERDICTS for e in after)
+def _open_requests(store: Store) -> Iterator[tuple[Alert, list[int], list[int]]]:
+    """Each alert with a rerun request and no verdict yet, with the evidence runs attached
+    since of its last good and its first bad commit. The runs' commits are read only
+    when some request is open (every update asks)."""
+    events = store.alerts.all_events()
+    commits: dict[int, str | None] | None = None
+    for a in store.alerts.all():
+        after = _since_request(events.get(a.id, []))
+        if after is None or any(e.action in RERUN_VERDICTS for e in after):
+            continue
+        if commits is None:
+            commits = {r.id: r.commit for r in store.runs.all(counted=False, details=False)}
+        good, bad = _sides(after, a, commits)
+        yield a, good, bad
 
 
 def pending_reruns(store: Store) -> list[PendingRerun]:
     """The commit ranges with a request that has no verdict nor its rounds measured, oldest first."""
-    events = store.alerts.all_events()
-    commits = {r.id: r.commit for r in store.runs.all(counted=False, details=False)}
     # one rerun per commit range and recorded command (the benchmark's, on its host)
     ranges: dict[tuple[str, str, str, str], list[Alert]] = {}
-    for a in store.alerts.all():
-        after = _since_request(events.get(a.id, []))
-        if after is not None and _open(after) and min(map(len, _sides(after, a, commits))) < rerun_stats.ROUNDS:
+    for a, good, bad in _open_requests(store):
+        if min(len(good), len(bad)) < rerun_stats.ROUNDS:
             ranges.setdefault((a.last_good, a.first_bad, a.host, a.benchmark), []).append(a)
-    return [PendingRerun(good, bad, tuple(found), tuple(rerun_stats.order()))
-            for (good, bad, _, _), found in ranges.items()]
+    return [PendingRerun(good, bad, tuple(found)) for (good, bad, _, _), found in ranges.items()]
 
 
 def judge_reruns(store: Store, who: str) -> int:
     """A verdict on every request whose evidence holds its rounds; how many were judged."""
-    events = store.alerts.all_events()
-    commits = {r.id: r.commit for r in store.runs.all(counted=False, details=False)}
     judged = 0
-    for a in store.alerts.all():
-        after = _since_request(events.get(a.id, []))
-        if after is None or not _open(after):
-            continue
-        good, bad = _sides(after, a, commits)
+    for a, good, bad in list(_open_requests(store)):   # listed first: judging writes events
         rounds = min(len(good), len(bad))
         if rounds < rerun_stats.ROUNDS:
             continue
@@ -207,12 +208,12 @@ def _recording(store: Store, alert: Alert, point: HistoryPoint) -> RunInfo:
 
 
 def rounds_plan(store: Store, pending: PendingRerun, stamp: str) -> list[RerunSide]:
-    """The runs of a requested rerun, in the order to measure them (``pending.order``),
+    """The runs of a requested rerun, in the order to measure them (stats/rerun.order),
     each labelled ``alert<ID>-<side>-<stamp>-<n>`` (ID: the range's first alert)."""
     first = pending.alerts[0]
     sides = {s.side: s for s in rerun_plan(store, first.id, stamp)}
     out = []
-    for n, side in enumerate(pending.order, start=1):
+    for n, side in enumerate(rerun_stats.order(), start=1):
         label = f"alert{first.id}-{side}-{stamp}-{n}"
         out.append(replace(sides[side], label=label, argv=with_option(sides[side].argv, "--label", label)))
     return out
