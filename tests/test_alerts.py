@@ -207,7 +207,8 @@ def test_every_transition_legal_or_refused(lab):
             for action, to in ACTIONS.items():
                 for step in _path_to(state):
                     act(step)
-                assert list_alerts(store, state=state)[-1].id == alert.id or state == UNTRIAGED
+                # other alerts may share the state (a rerun withdraws a machine state as invalid)
+                assert alert.id in {a.id for a in list_alerts(store, state=state)}
                 before = len(store.alerts.events(alert.id))
                 if can_move(state, to):
                     act(action)
