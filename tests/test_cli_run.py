@@ -6,8 +6,11 @@ import io
 import json
 import os
 import signal
+import time
 
 import pytest
+
+from perflab.execute import settle
 
 from conftest import run_cli
 
@@ -28,6 +31,25 @@ def test_true_records_every_sample(db_target):
     assert {s["metric"] for s in data["samples"]} >= {"time", "user", "system"}
     env = data["run"]["environment"]
     assert env["kernel"]["release"] and env["cpu"]["online_count"] >= 1 and env["loadavg_end"]
+    assert 0 <= env["settle_s"] <= settle.CAP_S   # the pause after perflab's start-up, stated
+
+
+def test_settle_pause_is_the_one_asked_for_and_stated(sqlite_db):
+    run_cli("run", "-q", "-n", "2", "--settle", "0.2", "--", "true", db=sqlite_db, check=True)
+    run_cli("run", "-q", "-n", "2", "--settle", "0", "--", "true", db=sqlite_db, check=True)
+    assert [_export(sqlite_db, run)["run"]["environment"]["settle_s"] for run in "12"] == [0.2, 0]
+    refused = run_cli("run", "-q", "-n", "2", "--settle", "-1", "--", "true", db=sqlite_db)
+    assert refused.returncode == 2 and "--settle" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_a_burst_of_cpu_is_waited_for_and_a_run_ended_restarts_the_count():
+    start = time.process_time()
+    while time.process_time() - start < 0.05:   # a burst like perflab's imports, smaller
+        pass
+    assert 0.05 <= settle.settle(None) <= settle.CAP_S
+    settle.run_ended()
+    assert settle.settle(None) < 0.05   # no burst since the run ended
+    assert settle.settle(0.0) == 0.0
 
 
 def test_sleep_time_is_close_to_its_duration(db_target):

@@ -14,6 +14,7 @@ from perflab.cli.common import (
     COMMAND_LINE,
     SECONDS,
     SEED,
+    Finite,
     RowId,
     count,
     format_option,
@@ -51,6 +52,9 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
               help="Measured repetitions per point [default: 10, or the suite's].")
 @click.option("-w", "--warmup", type=count(least=0), default=0, show_default=True,
               help="Unrecorded runs per point first.")
+@click.option("--settle", type=Finite(min=0), metavar="S",
+              help="Seconds idle before the first sample; by default as long as perflab's start-up used "
+                   "the CPU, at most 1 s.")
 @click.option("-c", "--command", "commands", multiple=True, metavar="CMD",
               help="A command line to measure; repeat for several, interleaved in one run.")
 @click.option("--command-name", "command_names", multiple=True, metavar="NAME",
@@ -162,7 +166,8 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
         setup=o["setup"], cleanup=o["cleanup"], show_output=o["show_output"],
         monitors=list(monitors.parse_names(o["monitor_list"])) if o["monitor_list"] else None,
         events=_event_list(o["events"]) if o["events"] is not None else None, profile_freq=o["profile_freq"],
-        call_graph=o["call_graph"], profile_scope=o["profile_scope"], force=o["force"])
+        call_graph=o["call_graph"], profile_scope=o["profile_scope"], force=o["force"],
+        settle=o["settle"])
     target = Target(words=tuple(o["target"]), after_dashdash=after_dashdash, commands=o["commands"],
                     command_names=o["command_names"], name=o["name"],
                     shell=o["shell_program"] or o["shell"] or None, ignore_failure=o["ignore_failure"],

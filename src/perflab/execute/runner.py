@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from perflab.execute import environment, plan
+from perflab.execute import environment, plan, settle
 from perflab.execute import monitors as monitoring
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams
 from perflab.execute.run_plan import RunPlan, interleaved, measure_shell_overhead, monitor_config
@@ -183,8 +183,10 @@ class Runner:
         self._pending = self.store.pending.open(run_id)
         self._flushed_at = time.monotonic()
         self.executor.open()
+        settled = 0.0
         try:
             with _terminate_as_interrupt():
+                settled = settle.settle(self.plans[0].options.settle)
                 for block in work:
                     if block.tasks and not self._execute_block(run_id, block, streams, capture):
                         break
@@ -202,7 +204,8 @@ class Runner:
                                       on_wait=self._warn_unreachable)
             self._pending.close()
             self._pending.path.unlink(missing_ok=True)
-            snapshot = dict(snapshot, loadavg_end=environment.read_loadavg())
+            settle.run_ended()
+            snapshot = dict(snapshot, loadavg_end=environment.read_loadavg(), settle_s=round(settled, 3))
             if self.stopped is not None:
                 stopped = self.stopped
                 self.store.when_reachable(

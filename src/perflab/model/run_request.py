@@ -15,9 +15,10 @@ from functools import cache
 from typing import Any
 
 from perflab.model.exact_decode import decode
-from perflab.model.limits import check_count
+from perflab.model.limits import check_count, check_number
 
 SCHEMA_VERSION = 2
+MAX_SETTLE_S = 60.0   # a pause longer than a minute is a mistyped option, not settling
 PROFILE_FREQ_HZ = 800   # lkp-tests' perf-profile default: comparable with robot reports, cheap
 
 
@@ -48,12 +49,15 @@ class RunOptions:
     call_graph: str = "fp"
     profile_scope: str = "system"
     force: bool = False                # run a sweep above params.MAX_POINTS
+    settle: float | None = None        # idle seconds before the first sample; None: execute/settle's rule
 
     def __post_init__(self) -> None:
         # the limits of docs/limits.md, for a request made without the CLI (a fleet job, a
         # suite file): a count beyond them is refused before any plan is built
         check_count(self.repetitions, "repetitions (-n)")
         check_count(self.warmup, "warm-ups (-w)", least=0)
+        if self.settle is not None:
+            check_number(self.settle, "--settle", least=0, most=MAX_SETTLE_S)
         if self.shuffle and self.seed is None:
             object.__setattr__(self, "seed", draw_seed())
 

@@ -78,4 +78,6 @@ def render_machine(env: Mapping[str, Any], width: int | None = None) -> str:
         ("perflab", f"{text(env.get('perflab_version'))} "
                     f"(Python {text(env.get('python_version'))})"),
     ]
+    if env.get("settle_s") is not None:   # runs recorded before perflab settled have none
+        rows.append(("settle", f"{env['settle_s']:g} s idle before the first sample"))
     return "\n".join(["Machine", *table(rows, width=width)])
