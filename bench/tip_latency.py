@@ -21,7 +21,8 @@ noise-quiet, noise-idle), remembering the levels it confirmed (stats/tip.watch, 
 confirmed finding, counted apart. Only alerts whose first commit lies outside the regimes
 the set's labels.json annotates (bench/label_regimes.py) are false; they are counted per
 1,000 looks outside them (looks whose newest commit lies outside). --explain lists each
-with its size, length, distance to the nearest label and the recording's memory.
+with its size, length, distance to the nearest label and the recording's memory, and
+every block of the recordings whose 4-sd step is not suspect within 2 commits (`misses`).
 
 Trade-off: --false-rate R1 R2 ... (the detector's stated false alerts per 1,000 looks) prints one
 row per rate: the latency shares on the same series and the pooled false alerts.
@@ -61,37 +62,81 @@ def step_sd(r: np.ndarray, history: np.ndarray, scale: str) -> float:
 
 
 def latency_series(noises: list[np.ndarray], history: int, trials: int, rng: np.random.Generator, scale: str,
-                   false_rate: float) -> dict[float, tuple[list[int], list[int]]]:
-    """Per step size: (commits until suspect, commits until confirmed) over ``trials`` series."""
+                   false_rate: float) -> dict[float, tuple[list[int], list[int], list[tuple[int, int]]]]:
+    """Per step size: (commits until suspect, commits until confirmed, (recording, start) of
+    each series) over ``trials`` series."""
     from perflab.stats import tip
     out = {}
     for d in STEPS:
-        sus, con = [], []
+        sus, con, where = [], [], []
         for _ in range(trials):
-            r = noises[rng.integers(len(noises))]
-            start = rng.integers(0, r.size - history - AFTER)
+            i = int(rng.integers(len(noises)))
+            r = noises[i]
+            start = int(rng.integers(0, r.size - history - AFTER))
             e = r[start:start + history + AFTER]
             sd = step_sd(r, e[:history], scale)
             x = 1.0 + e + np.r_[np.zeros(history), np.full(AFTER, d * sd)]
             looks = tip.replay(x, first=history + 1, false_rate=false_rate)
             sus.append(first_commit(looks, (tip.SUSPECT, tip.CONFIRMED)))
             con.append(first_commit(looks, (tip.CONFIRMED,)))
-        out[d] = (sus, con)
+            where.append((i, start))
+        out[d] = (sus, con, where)
     return out
+
+
+def distinct_share(hits: list[bool], where: list[tuple[int, int]]) -> str:
+    """The share over distinct series (a series drawn twice is the same series: its looks are
+    the same) with its exact two-sided 95% binomial interval: how finely the recordings can
+    tell a share (at 10 repetitions a commit each recording holds one block of history +
+    AFTER commits, so the draws repeat ~70 series)."""
+    from scipy.stats import beta
+    once = dict(zip(where, hits, strict=True))
+    n, k = len(once), sum(once.values())
+    low = beta.ppf(0.025, k, n - k + 1) if k else 0.0
+    high = beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
+    return f"{k}/{n} {low:.0%}-{high:.0%}"
 
 
 def latency(noises: list[np.ndarray], history: int, trials: int, rng: np.random.Generator, scale: str,
             false_rate: float) -> None:
     print(f"latency: {trials} series per step, history {history} commits of real noise, then the step "
           f"(in {'the history' if scale == 'sd' else 'robust'} sds)")
-    print(f"{'step':>5}{'suspect med/p90':>18}{'<= 2':>7}{'confirmed med/p90':>20}{'<= 5':>7}")
+    print(f"{'step':>5}{'suspect med/p90':>18}{'<= 2':>7}{'confirmed med/p90':>20}{'<= 5':>7}"
+          f"{'distinct series <= 2, 95% interval':>36}{'<= 5':>16}")
 
     def text(v: list[int]) -> str:
         med, p90 = (int(np.percentile(v, q, method="higher")) for q in (50, 90))
         return "/".join(str(c) if c <= AFTER else f">{AFTER}" for c in (med, p90))
-    for d, (sus, con) in latency_series(noises, history, trials, rng, scale, false_rate).items():
-        print(f"{d:>4.0f}σ{text(sus):>18}{np.mean(np.array(sus) <= 2):>7.0%}"
-              f"{text(con):>20}{np.mean(np.array(con) <= 5):>7.0%}")
+    for d, (sus, con, where) in latency_series(noises, history, trials, rng, scale, false_rate).items():
+        early, held = [c <= 2 for c in sus], [c <= 5 for c in con]
+        print(f"{d:>4.0f}σ{text(sus):>18}{np.mean(early):>7.0%}{text(con):>20}{np.mean(held):>7.0%}"
+              f"{distinct_share(early, where):>36}{distinct_share(held, where):>16}")
+
+
+def misses(noises: list[np.ndarray], names: list[str], history: int, false_rate: float, step: float = 4.0) -> None:
+    """Every non-overlapping block of each recording (history + AFTER commits) with a step of
+    ``step`` history sds after its history: those not suspect within 2 commits, with the
+    noise of their two tip commits about the history's mean (history sds) and the m = 2
+    suspect statistic against its bar (both scales' bar: the values are positive)."""
+    from perflab.stats import tip
+    print(f"\nmisses: every block of {history} + {AFTER} commits, {step:.0f}-sd step (history sds), "
+          "not suspect within 2; tip noise in history sds, m = 2 statistic / bar")
+    blocks = missed = 0
+    for name, r in zip(names, noises, strict=True):
+        for start in range(0, r.size - history - AFTER + 1, history + AFTER):
+            e = r[start:start + history + AFTER]
+            past, sd = e[:history], float(e[:history].std(ddof=1))
+            x = 1.0 + e + np.r_[np.zeros(history), np.full(AFTER, step * sd)]
+            looks = tip.replay(x[:history + 2], first=history + 1, false_rate=false_rate)
+            blocks += 1
+            if any(f.status in (tip.SUSPECT, tip.CONFIRMED) for f in looks):
+                continue
+            missed += 1
+            noise = (e[history:history + 2] - past.mean()) / sd
+            stat = abs(float((x[history:history + 2] - x[:history].mean()).mean())) / sd * math.sqrt(2)
+            print(f"    {name:<34} start {start:>4}  tip noise {noise[0]:+5.2f} {noise[1]:+5.2f}  "
+                  f"{stat:5.2f} / {tip.suspect_bar(history, 2, false_rate / 2):.2f}")
+    print(f"  missed {missed} of {blocks} blocks")
 
 
 def oracle(noises: list[np.ndarray], step: float = 4.0, alpha: float = 1e-3) -> None:
@@ -246,7 +291,8 @@ def main() -> int:
     if not all(0 < r < 1000 for r in args.false_rate):
         raise SystemExit(f"--false-rate {args.false_rate}: each rate lies in (0, 1000) per 1,000 looks")
     args.per_commit = args.per_commit or RunOptions().repetitions
-    raw = [x for s in args.sets for x in accuracy.load_noise(ROOT / "data" / s).values()]
+    loaded = {f"{s}/{name}": x for s in args.sets for name, x in accuracy.load_noise(ROOT / "data" / s).items()}
+    raw = list(loaded.values())
     shortest = min(x.size for x in raw) // args.per_commit
     args.history = args.history or min(50, shortest - AFTER - 1)
     if args.history + AFTER >= shortest:
@@ -263,6 +309,8 @@ def main() -> int:
         latency(noises, args.history, args.trials, rng, scale, rate)
     if args.trials:
         oracle(noises)
+    if args.trials and args.explain:
+        misses(noises, list(loaded), args.history, rate)
     report_false_alerts(args.sets, args.per_commit, args.explain, rate)
     return 0
 
