@@ -8,14 +8,17 @@ an alert is a distinct (state, first commit) it raised. Per cell -- noise family
 -- the suspects and confirmed alerts per 1,000 looks with exact Poisson 95% intervals, and
 how many of them are downward. The stated rate is tip.FALSE_RATE_PER_1000 (0.5).
 
-Rules: ``code`` is `tip.look` as in src; ``two-scales`` main's rule to c616a46 (positive
-values on their values and their logs, both rules both ways, each scale at half the rate);
-``values`` reads the values alone at the full rate; ``boxcox`` reads ONE scale at the full
-rate, the one of the larger Box-Cox profile likelihood (lambda = 1 values, lambda = 0 logs,
-Jacobian included) of the history before the look's longest tip.
+Rules: ``code`` is `tip.look` as in src (positive values on their values and their logs,
+both rules both ways, each scale at half the rate); ``values`` reads the values alone at the
+full rate; ``boxcox`` reads ONE scale at the full rate, the one of the larger Box-Cox profile
+likelihood (lambda = 1 values, lambda = 0 logs, Jacobian included) of the history before the
+look's longest tip; ``lighter-suspects`` and ``boxcox-suspects`` keep the code's
+confirmations and read the suspect rule at the full rate, the first a way up on the logs and
+a way down on the values (each way's lighter tail for noise normal on either scale), the
+second both ways on the Box-Cox scale. (Candidates of issue #18's tip-scale; bench/README.md.)
 
 Usage: bench/tip_null.py [--looks 40000] [--lengths 40 100] [--cv 1 5 10 20 30]
-       [--families normal lognormal] [--rules two-scales code] [--jobs 2] [--seed 2026]
+       [--families normal lognormal] [--rules code lighter-suspects boxcox-suspects] [--jobs 2] [--seed 2026]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from perflab.stats import tip
 
 CHUNK = 2_000  # looks per task: small enough to share the work across the jobs evenly
-FULL = tip.Rates(tip.FALSE_RATE_PER_1000, tip.FALSE_RATE_PER_1000)
-HALF = tip.Rates(tip.FALSE_RATE_PER_1000 / 2, tip.FALSE_RATE_PER_1000 / 2)
+RATE = tip.FALSE_RATE_PER_1000
+LOOK = tip.look  # the code's look, kept should a caller put a candidate in tip.look's place
+RANK = {tip.CONFIRMED: 2, tip.SUSPECT: 1}
 
 
 def logs_fit_better(history: np.ndarray) -> bool:
@@ -47,48 +52,78 @@ def logs_fit_better(history: np.ndarray) -> bool:
     return sd_log > 0.0 and math.log(sd_x) - math.log(sd_log) > float(logs.mean())
 
 
-def look_boxcox(values: np.ndarray, *, since: int = 0) -> tip.TipFinding:
-    """One scale a look, chosen from the history before the longest tip, at the full rate."""
+def _prepared(values: np.ndarray, since: int) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(positive values from ``since``, their indices, the look's longest tip), or None when
+    the look is `tip.look`'s own (undecided, or values not all positive: one scale)."""
     x = np.asarray(values, dtype=float)
     where = np.flatnonzero(np.isfinite(x[since:])) + since
     top = min(tip.MAX_TIP, where.size - tip.MIN_HISTORY)
     v = x[where]
-    if top < 1 or not bool((v > 0).all()) or not logs_fit_better(v[:-top][-tip.HISTORY_CAP:]):
-        return look_values(x, since=since)
+    return (v, where, top) if top >= 1 and bool((v > 0).all()) else None
+
+
+def look_boxcox(values: np.ndarray, *, since: int = 0) -> tip.TipFinding:
+    """ONE scale a look, chosen from the history before the longest tip, at the full rate."""
+    ready = _prepared(values, since)
+    if ready is None:
+        return LOOK(values, since=since)
+    v, where, top = ready
     logs = np.log(v)
-    found = tip._look_on(logs, logs, where, top, FULL)
+    if not logs_fit_better(v[:-top][-tip.HISTORY_CAP:]):
+        return tip._look_on(v, logs, where, top, RATE)
+    found = tip._look_on(logs, logs, where, top, RATE)
     if found.status in (tip.SUSPECT, tip.CONFIRMED):
         found = replace(found, level=math.exp(found.level), level_after=float(np.median(v[-found.commits:])))
     return found
 
 
-def look_two_scales(values: np.ndarray, *, since: int = 0) -> tip.TipFinding:
-    """main's rule to 2026-11-27 (c616a46): both scales, both rules and ways, each at half."""
-    x = np.asarray(values, dtype=float)
-    where = np.flatnonzero(np.isfinite(x[since:])) + since
-    top = min(tip.MAX_TIP, where.size - tip.MIN_HISTORY)
-    v = x[where]
-    if top < 1 or not bool((v > 0).all()):
-        return look_values(x, since=since)
+def _suspect(scales: list[tuple[np.ndarray, float]], where: np.ndarray, top: int, rate: float) -> tip.TipFinding:
+    """The suspect rule (m = 1 .. SUSPECT_TIP) at the look's full rate, each (scale, sign) read
+    one way (sign 0: both ways); the first test past its bar, else NONE."""
+    for m in range(1, min(top, tip.SUSPECT_TIP) + 1):
+        for s, sign in scales:
+            past = s[:-m][-tip.HISTORY_CAP:]
+            sd = float(past.std(ddof=1))
+            z = (float(s[-m:].mean()) - float(past.mean())) / sd if sd > 0 else 0.0
+            if (sign == 0 or sign * z > 0) and abs(z) * math.sqrt(m) > tip.suspect_bar(past.size, m, rate, top):
+                return tip.TipFinding(tip.SUSPECT, int(where[-m]), m, float(past.mean()), sd, math.nan, z,
+                                      tip.suspect_bar(past.size, m, rate, top), past.size)
+    return tip.TipFinding(tip.NONE, -1, 0, math.nan, math.nan, math.nan, math.nan, math.nan, 0)
+
+
+def _with_suspects(values: np.ndarray, *, since: int = 0, false_rate: float = RATE, scales: str) -> tip.TipFinding:
+    """main's confirmations (the median rule on values and logs, each at half the rate) with
+    the suspect rule read on ``scales``: "lighter" a way up on the logs, a way down on the
+    values; "boxcox" both ways on the scale `logs_fit_better` picks from the history before
+    the look's longest tip."""
+    ready = _prepared(values, since)
+    if ready is None:
+        return LOOK(values, since=since, false_rate=false_rate)
+    v, where, top = ready
     logs = np.log(v)
-    on_values, on_logs = tip._look_on(v, logs, where, top, HALF), tip._look_on(logs, logs, where, top, HALF)
-    rank = {tip.CONFIRMED: 2, tip.SUSPECT: 1}
-    return on_values if rank.get(on_logs.status, 0) <= rank.get(on_values.status, 0) else on_logs
+    on_values = tip._look_on(v, logs, where, top, false_rate / 2)
+    on_logs = tip._look_on(logs, logs, where, top, false_rate / 2)
+    for found in (on_values, on_logs):
+        if found.status == tip.CONFIRMED:
+            return found
+    if scales == "lighter":
+        return _suspect([(logs, 1.0), (v, -1.0)], where, top, false_rate)
+    return _suspect([(logs if logs_fit_better(v[:-top][-tip.HISTORY_CAP:]) else v, 0.0)], where, top, false_rate)
 
 
 def look_values(values: np.ndarray, *, since: int = 0) -> tip.TipFinding:
     """The values alone at the full rate."""
-    x = np.asarray(values, dtype=float)
-    where = np.flatnonzero(np.isfinite(x[since:])) + since
-    top = min(tip.MAX_TIP, where.size - tip.MIN_HISTORY)
-    if top < 1:
-        return tip.look(x, since=since)
-    v = x[where]
-    return tip._look_on(v, np.log(np.abs(v) + (v <= 0)), where, top, FULL)
+    ready = _prepared(values, since)
+    if ready is None:
+        return LOOK(values, since=since)
+    v, where, top = ready
+    return tip._look_on(v, np.log(v), where, top, RATE)
 
 
-RULES: dict[str, Callable[..., tip.TipFinding]] = {"code": tip.look, "two-scales": look_two_scales,
-                                                   "boxcox": look_boxcox, "values": look_values}
+RULES: dict[str, Callable[..., tip.TipFinding]] = {
+    "code": LOOK, "boxcox": look_boxcox, "values": look_values,
+    "lighter-suspects": partial(_with_suspects, scales="lighter"),
+    "boxcox-suspects": partial(_with_suspects, scales="boxcox")}
 
 
 def watch(x: np.ndarray, rule: Callable[..., tip.TipFinding]) -> list[tip.TipFinding]:
@@ -138,7 +173,8 @@ def main() -> None:
     parser.add_argument("--lengths", nargs="+", type=int, default=[40, 100])
     parser.add_argument("--cv", nargs="+", type=float, default=[1, 5, 10, 20, 30], help="noise sd, % of level")
     parser.add_argument("--families", nargs="+", default=["normal", "lognormal"], choices=("normal", "lognormal"))
-    parser.add_argument("--rules", nargs="+", default=["two-scales", "code"], choices=tuple(RULES))
+    parser.add_argument("--rules", nargs="+", default=["code", "lighter-suspects", "boxcox-suspects"],
+                        choices=tuple(RULES))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()

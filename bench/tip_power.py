@@ -5,14 +5,13 @@ young history, term by term, and whether borrowed strength could lift it (stats/
 1. Decomposition (exact, Gaussian noise). At the second commit after the step the suspect
    test of m = 2 decides (the union with the other tests of the two looks adds < 1 point,
    part 2): √2·(mean of the two − history mean)/sd against the bar t_{k−1}(share/2)·√(1 + 2/k),
-   share = the look's rate / 2 rules / 2 suspect tests (each way on one scale; / 2 scales more
-   before tip-scale). Its power is a noncentral
+   share = the look's rate / 2 scales / 2 rules / 2 suspect tests. Its power is a noncentral
    t (df k − 1, ncp d·√2/√(1 + 2/k)); each row removes one cost: the Bonferroni halvings, the
    estimated mean (√(1 + m/k)), the estimated sd (t_{k−1} instead of the normal quantile).
    A step of d true sds and of d sds of the history's own sample (the bench's reading).
    1b: what spending the rate exactly over m and over the two scales would give back.
 2. Simulation with the code's own look (tip.replay), Gaussian noise: the share of series
-   suspect (either state) within 2 commits, for positive values (read on values and logs, as the
+   suspect (either state) within 2 commits, for positive values (read on both scales, as the
    bench's relative noise) and for values about 0 (one scale), over history lengths.
 3. The bound: the looks at the step's two commits raise a false alert with chance at most
    2·rate, so no location-scale invariant rule beats the most powerful invariant test at
@@ -39,9 +38,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "src"))
 STEP = 4.0
-#: The m = 2 suspect test's share of the look's rate in stats/tip.py: /2 rules /2 suspect tests
-#: (each way is read on one scale since issue #18's tip-scale; /8 with both scales before).
-SUSPECT_SPLIT = 4
 
 
 def m2_power(k: int, share: float, df: float | None = None, mean_known: bool = False,
@@ -62,19 +58,18 @@ def m2_power(k: int, share: float, df: float | None = None, mean_known: bool = F
 def decomposition(k: int, rate: float) -> None:
     """Part 1: the m = 2 test's power with each cost removed in turn."""
     alpha = rate / 1000.0
-    code = alpha / SUSPECT_SPLIT
-    rows = [("to c616a46: look's rate /2 scales /2 rules /2 suspect tests", alpha / 8, {}),
-            ("the code: each way on one scale, /2 rules /2 suspect tests", alpha / 4, {}),
+    rows = [("the code: look's rate /2 scales /2 rules /2 suspect tests", alpha / 8, {}),
+            ("one scale (no split over values and logs)", alpha / 4, {}),
             ("  and all of the look's suspect half to m = 2", alpha / 2, {}),
             ("  and the whole look's rate to m = 2", alpha, {}),
-            ("the code's share, history mean known", code, {"mean_known": True}),
-            ("the code's share, history sd known (normal bar)", code, {"sd_known": True}),
-            ("the code's share, mean and sd known", code, {"mean_known": True, "sd_known": True})]
+            ("the code's share, history mean known", alpha / 8, {"mean_known": True}),
+            ("the code's share, history sd known (normal bar)", alpha / 8, {"sd_known": True}),
+            ("the code's share, mean and sd known", alpha / 8, {"mean_known": True, "sd_known": True})]
     from scipy.stats import norm, t
     print(f"1. the m = 2 suspect test at the step's 2nd commit: {STEP:.0f}-sd step, history {k}, "
           f"{rate:g} false per 1,000 looks")
-    print(f"   t_{k - 1} bar at the code's share {t.isf(code / 2, k - 1):.3f} vs normal "
-          f"{norm.isf(code / 2):.3f} (x√(1+2/k) = {math.sqrt(1 + 2 / k):.3f} for the mean)")
+    print(f"   t_{k - 1} bar at the code's share {t.isf(alpha / 16, k - 1):.3f} vs normal "
+          f"{norm.isf(alpha / 16):.3f} (x√(1+2/k) = {math.sqrt(1 + 2 / k):.3f} for the mean)")
     print(f"   {'':<58}{'true sds':>9}{'own sds':>9}")
     for label, share, how in rows:
         power = m2_power(k, share, **how)
@@ -111,7 +106,7 @@ def simulated(histories: list[int], series: int, rate: float, seed: int) -> None
     from perflab.stats import tip
     print(f"\n2. tip.replay on Gaussian noise, {series} series each: suspect (either state) within 2 "
           "commits of a step of 4 true sds / 4 of the history's own sds")
-    print(f"   {'history':>8}{'positive (1 + 1% noise)':>30}{'one scale (noise about 0)':>30}")
+    print(f"   {'history':>8}{'both scales (1 + 1% noise)':>30}{'one scale (noise about 0)':>30}")
     for k in histories:
         cells = []
         for positive in (True, False):
@@ -138,11 +133,9 @@ def bound(k: int, rate: float) -> None:
     from scipy.optimize import brentq
     share = brentq(lambda a: m2_power(k, a)[0] - 0.9, 1e-9, 0.5)
     print(f"   the m = 2 suspect test alone reaches 90% (true sds) at history {k} with a share of "
-          f"{1000 * share:.3f} per 1,000 ({share / (rate / 1000.0):.0%} of the look's rate; "
-          f"the code gives it {1 / SUSPECT_SPLIT:.0%})")
+          f"{1000 * share:.3f} per 1,000 ({share / (rate / 1000.0):.0%} of the look's rate; the code gives it 12.5%)")
     need = {}
-    for share, label in ((rate / 8000.0, "two scales' share (to c616a46)"),
-                         (rate / 1000.0 / SUSPECT_SPLIT, "the code's share")):
+    for share, label in ((rate / 8000.0, "the code's share"), (rate / 4000.0, "one scale")):
         need[label] = next((h for h in range(4, 2001) if m2_power(h, share)[0] >= 0.9), None)
     print("   history from which the m = 2 test alone (a lower bound of the union) reaches 90% (true sds): "
           + ", ".join(f"{label} {h}" for label, h in need.items()))
@@ -162,7 +155,6 @@ def borrowed(sets: list[str], k: int, per_commit: int) -> None:
             within.append(float(blocks.var(axis=1, ddof=1).mean()) / per_commit)
     ratio = np.array(s2) / np.array(within)
     prior = fit_prior(s2, [k - 1] * len(s2), within)
-    share = 0.5e-3 / SUSPECT_SPLIT
     if prior is None:
         raise SystemExit("tip_power: fewer than 3 recordings: no prior to fit")
     print(f"\n4. borrowed strength: {len(s2)} recordings of {', '.join(sets)}, histories of {k} commits of "
@@ -170,8 +162,8 @@ def borrowed(sets: list[str], k: int, per_commit: int) -> None:
           + " / ".join(f"{q:.2f}" for q in np.quantile(ratio, [0.1, 0.5, 0.9])))
     print(f"   limma's prior (trend in the within part, slope {prior.slope:.2f}): d0 = {prior.d0:.1f}; "
           f"a moderated scale on {k - 1} + d0 df gives the m = 2 test "
-          f"{m2_power(k, share, df=k - 1 + prior.d0)[0]:.1%} (was {m2_power(k, share)[0]:.1%}); "
-          f"90% needs {next(d for d in range(k - 1, 5000) if m2_power(k, share, df=d)[0] >= 0.9)} df")
+          f"{m2_power(k, 0.5e-3 / 8, df=k - 1 + prior.d0)[0]:.1%} (was {m2_power(k, 0.5e-3 / 8)[0]:.1%}); "
+          f"90% needs {next(d for d in range(k - 1, 5000) if m2_power(k, 0.5e-3 / 8, df=d)[0] >= 0.9)} df")
 
 
 def main() -> int:

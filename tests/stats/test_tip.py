@@ -143,19 +143,3 @@ def test_a_ratio_step_in_multiplicative_noise_is_placed_at_its_commit():
             confirmed += 1
             assert found.start == 6, np.median(reps, axis=1).round(2)
     assert confirmed > 300
-
-
-@pytest.mark.parametrize("family, tip_value", [("normal", 0.05), ("lognormal", 3.0)])
-def test_each_way_is_suspect_on_the_scale_of_its_lighter_tail_and_confirmed_on_both(family, tip_value):
-    """30 commits of 30% noise (its exact quantiles, shuffled) on the scale that makes the other one's
-    tail long: a commit at 0.05 of a normal level is 3.2 sds down on the values but 9 on the
-    logs; one at 3x a lognormal level 3.8 sds up on the logs but 6.4 on the values. The
-    suspect rule reads a way down on the values and a way up on the logs, so neither commit
-    alone is suspect; five of them are a level, which the median rule confirms."""
-    from scipy.stats import norm
-    q = np.random.default_rng(3).permutation(norm.ppf((np.arange(30) + 0.5) / 30))
-    history = 1.0 + 0.3 * q if family == "normal" else np.exp(math.sqrt(math.log1p(0.09)) * q)
-    one = tip.look(np.r_[history, tip_value])
-    assert one.status == tip.NONE, one
-    five = tip.look(np.r_[history, np.full(5, tip_value)])
-    assert (five.status, five.start) == (tip.CONFIRMED, 30), five

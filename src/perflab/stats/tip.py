@@ -28,13 +28,9 @@ raises at most false_rate false alerts per 1,000 commits of change-free normal n
 however long it watches. Heavier tails, drift and memory in real noise raise it:
 bench/tip_latency.py measures it on the real recordings.
 
-Times and rates (all values positive, noise in proportion to the level) are read on their
-values and on their logs. The suspect rule reads each way once at the full rate, on the scale
-where that way's tail is the lighter for noise normal on either (or a Box-Cox scale between):
-up on the logs, down on the values; so its rate holds for normal and lognormal noise of any
-size. The median rule (more than half of the tip beyond its bar: one commit's tail neither
-makes nor breaks it) reads both ways on both scales, each at half its rate: a step up stands
-out in the low level's sd, a way back from a high level only on the logs.
+Times and rates (all values positive, noise in proportion to the level) are read twice, on
+their values and on their logs, each at half the rate: a step up stands out in the low
+level's sd, a way back from a high level only on the logs.
 
 Short histories are answered honestly: fewer than MIN_HISTORY values before the newest
 commit, or no spread in them, is "undecided", not "no change".
@@ -183,36 +179,22 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
                           "the newest commit", max(where.size - 1, 0))
     v = x[where]
     if not bool((v > 0).all()):
-        return _look_on(v, v, where, top, Rates(false_rate, false_rate))
-    # Times and rates (positive; noise in proportion to the level) are read on their values
-    # and on their logs. The suspect rule reads each way once, at the full rate, where its tail
-    # is the lighter for noise normal on either scale (or between): a step up on the logs
-    # (concave: they shorten the upper tail), a step down on the values. The median rule
-    # (robust to one commit's tail) reads both ways on both scales, each at half its rate
-    # (Bonferroni): a step up stands out in the low level's sd, a way back on the logs.
+        return _look_on(v, v, where, top, false_rate)
+    # Times and rates (positive; noise in proportion to the level) are read on their values,
+    # where a step up stands out in the low level's sd, and on their logs, where a way back
+    # is as large as the way up; each at half the rate (Bonferroni), so the look keeps it.
     logs = np.log(v)
-    on_values = _look_on(v, logs, where, top, Rates(false_rate, false_rate / 2, suspect_sign=-1.0))
-    on_logs = _look_on(logs, logs, where, top, Rates(false_rate, false_rate / 2, suspect_sign=1.0))
+    on_values = _look_on(v, logs, where, top, false_rate / 2)
+    on_logs = _look_on(logs, logs, where, top, false_rate / 2)
     rank = {CONFIRMED: 2, SUSPECT: 1}
     if rank.get(on_logs.status, 0) <= rank.get(on_values.status, 0):
         return on_values
     return replace(on_logs, level=math.exp(on_logs.level), level_after=float(np.median(v[-on_logs.commits:])))
 
 
-@dataclass(frozen=True)
-class Rates:
-    """A scale's reading: the look's per-1,000 rate its suspect bars and its confirmation bars
-    are drawn from, and the suspect rule's direction on it (0: both ways)."""
-
-    suspect: float
-    confirm: float
-    suspect_sign: float = 0.0
-
-
 def _look_on(v: NDArray[np.float64], logs: NDArray[np.float64], where: NDArray[np.intp], top: int,
-             rates: Rates) -> TipFinding:
-    """The look on one scale of the values, ``v``, at ``rates``; a confirmed level is placed
-    on ``logs``."""
+             false_rate: float) -> TipFinding:
+    """The look on one scale of the values, ``v``; a confirmed level is placed on ``logs``."""
     confirmed = suspect = None
     for m in range(1, top + 1):
         past = v[:-m][-HISTORY_CAP:]
@@ -221,25 +203,24 @@ def _look_on(v: NDArray[np.float64], logs: NDArray[np.float64], where: NDArray[n
             continue
         z = (v[-m:] - level) / sd
         if m <= SUSPECT_TIP:
-            c = suspect_bar(past.size, m, rates.suspect, top)
-            score = float(z.mean()) * math.sqrt(m)
-            score = abs(score) if rates.suspect_sign * score >= 0.0 else 0.0
+            c = suspect_bar(past.size, m, false_rate, top)
+            score = abs(float(z.mean())) * math.sqrt(m)
             if score > c and (suspect is None or score / c > suspect[0]):
                 suspect = (score / c, m, level, sd, c, past.size)
             continue
-        c = confirm_bar(past.size, m, rates.confirm, top)
+        c = confirm_bar(past.size, m, false_rate, top)
         for sign in (1.0, -1.0):
             if sign * z[0] > c and int((sign * z > c).sum()) > m // 2:
                 confirmed = (sign, m, level, sd, c, past.size)
     if confirmed is not None:
-        confirmed = _placed(v, logs, top, confirmed[0], rates.confirm)
+        confirmed = _placed(v, logs, top, confirmed[0], false_rate)
     found, status = (confirmed, CONFIRMED) if confirmed else (suspect, SUSPECT)
     if found is None:
         past = v[:-1][-HISTORY_CAP:]
         level, sd = _level_and_sd(past)
         if not sd > 0.0:
             return _undecided("the history has no spread to measure a step against", past.size)
-        return TipFinding(NONE, -1, 0, level, sd, math.nan, math.nan, suspect_bar(past.size, 1, rates.suspect, top),
+        return TipFinding(NONE, -1, 0, level, sd, math.nan, math.nan, suspect_bar(past.size, 1, false_rate, top),
                           past.size)
     _, m, level, sd, c, k = found
     tip = v[-m:]
