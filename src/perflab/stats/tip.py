@@ -30,7 +30,8 @@ bench/tip_latency.py measures it on the real recordings.
 
 Times and rates (all values positive, noise in proportion to the level) are read twice, on
 their values and on their logs, each at half the rate: a step up stands out in the low
-level's sd, a way back from a high level only on the logs.
+level's sd, a way back from a high level only on the logs. The stated rate then holds for
+noise up to ~10% of the level, normal or lognormal, not at 20-30% (bench/tip_null.py).
 
 Short histories are answered honestly: fewer than MIN_HISTORY values before the newest
 commit, or no spread in them, is "undecided", not "no change".
@@ -182,7 +183,9 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
         return _look_on(v, v, where, top, false_rate)
     # Times and rates (positive; noise in proportion to the level) are read on their values,
     # where a step up stands out in the low level's sd, and on their logs, where a way back
-    # is as large as the way up; each at half the rate (Bonferroni), so the look keeps it.
+    # is as large as the way up; each at half the rate (Bonferroni). Each half is exact only
+    # for noise normal on its scale: the look keeps its rate for noise up to ~10% of the
+    # level, not at 20-30% (bench/tip_null.py; the rules tried instead: bench/README.md).
     logs = np.log(v)
     on_values = _look_on(v, logs, where, top, false_rate / 2)
     on_logs = _look_on(logs, logs, where, top, false_rate / 2)
