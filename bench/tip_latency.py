@@ -28,7 +28,8 @@ Trade-off: --false-rate R1 R2 ... (the detector's stated false alerts per 1,000 
 row per rate: the latency shares on the same series and the pooled false alerts.
 
 Usage: bench/tip_latency.py [--trials 200] [--history N] [--per-commit N] [--seed 2026] [--scale both]
-       [--explain] [--sets NAME ...] [--false-rate PER_1000 ...]   (--trials 0: false alerts only)
+       [--explain] [--sets NAME ...] [--false-rate PER_1000 ...] [--rule NAME]   (--trials 0: false alerts only;
+       --rule: a candidate look of bench/tip_null.py in the code's place)
 """
 
 from __future__ import annotations
@@ -284,9 +285,16 @@ def main() -> int:
     parser.add_argument("--false-rate", nargs="+", type=float, metavar="PER_1000",
                         help="the detector's stated false-alarm rate per 1,000 looks (default: tip's "
                         "FALSE_RATE_PER_1000); several: one trade-off row each, latency against false alerts")
+    parser.add_argument("--rule", default="code", help="the look: the code's, or a candidate of bench/tip_null.py "
+                        "(its RULES) put in tip.look's place")
     args = parser.parse_args()
     from perflab.model.run_request import RunOptions
     from perflab.stats import tip
+    if args.rule != "code":
+        import tip_null
+        if args.rule not in tip_null.RULES:
+            raise SystemExit(f"--rule {args.rule}: one of {', '.join(tip_null.RULES)}")
+        tip.look = tip_null.RULES[args.rule]
     args.false_rate = args.false_rate or [tip.FALSE_RATE_PER_1000]
     if not all(0 < r < 1000 for r in args.false_rate):
         raise SystemExit(f"--false-rate {args.false_rate}: each rate lies in (0, 1000) per 1,000 looks")
