@@ -34,7 +34,8 @@ PRELOAD = ("perflab.cli.common", "perflab.cli.record", "perflab.cli.compare", "p
            "perflab.cli.alerts", "perflab.cli.profile", "perflab.cli.machine", "perflab.cli.fleet",
            "perflab.execute.record", "perflab.store", "perflab.store.store", "perflab.analysis.compare",
            "perflab.analysis.summary", "perflab.render.runs", "perflab.render.compare",
-           "sqlalchemy.dialects.sqlite", "numpy", "scipy.stats", "pydantic")
+           "sqlalchemy.dialects.sqlite", "numpy", "scipy.stats", "pydantic",
+           "perflab.fleet.execution")   # before the shim (serve): a worker's jobs stay in its process group
 
 
 # -- the server -------------------------------------------------------------------------------
