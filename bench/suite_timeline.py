@@ -102,6 +102,7 @@ def show(path: str, most: int) -> None:
     share = total / max(1, len(workers)) / (t1 - t0)
     print(f"sum of durations {total:.0f} s (setup {phases['setup']:.0f}, call {phases['call']:.0f}, teardown "
           f"{phases['teardown']:.0f}) = {share:.0%} of wall x {len(workers)} workers")
+    _concurrency(workers, t0, t1)
     for worker, mine in sorted(workers.items()):
         _idle(worker, mine, rows, t0)
     for title, key in (("files", lambda r: r["id"].split("::")[0]), ("tests", lambda r: r["id"])):
@@ -111,6 +112,22 @@ def show(path: str, most: int) -> None:
         print(f"{title}, by the sum of their phases:")
         for name, seconds in sums.most_common(most):
             print(f"  {seconds:7.1f}  {name}")
+
+
+def _concurrency(workers: dict[str, list[dict]], t0: float, t1: float, step: float = 0.1) -> None:
+    """How long k workers ran a test at once, for each k: the time with fewer than all of them
+    busy is what the serial groups (exclusive, alone), the start and the end cost."""
+    busy = collections.Counter()
+    spans = [[(r["start"], r["stop"]) for r in mine] for mine in workers.values()]
+    ticks = int((t1 - t0) / step)
+    marks = [[False] * (ticks + 1) for _ in spans]
+    for mark, mine in zip(marks, spans):
+        for start, stop in mine:
+            for i in range(max(0, int((start - t0) / step)), min(ticks, int((stop - t0) / step)) + 1):
+                mark[i] = True
+    for i in range(ticks):
+        busy[sum(mark[i] for mark in marks)] += step
+    print("workers busy at once: " + ", ".join(f"{k}: {busy[k]:.0f} s" for k in sorted(busy, reverse=True)))
 
 
 def _idle(worker: str, mine: list[dict], rows: list[dict], t0: float) -> None:

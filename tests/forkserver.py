@@ -7,6 +7,9 @@ descriptors), environment, working directory and argv, and runs ``perflab.cli.ma
 ``python -m`` does: its own exit code, its own output, its own children, its own death (a
 signal kills it, not the server). What it does not repeat is the start-up: a test of the
 start-up itself (a broken import, an environment read before main) runs ``conftest.PERFLAB``.
+A perflab process forked here that starts ``sys.executable -m perflab.cli.main`` (alerts
+--rerun's sides) has it forked from the server too (``_python_shim``); any other command line
+runs python itself.
 
 A shell line runs it through ``shell_command()``: a client of the standard library only that
 hands over its own descriptors and ends with the perflab process's exit code or signal.
@@ -31,7 +34,8 @@ PRELOAD = ("perflab.cli.common", "perflab.cli.record", "perflab.cli.compare", "p
            "perflab.cli.alerts", "perflab.cli.profile", "perflab.cli.machine", "perflab.cli.fleet",
            "perflab.execute.record", "perflab.store", "perflab.store.store", "perflab.analysis.compare",
            "perflab.analysis.summary", "perflab.render.runs", "perflab.render.compare",
-           "sqlalchemy.dialects.sqlite", "numpy", "scipy.stats", "pydantic")
+           "sqlalchemy.dialects.sqlite", "numpy", "scipy.stats", "pydantic",
+           "perflab.fleet.execution")   # before the shim (serve): a worker's jobs stay in its process group
 
 
 # -- the server -------------------------------------------------------------------------------
@@ -116,8 +120,30 @@ def _child(conn: socket.socket, request: dict, fds: list[int]) -> None:
     conn.sendall(f"{status}\n".encode())
 
 
+# what a perflab process forked here finds as sys.executable: python itself, except that the
+# perflab processes it starts (``python -m perflab.cli.main ...``: alerts --rerun's sides) are
+# forked from this server too, without an interpreter's start-up (~0.5 s of CPU, and as long
+# again of the run's settle pause)
+_PYTHON_SHIM = """#!/bin/sh
+if [ "$1" = -m ] && [ "$2" = perflab.cli.main ]; then shift 2; exec {python} -S {client} --client {socket} "$@"; fi
+exec {python} "$@"
+"""
+
+
+def _python_shim(path: str) -> str:
+    """Write the shim beside the socket ``path``; its path."""
+    import shlex
+    shim = os.path.join(os.path.dirname(path), "python")
+    with open(shim, "w") as out:
+        out.write(_PYTHON_SHIM.format(python=shlex.quote(sys.executable), client=shlex.quote(__file__),
+                                      socket=shlex.quote(path)))
+    os.chmod(shim, 0o755)
+    return shim
+
+
 def serve(path: str) -> None:
     _preload()
+    sys.executable = _python_shim(path)     # after the preload: module constants keep python itself
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)

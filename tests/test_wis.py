@@ -118,8 +118,11 @@ def test_metrics_are_rates_higher_is_better():
 
 # -- real runs -----------------------------------------------------------------------
 def test_every_testcase_runs_in_both_modes(tmp_path):
+    # 0.2 s measured (0.05 s of warm-up, still printed and parsed): each task is set up before the
+    # clock starts and pinned to a CPU, whose scheduler runs it within its period (tens of ms at a
+    # load of 15), so every testcase counts ops whatever the load; a longer run checks nothing more
     rows = run(tmp_path, {"test": list(TESTCASES), "mode": ["thread", "process"],
-                          "duration": [0.8], "warmup": [0.1]})
+                          "duration": [0.2], "warmup": [0.05]})
     assert set(rows.status) == {"ok"}, [n for n in rows.note if n]
     seen = set()
     for params, metric, value, unit in zip(rows.params, rows.metric, rows.value, rows.unit):
