@@ -101,6 +101,10 @@ def pytest_configure_node(node) -> None:
     node.workerinput["perflab_services"] = str(node.config.stash[SESSION].directory)
 
 
+def pytest_collection_finish(session) -> None:
+    services.collected()   # an exclusive test waits for every worker's start-up to end
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """A test marked ``exclusive`` (it measures the whole machine, e.g. a system-wide profile)

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,6 +77,26 @@ def shared(name: str, start: Callable[[Callable[[dict], None]], str]) -> str:
 _held: IO[str] | None = None       # this process's hold of machine.lock while a test runs
 
 
+COLLECTED_WAIT_S = 120.0   # a worker not collected by then has failed its start: go on without it
+
+
+def collected() -> None:
+    """This worker has collected its tests: its start-up burst (interpreter, imports, collection)
+    is over."""
+    if directory is not None:
+        (directory / f"collected-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}").touch()
+
+
+def _await_every_worker() -> None:
+    """Until every worker of the session has collected (bounded): a worker's start-up runs
+    outside the machine's lock, and an exclusive test must not measure beside it."""
+    assert directory is not None
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    deadline = time.monotonic() + COLLECTED_WAIT_S
+    while len(list(directory.glob("collected-*"))) < workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 @contextmanager
 def machine(exclusive: bool) -> Iterator[None]:
     """Hold the session's machine while a test runs: shared by every test, alone for a test that
@@ -88,6 +109,7 @@ def machine(exclusive: bool) -> Iterator[None]:
     with open(directory / "machine.gate", "a") as gate, open(directory / "machine.lock", "a") as lock:
         fcntl.flock(gate, fcntl.LOCK_EX)
         if exclusive:
+            _await_every_worker()
             fcntl.flock(lock, fcntl.LOCK_EX)     # every running test has ended; none starts: gate held
             try:
                 yield
