@@ -19,11 +19,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+from proc import wait_for
 
 REAPER_STOP_S = 60
 directory: Path | None = None     # the session's, set by conftest.py in pytest_configure
@@ -75,8 +76,6 @@ def shared(name: str, start: Callable[[Callable[[dict], None]], str]) -> str:
 
 
 _held: IO[str] | None = None       # this process's hold of machine.lock while a test runs
-
-
 COLLECTED_WAIT_S = 120.0   # a worker not collected by then has failed its start: go on without it
 
 
@@ -91,10 +90,9 @@ def _await_every_worker() -> None:
     """Until every worker of the session has collected (bounded): a worker's start-up runs
     outside the machine's lock, and an exclusive test must not measure beside it."""
     assert directory is not None
+    session = directory
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    deadline = time.monotonic() + COLLECTED_WAIT_S
-    while len(list(directory.glob("collected-*"))) < workers and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: len(list(session.glob("collected-*"))) >= workers, COLLECTED_WAIT_S)
 
 
 @contextmanager

@@ -133,8 +133,13 @@ def _honour_reruns(store) -> int:
     return done
 
 
-def _run_sides(plan) -> None:
+def _run_sides(plan, *, announce: bool = False) -> None:
+    """Run each side's command in order (``announce``: saying which, as it starts); the first
+    that fails stops the rest."""
     for side in plan:
+        if announce:
+            click.echo(f"perflab: rerun of the {side.side} side ({(side.commit or '')[:12]}): "
+                       f"{' '.join(side.argv[3:])}", err=True)
         done = subprocess.run(side.argv, cwd=side.cwd, stdin=subprocess.DEVNULL, check=False)
         if done.returncode != 0:
             raise UsageError(f"the rerun of the {side.side} side exited {done.returncode}; nothing attached")
@@ -150,10 +155,7 @@ def _rerun(store, alert_id: int, runs: list[str], *, who: str, note: str) -> Non
         click.echo(f"perflab: attached {len(runs)} run(s) to alert {alert_id}", err=True)
         return
     plan = rerun_plan(store, alert_id, time.strftime("%Y%m%d%H%M%S"))
-    for side in plan:  # good first, then bad: each a complete `perflab run` on this store
-        click.echo(f"perflab: rerun of the {side.side} side ({(side.commit or '')[:12]}): "
-                   f"{' '.join(side.argv[3:])}", err=True)
-    _run_sides(plan)
+    _run_sides(plan, announce=True)   # good first, then bad: each a complete `perflab run` on this store
     for side in plan:
         attach_evidence(store, alert_id, side.label, who=who,
                         note=" ".join(x for x in (f"rerun of the {side.side} side", note) if x))
