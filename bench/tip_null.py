@@ -120,34 +120,8 @@ def look_values(values: np.ndarray, *, since: int = 0) -> tip.TipFinding:
     return tip._look_on(v, np.log(v), where, top, RATE)
 
 
-def look_unshaped(values: np.ndarray, *, since: int = 0, false_rate: float = RATE) -> tip.TipFinding:
-    """The look before tip_shape: each scale's bars exact for noise normal on that scale
-    alone, each scale at half the rate (main until 2026-11-27)."""
-    ready = _prepared(values, since)
-    if ready is None:
-        return LOOK(values, since=since, false_rate=false_rate)
-    v, where, top = ready
-    logs = np.log(v)
-    on_values = tip._look_on(v, logs, where, top, false_rate / 2)
-    on_logs = tip._look_on(logs, logs, where, top, false_rate / 2)
-    if RANK.get(on_logs.status, 0) <= RANK.get(on_values.status, 0):
-        return on_values
-    return on_logs
-
-
-def look_scale_share(values: np.ndarray, *, since: int = 0, false_rate: float = RATE,
-                     share: float) -> tip.TipFinding:
-    """The code's look with each scale at ``share`` of the rate (tip.SCALE_SHARE)."""
-    kept = tip.SCALE_SHARE
-    tip.SCALE_SHARE = share
-    try:
-        return LOOK(values, since=since, false_rate=false_rate)
-    finally:
-        tip.SCALE_SHARE = kept
-
-
 RULES: dict[str, Callable[..., tip.TipFinding]] = {
-    "code": LOOK, "unshaped": look_unshaped, "nested": partial(look_scale_share, share=1.0), "boxcox": look_boxcox, "values": look_values,
+    "code": LOOK, "boxcox": look_boxcox, "values": look_values,
     "lighter-suspects": partial(_with_suspects, scales="lighter"),
     "boxcox-suspects": partial(_with_suspects, scales="boxcox")}
 
