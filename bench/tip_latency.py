@@ -184,24 +184,46 @@ def outside(start: int, per_commit: int, spans: list[tuple[int, int]]) -> bool:
 
 def false_alerts(folder: Path, per_commit: int, false_rate: float) -> tuple[int, dict[str, int], list[dict]]:
     """(looks outside the set's labelled regimes, alerts by state starting outside them,
-    those alerts described) over its recordings. A look is outside when its newest commit is."""
+    those alerts described) over its recordings. A look is outside when its newest commit is.
+    Each confirmed alert is also rerun as the robot reruns it (`rerun_after`): state
+    "withdrawn" counts those its rerun does not reproduce."""
     import changepoints_accuracy as accuracy
 
     from perflab.stats import tip
     spans = labelled_spans(folder)
-    looks, out, described = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0}, []
+    looks, out, described = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0, "withdrawn": 0}, []
     for name, raw in accuracy.load_noise(folder).items():
         x = commits(raw, per_commit)
         found = tip.watch(x, false_rate=false_rate)
         first = x.size - len(found)
         looks += sum(outside(first + i, per_commit, spans.get(name, [])) for i in range(len(found)))
-        for state in out:
-            firsts = {f.start: f for f in reversed(found) if f.status == state}
-            for s, f in sorted(firsts.items()):
+        for state in (tip.SUSPECT, tip.CONFIRMED):
+            firsts = {f.start: (first + i, f) for i, f in reversed(list(enumerate(found))) if f.status == state}
+            for s, (newest, f) in sorted(firsts.items()):
                 if outside(s, per_commit, spans.get(name, [])):
                     out[state] += 1
-                    described.append(describe(name, state, f, x, per_commit, spans.get(name, [])))
+                    row = describe(name, state, f, x, per_commit, spans.get(name, []))
+                    if state == tip.CONFIRMED:
+                        row["rerun"] = rerun_after(raw, (newest + 1) * per_commit, per_commit, f)
+                        out["withdrawn"] += row["rerun"] == "not reproduced"
+                    described.append(row)
     return looks, out, described
+
+
+def rerun_after(raw: np.ndarray, at: int, per_commit: int, f) -> str:
+    """The robot's rerun of a confirmed alert (analysis/alert_reruns.py), on the recording's
+    repetitions right after the look that confirmed it: stats/rerun.order()'s runs of
+    ``per_commit`` repetitions each, last good and first bad alike (the recording's command
+    did not change), judged by stats/rerun.judge as `alerts --update` judges them. "no
+    rerun": the recording ends first (the alert then stands)."""
+    from perflab.stats import rerun
+    sides = rerun.order()
+    if at + len(sides) * per_commit > raw.size:
+        return "no rerun"
+    medians = {"good": [], "bad": []}
+    for i, side in enumerate(sides):
+        medians[side].append(float(np.median(raw[at + i * per_commit: at + (i + 1) * per_commit])))
+    return rerun.judge(medians["good"], medians["bad"], f.level, f.level_after).outcome
 
 
 def describe(name: str, state: str, f, x: np.ndarray, per_commit: int, spans: list[tuple[int, int]]) -> dict:
@@ -235,10 +257,11 @@ def memory(x: np.ndarray) -> dict[str, float]:
 def explain(rows: list[dict]) -> None:
     """Print each false alert outside the labels, then a summary by excursion length."""
     print(f"    {'recording':<22}{'state':<10}{'start':>6}{'m':>4}{'z':>7}{'%':>8}{'run':>5}{'label at':>9}"
-          f"{'hist':>5}{'rho1':>6}{'wander':>7}")
+          f"{'hist':>5}{'rho1':>6}{'wander':>7}  rerun")
     for r in rows:
         print(f"    {r['name']:<22}{r['state']:<10}{r['start']:>6}{r['m']:>4}{r['z']:>7.1f}{r['pct']:>+8.1f}"
-              f"{r['run']:>5}{r['near']:>9}{r['history']:>5}{r['rho1']:>6.2f}{r['wander']:>7.1f}")
+              f"{r['run']:>5}{r['near']:>9}{r['history']:>5}{r['rho1']:>6.2f}{r['wander']:>7.1f}  "
+              f"{r.get('rerun', '')}")
 
 
 def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool, false_rate: float) -> None:
@@ -246,11 +269,12 @@ def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool, fa
     pooled rate's exact one-sided 95% Poisson bounds (how finely these recordings can tell)."""
     print("\nfalse alerts on the recordings, outside their labelled regimes (looks whose newest commit, "
           "alerts whose first commit lies outside): suspect / confirmed")
-    total, counts = 0, {"suspect": 0, "confirmed": 0}
+    total, counts = 0, {"suspect": 0, "confirmed": 0, "withdrawn": 0}
     for s in sets:
         looks, out, rows = false_alerts(ROOT / "data" / s, per_commit, false_rate)
         print(f"  {s:<12}{looks:>6} looks  {out['suspect']:>3} / {out['confirmed']:>3} alerts  "
-              f"{1000 * out['suspect'] / looks:5.2f} / {1000 * out['confirmed'] / looks:5.2f} per 1,000")
+              f"{1000 * out['suspect'] / looks:5.2f} / {1000 * out['confirmed'] / looks:5.2f} per 1,000; "
+              f"{out['withdrawn']} confirmed withdrawn by the robot's rerun")
         if explain_them:
             explain(rows)
         total += looks
@@ -258,6 +282,8 @@ def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool, fa
     print(f"  {'pooled':<12}{total:>6} looks  {counts['suspect']:>3} / {counts['confirmed']:>3} alerts  "
           f"suspect {per_1000(counts['suspect'], total)}, confirmed {per_1000(counts['confirmed'], total)} "
           "per 1,000 (one-sided 95% bounds)")
+    print(f"  {'after rerun':<12}{total:>6} looks  confirmed and not withdrawn by the robot's rerun "
+          f"{per_1000(counts['confirmed'] - counts['withdrawn'], total)} per 1,000")
 
 
 def per_1000(k: int, looks: int) -> str:
