@@ -185,34 +185,47 @@ def outside(start: int, per_commit: int, spans: list[tuple[int, int]]) -> bool:
 def false_alerts(folder: Path, per_commit: int, false_rate: float) -> tuple[int, dict[str, int], list[dict]]:
     """(looks outside the set's labelled regimes, alerts by state starting outside them,
     those alerts described) over its recordings. A look is outside when its newest commit is.
-    Each confirmed alert is also rerun as the robot reruns it (`rerun_after`): state
-    "withdrawn" counts those its rerun does not reproduce."""
+    As the robot does, each alert (a first commit) is rerun at the look that first raised it,
+    suspect or confirmed (`rerun_after`), and again when a suspect whose rerun was undecided
+    is confirmed. "kept suspect" / "kept confirmed": alerts their last rerun did not
+    withdraw, by the last state they reached."""
     import changepoints_accuracy as accuracy
 
     from perflab.stats import tip
     spans = labelled_spans(folder)
-    looks, out, described = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0, "withdrawn": 0}, []
+    looks, out, described = 0, {tip.SUSPECT: 0, tip.CONFIRMED: 0, "kept suspect": 0, "kept confirmed": 0}, []
     for name, raw in accuracy.load_noise(folder).items():
         x = commits(raw, per_commit)
         found = tip.watch(x, false_rate=false_rate)
         first = x.size - len(found)
         looks += sum(outside(first + i, per_commit, spans.get(name, [])) for i in range(len(found)))
+        verdicts: dict[int, tuple[str, str]] = {}   # first commit: (state when rerun, verdict)
+        for i, f in enumerate(found):   # a rerun when raised, again when confirmed after "undecided"
+            was = verdicts.get(f.start)
+            if f.status in (tip.SUSPECT, tip.CONFIRMED) and (
+                    was is None or (f.status == tip.CONFIRMED and was == (tip.SUSPECT, "undecided"))):
+                verdicts[f.start] = (f.status, rerun_after(raw, (first + i + 1) * per_commit, per_commit, f))
+        for s, (_, verdict) in verdicts.items():
+            if outside(s, per_commit, spans.get(name, [])) and verdict != "not reproduced":
+                out["kept confirmed" if _ever_confirmed(found, s) else "kept suspect"] += 1
         for state in (tip.SUSPECT, tip.CONFIRMED):
-            firsts = {f.start: (first + i, f) for i, f in reversed(list(enumerate(found))) if f.status == state}
-            for s, (newest, f) in sorted(firsts.items()):
+            firsts = {f.start: f for f in reversed(found) if f.status == state}
+            for s, f in sorted(firsts.items()):
                 if outside(s, per_commit, spans.get(name, [])):
                     out[state] += 1
                     row = describe(name, state, f, x, per_commit, spans.get(name, []))
-                    if state == tip.CONFIRMED:
-                        row["rerun"] = rerun_after(raw, (newest + 1) * per_commit, per_commit, f)
-                        out["withdrawn"] += row["rerun"] == "not reproduced"
-                    described.append(row)
+                    described.append({**row, "rerun": verdicts[s][1]})
     return looks, out, described
 
 
+def _ever_confirmed(found: list, start: int) -> bool:
+    from perflab.stats import tip
+    return any(f.status == tip.CONFIRMED and f.start == start for f in found)
+
+
 def rerun_after(raw: np.ndarray, at: int, per_commit: int, f) -> str:
-    """The robot's rerun of a confirmed alert (analysis/alert_reruns.py), on the recording's
-    repetitions right after the look that confirmed it: stats/rerun.order()'s runs of
+    """The robot's rerun of a tip alert (analysis/alert_reruns.py), on the recording's
+    repetitions from ``at`` (right after the look that raised it): stats/rerun.order()'s runs of
     ``per_commit`` repetitions each, last good and first bad alike (the recording's command
     did not change), judged by stats/rerun.judge as `alerts --update` judges them. "no
     rerun": the recording ends first (the alert then stands)."""
@@ -269,12 +282,12 @@ def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool, fa
     pooled rate's exact one-sided 95% Poisson bounds (how finely these recordings can tell)."""
     print("\nfalse alerts on the recordings, outside their labelled regimes (looks whose newest commit, "
           "alerts whose first commit lies outside): suspect / confirmed")
-    total, counts = 0, {"suspect": 0, "confirmed": 0, "withdrawn": 0}
+    total, counts = 0, {"suspect": 0, "confirmed": 0, "kept suspect": 0, "kept confirmed": 0}
     for s in sets:
         looks, out, rows = false_alerts(ROOT / "data" / s, per_commit, false_rate)
         print(f"  {s:<12}{looks:>6} looks  {out['suspect']:>3} / {out['confirmed']:>3} alerts  "
               f"{1000 * out['suspect'] / looks:5.2f} / {1000 * out['confirmed'] / looks:5.2f} per 1,000; "
-              f"{out['withdrawn']} confirmed withdrawn by the robot's rerun")
+              f"kept after the robot's rerun {out['kept suspect']} / {out['kept confirmed']}")
         if explain_them:
             explain(rows)
         total += looks
@@ -282,8 +295,9 @@ def report_false_alerts(sets: list[str], per_commit: int, explain_them: bool, fa
     print(f"  {'pooled':<12}{total:>6} looks  {counts['suspect']:>3} / {counts['confirmed']:>3} alerts  "
           f"suspect {per_1000(counts['suspect'], total)}, confirmed {per_1000(counts['confirmed'], total)} "
           "per 1,000 (one-sided 95% bounds)")
-    print(f"  {'after rerun':<12}{total:>6} looks  confirmed and not withdrawn by the robot's rerun "
-          f"{per_1000(counts['confirmed'] - counts['withdrawn'], total)} per 1,000")
+    print(f"  {'after rerun':<12}{total:>6} looks  alerts the robot's rerun did not withdraw, by their last "
+          f"state: suspect {per_1000(counts['kept suspect'], total)}, confirmed "
+          f"{per_1000(counts['kept confirmed'], total)} per 1,000")
 
 
 def per_1000(k: int, looks: int) -> str:

@@ -5,6 +5,7 @@ machine's "speed" (a file outside the repository, read when the loop runs): the 
 the machine 4x slower for the newest commits with no code change, as this VM does for
 seconds at a time. The tip detector rightly confirms that; measured again side by side,
 the two commits run alike and the alert is withdrawn. A real step of the code reproduces.
+One commit measured while the machine was far slower is a suspect, withdrawn the same way.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from perflab.analysis.alert_reruns import request_reruns
 from perflab.analysis.alerts import update_alerts
-from perflab.model.alerts import INVALID, REPRODUCED, RERUN_REQUESTED, UNTRIAGED, WITHDRAWN
+from perflab.model.alerts import INVALID, REPRODUCED, RERUN_REQUESTED, RERUN_UNDECIDED, UNTRIAGED, WITHDRAWN
 from perflab.store import Store
 
 from conftest import run_cli
@@ -26,11 +28,13 @@ pytestmark = pytest.mark.exclusive
 LOOPS = "15000"   # from ~20 ms of user time here; the steps are 4x, as in test_alerts.py
 
 
-def record(db: str, repo: Path, sha: str, speed: Path) -> None:
+def record(db: str, repo: Path, sha: str, speed: Path, names: tuple[str, ...] = ("code", "machine")) -> None:
     """Two benchmarks of the commit: "code" runs the commit's loop; "machine" a fixed loop
     times the machine's speed file, read as it runs (rerun later, it reads it again)."""
     loops = git(repo, "show", f"{sha}:delay")
     for name, count in (("code", loops), ("machine", f"{LOOPS}*$(cat {speed})")):
+        if name not in names:
+            continue
         run_cli("run", "-q", "-n", "3", "--repo", str(repo), "--commit", sha, "--label", "nightly", "--name", name,
                 "--", "sh", "-c", f"n=$(({count})); i=0; while [ $i -lt $n ]; do i=$((i+1)); done",
                 db=db, check=True)
@@ -91,9 +95,46 @@ def test_a_machine_state_is_withdrawn_on_rerun_and_a_code_step_reproduces(tmp_pa
     assert {a.id: actions(db, a.id) for a in (*shifted, *step)} == before
 
 
+def test_one_commit_measured_while_the_machine_was_slower_is_a_suspect_withdrawn_on_rerun(tmp_path):
+    db, repo, speed = str(tmp_path / "perflab.db"), new_repo(tmp_path / "app"), tmp_path / "speed"
+    line = []
+    for i in range(8):
+        speed.write_text("32\n" if i == 7 else "1\n")   # the newest commit measured under a far slower machine
+        line.append(commit(repo, f"commit {i}", LOOPS if i == 0 else None))
+        record(db, repo, line[-1], speed, names=("machine",))
+    speed.write_text("1\n")
+    update(db)
+    suspects = user_alerts(db, line[7], "machine")
+    assert suspects and all(a.method == "tip-suspect" for a in suspects), suspects
+    assert all(("perflab", RERUN_REQUESTED) in actions(db, a.id) for a in suspects)
+    done = run_cli("alerts", "--rerun", "--as-recorded", db=db, check=True, timeout=600)
+    assert f"measured {line[6][:12]}..{line[7][:12]} again (8 runs)" in done.stderr, done.stderr
+    update(db)
+    for a in user_alerts(db, line[7], "machine"):
+        assert a.state == INVALID and ("perflab", WITHDRAWN) in actions(db, a.id), verdicts(db, a.id)
+
+
 def test_rerun_must_say_it_runs_the_commands_as_recorded(tmp_path):
     for args in (["--rerun"], ["--as-recorded"], ["--update", "--rerun"]):
         result = run_cli("alerts", *args, db=str(tmp_path / "none.db"))
         assert result.returncode == 2 and result.stderr.count("\n") == 1, (args, result.stderr)
         assert "--as-recorded" in result.stderr
 
+
+
+def test_a_suspect_whose_rerun_was_undecided_is_rerun_again_once_confirmed(tmp_path):
+    """The request rule on a real store: one request per alert; a second only when a suspect
+    whose rerun was undecided is confirmed since (the level that held is new evidence)."""
+    with Store(str(tmp_path / "perflab.db"), create=True) as store:
+        values = {"change_id": "c0ffee", "host": "h", "benchmark": "b", "params": {}, "metric": "user",
+                  "unit": "s", "direction": "lower", "kind": "regression", "before": 1.0, "after": 2.0,
+                  "change_pct": 100.0, "oriented_pct": -100.0, "p_value": None, "method": "tip-suspect",
+                  "state": UNTRIAGED, "duplicate_of": None}
+        alert_id = store.alerts.create(values, last_good="a" * 40, first_bad="b" * 40, repo=None, who="t")
+        assert request_reruns(store, "perflab") == 1 and request_reruns(store, "perflab") == 0
+        store.alerts.note(store.alerts.get(alert_id), RERUN_UNDECIDED, who="perflab", note="undecided")
+        assert request_reruns(store, "perflab") == 0          # still a suspect: the verdict stands
+        store.alerts.confirm(store.alerts.get(alert_id), who="perflab", note="the new level held")
+        assert request_reruns(store, "perflab") == 1 and request_reruns(store, "perflab") == 0
+        requests = [e for e in store.alerts.events(alert_id) if e.action == RERUN_REQUESTED]
+        assert [e.note.split(" at the tip")[0] for e in requests] == ["suspect", "confirmed"]

@@ -1,12 +1,14 @@
-"""The robot's reruns: a change confirmed at the tip is measured again before it is believed.
+"""The robot's reruns: a change found at the tip is measured again before it is believed.
 
 The tip detector confirms a new level from a few commits read against a short history, so
 a machine that runs at another speed for a few seconds (a level moving 12-30% with no code
-change) is a confirmed change too: rightly, by the data it had. The kernel test robot and
-Perfherder answer this the same way: measure the commits again. Here:
+change) is a confirmed change too: rightly, by the data it had; and one commit measured
+during another load is a suspect. The kernel test robot and Perfherder answer this the
+same way: measure the commits again. Here:
 
-1. ``request_reruns``: each confirmed alert of the tip detector (``Alert.method`` "tip")
-   gets a "rerun requested" event, once.
+1. ``request_reruns``: each alert of the tip detector, suspect or confirmed (``Alert.method``
+   "tip-suspect" or "tip"), gets a "rerun requested" event, once; again when a suspect
+   whose rerun was undecided is confirmed.
 2. Whoever records (``perflab alerts --rerun --as-recorded``, a nightly loop) measures each requested
    commit range again: last good and first bad, stats/rerun.ROUNDS rounds in ABBA order,
    each run attached to the range's requesting alerts as evidence (``pending_reruns``).
@@ -33,6 +35,7 @@ import numpy as np
 from perflab.analysis.history import find_change
 from perflab.analysis.reproduce import with_option
 from perflab.model.alerts import (
+    CONFIRMED_EVENT,
     EVIDENCE,
     INVALID,
     NOT_REPRODUCED,
@@ -41,6 +44,7 @@ from perflab.model.alerts import (
     RERUN_UNDECIDED,
     RERUN_VERDICTS,
     TIP_METHOD,
+    TIP_SUSPECT_METHOD,
     UNTRIAGED,
     WITHDRAWN,
     Alert,
@@ -74,18 +78,28 @@ def _since_request(events: Sequence[AlertEvent]) -> list[AlertEvent] | None:
 
 
 def request_reruns(store: Store, who: str) -> int:
-    """A rerun request on every confirmed tip alert that has none, untriaged and not
-    recovered; how many were made."""
+    """A rerun request on every untriaged, unrecovered tip alert (suspect or confirmed) that
+    needs one (`_needs_rerun`); how many were made."""
     events = store.alerts.all_events()
     made = 0
     for a in store.alerts.all(state=UNTRIAGED):
-        if a.method != TIP_METHOD or a.recovered or _since_request(events.get(a.id, [])) is not None:
+        if a.method not in (TIP_METHOD, TIP_SUSPECT_METHOD) or a.recovered or not _needs_rerun(events.get(a.id, [])):
             continue
         store.alerts.note(a, RERUN_REQUESTED, who=who,
-                          note=f"confirmed at the tip: measure {a.last_good[:12]} and {a.first_bad[:12]} again, "
+                          note=f"{a.status} at the tip: measure {a.last_good[:12]} and {a.first_bad[:12]} again, "
                                f"{rerun_stats.ROUNDS} rounds side by side ('perflab alerts --rerun --as-recorded')")
         made += 1
     return made
+
+
+def _needs_rerun(events: Sequence[AlertEvent]) -> bool:
+    """Never asked; or asked while a suspect, judged undecided, and confirmed since (the
+    level that held is new evidence)."""
+    after = _since_request(events)
+    if after is None:
+        return True
+    undecided = next((i for i, e in enumerate(after) if e.action == RERUN_UNDECIDED), None)
+    return undecided is not None and any(e.action == CONFIRMED_EVENT for e in after[undecided:])
 
 
 def _sides(after: Sequence[AlertEvent], alert: Alert, commits: dict[int, str | None]) -> tuple[list[int], list[int]]:
