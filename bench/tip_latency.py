@@ -20,9 +20,12 @@ noise-quiet, noise-idle), remembering the levels it confirmed (stats/tip.watch, 
 `alerts --update` does); an alert is a distinct first commit of a suspect or of a
 confirmed finding, counted apart. Only alerts whose first commit lies outside the regimes
 the set's labels.json annotates (bench/label_regimes.py) are false; they are counted per
-1,000 looks outside them (looks whose newest commit lies outside). --explain lists each
-with its size, length, distance to the nearest label and the recording's memory, and
-every block of the recordings whose 4-sd step is not suspect within 2 commits (`misses`).
+1,000 looks outside them (looks whose newest commit lies outside). Each alert is then
+rerun as the robot reruns it (stats/rerun, on the repetitions recorded right after the look
+that raised it): "after rerun" counts those it does not withdraw. --explain lists each
+with its size, length, distance to the nearest label, the recording's memory and its
+rerun's verdict, and every block of the recordings whose 4-sd step is not suspect within 2
+commits (`misses`).
 
 Trade-off: --false-rate R1 R2 ... (the detector's stated false alerts per 1,000 looks) prints one
 row per rate: the latency shares on the same series and the pooled false alerts.
