@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from perflab.model.jobs import JobState
+from perflab.fleet.execution import WorkerContext, execute
+from perflab.fleet.watch import WatchOptions, rerun_request
+from perflab.model.alerts import EVIDENCE, REPRODUCED, RERUN_UNDECIDED, RERUN_VERDICTS, TIP_METHOD
+from perflab.model.jobs import Job, JobKind, JobState
+from perflab.stats.rerun import ROUNDS
 from perflab.store import Store
 from perflab.store.schema import runs
 
@@ -341,8 +345,10 @@ def _commit(repo: Path, delay: float, subject: str) -> str:
                           check=True).stdout.strip()
 
 
-# its hosts' short histories (4 commits before a 4x step of a 10 ms sleep) are what the
-# detectors judge: another worker's tests widened them enough to hide the step on one host
+# its hosts' short histories (4 commits before a 20x step of a 10 ms sleep) are what the
+# detectors judge: another worker's tests widened them enough to hide the step on one host.
+# 20x: the tip detector's bar for one commit against 4 is ~30 history sds (stats/tip.py),
+# and the first round's medians spread by ~4 ms (its two workers share two CPUs)
 @pytest.mark.exclusive
 def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet, tmp_path):
     repo = tmp_path / "repo"
@@ -359,12 +365,12 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     assert first.returncode == 0, first.stderr
     assert "queued 8 build jobs for 4 commits" in first.stdout
     commits.append(_commit(repo, 0.01, "Change 4"))
-    commits.append(_commit(repo, 0.04, "Sleep four times as long"))      # the step: commits[5]
-    commits += [_commit(repo, 0.04, f"Change {i}") for i in (6, 7)]
+    commits.append(_commit(repo, 0.2, "Sleep twenty times as long"))     # the step: commits[5]
+    commits += [_commit(repo, 0.2, f"Change {i}") for i in (6, 7)]
     skipped = fleet.cli(*watch, "--tip-only", timeout=600)                 # measures commits[7] only
     assert skipped.returncode == 0, skipped.stderr
     assert "queued 2 build jobs for 1 commits" in skipped.stdout
-    commits += [_commit(repo, 0.04, f"Change {i}") for i in (8, 9)]
+    commits += [_commit(repo, 0.2, f"Change {i}") for i in (8, 9)]
     last = fleet.cli(*watch, timeout=900)
     assert last.returncode == 0, last.stderr
     assert "queued 4 build jobs for 2 commits" in last.stdout and "alerts raised: " in last.stdout
@@ -387,9 +393,56 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
         shown = fleet.cli("jobs", "show", str(job_id)).stdout
         assert f"job {job_id} (bisect) done" in shown and found in shown
     assert hosts == {"bm1", "bm2"}
+    _assert_reruns_judged(fleet, skipped.stdout + last.stdout, commits[3], commits[7])
     # the robot remembers: nothing new, nothing queued
     again = fleet.cli(*watch, timeout=300)
     assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
+    assert "rerun job" not in again.stdout
+
+
+def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
+    """Each confirmed tip alert was rerun on its host (both commits built, 2 x ROUNDS runs
+    attached) and judged in the same --once pass: on a real 20x step, not withdrawn."""
+    queued = {int(line.split()[2]): line for line in output.splitlines() if line.startswith("rerun job ")}
+    with Store(fleet.db) as store:
+        events = store.alerts.all_events()
+        tip = [a for a in store.alerts.all() if a.method == TIP_METHOD]
+        jobs = {job.id: job for job in store.jobs.all() if job.kind is JobKind.RERUN}
+    assert tip and sorted(queued) == sorted(jobs), output
+    for a in tip:
+        job = next(job for job in jobs.values() if a.id in job.request["alerts"])   # one per alert
+        assert f"rerun job {job.id} on {a.host} for alert(s) " in queued[job.id]
+        assert job.state is JobState.DONE and job.host == a.host, job.error
+        assert (job.request["good"], job.request["bad"]) == (good, bad) and len(job.run_ids) == 2 * ROUNDS
+        actions = [e.action for e in events[a.id]]
+        assert actions.count(EVIDENCE) == 2 * ROUNDS
+        verdicts = [x for x in actions if x in RERUN_VERDICTS]
+        assert verdicts in ([REPRODUCED], [RERUN_UNDECIDED]), actions
+
+
+def test_a_rerun_that_cannot_build_a_side_fails_with_one_line_and_attaches_nothing(sqlite_db, tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    good = _commit(repo, 0.01, "Builds")
+    subprocess.run(["git", "-C", str(repo), "rm", "-q", "prog.in"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com",
+                    "commit", "-q", "-m", "Does not build"], check=True)
+    bad = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    suite = tmp_path / "prog.toml"
+    suite.write_text('[[benchmark]]\nworkload = "command"\nname = "prog"\ncommand = "./prog"\n')
+    options = WatchOptions(repo=str(repo), branch="main", build="cp prog.in prog && chmod +x prog",
+                           suite=str(suite), hosts=("bm1",), label="robot-main", timeout_s=60)
+    job = Job(id=1, kind=JobKind.RERUN, queue="host.bm1", request=rerun_request(options, good, bad, [7]),
+              state=JobState.RUNNING, submitted_at=time.time())
+    ctx = WorkerContext("w", "bm1", None, sqlite_db, tmp_path / "work")
+    outcome = execute(job, ctx, cancelled=lambda: False)
+    assert outcome.kind == "failed"
+    assert (outcome.error or "").startswith("build of the bad side exited 1: cp: cannot stat 'prog.in'")
+    assert "\n" not in (outcome.error or "")
+    assert (tmp_path / "work" / "rerun-good" / "prog").exists()          # the good side built
+    assert not list((tmp_path / "work" / "job-1").glob("run *.log"))     # no run, so nothing to attach
+    assert not list((tmp_path / "work" / "job-1").glob("attach *.log"))
 
 
 def test_a_schema_3_database_gains_the_fleet_tables(tmp_path):

@@ -9,9 +9,10 @@ same way: measure the commits again. Here:
 1. ``request_reruns``: each alert of the tip detector, suspect or confirmed (``Alert.method``
    "tip-suspect" or "tip"), gets a "rerun requested" event, once; again when a suspect
    whose rerun was undecided is confirmed.
-2. Whoever records (``perflab alerts --rerun --as-recorded``, a nightly loop) measures each requested
-   commit range again: last good and first bad, stats/rerun.ROUNDS rounds in ABBA order,
-   each run attached to the range's requesting alerts as evidence (``pending_reruns``).
+2. Whoever records (``perflab watch``'s rerun jobs, ``perflab alerts --rerun --as-recorded``,
+   a nightly loop) measures each requested commit range again: last good and first bad,
+   stats/rerun.ROUNDS rounds in ABBA order (``rounds_of``), each run attached to the
+   range's requesting alerts as evidence (``pending_reruns``).
 3. ``judge_reruns`` (run by every ``update_alerts``) reads the evidence attached after the
    request: stats/rerun.judge on each round's medians of the alert's own series. Not
    reproduced: the alert is withdrawn (untriaged -> invalid, event "withdrawn"; one a person
@@ -57,8 +58,8 @@ from perflab.model.report.history import HistoryPoint
 from perflab.stats import rerun as rerun_stats
 from perflab.store import Store
 
-__all__ = ["PendingRerun", "RerunSide", "judge_reruns", "pending_reruns", "request_reruns", "rerun_plan",
-           "rounds_plan"]
+__all__ = ["PendingRerun", "RerunRound", "RerunSide", "judge_reruns", "pending_reruns", "request_reruns",
+           "rerun_plan", "rounds_of", "rounds_plan"]
 
 
 @dataclass(frozen=True)
@@ -221,13 +222,26 @@ def _recording(store: Store, alert: Alert, point: HistoryPoint) -> RunInfo:
     return point.runs[0]
 
 
-def rounds_plan(store: Store, pending: PendingRerun, stamp: str) -> list[RerunSide]:
+@dataclass(frozen=True)
+class RerunRound:
+    """One run of a requested rerun: which side, its commit, the label it records."""
+
+    side: str            # "good" (last good) or "bad" (first bad)
+    commit: str
+    label: str
+
+
+def rounds_of(last_good: str, first_bad: str, alert_id: int, stamp: str) -> list[RerunRound]:
     """The runs of a requested rerun, in the order to measure them (stats/rerun.order),
     each labelled ``alert<ID>-<side>-<stamp>-<n>`` (ID: the range's first alert)."""
-    first = pending.alerts[0]
-    sides = {s.side: s for s in rerun_plan(store, first.id, stamp)}
-    out = []
-    for n, side in enumerate(rerun_stats.order(), start=1):
-        label = f"alert{first.id}-{side}-{stamp}-{n}"
-        out.append(replace(sides[side], label=label, argv=with_option(sides[side].argv, "--label", label)))
-    return out
+    commits = {"good": last_good, "bad": first_bad}
+    return [RerunRound(side, commits[side], f"alert{alert_id}-{side}-{stamp}-{n}")
+            for n, side in enumerate(rerun_stats.order(), start=1)]
+
+
+def rounds_plan(store: Store, pending: PendingRerun, stamp: str) -> list[RerunSide]:
+    """``rounds_of`` as command lines: each side's recorded `perflab run` (``rerun_plan``)
+    with the round's label."""
+    sides = {s.side: s for s in rerun_plan(store, pending.alerts[0].id, stamp)}
+    return [replace(sides[r.side], label=r.label, argv=with_option(sides[r.side].argv, "--label", r.label))
+            for r in rounds_of(pending.last_good, pending.first_bad, pending.alerts[0].id, stamp)]

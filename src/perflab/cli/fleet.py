@@ -240,6 +240,9 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
           once: bool, interval: float) -> None:
     """The regression robot: build and benchmark each new commit of a branch on the fleet.
 
+    Each change it confirms at the tip is rerun on its host (both commits built and measured
+    again, side by side in rounds) and judged by the next detection; with --once, in the same pass.
+
     \b
       perflab watch --repo ~/src/tool --branch main --build 'make -j8' --suite suites/fget.toml --hosts bm1,bm2
     """
@@ -265,6 +268,8 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
             click.echo(f"alerts raised: {done.alerts}")
         for job_id in done.bisect_jobs:
             click.echo(f"bisect job {job_id} queued")
+        for rerun in done.reruns:
+            click.echo(f"rerun job {rerun.job_id} on {rerun.host} for alert(s) {', '.join(map(str, rerun.alerts))}")
 
     with open_store(ctx, create=True) as store:
         if once:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from perflab.model.jobs import Job, JobKind
 from perflab.model.run_request import RunRequest
@@ -48,7 +49,7 @@ class WorkerContext:
 
 @dataclass(frozen=True)
 class Step:
-    what: str                 # "run", "build", "checkout", "bisect": said in an error line
+    what: str                 # "run", "build", "checkout", "bisect", ...: said in an error line
     argv: list[str]
     cwd: Path | None = None
 
@@ -71,19 +72,46 @@ def steps_for(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
         return [_run_step(job, ctx, jobdir)]
     if job.kind is JobKind.BUILD:
         tree = ctx.workdir / "worktree"
-        return [Step("checkout", [sys.executable, "-c", _CHECKOUT, request["repo"], str(tree), request["commit"]]),
-                Step("build", ["/bin/sh", "-c", request["build"]], tree),
-                _run_step(job, ctx, jobdir, tree)]
+        return [*_build_steps(request, tree, request["commit"]), _run_step(job, ctx, jobdir, tree)]
     if job.kind is JobKind.BISECT:
         return [Step("bisect", [*PERFLAB, "--db", ctx.db, "bisect", "-q", "--repo", request["repo"],
                                 "--good", request["good"], "--bad", request["bad"], "--build", request["build"],
                                 "--run", request["run"]])]
+    if job.kind is JobKind.RERUN:
+        return _rerun_steps(job, ctx, jobdir)
     raise ValueError(f"unknown job kind {job.kind}")
 
 
-def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = None) -> Step:
+def _build_steps(request: dict[str, Any], tree: Path, commit: str, side: str = "") -> list[Step]:
+    """Check ``commit`` out in the worker's worktree ``tree`` and build it there."""
+    of = f" of the {side} side" if side else ""
+    return [Step(f"checkout{of}", [sys.executable, "-c", _CHECKOUT, request["repo"], str(tree), commit]),
+            Step(f"build{of}", ["/bin/sh", "-c", request["build"]], tree)]
+
+
+def _rerun_steps(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
+    """A rerun: both sides built, each in a worktree of its own; the suite run in the
+    request's rounds (each its side's tree, commit and label); then every run attached to
+    the alerts that asked (last: a side that fails to build attaches nothing)."""
+    request = job.request
+    trees = {side: ctx.workdir / f"rerun-{side}" for side in ("good", "bad")}
+    steps = [step for side, tree in trees.items() for step in _build_steps(request, tree, request[side], side)]
+    for n, one in enumerate(request["rounds"], start=1):
+        steps.append(_run_step(job, ctx, jobdir, trees[one["side"]], f"run {n} of the {one['side']} side",
+                               label=one["label"], commit=one["commit"]))
+    runs = [word for one in request["rounds"] for word in ("--run", one["label"])]
+    for alert_id in request["alerts"]:
+        steps.append(Step(f"attach to alert {alert_id}",
+                          [*PERFLAB, "--db", ctx.db, "alert", str(alert_id), "rerun", "--who", request["who"],
+                           "--note", f"rerun job {job.id}", *runs]))
+    return steps
+
+
+def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = None, what: str = "run",
+              **identity: Any) -> Step:
     """`perflab run --request FILE`: the job's RunRequest, tied to the job (and to the
-    worktree a build job built), recorded by the record service in a child process."""
+    worktree a build job built; ``identity``: fields the step records otherwise), recorded
+    by the record service in a child process."""
     run = RunRequest.from_json(job.request["run"])
     assert run.target is not None
     target = run.target
@@ -93,10 +121,10 @@ def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = No
         path.write_text(suite["text"], encoding="utf-8")
         target = replace(target, words=(str(path),), after_dashdash=False)
     run = replace(run, target=target, identity=replace(run.identity, job_id=job.id,
-                                                       repo=str(tree) if tree else run.identity.repo))
-    document = jobdir / "request.json"
+                                                       repo=str(tree) if tree else run.identity.repo, **identity))
+    document = jobdir / f"{what}.json"
     document.write_text(json.dumps(run.to_json()), encoding="utf-8")
-    return Step("run", [*PERFLAB, "--db", ctx.db, "run", "-q", "--request", str(document)], tree)
+    return Step(what, [*PERFLAB, "--db", ctx.db, "run", "-q", "--request", str(document)], tree)
 
 
 # git: a worktree of the worker's own, detached at the commit (created on first use)

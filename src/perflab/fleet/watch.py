@@ -5,20 +5,24 @@ host: the worker checks the commit out in its own worktree, builds it and runs t
 with --commit. When a batch of jobs has landed, change detection runs on the series of the
 robot's label (analysis/history.py); each new change is raised as an alert
 (analysis/alerts.py), and a change whose range spans several commits (the robot skipped
-some: --tip-only, or a busy fleet) queues one bisect job on the host that saw it.
+some: --tip-only, or a busy fleet) queues one bisect job on the host that saw it. A
+confirmed tip alert's rerun request (analysis/alert_reruns.py) queues one rerun job on the
+alert's host: both commits built and measured again in rounds, the runs attached to the
+alert; the detection after it lands judges them.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from celery import Celery
 
 from perflab import vcs
-from perflab.fleet.app import host_queue
+from perflab.fleet.app import MAX_JOB_TIMEOUT_S, host_queue
 from perflab.fleet.submit import submit, suite_request, wait_for, with_run
 from perflab.model.errors import UsageError
 from perflab.model.jobs import JobKind, JobState
@@ -41,6 +45,13 @@ class WatchOptions:
 
 
 @dataclass(frozen=True)
+class QueuedRerun:
+    job_id: int
+    host: str
+    alerts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Round:
     """What one pass of the loop did."""
 
@@ -48,6 +59,7 @@ class Round:
     build_jobs: tuple[int, ...]
     alerts: int | None           # None: no detection ran this round
     bisect_jobs: tuple[int, ...]
+    reruns: tuple[QueuedRerun, ...] = ()
 
 
 def check_options(options: WatchOptions) -> None:
@@ -89,16 +101,22 @@ def queue_builds(store: Store, app: Celery, options: WatchOptions, commits: list
     return queued
 
 
-def detect(store: Store, app: Celery, options: WatchOptions,
-           warn: Callable[[str], None]) -> tuple[int, list[int]]:
-    """Change detection on the robot's runs: alerts, and bisect jobs for multi-commit ranges."""
+def detect(store: Store, app: Celery, options: WatchOptions, warn: Callable[[str], None]) -> Round:
+    """Change detection on the robot's runs: alerts (judging the reruns landed), bisect
+    jobs for multi-commit ranges, rerun jobs for the rerun requests."""
     from perflab.analysis.alerts import update_alerts
-    from perflab.analysis.history import build_history, select_changes
     try:
         alerts = len(update_alerts(store, labels=[options.label]))
-        history = build_history(store, labels=[options.label])
     except UsageError:
-        return 0, []   # no complete runs yet
+        return Round((), (), 0, ())   # no complete runs yet
+    return Round((), (), alerts, tuple(queue_bisects(store, app, options, warn)),
+                 tuple(queue_reruns(store, app, options)))
+
+
+def queue_bisects(store: Store, app: Celery, options: WatchOptions, warn: Callable[[str], None]) -> list[int]:
+    """A bisect job for each change of the robot's series whose range spans several commits."""
+    from perflab.analysis.history import build_history, select_changes
+    history = build_history(store, labels=[options.label])
     bisected = {job.request.get("change") for job in store.jobs.all() if job.kind is JobKind.BISECT}
     queued = []
     for change in select_changes(history):
@@ -117,28 +135,80 @@ def detect(store: Store, app: Celery, options: WatchOptions,
                    "run": options.bisect_run, "timeout": options.timeout_s}
         job_id, _ = submit(store, app, JobKind.BISECT, host_queue(change.host), request)
         queued.append(job_id)
-    return alerts, queued
+    return queued
+
+
+def rerun_timeout(options: WatchOptions) -> float:
+    """A rerun job's limit: it builds and runs the suite 2 x ROUNDS times where a build job
+    does it once (at most the longest job the broker allows)."""
+    from perflab.stats.rerun import ROUNDS
+    return min(MAX_JOB_TIMEOUT_S, 2 * ROUNDS * options.timeout_s)
+
+
+def queue_reruns(store: Store, app: Celery, options: WatchOptions) -> list[QueuedRerun]:
+    """A rerun job for each pending rerun request on one of the robot's hosts whose commits
+    its repository holds; an alert already in a rerun job is never queued again."""
+    from perflab.analysis.alert_reruns import pending_reruns
+    asked = {a for job in store.jobs.all() if job.kind is JobKind.RERUN for a in job.request["alerts"]}
+    queued = []
+    for pending in pending_reruns(store):
+        alerts = [a.id for a in pending.alerts if a.id not in asked]
+        host = pending.alerts[0].host
+        if not alerts or host not in options.hosts or not _known(options.repo, pending.last_good, pending.first_bad):
+            continue
+        request = rerun_request(options, pending.last_good, pending.first_bad, alerts)
+        job_id, _ = submit(store, app, JobKind.RERUN, host_queue(host), request)
+        queued.append(QueuedRerun(job_id, host, tuple(alerts)))
+    return queued
+
+
+def rerun_request(options: WatchOptions, good: str, bad: str, alerts: list[int]) -> dict[str, Any]:
+    """A rerun job's request: the commits, build and suite, the rounds (stats/rerun.order,
+    each side's commit and label) and the alerts its runs are attached to."""
+    from perflab.analysis.alert_reruns import rounds_of
+    from perflab.analysis.alerts import ROBOT
+    rounds = rounds_of(good, bad, alerts[0], time.strftime("%Y%m%d%H%M%S"))
+    suite = suite_request(options.suite)
+    return with_run({"repo": options.repo, "good": good, "bad": bad, "build": options.build, "suite": suite,
+                     "timeout": rerun_timeout(options), "alerts": alerts, "who": ROBOT,
+                     "rounds": [asdict(r) for r in rounds]},
+                    RunRequest(target=Target(words=(suite["name"],)), identity=Identity(build=options.build)))
+
+
+def _known(repo: str, *commits: str) -> bool:
+    return all(vcs.git_output(repo, "rev-parse", "--verify", "--quiet", f"{c}^{{commit}}") for c in commits)
 
 
 def run_round(store: Store, app: Celery, options: WatchOptions, warn: Callable[[str], None],
               wait_s: float | None) -> Round:
-    """Queue the new commits; with ``wait_s``, wait for their jobs and detect at once."""
+    """Queue the new commits; with ``wait_s`` (per build job), wait for their jobs and
+    detect at once, then wait for the rerun jobs queued and detect again until none is
+    (an alert is rerun once at most: this ends)."""
     commits = new_commits(store, options)
     jobs = queue_builds(store, app, options, commits)
-    alerts: int | None = None
-    bisects: list[int] = []
-    if wait_s is not None:
-        for job_id in jobs:
-            job = wait_for(store, job_id, wait_s)
-            if job.state is not JobState.DONE:
-                warn(f"job {job_id} ({job.host or job.queue}) {job.state.value}: {job.error or ''}")
-        alerts, bisects = detect(store, app, options, warn)
-    return Round(tuple(commits), tuple(jobs), alerts, tuple(bisects))
+    if wait_s is None:
+        return Round(tuple(commits), tuple(jobs), None, ())
+    _wait_all(store, jobs, wait_s, warn)
+    done = found = replace(detect(store, app, options, warn), commits=tuple(commits), build_jobs=tuple(jobs))
+    while found.reruns:
+        _wait_all(store, [r.job_id for r in found.reruns], wait_s * rerun_timeout(options) / options.timeout_s, warn)
+        found = detect(store, app, options, warn)
+        done = replace(done, alerts=(done.alerts or 0) + (found.alerts or 0),
+                       bisect_jobs=done.bisect_jobs + found.bisect_jobs, reruns=done.reruns + found.reruns)
+    return done
+
+
+def _wait_all(store: Store, jobs: list[int] | tuple[int, ...], wait_s: float, warn: Callable[[str], None]) -> None:
+    for job_id in jobs:
+        job = wait_for(store, job_id, wait_s)
+        if job.state is not JobState.DONE:
+            warn(f"job {job_id} ({job.host or job.queue}) {job.state.value}: {job.error or ''}")
 
 
 def loop(store: Store, app: Celery, options: WatchOptions, interval_s: float, warn: Callable[[str], None],
          report: Callable[[Round], None]) -> None:
-    """Poll forever: queue new commits each interval; detect when a batch has landed."""
+    """Poll forever: queue new commits each interval; detect when a batch of build or rerun
+    jobs has landed."""
     pending: list[int] = []
     while True:
         done_round = run_round(store, app, options, warn, wait_s=None)
@@ -146,9 +216,9 @@ def loop(store: Store, app: Celery, options: WatchOptions, interval_s: float, wa
         if done_round.commits:
             report(done_round)
         if pending and all(store.jobs.get(j).state.finished for j in pending):
-            pending = []
-            alerts, bisects = detect(store, app, options, warn)
-            report(Round((), (), alerts, tuple(bisects)))
+            found = detect(store, app, options, warn)
+            pending = [r.job_id for r in found.reruns]   # when they land, a detection judges them
+            report(found)
         time.sleep(interval_s)
 
 

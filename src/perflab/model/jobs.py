@@ -41,6 +41,7 @@ class JobKind(str, enum.Enum):
     AB = "ab"          # two commands interleaved in random order in one run on one host
     BUILD = "build"    # check out a commit in the worker's worktree, build it, run a suite
     BISECT = "bisect"  # a `perflab bisect` of a commit range
+    RERUN = "rerun"    # build an alert's last good and first bad commit, run a suite on each in rounds
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,9 @@ def describe_request(job: Job) -> str:
         return f"ab: {request['base']} | {request['cand']}"
     if job.kind is JobKind.BISECT:
         return f"bisect {request['good'][:10]}..{request['bad'][:10]}"
+    if job.kind is JobKind.RERUN:
+        alerts = ",".join(map(str, request["alerts"]))
+        return f"rerun {request['good'][:10]}..{request['bad'][:10]} for alert {alerts}"
     what = Path(request["suite"]["name"]).name if request.get("suite") else shlex.join(request.get("target", []))
     if job.kind is JobKind.BUILD:
         return f"build {request['commit'][:10]} + {what}"
