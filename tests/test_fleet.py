@@ -418,6 +418,7 @@ def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
         assert actions.count(EVIDENCE) == 2 * ROUNDS
         verdicts = [x for x in actions if x in RERUN_VERDICTS]
         assert verdicts in ([REPRODUCED], [RERUN_UNDECIDED]), actions
+        assert f"alert {a.id}: {verdicts[0].removeprefix('rerun ')}: rerun of {ROUNDS} round(s)" in output
 
 
 def test_a_rerun_that_cannot_build_a_side_fails_with_one_line_and_attaches_nothing(sqlite_db, tmp_path):

@@ -270,6 +270,8 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
             click.echo(f"bisect job {job_id} queued")
         for rerun in done.reruns:
             click.echo(f"rerun job {rerun.job_id} on {rerun.host} for alert(s) {', '.join(map(str, rerun.alerts))}")
+        for verdict in done.verdicts:
+            click.echo(verdict)
 
     with open_store(ctx, create=True) as store:
         if once:

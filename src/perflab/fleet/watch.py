@@ -60,6 +60,7 @@ class Round:
     alerts: int | None           # None: no detection ran this round
     bisect_jobs: tuple[int, ...]
     reruns: tuple[QueuedRerun, ...] = ()
+    verdicts: tuple[str, ...] = ()   # "alert N: <the rerun's verdict>", judged this round
 
 
 def check_options(options: WatchOptions) -> None:
@@ -105,12 +106,20 @@ def detect(store: Store, app: Celery, options: WatchOptions, warn: Callable[[str
     """Change detection on the robot's runs: alerts (judging the reruns landed), bisect
     jobs for multi-commit ranges, rerun jobs for the rerun requests."""
     from perflab.analysis.alerts import update_alerts
+    started = time.time()
     try:
         alerts = len(update_alerts(store, labels=[options.label]))
     except UsageError:
         return Round((), (), 0, ())   # no complete runs yet
     return Round((), (), alerts, tuple(queue_bisects(store, app, options, warn)),
-                 tuple(queue_reruns(store, app, options)))
+                 tuple(queue_reruns(store, app, options)), tuple(_verdicts_since(store, started)))
+
+
+def _verdicts_since(store: Store, started: float) -> list[str]:
+    from perflab.analysis.alerts import ROBOT
+    from perflab.model.alerts import RERUN_VERDICTS
+    return [f"alert {alert_id}: {e.note}" for alert_id, events in sorted(store.alerts.all_events().items())
+            for e in events if e.action in RERUN_VERDICTS and e.who == ROBOT and e.at >= started]
 
 
 def queue_bisects(store: Store, app: Celery, options: WatchOptions, warn: Callable[[str], None]) -> list[int]:
@@ -194,7 +203,8 @@ def run_round(store: Store, app: Celery, options: WatchOptions, warn: Callable[[
         _wait_all(store, [r.job_id for r in found.reruns], wait_s * rerun_timeout(options) / options.timeout_s, warn)
         found = detect(store, app, options, warn)
         done = replace(done, alerts=(done.alerts or 0) + (found.alerts or 0),
-                       bisect_jobs=done.bisect_jobs + found.bisect_jobs, reruns=done.reruns + found.reruns)
+                       bisect_jobs=done.bisect_jobs + found.bisect_jobs, reruns=done.reruns + found.reruns,
+                       verdicts=done.verdicts + found.verdicts)
     return done
 
 
