@@ -156,16 +156,21 @@ def rerun_timeout(options: WatchOptions) -> float:
 
 def queue_reruns(store: Store, app: Celery, options: WatchOptions) -> list[QueuedRerun]:
     """A rerun job for each pending rerun request on one of the robot's hosts whose commits
-    its repository holds; an alert already in a rerun job is never queued again."""
+    its repository holds; a request (its "rerun requested" event) already in a rerun job
+    is never queued again."""
     from perflab.analysis.alert_reruns import pending_reruns
-    asked = {a for job in store.jobs.all() if job.kind is JobKind.RERUN for a in job.request["alerts"]}
+    from perflab.model.alerts import RERUN_REQUESTED
+    asked = {r for job in store.jobs.all() if job.kind is JobKind.RERUN for r in job.request.get("requests", [])}
+    events = store.alerts.all_events()
     queued = []
     for pending in pending_reruns(store):
-        alerts = [a.id for a in pending.alerts if a.id not in asked]
+        requests = {a.id: max(e.id for e in events[a.id] if e.action == RERUN_REQUESTED) for a in pending.alerts}
+        alerts = [a for a, r in requests.items() if r not in asked]
         host = pending.alerts[0].host
         if not alerts or host not in options.hosts or not _known(options.repo, pending.last_good, pending.first_bad):
             continue
-        request = rerun_request(options, pending.last_good, pending.first_bad, alerts)
+        request = dict(rerun_request(options, pending.last_good, pending.first_bad, alerts),
+                       requests=[requests[a] for a in alerts])
         job_id, _ = submit(store, app, JobKind.RERUN, host_queue(host), request)
         queued.append(QueuedRerun(job_id, host, tuple(alerts)))
     return queued
