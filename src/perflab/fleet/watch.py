@@ -157,7 +157,8 @@ def rerun_timeout(options: WatchOptions) -> float:
 def queue_reruns(store: Store, app: Celery, options: WatchOptions) -> list[QueuedRerun]:
     """A rerun job for each pending rerun request on one of the robot's hosts whose commits
     its repository holds; a request (its "rerun requested" event) already in a rerun job
-    is never queued again."""
+    is never queued again, even when that job failed (a side that does not build would
+    fail at every poll): a person reruns it then (``perflab alert ID rerun``)."""
     from perflab.analysis.alert_reruns import pending_reruns
     from perflab.model.alerts import RERUN_REQUESTED
     asked = {r for job in store.jobs.all() if job.kind is JobKind.RERUN for r in job.request.get("requests", [])}
@@ -197,7 +198,7 @@ def run_round(store: Store, app: Celery, options: WatchOptions, warn: Callable[[
               wait_s: float | None) -> Round:
     """Queue the new commits; with ``wait_s`` (per build job), wait for their jobs and
     detect at once, then wait for the rerun jobs queued and detect again until none is
-    (an alert is rerun once at most: this ends)."""
+    (a request is queued once, and an alert asks at most twice: this ends)."""
     commits = new_commits(store, options)
     jobs = queue_builds(store, app, options, commits)
     if wait_s is None:
