@@ -142,18 +142,26 @@ def copy_runs(source: str, target: str, label: str) -> None:
             run_id = dst.runs.create(label=label, host=run.host, request=run.request, environment=run.environment,
                                      commit=run.commit, commit_describe=run.commit_describe, repo=run.repo)
             rows = src.samples.rows(run.id)
-            samples: dict[tuple[str, str, int], list[int]] = {}
-            for i in range(len(rows)):
-                samples.setdefault((rows.benchmark[i], rows.points[i], int(rows.repetition[i])), []).append(i)
-            for (benchmark, _, repetition), values in samples.items():
+            for (benchmark, _, repetition), values in _samples_of(rows).items():
                 dst.samples.add(run_id, Point(benchmark, rows.params[values[0]]), repetition,
-                                [Measurement(rows.metric[i], None if math.isnan(rows.value[i]) else float(rows.value[i]),
-                                             rows.unit[i], SampleStatus(rows.status[i]), rows.note[i]) for i in values],
-                                float(rows.measured_at[values[0]]))
+                                [_measurement(rows, i) for i in values], float(rows.measured_at[values[0]]))
             for benchmark in dict.fromkeys(rows.benchmark):
                 dst.metrics.save(benchmark, src.metrics.infos(benchmark).values())
             dst.series.seal(run_id)
             dst.runs.set_status(run_id, run.status, environment=run.environment)
+
+
+def _samples_of(rows) -> dict[tuple[str, str, int], list[int]]:
+    """(benchmark, point, repetition) -> the indexes of its values in ``rows``, in recorded order."""
+    samples: dict[tuple[str, str, int], list[int]] = {}
+    for i in range(len(rows)):
+        samples.setdefault((rows.benchmark[i], rows.points[i], int(rows.repetition[i])), []).append(i)
+    return samples
+
+
+def _measurement(rows, i: int) -> Measurement:
+    value = None if math.isnan(rows.value[i]) else float(rows.value[i])
+    return Measurement(rows.metric[i], value, rows.unit[i], SampleStatus(rows.status[i]), rows.note[i])
 
 
 def alerts_at(alerts, sha: str) -> dict[int, object]:
