@@ -129,7 +129,8 @@ def machine(exclusive: bool) -> Iterator[None]:
 def alone() -> Iterator[None]:
     """Inside a test that holds the machine shared: the machine alone for a block (what a fixture
     records and a test then judges), shared again after it. It lets go of its share before it
-    queues at the gate, so two workers asking at once take turns (no deadlock)."""
+    queues at the gate, so two workers asking at once take turns (no deadlock). As an exclusive
+    test, it waits for every worker's start-up to end."""
     lock = _held
     if directory is None or lock is None:
         yield                                # pytest without the session's lock, or already alone
@@ -137,6 +138,7 @@ def alone() -> Iterator[None]:
     fcntl.flock(lock, fcntl.LOCK_UN)
     with open(directory / "machine.gate", "a") as gate:
         fcntl.flock(gate, fcntl.LOCK_EX)
+        _await_every_worker()
         fcntl.flock(lock, fcntl.LOCK_EX)         # every other running test has ended; none starts
         try:
             yield

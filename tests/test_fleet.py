@@ -30,6 +30,7 @@ from perflab.stats.rerun import ROUNDS
 from perflab.store import Store
 from perflab.store.schema import runs
 
+import services
 from conftest import PERFLAB, _die_with_parent, _new_pg_database, run_cli
 
 WORKER_START_S = 90     # a worker on a loaded 2-CPU machine: Python, Celery, the first connection
@@ -356,8 +357,10 @@ def _commit(repo: Path, delay: float, subject: str) -> str:
 # its hosts' short histories (4 commits before a 20x step of a 10 ms sleep) are what the
 # detectors judge: another worker's tests widened them enough to hide the step on one host.
 # 20x: the tip detector's bar for one commit against 4 is ~30 history sds (stats/tip.py),
-# and the first round's medians spread by ~4 ms (its two workers share two CPUs)
-@pytest.mark.exclusive
+# and the first round's medians spread by ~4 ms (its two workers share two CPUs).
+# The machine is held alone while the jobs measure (services.alone); the workers start and stop,
+# and the last watch (which measures nothing), with the machine shared.
+@pytest.mark.alone
 def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet, tmp_path):
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
@@ -369,6 +372,32 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     fleet.start_worker("bm2")
     watch = ["watch", "--repo", str(repo), "--branch", "main", "--build", "cp prog.in prog && chmod +x prog",
              "--suite", str(suite), "--hosts", "bm1,bm2", "--bisect-run", "./prog", "--once", "--job-timeout", "600"]
+    with services.alone():
+        bisects, output = _watch_the_step_arrive(fleet, repo, watch, commits)
+        hosts = set()
+        for job_id in bisects:
+            assert fleet.cli("jobs", "wait", str(job_id), timeout=900).returncode == 0
+            job = fleet.job(job_id)
+            hosts.add(job.host)
+            assert (job.request["good"], job.request["bad"]) == (commits[3], commits[7])
+            found = f"first slower commit (a regression): {commits[5][:12]}"   # bisect names the change
+            assert found in (job.output or ""), job.output
+            shown = fleet.cli("jobs", "show", str(job_id)).stdout
+            assert f"job {job_id} (bisect) done" in shown and found in shown
+    assert hosts == {"bm1", "bm2"}
+    _assert_reruns_judged(fleet, output, commits[3], commits[7])
+    # the robot remembers: nothing new, nothing queued
+    again = fleet.cli(*watch, timeout=300)
+    assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
+    assert "rerun job" not in again.stdout
+
+
+def _watch_the_step_arrive(fleet: Fleet, repo: Path, watch: list[str],
+                           commits: list[str]) -> tuple[list[int], str]:
+    """Three watch rounds over ``commits`` (4, extended here to 10; the 20x step at commits[5]):
+    each queues a build job per new commit and host (and the rerun jobs of its tip alerts);
+    the last raises one alert per host. The bisect jobs the rounds queued (one per host that
+    saw the step), and the last two rounds' output."""
     first = fleet.cli(*watch, "--since", commits[0], timeout=600)
     assert first.returncode == 0, first.stderr
     assert "queued 8 build jobs for 4 commits" in first.stdout
@@ -390,22 +419,7 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     bisects = [int(line.split()[2]) for line in (skipped.stdout + last.stdout).splitlines()
                if line.startswith("bisect job")]
     assert len(bisects) == 2                                               # one per host that saw it
-    hosts = set()
-    for job_id in bisects:
-        assert fleet.cli("jobs", "wait", str(job_id), timeout=900).returncode == 0
-        job = fleet.job(job_id)
-        hosts.add(job.host)
-        assert (job.request["good"], job.request["bad"]) == (commits[3], commits[7])
-        found = f"first slower commit (a regression): {commits[5][:12]}"   # bisect names the change
-        assert found in (job.output or ""), job.output
-        shown = fleet.cli("jobs", "show", str(job_id)).stdout
-        assert f"job {job_id} (bisect) done" in shown and found in shown
-    assert hosts == {"bm1", "bm2"}
-    _assert_reruns_judged(fleet, skipped.stdout + last.stdout, commits[3], commits[7])
-    # the robot remembers: nothing new, nothing queued
-    again = fleet.cli(*watch, timeout=300)
-    assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
-    assert "rerun job" not in again.stdout
+    return bisects, skipped.stdout + last.stdout
 
 
 def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
