@@ -467,7 +467,7 @@ def test_a_rerun_that_cannot_build_a_side_fails_with_one_line_and_attaches_nothi
     assert (outcome.error or "").startswith("build of the bad side exited 1: cp: cannot stat 'prog.in'")
     assert "\n" not in (outcome.error or "")
     assert (tmp_path / "work" / "rerun-good" / "prog").exists()          # the good side built
-    assert not list((tmp_path / "work" / "job-1").glob("run *.log"))     # no run, so nothing to attach
+    assert not list((tmp_path / "work" / "job-1").glob("rounds.log"))    # no run, so nothing to attach
     assert not list((tmp_path / "work" / "job-1").glob("attach *.log"))
 
 

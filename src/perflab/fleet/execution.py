@@ -91,14 +91,18 @@ def _build_steps(request: dict[str, Any], tree: Path, commit: str, side: str = "
 
 def _rerun_steps(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     """A rerun: both sides built, each in a worktree of its own; the suite run in the
-    request's rounds (each its side's tree, commit and label); then every run attached to
-    the alerts that asked (last: a side that fails to build attaches nothing)."""
+    request's rounds (each its side's tree, commit and label), one after the other in one
+    process; then every run attached to the alerts that asked (last: a side that fails to
+    build attaches nothing)."""
     request = job.request
     trees = {side: ctx.workdir / f"rerun-{side}" for side in ("good", "bad")}
     steps = [step for side, tree in trees.items() for step in _build_steps(request, tree, request[side], side)]
+    rounds = []
     for n, one in enumerate(request["rounds"], start=1):
-        steps.append(_run_step(job, ctx, jobdir, trees[one["side"]], f"run {n} of the {one['side']} side",
-                               label=one["label"], commit=one["commit"]))
+        tree = trees[one["side"]]
+        rounds += [str(tree), str(_request_document(job, jobdir, tree, f"round {n}", label=one["label"],
+                                                    commit=one["commit"]))]
+    steps.append(Step("rounds", [sys.executable, "-c", _RECORD_ROUNDS, ctx.db, *rounds]))
     runs = [word for one in request["rounds"] for word in ("--run", one["label"])]
     for alert_id in request["alerts"]:
         steps.append(Step(f"attach to alert {alert_id}",
@@ -107,11 +111,16 @@ def _rerun_steps(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     return steps
 
 
-def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = None, what: str = "run",
-              **identity: Any) -> Step:
-    """`perflab run --request FILE`: the job's RunRequest, tied to the job (and to the
-    worktree a build job built; ``identity``: fields the step records otherwise), recorded
-    by the record service in a child process."""
+def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = None) -> Step:
+    """`perflab run --request FILE`: the job's RunRequest (`_request_document`), recorded by
+    the record service in a child process."""
+    document = _request_document(job, jobdir, tree, "run")
+    return Step("run", [*PERFLAB, "--db", ctx.db, "run", "-q", "--request", str(document)], tree)
+
+
+def _request_document(job: Job, jobdir: Path, tree: Path | None, name: str, **identity: Any) -> Path:
+    """The job's RunRequest written to ``jobdir``/NAME.json, tied to the job (and to the
+    worktree a build or rerun job built; ``identity``: fields it records otherwise)."""
     run = RunRequest.from_json(job.request["run"])
     assert run.target is not None
     target = run.target
@@ -122,9 +131,36 @@ def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = No
         target = replace(target, words=(str(path),), after_dashdash=False)
     run = replace(run, target=target, identity=replace(run.identity, job_id=job.id,
                                                        repo=str(tree) if tree else run.identity.repo, **identity))
-    document = jobdir / f"{what}.json"
+    document = jobdir / f"{name}.json"
     document.write_text(json.dumps(run.to_json()), encoding="utf-8")
-    return Step(what, [*PERFLAB, "--db", ctx.db, "run", "-q", "--request", str(document)], tree)
+    return document
+
+
+# a rerun's rounds, recorded one after the other by the record service in one process, each
+# in its side's tree: a fresh interpreter per round (imports, then the settle pause after
+# them: execute/settle.py) cost more than the round itself. The first failure stops the rest.
+_RECORD_ROUNDS = """
+import json, os, sys
+from perflab.execute import record
+from perflab.model.errors import PerflabError, RunInterrupted
+from perflab.model.run_request import RunRequest
+from perflab.render.progress import NullProgress
+from perflab.store import Store
+db, *rounds = sys.argv[1:]
+try:
+    with Store(db, create=True) as store:
+        for tree, document in zip(rounds[::2], rounds[1::2]):
+            os.chdir(tree)
+            with open(document, encoding="utf-8") as f:
+                request = RunRequest.from_json(json.load(f))
+            record.record(store, request, lambda plans: NullProgress(),
+                          lambda message: print(f"perflab: warning: {message}", file=sys.stderr))
+except PerflabError as error:
+    sys.exit(f"perflab: {error}")
+except RunInterrupted as stop:
+    print(f"perflab: {stop}", file=sys.stderr)
+    sys.exit(stop.exit_code)
+"""
 
 
 # git: a worktree of the worker's own, detached at the commit (created on first use)
