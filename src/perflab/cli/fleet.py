@@ -240,8 +240,9 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
           once: bool, interval: float) -> None:
     """The regression robot: build and benchmark each new commit of a branch on the fleet.
 
-    Each change it confirms at the tip is rerun on its host (both commits built and measured
-    again, side by side in rounds) and judged by the next detection; with --once, in the same pass.
+    Each change it finds at the tip (a suspect or a confirmed level) is rerun on its host (both
+    commits built and measured again, side by side in rounds) and judged by the next detection;
+    with --once, in the same pass.
 
     \b
       perflab watch --repo ~/src/tool --branch main --build 'make -j8' --suite suites/fget.toml --hosts bm1,bm2

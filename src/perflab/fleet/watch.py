@@ -5,8 +5,8 @@ host: the worker checks the commit out in its own worktree, builds it and runs t
 with --commit. When a batch of jobs has landed, change detection runs on the series of the
 robot's label (analysis/history.py); each new change is raised as an alert
 (analysis/alerts.py), and a change whose range spans several commits (the robot skipped
-some: --tip-only, or a busy fleet) queues one bisect job on the host that saw it. A
-confirmed tip alert's rerun request (analysis/alert_reruns.py) queues one rerun job on the
+some: --tip-only, or a busy fleet) queues one bisect job on the host that saw it. A tip
+alert's rerun request (suspect or confirmed: analysis/alert_reruns.py) queues one rerun job on the
 alert's host: both commits built and measured again in rounds, the runs attached to the
 alert; the detection after it lands judges them.
 """
