@@ -467,8 +467,8 @@ def test_a_rerun_that_cannot_build_a_side_fails_with_one_line_and_attaches_nothi
     assert (outcome.error or "").startswith("build of the bad side exited 1: cp: cannot stat 'prog.in'")
     assert "\n" not in (outcome.error or "")
     assert (tmp_path / "work" / "rerun-good" / "prog").exists()          # the good side built
-    assert not list((tmp_path / "work" / "job-1").glob("rounds.log"))    # no run, so nothing to attach
-    assert not list((tmp_path / "work" / "job-1").glob("attach *.log"))
+    assert not list((tmp_path / "work" / "job-1").glob("rounds.log"))    # no round measured: nothing attached
+    assert not Path(sqlite_db).exists()       # the rounds step never opened the store: no run, no evidence
 
 
 def test_a_schema_3_database_gains_the_fleet_tables(tmp_path):

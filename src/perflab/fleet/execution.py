@@ -90,25 +90,21 @@ def _build_steps(request: dict[str, Any], tree: Path, commit: str, side: str = "
 
 
 def _rerun_steps(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
-    """A rerun: both sides built, each in a worktree of its own; the suite run in the
-    request's rounds (each its side's tree, commit and label), one after the other in one
-    process; then every run attached to the alerts that asked (last: a side that fails to
-    build attaches nothing)."""
+    """A rerun: both sides built, each in a worktree of its own; then the suite run in the
+    request's rounds (each its side's tree, commit and label) and every run attached to the
+    alerts that asked, in one process (fleet/rerun_rounds.py; a side that fails to build
+    records and attaches nothing)."""
     request = job.request
     trees = {side: ctx.workdir / f"rerun-{side}" for side in ("good", "bad")}
     steps = [step for side, tree in trees.items() for step in _build_steps(request, tree, request[side], side)]
-    rounds = []
-    for n, one in enumerate(request["rounds"], start=1):
-        tree = trees[one["side"]]
-        rounds += [str(tree), str(_request_document(job, jobdir, tree, f"round {n}", label=one["label"],
-                                                    commit=one["commit"]))]
-    steps.append(Step("rounds", [sys.executable, "-c", _RECORD_ROUNDS, ctx.db, *rounds]))
-    runs = [word for one in request["rounds"] for word in ("--run", one["label"])]
-    for alert_id in request["alerts"]:
-        steps.append(Step(f"attach to alert {alert_id}",
-                          [*PERFLAB, "--db", ctx.db, "alert", str(alert_id), "rerun", "--who", request["who"],
-                           "--note", f"rerun job {job.id}", *runs]))
-    return steps
+    rounds = [{"tree": str(trees[one["side"]]), "label": one["label"],
+               "request": str(_request_document(job, jobdir, trees[one["side"]], f"round {n}", label=one["label"],
+                                                commit=one["commit"]))}
+              for n, one in enumerate(request["rounds"], start=1)]
+    spec = jobdir / "rounds.json"
+    spec.write_text(json.dumps({"db": ctx.db, "rounds": rounds, "alerts": request["alerts"], "who": request["who"],
+                                "note": f"rerun job {job.id}"}), encoding="utf-8")
+    return [*steps, Step("rounds", [sys.executable, "-m", "perflab.fleet.rerun_rounds", str(spec)])]
 
 
 def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = None) -> Step:
@@ -134,33 +130,6 @@ def _request_document(job: Job, jobdir: Path, tree: Path | None, name: str, **id
     document = jobdir / f"{name}.json"
     document.write_text(json.dumps(run.to_json()), encoding="utf-8")
     return document
-
-
-# a rerun's rounds, recorded one after the other by the record service in one process, each
-# in its side's tree: a fresh interpreter per round (imports, then the settle pause after
-# them: execute/settle.py) cost more than the round itself. The first failure stops the rest.
-_RECORD_ROUNDS = """
-import json, os, sys
-from perflab.execute import record
-from perflab.model.errors import PerflabError, RunInterrupted
-from perflab.model.run_request import RunRequest
-from perflab.render.progress import NullProgress
-from perflab.store import Store
-db, *rounds = sys.argv[1:]
-try:
-    with Store(db, create=True) as store:
-        for tree, document in zip(rounds[::2], rounds[1::2]):
-            os.chdir(tree)
-            with open(document, encoding="utf-8") as f:
-                request = RunRequest.from_json(json.load(f))
-            record.record(store, request, lambda plans: NullProgress(),
-                          lambda message: print(f"perflab: warning: {message}", file=sys.stderr))
-except PerflabError as error:
-    sys.exit(f"perflab: {error}")
-except RunInterrupted as stop:
-    print(f"perflab: {stop}", file=sys.stderr)
-    sys.exit(stop.exit_code)
-"""
 
 
 # git: a worktree of the worker's own, detached at the commit (created on first use)
