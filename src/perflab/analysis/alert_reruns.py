@@ -70,11 +70,17 @@ class PendingRerun:
     last_good: str
     first_bad: str
     alerts: tuple[Alert, ...]
+    requests: tuple[int, ...]    # each alert's open request: its "rerun requested" event's id
+
+
+def _latest_request(events: Sequence[AlertEvent]) -> int | None:
+    """The position of the latest rerun request in ``events`` (None: never requested)."""
+    return max((i for i, e in enumerate(events) if e.action == RERUN_REQUESTED), default=None)
 
 
 def _since_request(events: Sequence[AlertEvent]) -> list[AlertEvent] | None:
     """The events after the latest rerun request (None: never requested)."""
-    at = max((i for i, e in enumerate(events) if e.action == RERUN_REQUESTED), default=None)
+    at = _latest_request(events)
     return None if at is None else list(events[at + 1:])
 
 
@@ -110,36 +116,38 @@ def _sides(after: Sequence[AlertEvent], alert: Alert, commits: dict[int, str | N
             [r for r in runs if commits.get(r) == alert.first_bad])
 
 
-def _open_requests(store: Store) -> Iterator[tuple[Alert, list[int], list[int]]]:
-    """Each alert with a rerun request and no verdict yet, with the evidence runs attached
-    since of its last good and its first bad commit. The runs' commits are read only
-    when some request is open (every update asks)."""
+def _open_requests(store: Store) -> Iterator[tuple[Alert, int, list[int], list[int]]]:
+    """Each alert with a rerun request and no verdict yet, with the request's event id and
+    the evidence runs attached since of its last good and its first bad commit. The runs'
+    commits are read only when some request is open (every update asks)."""
     events = store.alerts.all_events()
     commits: dict[int, str | None] | None = None
     for a in store.alerts.all():
-        after = _since_request(events.get(a.id, []))
-        if after is None or any(e.action in RERUN_VERDICTS for e in after):
+        mine = events.get(a.id, [])
+        at = _latest_request(mine)
+        if at is None or any(e.action in RERUN_VERDICTS for e in mine[at + 1:]):
             continue
         if commits is None:
             commits = {r.id: r.commit for r in store.runs.all(counted=False, details=False)}
-        good, bad = _sides(after, a, commits)
-        yield a, good, bad
+        good, bad = _sides(mine[at + 1:], a, commits)
+        yield a, mine[at].id, good, bad
 
 
 def pending_reruns(store: Store) -> list[PendingRerun]:
     """The commit ranges with a request that has no verdict nor its rounds measured, oldest first."""
     # one rerun per commit range and recorded command (the benchmark's, on its host)
-    ranges: dict[tuple[str, str, str, str], list[Alert]] = {}
-    for a, good, bad in _open_requests(store):
+    ranges: dict[tuple[str, str, str, str], list[tuple[Alert, int]]] = {}
+    for a, request, good, bad in _open_requests(store):
         if min(len(good), len(bad)) < rerun_stats.ROUNDS:
-            ranges.setdefault((a.last_good, a.first_bad, a.host, a.benchmark), []).append(a)
-    return [PendingRerun(good, bad, tuple(found)) for (good, bad, _, _), found in ranges.items()]
+            ranges.setdefault((a.last_good, a.first_bad, a.host, a.benchmark), []).append((a, request))
+    return [PendingRerun(good, bad, tuple(a for a, _ in found), tuple(r for _, r in found))
+            for (good, bad, _, _), found in ranges.items()]
 
 
 def judge_reruns(store: Store, who: str) -> int:
     """A verdict on every request whose evidence holds its rounds; how many were judged."""
     judged = 0
-    for a, good, bad in list(_open_requests(store)):   # listed first: judging writes events
+    for a, _, good, bad in list(_open_requests(store)):   # listed first: judging writes events
         rounds = min(len(good), len(bad))
         if rounds < rerun_stats.ROUNDS:
             continue

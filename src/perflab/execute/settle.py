@@ -17,10 +17,14 @@ CAP_S = 1.0   # a start-up that burns more is not perflab's imports: do not wait
 _idle_since_cpu = 0.0   # this process's CPU seconds when its last run ended
 
 
+def pause_for(seconds: float | None) -> float:
+    """The pause: ``seconds``, or (None) this process's CPU seconds since its last run, capped."""
+    return min(max(time.process_time() - _idle_since_cpu, 0.0), CAP_S) if seconds is None else seconds
+
+
 def settle(seconds: float | None) -> float:
-    """Sleep ``seconds``, or (None) this process's CPU seconds since its last run, capped;
-    return the pause."""
-    pause = min(max(time.process_time() - _idle_since_cpu, 0.0), CAP_S) if seconds is None else seconds
+    """Sleep the pause (`pause_for`); return it."""
+    pause = pause_for(seconds)
     if pause > 0:
         time.sleep(pause)
     return pause

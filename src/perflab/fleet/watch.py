@@ -160,12 +160,10 @@ def queue_reruns(store: Store, app: Celery, options: WatchOptions) -> list[Queue
     is never queued again, even when that job failed (a side that does not build would
     fail at every poll): a person reruns it then (``perflab alert ID rerun``)."""
     from perflab.analysis.alert_reruns import pending_reruns
-    from perflab.model.alerts import RERUN_REQUESTED
     asked = {r for job in store.jobs.all() if job.kind is JobKind.RERUN for r in job.request.get("requests", [])}
-    events = store.alerts.all_events()
     queued = []
     for pending in pending_reruns(store):
-        requests = {a.id: max(e.id for e in events[a.id] if e.action == RERUN_REQUESTED) for a in pending.alerts}
+        requests = {a.id: r for a, r in zip(pending.alerts, pending.requests, strict=True)}
         alerts = [a for a, r in requests.items() if r not in asked]
         host = pending.alerts[0].host
         if not alerts or host not in options.hosts or not _known(options.repo, pending.last_good, pending.first_bad):
