@@ -143,3 +143,21 @@ def test_one_clock_tick_in_a_short_run_is_not_another_load():
     assert ticked.cpu > 0.05 and not ticked.competed
     assert run(8 * 12_000.0).competed              # another load on half the machine throughout
     assert run(10_000.0, windows=100).cpu_error < 0.01   # a longer run resolves a tick finer
+
+
+def test_loads_on_two_sides_are_alike_only_when_shown_equal():
+    # a verdict of separate runs is judged only when their loads are shown alike: a 2x step
+    # was once called "good" against a base that ran beside 72% (+-12.5) of outside load,
+    # the candidate beside 51% (+-7.5): both flagged, their difference unresolved
+    from perflab.analysis.contention import Outside, same_load
+
+    def load(cpu: float, error: float, memory: float = 0.0) -> Outside:
+        return Outside(None, 2, cpu, memory, 0.0, error)  # type: ignore[arg-type]
+
+    quiet, busy = load(0.01, 0.01), load(0.40, 0.01)
+    assert same_load([quiet], [quiet]) and same_load([], [])
+    assert not same_load([quiet], [busy]) and not same_load([busy], [])   # one side only, or unmeasured
+    assert not same_load([load(0.722, 0.125)], [load(0.507, 0.075)])     # the ticks cannot tell
+    assert same_load([busy], [load(0.41, 0.005)])                         # long runs resolve it
+    assert not same_load([busy], [load(0.41, 0.005, memory=0.2)])         # memory stalls apart
+    assert same_load([busy, busy], [load(0.39, 0.01)])                    # a side's runs, their mean

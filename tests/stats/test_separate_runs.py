@@ -9,7 +9,7 @@ from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict
 from perflab.stats.difference import compare
 from perflab.stats.host_prior import Prior, Spread
-from perflab.stats.separate_runs import BEYOND_PRIOR, ONE_SIDED_LOAD, TWO_GROUPS, RunToRun
+from perflab.stats.separate_runs import BEYOND_PRIOR, TWO_GROUPS, UNEQUAL_LOAD, RunToRun
 
 ROW = {"direction": Direction.LOWER, "mean_kind": MeanKind.ARITHMETIC, "noise_floor": 0.01, "separate_runs": True}
 
@@ -68,7 +68,7 @@ def test_a_clear_change_is_called_with_a_tight_prior() -> None:
 
 
 @pytest.mark.parametrize("case, kind", [
-    ("bimodal", TWO_GROUPS), ("load", ONE_SIDED_LOAD), ("beyond", BEYOND_PRIOR), ("wide", BEYOND_PRIOR)])
+    ("bimodal", TWO_GROUPS), ("load", UNEQUAL_LOAD), ("beyond", BEYOND_PRIOR), ("wide", BEYOND_PRIOR)])
 def test_rows_the_prior_cannot_stand_for_are_undecided(case: str, kind: str) -> None:
     rng = np.random.default_rng(5)
     a, b = runs(rng, 0.0)
@@ -78,7 +78,7 @@ def test_rows_the_prior_cannot_stand_for_are_undecided(case: str, kind: str) -> 
     if case == "bimodal":
         b = np.concatenate([b[:15], b[15:] * 1.5])
     elif case == "load":
-        known = RunToRun(prior, benchmarks=20, load=(False, True))
+        known = RunToRun(prior, benchmarks=20, load=(False, True), unequal=(False, True))
     elif case == "beyond":
         known = RunToRun(prior, own=Spread(0.2**2, 4.0, 1e-4, 30.0), own_runs=5)
     else:   # a trended prior: nothing it learned says how far its line goes

@@ -135,7 +135,8 @@ def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], 
             shares = run_shares.get(key) or [1.0] * len(tables)
             known = run_to_run.get(key) if apart else None
             if known is not None and len(known.load) > 2:   # this pair's two sides
-                known = replace(known, load=(known.load[0], known.load[c + 1]))
+                known = replace(known, load=(known.load[0], known.load[c + 1]),
+                                unequal=(False, known.unequal[c + 1]))
             cells.append((r, c))
             pairs.append(Pair(base.values, other.values, info.direction, info.mean,
                               info.noise_floor if noise_floor is None else noise_floor, apart,

@@ -21,7 +21,7 @@ the benchmark's own tasks: they get no figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from perflab.model.records import OUTSIDE_METRIC_PREFIX, OUTSIDE_WINDOW_METRIC, NotLoaded, RunInfo
@@ -54,6 +54,28 @@ class Outside:
     def text(self) -> str:
         return (f"{_pct(self.cpu)} (+-{100 * self.cpu_error:.1f}% in clock ticks) of {self.cpus} CPUs, "
                 f"memory stalls {_pct(self.memory)}, I/O stalls {_pct(self.io)}")
+
+
+def same_load(base: Sequence[Outside], new: Sequence[Outside]) -> bool:
+    """Whether two sides' runs are shown to have competed alike: another load competed with
+    neither, or its shares on the two sides (their runs' means) are equal within
+    OUTSIDE_SHARE -- for the CPU by ``Z`` standard errors of its ticks, an equivalence test
+    one-sided 5% each way. Not shown, a time's difference may be the load's."""
+    if not any(load.competed for load in (*base, *new)):
+        return True
+    if not base or not new:
+        return False
+
+    def mean(side: Sequence[Outside], share: Callable[[Outside], float]) -> float:
+        return sum(share(load) for load in side) / len(side)
+
+    def error(side: Sequence[Outside]) -> float:
+        return math.sqrt(sum(load.cpu_error ** 2 for load in side)) / len(side)
+
+    cpu = abs(mean(base, lambda load: load.cpu) - mean(new, lambda load: load.cpu))
+    stalls = (abs(mean(base, lambda load: load.memory) - mean(new, lambda load: load.memory)),
+              abs(mean(base, lambda load: load.io) - mean(new, lambda load: load.io)))
+    return cpu + Z * math.hypot(error(base), error(new)) < OUTSIDE_SHARE and max(stalls) < OUTSIDE_SHARE
 
 
 def _pct(share: float) -> str:

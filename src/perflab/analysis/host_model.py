@@ -125,11 +125,14 @@ def host_model(store: Store, host: str) -> list[HostPrior]:
     return store.host_priors.load(host)
 
 
-def _loaded(store: Store, runs: list[RunInfo]) -> bool:
-    """Whether another load competed with any of these runs (analysis.contention: the load
-    outside perflab's cgroups beyond OUTSIDE_SHARE)."""
-    from perflab.analysis.contention import outside_loads
-    return any(load.competed for load in outside_loads(store, runs))
+def _loads(store: Store, sides: list[list[RunInfo]]) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+    """Per side, whether another load competed with any of its runs (analysis.contention:
+    the load outside perflab's cgroups beyond OUTSIDE_SHARE), and whether its load is not
+    shown equal to the base's (contention.same_load)."""
+    from perflab.analysis.contention import outside_loads, same_load
+    loads = [outside_loads(store, side) for side in sides]
+    return (tuple(any(load.competed for load in side) for side in loads),
+            tuple(not same_load(loads[0], side) for side in loads))
 
 
 def _own(variance: RunVariance | None) -> Spread | None:
@@ -145,11 +148,12 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
     """Per row of single-run sides: the host prior of its kind of metric (the baseline's
     host; where the host has none, perflab's default of the kind if the row has no
     replicates of its own either, else no prior: its own replicates alone), its own
-    replicates, and on which sides another load competed (``load`` holds every side; a cell
-    takes its pair's). A host named 'unknown' has no model."""
+    replicates, on which sides another load competed and which sides' loads are not shown
+    equal to the base's (``load`` and ``unequal`` hold every side; a cell takes its pair's).
+    A host named 'unknown' has no model."""
     host = sides[0][0].host
     priors = _priors_without(store, host, {run.id for side in sides for run in side})
-    load = tuple(_loaded(store, side) for side in sides)
+    load, unequal = _loads(store, sides)
     out = {}
     for key in keys:
         kind = kind_of(infos[(key[0], key[2])])
@@ -160,7 +164,7 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
         fallback = DEFAULT_PRIORS[kind] if learned is None and variance is None else None
         prior, benchmarks = learned or ((fallback.prior, fallback.benchmarks) if fallback else (None, 0))
         out[key] = RunToRun(prior, learned is None, benchmarks, _own(variance),
-                            variance.runs if variance is not None else 0, load, kind,
+                            variance.runs if variance is not None else 0, load, unequal, kind,
                             fallback.stand_in if fallback else "")
     return out
 

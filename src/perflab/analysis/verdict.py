@@ -21,11 +21,11 @@ from perflab.model.records import RunInfo
 from perflab.model.report.compare import Change, Row
 from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, Outcome, RunVerdict
 from perflab.model.verdicts import Verdict
-from perflab.stats.separate_runs import BEYOND_PRIOR, ONE_SIDED_LOAD, TWO_GROUPS
+from perflab.stats.separate_runs import BEYOND_PRIOR, TWO_GROUPS, UNEQUAL_LOAD
 from perflab.store import Store
 
 Q = 0.05
-REFUSALS = (TWO_GROUPS, ONE_SIDED_LOAD, BEYOND_PRIOR)   # why a row of separate runs is not judged
+REFUSALS = (TWO_GROUPS, UNEQUAL_LOAD, BEYOND_PRIOR)   # why a row of separate runs is not judged
 
 
 def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],

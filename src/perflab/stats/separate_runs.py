@@ -5,7 +5,7 @@ the pair's own within-run part when the prior is trended), moderated by the benc
 replicates: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df (Smyth 2004); the test is
 Welch's on log values with variance 2 s~^2 (never below the pair's own). It returns a
 ``blocked`` warning (the row stays undecided) where the prior does not stand for the row:
-two groups of values on a side; competing load on one side only; its own replicates beyond
+two groups of values on a side; competing load not shown equal on both sides; its own replicates beyond
 the prior's upper tail at TAIL_ALPHA (F test); its within-run part beyond any a trended
 prior learned from. Method: docs/methods.md (run-to-run variance), docs/separate-runs.md.
 """
@@ -24,7 +24,7 @@ from perflab.stats.variance import RunVariance
 #: Own replicates whose variance is beyond the prior's upper tail at this level leave the row undecided.
 TAIL_ALPHA = 0.01
 BEYOND_PRIOR = "beyond-host-prior"
-ONE_SIDED_LOAD = "one-sided-load"
+UNEQUAL_LOAD = "unequal-load"
 TWO_GROUPS = "two-groups"
 
 
@@ -38,6 +38,7 @@ class RunToRun:
     own: Spread | None = None        # this row's own replicates (the same thing on this host)
     own_runs: int = 0
     load: tuple[bool, ...] = (False, False)   # another load competed with base / new
+    unequal: tuple[bool, ...] = (False, False)   # a side's load not shown equal to the base's
     kind: str = ""                   # the metric's kind (wall time, cpu time, rate, count)
     stand_in: str = ""               # a default borrowed from this kind: none of its own recorded
 
@@ -110,9 +111,10 @@ def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[
         return StatWarning(TWO_GROUPS, "separate runs: values in two groups on "
                            + ("both sides" if all(bimodal) else "one side")
                            + ": a run's level is then how its samples split; not judged")
-    if known.load[0] != known.load[1]:
-        return StatWarning(ONE_SIDED_LOAD, "separate runs: another load competed with the "
-                           + ("base" if known.load[0] else "new") + " run only; not judged")
+    if any(known.unequal):
+        which = ("the base run only" if known.load[0] else "the new run only") if known.load[0] != known.load[1] \
+            else "both runs, its shares on the two not shown equal"
+        return StatWarning(UNEQUAL_LOAD, f"separate runs: another load competed with {which}; not judged")
     p = beyond_prior(prior, s2, d, pooled)
     if p < TAIL_ALPHA:
         own, typical = 100 * math.sqrt(max(s2, 0)), 100 * math.sqrt(prior.scale(pooled))
