@@ -424,14 +424,15 @@ def _watch_the_step_arrive(fleet: Fleet, repo: Path, watch: list[str],
 
 def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
     """Each rerun request of a tip alert (suspect or confirmed) was rerun on the alert's host
-    (both commits built, 2 x ROUNDS runs attached) and judged in the same --once pass: on a
-    real 20x step, never withdrawn."""
+    (both commits built, 2 x ROUNDS runs attached) and judged in the same --once pass: on the
+    real 20x step, never withdrawn. (Two workers measure at once on 2 CPUs: a suspect at
+    another commit can come of that, and its rerun is judged alike, whatever it finds.)"""
     queued = {int(line.split()[2]): line for line in output.splitlines() if line.startswith("rerun job ")}
     with Store(fleet.db) as store:
         events = store.alerts.all_events()
         tip = [a for a in store.alerts.all() if a.method in (TIP_METHOD, TIP_SUSPECT_METHOD)]
         jobs = {job.id: job for job in store.jobs.all() if job.kind is JobKind.RERUN}
-    assert tip and sorted(queued) == sorted(jobs), output
+    assert any((a.last_good, a.first_bad) == (good, bad) for a in tip) and sorted(queued) == sorted(jobs), output
     for a in tip:
         mine = [job for job in jobs.values() if a.id in job.request["alerts"]]
         actions = [e.action for e in events[a.id]]
@@ -439,10 +440,13 @@ def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
         for job in mine:
             assert f"rerun job {job.id} on {a.host} for alert(s) " in queued[job.id]
             assert job.state is JobState.DONE and job.host == a.host, job.error
-            assert (job.request["good"], job.request["bad"]) == (good, bad) and len(job.run_ids) == 2 * ROUNDS
+            assert (job.request["good"], job.request["bad"]) == (a.last_good, a.first_bad)
+            assert len(job.run_ids) == 2 * ROUNDS
         assert actions.count(EVIDENCE) == 2 * ROUNDS * len(mine)
         verdicts = [x for x in actions if x in RERUN_VERDICTS]
-        assert len(verdicts) == len(mine) and set(verdicts) <= {REPRODUCED, RERUN_UNDECIDED}, actions
+        assert len(verdicts) == len(mine), actions
+        if (a.last_good, a.first_bad) == (good, bad):
+            assert set(verdicts) <= {REPRODUCED, RERUN_UNDECIDED}, actions
         assert f"alert {a.id}: {verdicts[-1].removeprefix('rerun ')}: rerun of {ROUNDS} round(s)" in output
 
 
