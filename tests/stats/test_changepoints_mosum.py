@@ -158,3 +158,12 @@ def test_threshold_inverts_the_tail():
 def test_short_and_constant_series_give_nothing():
     assert search(np.ones(50)) == []
     assert search(np.arange(5.0)) == []
+
+
+def test_a_step_is_placed_on_its_commit_when_a_later_commit_dips():
+    # per-commit medians (ms) of a real lab (tests/test_alerts.py): a 4x step at 10, and a
+    # loaded commit at 13 halfway back; the Hampel window centred on 10 straddles the step,
+    # its median is that dip, and replacing the step's first value by it put the step at 11
+    x = np.array([25.68, 29.07, 27.45, 27.38, 27.38, 29.84, 24.83, 30.36, 24.51, 28.94,
+                  110.5, 112.4, 106.4, 66.56, 102.2, 105.0])
+    assert [d.index for d in search(x)] == [10]

@@ -185,7 +185,7 @@ def _scan_window(z: NDArray[np.float64], s: NDArray[np.float64], v: NDArray[np.f
         if tau[i] - previous < h:
             continue  # the same bump at this scale (candidates are in order)
         previous = int(tau[i])
-        at = _locate(s, int(tau[i]), h, n)
+        at = _locate(cache.get("located", s), int(tau[i]), h, n)
         p = min(1.0, tail(float(a[i]), tau.size, h) * factor)
         local_sd = sd * (wider[i] if isinstance(wider, np.ndarray) else wider)
         found.append(Detection(at, kind, h, float(a[i]), float(d[i] - baseline[i]), float(local_sd), p))
@@ -336,8 +336,10 @@ def _noise_variogram(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float
     return variogram(_without_steps(z, cuts), 2 * max(windows(z.size), default=MIN_WINDOW))
 
 
-def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int) -> list[Detection]:
-    """The steps in the mean of z (already robustified) labelled `kind`.
+def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int,
+           edges: NDArray[np.float64] | None = None) -> list[Detection]:
+    """The steps in the mean of z (already robustified) labelled `kind`; the scans locate
+    each step in ``edges`` (the series robustified keeping its steps' edges) when given.
 
     A first look with the MAD variogram at windows up to FIRST_LOOK gives candidates; the
     noise is then estimated without every candidate (winsorised variogram, each segment
@@ -346,6 +348,8 @@ def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int) -> list[
     `parts` the Bonferroni factor of the p-values.
     """
     cache: dict[str | int, NDArray[np.float64]] = {}
+    if edges is not None:
+        cache["located"] = np.concatenate([[0.0], np.cumsum(edges)])
     found = _scan(z, kind, share, parts, cache=cache, liberal=True)
     # no candidate: the series' best single split stands in for one, so that a step
     # there does not count as noise in the variogram
@@ -433,7 +437,7 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     # α is split between the statistics, and for each half to the MOSUM scans, half to the
     # segment pass (`_segment_steps`)
     share, parts = alpha / tests / 2, tests * 2
-    found = _steps(z, "mean", share, parts)
+    found = _steps(z, "mean", share, parts, hampel(x, edges=True)[0])
     # the level's points go through the transient rule on x itself (its medians)
     kept = _kept(x, z, found, min_segment, alpha / tests)
     if spread:
