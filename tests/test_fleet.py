@@ -24,6 +24,7 @@ from perflab.model.alerts import (
     RERUN_VERDICTS,
     TIP_METHOD,
     TIP_SUSPECT_METHOD,
+    WITHDRAWN,
 )
 from perflab.model.jobs import Job, JobKind, JobState
 from perflab.stats.rerun import ROUNDS
@@ -447,7 +448,8 @@ def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
         assert len(verdicts) == len(mine), actions
         if (a.last_good, a.first_bad) == (good, bad):
             assert set(verdicts) <= {REPRODUCED, RERUN_UNDECIDED}, actions
-        assert f"alert {a.id}: {verdicts[-1].removeprefix('rerun ')}: rerun of {ROUNDS} round(s)" in output
+        said = {WITHDRAWN: "not reproduced"}.get(verdicts[-1], verdicts[-1].removeprefix("rerun "))
+        assert f"alert {a.id}: {said}: rerun of {ROUNDS} round(s)" in output
 
 
 def test_a_rerun_that_cannot_build_a_side_fails_with_one_line_and_attaches_nothing(sqlite_db, tmp_path):

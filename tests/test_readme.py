@@ -168,9 +168,12 @@ def test_history_examples_run_as_written(tmp_path):
         result = _shell(line, repo if "bisect" in line else tmp_path, db)
         command = line.split()[1]
         if command == "verdict" and result.returncode == 125:
-            # a load that competed for the CPU can hide even a 2x step in wall time (in CI, once):
-            # then undecided, naming the contention, is the honest answer, and exit 1 is not owed
-            assert "another load competed" in result.stderr and result.stdout.startswith("undecided"), result.stderr
+            # two separate runs of 5 and 10 samples, on the default prior: a machine noisier than
+            # it for a while (run-to-run spread 25-45% between this test's replicate runs, values
+            # in two groups, another load beside one run) leaves even a 2x step honestly
+            # undecided, saying why; what is never owed is "good" (exit 0)
+            assert result.stdout.startswith("undecided") and "could not be decided: " in result.stdout, \
+                result.stdout + result.stderr
             continue
         assert result.returncode == (1 if command == "verdict" else 0), f"{line}: {result.stderr}"
         assert result.stdout.strip(), line
