@@ -76,24 +76,26 @@ def _sleeps(tag: str) -> list[int]:
     return [pid for pid in processes() if cmdline(pid)[:2] == ["sleep", tag] and running(pid)]
 
 
-@pytest.mark.parametrize("command", [["--", "sleep", "600.25"],
-                                     ["--shell", "--", "sleep 600.25; true"]],   # a grandchild in the group
+# each case sleeps its own length: on two xdist workers at once, one case took the other's
+# sleep for its sample's, killed its own perflab before it had warned, and swept the other's
+@pytest.mark.parametrize("tag, command", [("600.25", ["--", "sleep", "600.25"]),
+                                          ("600.26", ["--shell", "--", "sleep 600.26; true"])],   # a grandchild
                          ids=["command", "shell-grandchild"])
-def test_kill_9_of_perflab_as_nobody_leaves_no_process_of_the_sample(open_dir, command):
+def test_kill_9_of_perflab_as_nobody_leaves_no_process_of_the_sample(open_dir, tag, command):
     perflab = subprocess.Popen(_perflab_as_nobody(open_dir, "--db", str(open_dir / "s.db"), "run", "-n", "1",
                                                   *command),
                                cwd=open_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        assert wait_for(lambda: _sleeps("600.25"), timeout=60), "the sample never started"
+        assert wait_for(lambda: _sleeps(tag), timeout=60), "the sample never started"
         inner = [pid for pid in processes() if "perflab.cli.main" in (words := cmdline(pid))
                  and str(open_dir / "s.db") in words and words[0] not in ("runuser", "env")]
         assert len(inner) == 1, inner
         os.kill(inner[0], signal.SIGKILL)
-        gone = wait_for(lambda: not _sleeps("600.25"), timeout=GONE_WITHIN_S)
-        left = _sleeps("600.25")
+        gone = wait_for(lambda: not _sleeps(tag), timeout=GONE_WITHIN_S)
+        left = _sleeps(tag)
         assert gone and not left, f"left behind: {left}"
     finally:
-        for pid in _sleeps("600.25"):
+        for pid in _sleeps(tag):
             os.kill(pid, signal.SIGKILL)
         perflab.kill()
         _, stderr = perflab.communicate(timeout=30)
