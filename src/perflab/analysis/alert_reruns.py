@@ -232,18 +232,16 @@ def _recording(store: Store, alert: Alert, point: HistoryPoint) -> RunInfo:
 
 @dataclass(frozen=True)
 class RerunRound:
-    """One run of a requested rerun: which side, its commit, the label it records."""
+    """One run of a requested rerun: which side, and the label it records."""
 
     side: str            # "good" (last good) or "bad" (first bad)
-    commit: str
     label: str
 
 
-def rounds_of(last_good: str, first_bad: str, alert_id: int, stamp: str) -> list[RerunRound]:
+def rounds_of(alert_id: int, stamp: str) -> list[RerunRound]:
     """The runs of a requested rerun, in the order to measure them (stats/rerun.order),
     each labelled ``alert<ID>-<side>-<stamp>-<n>`` (ID: the range's first alert)."""
-    commits = {"good": last_good, "bad": first_bad}
-    return [RerunRound(side, commits[side], f"alert{alert_id}-{side}-{stamp}-{n}")
+    return [RerunRound(side, f"alert{alert_id}-{side}-{stamp}-{n}")
             for n, side in enumerate(rerun_stats.order(), start=1)]
 
 
@@ -252,4 +250,4 @@ def rounds_plan(store: Store, pending: PendingRerun, stamp: str) -> list[RerunSi
     with the round's label."""
     sides = {s.side: s for s in rerun_plan(store, pending.alerts[0].id, stamp)}
     return [replace(sides[r.side], label=r.label, argv=with_option(sides[r.side].argv, "--label", r.label))
-            for r in rounds_of(pending.last_good, pending.first_bad, pending.alerts[0].id, stamp)]
+            for r in rounds_of(pending.alerts[0].id, stamp)]

@@ -21,7 +21,7 @@ the benchmark's own tasks: they get no figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from perflab.model.records import OUTSIDE_METRIC_PREFIX, OUTSIDE_WINDOW_METRIC, NotLoaded, RunInfo
@@ -65,17 +65,16 @@ def same_load(base: Sequence[Outside], new: Sequence[Outside]) -> bool:
         return True
     if not base or not new:
         return False
+    (cpu_a, memory_a, io_a, error_a), (cpu_b, memory_b, io_b, error_b) = _mean_load(base), _mean_load(new)
+    return (abs(cpu_a - cpu_b) + Z * math.hypot(error_a, error_b) < OUTSIDE_SHARE
+            and max(abs(memory_a - memory_b), abs(io_a - io_b)) < OUTSIDE_SHARE)
 
-    def mean(side: Sequence[Outside], share: Callable[[Outside], float]) -> float:
-        return sum(share(load) for load in side) / len(side)
 
-    def error(side: Sequence[Outside]) -> float:
-        return math.sqrt(sum(load.cpu_error ** 2 for load in side)) / len(side)
-
-    cpu = abs(mean(base, lambda load: load.cpu) - mean(new, lambda load: load.cpu))
-    stalls = (abs(mean(base, lambda load: load.memory) - mean(new, lambda load: load.memory)),
-              abs(mean(base, lambda load: load.io) - mean(new, lambda load: load.io)))
-    return cpu + Z * math.hypot(error(base), error(new)) < OUTSIDE_SHARE and max(stalls) < OUTSIDE_SHARE
+def _mean_load(side: Sequence[Outside]) -> tuple[float, float, float, float]:
+    """The mean CPU, memory and I/O shares of a side's runs, and the CPU mean's tick error."""
+    k = len(side)
+    return (sum(load.cpu for load in side) / k, sum(load.memory for load in side) / k,
+            sum(load.io for load in side) / k, math.sqrt(sum(load.cpu_error ** 2 for load in side)) / k)
 
 
 def _pct(share: float) -> str:

@@ -97,10 +97,9 @@ def _rerun_steps(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     request = job.request
     trees = {side: ctx.workdir / f"rerun-{side}" for side in ("good", "bad")}
     steps = [step for side, tree in trees.items() for step in _build_steps(request, tree, request[side], side)]
-    rounds = [{"tree": str(trees[one["side"]]), "label": one["label"],
-               "request": str(_request_document(job, jobdir, trees[one["side"]], f"round {n}", label=one["label"],
-                                                commit=one["commit"]))}
-              for n, one in enumerate(request["rounds"], start=1)]
+    documents = {side: _request_document(job, jobdir, tree, side, commit=request[side]) for side, tree in trees.items()}
+    rounds = [{"tree": str(trees[one["side"]]), "request": str(documents[one["side"]]), "label": one["label"]}
+              for one in request["rounds"]]
     spec = jobdir / "rounds.json"
     spec.write_text(json.dumps({"db": ctx.db, "rounds": rounds, "alerts": request["alerts"], "who": request["who"],
                                 "note": f"rerun job {job.id}"}), encoding="utf-8")

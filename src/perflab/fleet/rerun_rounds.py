@@ -2,7 +2,7 @@
 
 Run by a worker as ``python -m perflab.fleet.rerun_rounds SPEC`` (a child process, as every
 step of a job: fleet/execution.py), SPEC a JSON file: the store, the rounds in the order to
-measure them (each its side's built tree and RunRequest document) and the alerts, who and
+measure them (each its side's built tree and RunRequest document, and its label) and the alerts, who and
 note the runs are attached with. One process records every round with the record service
 (a fresh interpreter per round, its imports and then the settle pause after them, cost more
 than the round itself) and attaches them all once every round is recorded: a round that
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import Any
 
 
@@ -32,7 +33,8 @@ def measure(spec: dict[str, Any]) -> None:
         for one in spec["rounds"]:
             os.chdir(one["tree"])
             with open(one["request"], encoding="utf-8") as f:
-                request = RunRequest.from_json(json.load(f))
+                request = RunRequest.from_json(json.load(f))   # its side's: the round's label is its own
+            request = replace(request, identity=replace(request.identity, label=one["label"]))
             record.record(store, request, lambda plans: NullProgress(), warn)
         for alert_id in spec["alerts"]:
             for one in spec["rounds"]:

@@ -177,10 +177,10 @@ def queue_reruns(store: Store, app: Celery, options: WatchOptions) -> list[Queue
 
 def rerun_request(options: WatchOptions, good: str, bad: str, alerts: list[int]) -> dict[str, Any]:
     """A rerun job's request: the commits, build and suite, the rounds (stats/rerun.order,
-    each side's commit and label) and the alerts its runs are attached to."""
+    each side and label) and the alerts its runs are attached to."""
     from perflab.analysis.alert_reruns import rounds_of
     from perflab.analysis.alerts import ROBOT
-    rounds = rounds_of(good, bad, alerts[0], time.strftime("%Y%m%d%H%M%S"))
+    rounds = rounds_of(alerts[0], time.strftime("%Y%m%d%H%M%S"))
     suite = suite_request(options.suite)
     return with_run({"repo": options.repo, "good": good, "bad": bad, "build": options.build, "suite": suite,
                      "timeout": rerun_timeout(options), "alerts": alerts, "who": ROBOT,

@@ -339,7 +339,7 @@ def _noise_variogram(z: NDArray[np.float64], cuts: set[int]) -> NDArray[np.float
 def _steps(z: NDArray[np.float64], kind: str, share: float, parts: int,
            edges: NDArray[np.float64] | None = None) -> list[Detection]:
     """The steps in the mean of z (already robustified) labelled `kind`; the scans locate
-    each step in ``edges`` (the series robustified keeping its steps' edges) when given.
+    each step in ``edges`` (the series robustified keeping its steps' edges: `hampel`) when given.
 
     A first look with the MAD variogram at windows up to FIRST_LOOK gives candidates; the
     noise is then estimated without every candidate (winsorised variogram, each segment
@@ -432,12 +432,12 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     if n < 2 * min_segment or np.ptp(x) == 0.0:
         return []
     alpha = -math.expm1(-rate * n / 1000.0)
-    z, _ = hampel(x)
+    z, located = hampel(x)
     tests = 2 if spread else 1
     # α is split between the statistics, and for each half to the MOSUM scans, half to the
     # segment pass (`_segment_steps`)
     share, parts = alpha / tests / 2, tests * 2
-    found = _steps(z, "mean", share, parts, hampel(x, edges=True)[0])
+    found = _steps(z, "mean", share, parts, located)
     # the level's points go through the transient rule on x itself (its medians)
     kept = _kept(x, z, found, min_segment, alpha / tests)
     if spread:

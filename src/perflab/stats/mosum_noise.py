@@ -45,25 +45,23 @@ def robust_sd(v: NDArray[np.float64]) -> float:
     return float(dev.mean()) * math.sqrt(math.pi / 2)
 
 
-def hampel(x: NDArray[np.float64], edges: bool = False) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(x with values beyond HAMPEL_CLIP robust sds of the running median replaced by it
-    (Hampel's identifier), the residuals). With ``edges``, a value within that limit of the
-    median of the HAMPEL_HALF values before it, or of those after it, is kept: at a step the
-    centred window straddles both levels, and its median (then any value between them, an
-    outlier of the new level's included) would replace the step's first values and move it."""
+def hampel(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """x with values beyond HAMPEL_CLIP robust sds of the running median replaced by it
+    (Hampel's identifier); and the same keeping a value within that limit of the median of
+    the HAMPEL_HALF values before it, or of those after it (to locate steps in): at a step
+    the centred window straddles both levels, and its median (then any value between them,
+    an outlier of the new level's included) would replace the step's first values."""
     med = running_median(x, HAMPEL_HALF)
-    resid = x - med
-    limit = HAMPEL_CLIP * robust_sd(resid)
-    wild = np.abs(resid) > limit
-    if edges and x.size > 2 * HAMPEL_HALF:
+    limit = HAMPEL_CLIP * robust_sd(x - med)
+    wild = np.abs(x - med) > limit
+    kept = wild.copy()
+    n, h = x.size, HAMPEL_HALF
+    if n > 2 * h:
         from numpy.lib.stride_tricks import sliding_window_view
-        n, h = x.size, HAMPEL_HALF
-        side = np.median(sliding_window_view(x, h), axis=1)     # side[i]: the median of x[i:i + h]
-        agrees = np.zeros(n, dtype=bool)
-        agrees[h:] |= np.abs(x[h:] - side[:n - h]) <= limit      # of the values before
-        agrees[:n - h] |= np.abs(x[:n - h] - side[1:]) <= limit  # of the values after
-        wild &= ~agrees
-    return np.where(wild, med, x), resid
+        side = np.median(sliding_window_view(x, h), axis=1)   # side[i]: the median of x[i:i + h]
+        kept[h:] &= np.abs(x[h:] - side[:n - h]) > limit      # not like the values before
+        kept[:n - h] &= np.abs(x[:n - h] - side[1:]) > limit  # nor like those after
+    return np.where(wild, med, x), np.where(kept, med, x)
 
 
 #: Robust scales and centres of longer arrays are taken from this many evenly spaced
