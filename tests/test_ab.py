@@ -76,6 +76,7 @@ def test_bad_ab_input_is_one_line_exit_2(sqlite_db, args, message):
     assert len(lines) == 1 and message in lines[0], result.stderr
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_an_interrupted_ab_resumes_with_its_rule_and_stores_the_decision(sqlite_db):
     env = dict(os.environ)
     env.pop("PERFLAB_DB", None)

@@ -131,6 +131,7 @@ def _wait_for_process(text: str, timeout: float = 60) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_jobs_go_to_their_host_and_class_and_land_as_runs(fleet):
     fleet.start_worker("bm1", "2cpu")
     fleet.start_worker("bm2", "big")
@@ -160,6 +161,7 @@ def test_a_failing_job_is_failed_with_its_reason_and_wait_exits_1(fleet):
     assert f"job {job_id} failed on bm1" in waited.stdout
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_cancel_kills_the_running_jobs_process_group(fleet):
     fleet.start_worker("bm1")
     job_id = fleet.submit("--host", "bm1", "-n", "1", "--", "sleep", "31.25")
@@ -184,6 +186,7 @@ def test_a_queued_job_cancelled_never_runs(fleet):
     assert job.state is JobState.CANCELLED and job.run_ids == ()
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_a_job_past_its_timeout_is_stopped_and_failed(fleet):
     fleet.start_worker("bm1")
     job_id = fleet.submit("--host", "bm1", "--job-timeout", "3", "-n", "1", "--", "sleep", "33.75")
@@ -195,6 +198,7 @@ def test_a_job_past_its_timeout_is_stopped_and_failed(fleet):
     assert fleet.cli("jobs", "wait", str(after)).returncode == 0
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_a_killed_worker_fails_its_job_and_a_redelivery_never_makes_a_second_run(fleet):
     fleet.start_worker("bm1")
     victim = fleet.start_worker("bm2")
@@ -220,6 +224,7 @@ def test_a_killed_worker_fails_its_job_and_a_redelivery_never_makes_a_second_run
     assert [r for r in fleet.run_rows() if r[0] not in (job.run_ids[0], fleet.job(check).run_ids[0])] == []
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_two_long_jobs_on_two_workers_run_at_once(fleet):
     fleet.start_worker("bm1", "pair")
     fleet.start_worker("bm2", "pair")
@@ -305,6 +310,7 @@ def test_a_worker_refuses_an_unfit_machine_unless_forced(redis_server, sqlite_db
     assert "--force-unfit" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_queued_jobs_survive_a_restart_of_redis(postgres_server, tmp_path):
     from conftest import RedisServer
     redis = RedisServer(persistent=True)   # append-only file, fsync always: what docs/fleet.md asks of a lab
@@ -324,6 +330,7 @@ def test_queued_jobs_survive_a_restart_of_redis(postgres_server, tmp_path):
         redis.close()
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_a_job_outlives_an_outage_of_postgresql_and_keeps_every_sample(redis_server, tmp_path):
     from conftest import PostgresServer, require_postgres
     require_postgres()

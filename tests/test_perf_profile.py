@@ -260,6 +260,7 @@ def _peak(n: int) -> tuple[int, Profile]:
         tracemalloc.stop()
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_memory_does_not_grow_with_sample_count():
     # tracemalloc slows allocation ~8x, so 12k vs 120k keeps this test short;
     # the untraced pass below covers a million samples.

@@ -98,6 +98,7 @@ def test_recording_examples_run_as_written(tmp_path):
         assert result.stdout.strip(), line
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_workload_examples_run_as_written(tmp_path):
     for line in _commands(_blocks("docs/workloads.md")[0]):
         # keep the test short: 2 repetitions of every point (wis's line as written is 12 samples of
@@ -110,6 +111,7 @@ def test_workload_examples_run_as_written(tmp_path):
         assert result.stdout.strip(), line
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_compare_examples_run_as_written(tmp_path):
     for line in _commands(_blocks("docs/comparing.md")[0]):
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
@@ -135,6 +137,7 @@ def test_profile_examples_run_as_written(tmp_path):
 BAD = 10   # the history example's first slower commit
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_history_examples_run_as_written(tmp_path):
     from test_bisect import make_repo
     repo = tmp_path / "tool"

@@ -117,6 +117,7 @@ def test_metrics_are_rates_higher_is_better():
 
 
 # -- real runs -----------------------------------------------------------------------
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 def test_every_testcase_runs_in_both_modes(tmp_path):
     # 0.2 s measured (0.05 s of warm-up, still printed and parsed): each task is set up before the
     # clock starts and pinned to a CPU, whose scheduler runs it within its period (tens of ms at a

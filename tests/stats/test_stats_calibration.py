@@ -43,6 +43,7 @@ def report(rng, method, shifted_row=None, shift=0.0, cov=None, n=None):
     return decide(rows)
 
 
+@pytest.mark.long   # 8-20 s: started early (tests/scheduling.py)
 @pytest.mark.parametrize(("method", "reports", "seed"), [("welch-log", 400, 1), ("mann-whitney", 200, 2)])
 def test_identical_inputs_are_marked_at_most_at_the_nominal_rate(method, reports, seed):
     rng = np.random.default_rng(seed)
