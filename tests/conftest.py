@@ -52,16 +52,18 @@ def _compile_perflab() -> None:
     compileall.compile_dir(ROOT / "src" / "perflab", quiet=2)
 
 
-WORKERS_PER_CPU = 1   # 2 per CPU was faster, but timing tests failed in every clean-clone rehearsal
 MAX_WORKERS = 32       # past this, starting the workers costs more than a ~1000-test suite gains
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config) -> int | None:
-    """What ``-n auto`` (pyproject's addopts) means; PYTEST_XDIST_AUTO_NUM_WORKERS overrides it."""
+    """What ``-n auto`` (pyproject's addopts) means: 3 workers per 2 CPUs (the tests mostly wait
+    on child processes: 2 workers kept 2 CPUs 27% busy; 4 made unguarded timing tests fail;
+    bench/README.md, "Workers per CPU"). PYTEST_XDIST_AUTO_NUM_WORKERS overrides it."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None                         # xdist's own hook reads it
-    return min(MAX_WORKERS, WORKERS_PER_CPU * len(os.sched_getaffinity(0)))
+    cpus = len(os.sched_getaffinity(0))
+    return min(MAX_WORKERS, cpus + cpus // 2)
 
 
 @pytest.hookimpl(trylast=True)

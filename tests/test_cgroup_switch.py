@@ -124,6 +124,10 @@ def test_parameters():
 
 
 # -- real runs ------------------------------------------------------------------------
+# exclusive: the product marks a sample whose context switches are off the round trips' count by
+# more than 1% invalid, and another worker's tests preempting the two tasks add switches (one
+# suite on three workers counted 10,102 of 10,000)
+@pytest.mark.exclusive
 def test_sweep_of_cgroups_and_events_is_plausible(tmp_path, no_leftovers):
     rows = run(tmp_path, {"cgroups": [1, 2], "events": [0, 1], "loops": [5000]})
     assert len(rows) == 4
