@@ -35,3 +35,13 @@ def test_an_alerted_commit_no_detector_places_reads_the_levels_either_side():
     dissolved = robot_change(series, change_id("vm", "loop", "{}", "time", series.points[5].point.key), alerted=True)
     assert dissolved is not None and (dissolved.before.first, dissolved.after.end) == (0, 15)
     assert robot_change(series, moved) is None                 # never alerted: not a change
+
+
+def test_a_level_is_back_when_nearer_the_old_one_by_ratio():
+    """The CI lab's user times (ms): a 4x step 31.6 -> 118.6, then 9 commits of the VM 1.8x
+    faster at 67.1, then the way back to 19.0. By differences 67.1 is nearer the old level
+    (35.5 against 51.5); by ratio, as for any time, it is nearer the new one (2.1x against 1.8x)."""
+    from perflab.analysis.alerts import _nearer
+    assert not _nearer(67.06, 31.61, 118.6)
+    assert _nearer(19.03, 31.61, 118.6)
+    assert _nearer(-1.0, 0.0, 4.0) and not _nearer(3.0, 0.0, 4.0)   # a level at or below 0: by difference

@@ -18,7 +18,9 @@ Its commit range is last good (the last measured point before the change) .. fir
 (the change's point); alerts of one range, across metrics, points and hosts, share one
 summary. An alert is ``recovered`` when a later change point of its series brings the
 level back nearer the old level than the alerted one (the later change undoes more than
-half of the step; levels are the segments' centres). The later change is itself a
+half of the step; levels are the segments' centres, compared by their ratios when all are
+positive, as times and rates are: a machine 1.8x faster for a while undid 59% of a 4x step
+by differences, 43% by ratios, while the way back was still to come). The later change is itself a
 detected change, so significant by the detector's test; the rule then only decides which
 of the two known levels the series went back to. A stricter "back within the old
 level's 95% interval" was tried: on a loaded machine a level drifts by a few percent
@@ -194,10 +196,16 @@ def _undoing(s: Series, alert: Alert, tips: tuple[Change, ...]) -> Change | None
     at = keys.index(alert.first_bad)
     later = [*s.changes, *(t for t in tips if t.status == CONFIRMED)]
     for c in sorted(later, key=lambda c: c.index):
-        if c.index > at and math.isfinite(c.after.centre) and \
-                abs(c.after.centre - alert.before) < abs(c.after.centre - alert.after):
+        if c.index > at and math.isfinite(c.after.centre) and _nearer(c.after.centre, alert.before, alert.after):
             return c
     return None
+
+
+def _nearer(level: float, old: float, new: float) -> bool:
+    """Is ``level`` nearer ``old`` than ``new``: by ratio when all three are positive, else by difference."""
+    if level > 0 and old > 0 and new > 0:
+        return abs(math.log(level / old)) < abs(math.log(level / new))
+    return abs(level - old) < abs(level - new)
 
 
 def _unheld_suspect(store: Store, alert: Alert, s: Series) -> None:
