@@ -143,3 +143,11 @@ def test_a_ratio_step_in_multiplicative_noise_is_placed_at_its_commit():
             confirmed += 1
             assert found.start == 6, np.median(reps, axis=1).round(2)
     assert confirmed > 300
+
+
+def test_a_suspect_is_the_commit_out_of_line_not_a_dip_before_it():
+    """A clean-clone rehearsal's user times (ms): six commits at ~26, one read in the VM's
+    faster regime (17.0), then one measured on a 16x slower machine. The pair's mean is far
+    out too, but the dip is on the other side: the suspect is the one commit."""
+    found = tip.look([26.88, 26.41, 23.30, 26.26, 28.15, 25.78, 17.03, 273.1])
+    assert (found.status, found.start, found.commits) == (tip.SUSPECT, 7, 1)

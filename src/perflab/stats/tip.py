@@ -208,7 +208,10 @@ def _look_on(v: NDArray[np.float64], logs: NDArray[np.float64], where: NDArray[n
         if m <= SUSPECT_TIP:
             c = suspect_bar(past.size, m, false_rate, top)
             score = abs(float(z.mean())) * math.sqrt(m)
-            if score > c and (suspect is None or score / c > suspect[0]):
+            # the m commits out of line are out on one side: a commit on the other side of the
+            # history is not part of a spike (a subset of the rule's region: its rate only falls)
+            one_side = bool((z * math.copysign(1.0, float(z.mean())) > 0).all())
+            if score > c and one_side and (suspect is None or score / c > suspect[0]):
                 suspect = (score / c, m, level, sd, c, past.size)
             continue
         c = confirm_bar(past.size, m, false_rate, top)
