@@ -5,7 +5,7 @@ newest m commits and the history the values before them (from ``since``, the las
 already known, at most the newest HISTORY_CAP, at least MIN_HISTORY), standardised by the
 history's mean and sd: z = (x − mean) / sd. Two rules:
 
-  suspect    m = 1 or 2: |mean of the m z|·√m > c_s. One or two commits out of line; a
+  suspect    m = 1 or 2: |mean of the m z|·√m > c_s, the m z on one side. One or two commits out of line; a
              single outlying commit is only this (the robot may rerun it).
   confirmed  m = 3 .. MAX_TIP: more than half of the m z, the first of them included, lie
              beyond c_m on one side -- a new level that holds from its first commit (a
