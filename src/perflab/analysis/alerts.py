@@ -19,8 +19,7 @@ Its commit range is last good (the last measured point before the change) .. fir
 summary. An alert is ``recovered`` when a later change point of its series brings the
 level back nearer the old level than the alerted one (the later change undoes more than
 half of the step; levels are the segments' centres, compared by their ratios when all are
-positive, as times and rates are: a machine 1.8x faster for a while undid 59% of a 4x step
-by differences, 43% by ratios, while the way back was still to come). The later change is itself a
+positive, as times and rates are, else by their differences). The later change is itself a
 detected change, so significant by the detector's test; the rule then only decides which
 of the two known levels the series went back to. A stricter "back within the old
 level's 95% interval" was tried: on a loaded machine a level drifts by a few percent

@@ -52,8 +52,9 @@ def hampel(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.floa
     the centred window straddles both levels, and its median (then any value between them,
     an outlier of the new level's included) would replace the step's first values."""
     med = running_median(x, HAMPEL_HALF)
-    limit = HAMPEL_CLIP * robust_sd(x - med)
-    wild = np.abs(x - med) > limit
+    resid = x - med
+    limit = HAMPEL_CLIP * robust_sd(resid)
+    wild = np.abs(resid) > limit
     kept = wild.copy()
     n, h = x.size, HAMPEL_HALF
     if n > 2 * h:

@@ -5,8 +5,9 @@ newest m commits and the history the values before them (from ``since``, the las
 already known, at most the newest HISTORY_CAP, at least MIN_HISTORY), standardised by the
 history's mean and sd: z = (x − mean) / sd. Two rules:
 
-  suspect    m = 1 or 2: |mean of the m z|·√m > c_s, the m z on one side. One or two commits out of line; a
-             single outlying commit is only this (the robot may rerun it).
+  suspect    m = 1 or 2: |mean of the m z|·√m > c_s, the m z on one side. One or two
+             commits out of line; a single outlying commit is only this (the robot may
+             rerun it).
   confirmed  m = 3 .. MAX_TIP: more than half of the m z, the first of them included, lie
              beyond c_m on one side -- a new level that holds from its first commit (a
              median rule: one spike among them neither makes nor breaks it).
@@ -207,10 +208,11 @@ def _look_on(v: NDArray[np.float64], logs: NDArray[np.float64], where: NDArray[n
         z = (v[-m:] - level) / sd
         if m <= SUSPECT_TIP:
             c = suspect_bar(past.size, m, false_rate, top)
-            score = abs(float(z.mean())) * math.sqrt(m)
+            mean_z = float(z.mean())
+            score = abs(mean_z) * math.sqrt(m)
             # the m commits out of line are out on one side: a commit on the other side of the
             # history is not part of a spike (a subset of the rule's region: its rate only falls)
-            one_side = bool((z * math.copysign(1.0, float(z.mean())) > 0).all())
+            one_side = bool((z * math.copysign(1.0, mean_z) > 0).all())
             if score > c and one_side and (suspect is None or score / c > suspect[0]):
                 suspect = (score / c, m, level, sd, c, past.size)
             continue
