@@ -26,6 +26,7 @@ from perflab.store import Store
 import services
 from conftest import PERFLAB, _new_pg_database, run_cli
 from receivers import HttpReceiver, SmtpServer, free_port
+from test_fleet import fleet  # noqa: F401 - its fixture: a broker, a store, workers
 from test_history import git, new_repo
 
 # labs recorded with the machine alone; the module's tests on one worker, in order (the last
@@ -257,6 +258,19 @@ def test_a_flood_goes_as_one_digest_over_the_limit(db, smtp):
     assert len(smtp.inbox) == 2
 
 
+def test_a_fix_triaged_is_one_follow_up_in_the_thread(db, lab, smtp):
+    env = settings(smtp.url)
+    assert notify(db, env).returncode == 0 and len(smtp.inbox) == 1
+    for action in ("ack", "fixed"):
+        run_cli("alert", str(lab["alert"]), action, "--note", "reverted in 1234abcd", db=db, check=True)
+    assert notify(db, env).returncode == 0 and notify(db, env).returncode == 0
+    assert len(smtp.inbox) == 2
+    first, fixed = (m.message for m in smtp.inbox)
+    assert fixed["In-Reply-To"] == first["Message-ID"] and fixed["Subject"].startswith("Re: [perflab] [main] ")
+    assert fixed["To"] == first["To"] and fixed["X-Perflab-Event"] == "fixed"
+    assert "is marked fixed" in fixed.get_content() and "reverted in 1234abcd" in fixed.get_content()
+
+
 @pytest.mark.parametrize("variable, value, said", [
     ("PERFLAB_SMTP", "imap://mail:25", "unknown scheme imap://"),
     ("PERFLAB_SMTP", "smtp://mail:70000", "port out of range"),
@@ -306,3 +320,39 @@ def test_the_way_back_is_one_follow_up_in_the_thread_sent_by_alerts_update(db, l
     print(f"the way back's follow-up mailed {time.time() - started:.1f} s after `alerts --update` began")
     mailed = len(smtp.inbox)
     assert notify(db, env).returncode == 0 and len(smtp.inbox) == mailed
+
+
+def prog_commit(repo: Path, author: tuple[str, str], delay: float, subject: str) -> str:
+    (repo / "prog.in").write_text(f"#!/bin/sh\n# {subject}\nexec sleep {delay}\n")
+    git(repo, "add", "prog.in")
+    git(repo, "-c", f"user.name={author[0]}", "-c", f"user.email={author[1]}", "commit", "-q", "-m", subject)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def test_the_robot_mails_the_regression_it_raised(fleet, tmp_path, smtp):  # noqa: F811 - the fixture
+    """`perflab watch` sends after its pass: from the push of a 20x step to the mail in the
+    inbox (the time is printed)."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    suite = tmp_path / "prog.toml"
+    suite.write_text('[suite]\nrepetitions = 5\n\n[[benchmark]]\nworkload = "command"\nname = "prog"\n'
+                     'command = "./prog"\n')
+    commits = [prog_commit(repo, ANN, 0.01, f"Change {i}") for i in range(5)]
+    fleet.start_worker("bm1")
+    env = dict(settings(smtp.url), PERFLAB_BROKER=fleet.broker)
+    watch = ["watch", "--repo", str(repo), "--branch", "main", "--build", "cp prog.in prog && chmod +x prog",
+             "--suite", str(suite), "--hosts", "bm1", "--once", "--job-timeout", "600"]
+    with services.alone():
+        first = run_cli(*watch, "--since", commits[0], db=fleet.db, env=env, timeout=600)
+        assert first.returncode == 0, first.stderr
+        assert smtp.inbox == []
+        pushed = time.time()
+        step = prog_commit(repo, REX, 0.2, "Sleep twenty times as long")
+        commits += [step] + [prog_commit(repo, ANN, 0.2, f"Change {i}") for i in range(6, 10)]
+        last = run_cli(*watch, db=fleet.db, env=env, timeout=900)
+    assert last.returncode == 0, last.stderr
+    mails = [m for m in smtp.inbox if step[:12] in m.message["Subject"]]
+    assert len(mails) == 1, ([m.message["Subject"] for m in smtp.inbox], last.stdout, last.stderr)
+    assert mails[0].message["To"] == f"{REX[0]} <{REX[1]}>" and "regression" in mails[0].message["Subject"]
+    print(f"from the push of the regressing commit to the mail: {time.time() - pushed:.1f} s "
+          f"(the pass built and measured {len(commits) - 5} commits)")
