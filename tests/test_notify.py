@@ -268,7 +268,8 @@ def test_a_fix_triaged_is_one_follow_up_in_the_thread(db, lab, smtp):
     first, fixed = (m.message for m in smtp.inbox)
     assert fixed["In-Reply-To"] == first["Message-ID"] and fixed["Subject"].startswith("Re: [perflab] [main] ")
     assert fixed["To"] == first["To"] and fixed["X-Perflab-Event"] == "fixed"
-    assert "is marked fixed" in fixed.get_content() and "reverted in 1234abcd" in fixed.get_content()
+    said = " ".join(fixed.get_content().split())   # wrapped at 72 columns
+    assert "is marked fixed." in said and "reverted in 1234abcd" in said
 
 
 @pytest.mark.parametrize("variable, value, said", [

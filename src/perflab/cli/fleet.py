@@ -277,7 +277,7 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
         for verdict in done.verdicts:
             click.echo(verdict)
         if done.alerts is not None:   # a detection ran: tell people what it raised
-            send_after_pass(store, notify_config, warn)
+            send_after_pass(store, notify_config, warn, click.echo)
 
     with open_store(ctx, create=True) as store:
         if once:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from perflab.cli.common import open_store
-from perflab.model.errors import EnvironmentProblem
+from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.notify import PENDING, SENDING
 
 
@@ -45,6 +45,8 @@ def notify(ctx: click.Context, listing: bool, dry_run: str | None, **overrides: 
     from perflab.notify.sender import dry_run as write_messages
     from perflab.notify.sender import notify_pass
     from perflab.render.outbox import render_outbox
+    if listing and dry_run is not None:
+        raise UsageError("--list shows the outbox, --dry-run writes the messages: one or the other")
     if listing:
         with open_store(ctx, create=False) as store:
             click.echo(render_outbox(store.outbox.all(), time.time()), nl=False)

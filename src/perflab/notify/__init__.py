@@ -15,8 +15,10 @@ from perflab.notify.config import NotifyConfig
 from perflab.store import Store
 
 
-def send_after_pass(store: Store, config: NotifyConfig, warn: Callable[[str], None]) -> None:
-    """One sender pass if notifications are configured; its problems as warnings, never raised."""
+def send_after_pass(store: Store, config: NotifyConfig, warn: Callable[[str], None],
+                    say: Callable[[str], None] | None = None) -> None:
+    """One sender pass if notifications are configured: what went out to ``say`` (default
+    ``warn``), its problems as warnings; nothing raised."""
     if not config.configured:
         return
     from perflab.notify.sender import notify_pass
@@ -27,7 +29,7 @@ def send_after_pass(store: Store, config: NotifyConfig, warn: Callable[[str], No
         with contextlib.suppress(Exception):   # leave the robot's connection usable
             store.conn.rollback()
         return
-    if done.sent:
-        warn(f"notify: sent {len(done.sent)} notification(s)")
+    for line in done.sent:
+        (say or warn)(f"notify: sent {line}")
     for line in done.problems:
         warn(f"notify: {line}")
