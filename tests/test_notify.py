@@ -85,8 +85,10 @@ def lab(tmp_path_factory, postgres_server) -> dict:
             for a in alerts:
                 if a.id != step[0].id:
                     triage(store, a.id, "invalid", who="test", note="noise")
-            # the bisect's answer, as an alert event naming the culprit commit: Rex's
-            store.alerts.note(step[0], "bisected", who="perflab", note=f"first bad commit {shas[10]}")
+            # the bisect's answer, as an alert event naming the culprit commit (Rex's), as the
+            # robot's bisect job words it
+            store.alerts.note(step[0], "bisected", who="perflab",
+                              note=f"bisect job 7 on vm: first slower commit (a regression): {shas[10][:12]}")
     return {"repo": repo, "sqlite": sqlite, "pg": pg, "culprit": shas[10], "alert": step[0].id}
 
 

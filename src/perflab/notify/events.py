@@ -48,7 +48,7 @@ def pending_events(store: Store) -> list[Event]:
                 found.append(Event(report_key(summary.id), REPORTED, summary.id))
             continue
         history = sorted((e for a in summary.alerts for e in events.get(a.id, [])), key=lambda e: e.id)
-        found += [e for e in follow_ups(summary, history, reported) if e.key not in queued]
+        found += [e for e in follow_ups(store, summary, history, reported) if e.key not in queued]
     return found
 
 
@@ -61,11 +61,11 @@ def reportable(summary: AlertSummary) -> bool:
                for a in summary.alerts)
 
 
-def follow_ups(summary: AlertSummary, history: list[AlertEvent], reported_at: float) -> list[Event]:
+def follow_ups(store: Store, summary: AlertSummary, history: list[AlertEvent], reported_at: float) -> list[Event]:
     """The summary's follow-ups since its report (queued at ``reported_at``)."""
     later = [e for e in history if e.at >= reported_at]
     found = []
-    culprit = bisect_answer(later)
+    culprit = bisect_answer(store, later)
     if culprit is not None:
         found.append(Event(f"summary {summary.id} {BISECTED} {culprit[:12]}", BISECTED, summary.id,
                            f"bisected to {culprit[:12]}"))
