@@ -172,6 +172,16 @@ def test_one_mail_to_the_culprits_author_one_signed_post_and_nothing_twice(db, l
     assert SECRET not in stored and "/ok" not in json.dumps([n.channel for n in outbox(db)])
 
 
+def test_mail_to_the_list_only_and_a_slack_post(db, smtp, receiver):
+    env = settings(smtp.url, receiver.url("/ok").replace("http://", "slack+http://"), PERFLAB_MAIL_TO="list")
+    assert notify(db, env).returncode == 0
+    assert [m.message["To"] for m in smtp.inbox] == [LIST] and smtp.inbox[0].message["Cc"] is None
+    (post,) = receiver.posts
+    document = json.loads(post.body)
+    assert list(document) == ["text"] and document["text"].startswith("[perflab] [main] ")
+    assert f"<{DASHBOARD}/alerts/" in document["text"]
+
+
 def test_a_dry_run_writes_the_messages_and_sends_nothing(db, tmp_path, receiver):
     env = settings("", receiver.url("/ok"))
     done = notify(db, env, "--dry-run", str(tmp_path / "out"))
@@ -289,6 +299,26 @@ def test_bad_configuration_is_one_line_and_exit_2(db, variable, value, said):
     assert len(done.stderr.strip().splitlines()) == 1 and PASSWORD not in done.stderr + done.stdout
     option = notify(db, {}, f"--{variable.removeprefix('PERFLAB_').lower().replace('_', '-')}", value)
     assert option.returncode == 2 and len(option.stderr.strip().splitlines()) == 1
+
+
+def test_the_configuration_reads_the_variables_and_the_options_override_them():
+    from perflab.notify.config import load_config
+    env = {"PERFLAB_SMTP": "smtps://mail.example.org", "PERFLAB_MAIL_FROM": FROM, "PERFLAB_MAIL_CC": f"{LIST}, b@x.org",
+           "PERFLAB_WEBHOOK": "https://t.example/h slack+https://hooks.slack.com/services/T0/B0/token",
+           "PERFLAB_MAIL_TO": "list", "PERFLAB_SMTP_USER": "robot", "PERFLAB_SMTP_PASSWORD": PASSWORD}
+    config = load_config({"smtp": "smtp+starttls://relay:2525", "mail_cc": None}, env)
+    assert (config.smtp.scheme, config.smtp.host, config.smtp.port) == ("smtp+starttls", "relay", 2525)
+    assert config.smtp.password == PASSWORD and PASSWORD not in repr(config) + config.smtp.name
+    assert load_config({}, env).smtp.port == 465 and config.cc == (LIST, "b@x.org") and not config.to_authors
+    assert [h.slack for h in config.webhooks] == [False, True]
+    assert all("token" not in c and "/h" not in c for c in config.channels) and config.channels[0] == "mail"
+
+
+def test_a_report_mailed_quotes_no_password():
+    from perflab.notify.facts import without_passwords
+    line = "perflab --db postgresql://bob:s3cr%40t@db:5432/lab run -- sleep 1; see http://a.example/x"
+    assert without_passwords(line) == "perflab --db postgresql://bob:***@db:5432/lab run -- sleep 1; " \
+                                      "see http://a.example/x"
 
 
 def test_an_unreachable_host_is_one_line_and_exit_3_without_the_password(db):

@@ -24,6 +24,8 @@ _SHA = re.compile(r"\b[0-9a-f]{40}\b")
 _SHORT_SHA = re.compile(r"\b[0-9a-f]{7,39}\b")
 # a branch named in a subject, before the others that hold the commit
 _USUAL_BRANCHES = ("main", "master")
+# the password of a URL's login (a --db postgresql://user:pass@host/db in a recorded command)
+_URL_PASSWORD = re.compile(r"([a-zA-Z][\w+.-]*://[^/\s:@]+):[^@\s/]+@")
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,15 @@ def read_summary(store: Store, summary_id: int) -> SummaryFacts:
         stat=report.change.stat if report is not None else f"{headline.benchmark}.{headline.metric}",
         shift=shift(report.change) if report is not None else pct(headline.oriented_pct),
         kind=report.change.verdict.value if report is not None else headline.kind,
-        report_text=render_change_report(report) if report is not None else None,
+        report_text=without_passwords(render_change_report(report)) if report is not None else None,
         report_missing=detail.report_missing, culprit=culprit, commits=tuple(commits),
         branch=branch_of(repo, summary.first_bad), repo=repo)
+
+
+def without_passwords(text: str) -> str:
+    """``text`` with every URL's password replaced by ***: a report quotes recorded command
+    lines, and a mail leaves the lab."""
+    return _URL_PASSWORD.sub(r"\1:***@", text)
 
 
 def headline_alert(summary: AlertSummary) -> Alert:
