@@ -211,15 +211,17 @@ def test_the_smtp_server_down_then_up_delivers_once(db):
         assert [a.status for a in store.outbox.attempts()] == ["error", "sent"]
 
 
-def test_two_notify_processes_at_once_on_postgresql_deliver_once(lab):
+@pytest.mark.parametrize("kind", ["postgresql", "sqlite"])
+def test_two_notify_processes_at_once_deliver_once(lab, db, kind):
+    store = lab["pg"] if kind == "postgresql" else db
     server = SmtpServer(free_port())
     env = settings(server.url)
-    down = notify(lab["pg"], env)
-    assert down.returncode == 3 and [n.state for n in outbox(lab["pg"])] == ["pending"]
+    down = notify(store, env)
+    assert down.returncode == 3 and [n.state for n in outbox(store)] == ["pending"]
     server.start()
     try:
         import os
-        both = [subprocess.Popen([*PERFLAB, "--db", lab["pg"], "notify"], env=dict(os.environ, **env),
+        both = [subprocess.Popen([*PERFLAB, "--db", store, "notify"], env=dict(os.environ, **env),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
         outputs = [p.communicate(timeout=120) for p in both]
         assert [p.returncode for p in both] == [0, 0], outputs

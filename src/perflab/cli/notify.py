@@ -62,7 +62,7 @@ def notify(ctx: click.Context, listing: bool, dry_run: str | None, **overrides: 
     if not config.configured:
         raise EnvironmentProblem("nowhere to send: set PERFLAB_SMTP (with PERFLAB_MAIL_FROM) or PERFLAB_WEBHOOK",
                                  hint="docs/notify.md")
-    with open_store(ctx, create=True) as store:
+    with open_store(ctx, create=False) as store:   # a store that is not there has nothing to send
         done = notify_pass(store, config)
         waiting = [n for n in store.outbox.all() if n.state in (PENDING, SENDING)]
     for line in done.sent:
