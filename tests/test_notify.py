@@ -19,8 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as settings_
+from hypothesis import strategies as st
 
 from perflab.analysis.alerts import triage
+from perflab.notify.config import VARIABLES
 from perflab.store import Store
 
 import services
@@ -314,6 +318,20 @@ def test_the_configuration_reads_the_variables_and_the_options_override_them():
     assert load_config({}, env).smtp.port == 465 and config.cc == (LIST, "b@x.org") and not config.to_authors
     assert [h.slack for h in config.webhooks] == [False, True]
     assert all("token" not in c and "/h" not in c for c in config.channels) and config.channels[0] == "mail"
+
+
+@settings_(max_examples=300, deadline=None, derandomize=True)
+@given(variable=st.sampled_from(sorted(VARIABLES.values())), value=st.text(max_size=60))
+def test_any_value_of_any_variable_is_a_configuration_or_one_usage_line(variable, value):
+    from perflab.model.errors import UsageError
+    from perflab.notify.config import load_config
+    env = {"PERFLAB_MAIL_FROM": FROM, "PERFLAB_SMTP_USER": "robot", "PERFLAB_SMTP_PASSWORD": PASSWORD,
+           "PERFLAB_WEBHOOK_SECRET": SECRET, variable: value}
+    try:
+        load_config({}, env)
+    except UsageError as error:
+        said = str(error)
+        assert "\n" not in said and PASSWORD not in said and SECRET not in said
 
 
 def test_a_report_mailed_quotes_no_password():
