@@ -89,20 +89,32 @@ def lab(tmp_path_factory, postgres_server) -> dict:
             for a in alerts:
                 if a.id != step[0].id:
                     triage(store, a.id, "invalid", who="test", note="noise")
-            # the bisect's answer, as an alert event naming the culprit commit (Rex's), as the
-            # robot's bisect job words it
-            store.alerts.note(step[0], "bisected", who="perflab",
-                              note=f"bisect job 7 on vm: first slower commit (a regression): {shas[10][:12]}")
     return {"repo": repo, "sqlite": sqlite, "pg": pg, "culprit": shas[10], "alert": step[0].id}
 
 
+def bisected(db: str, alert_id: int, culprit: str) -> None:
+    """The bisect's answer, as an alert event naming the culprit commit, worded as the robot's
+    bisect job words it."""
+    with Store(db) as store:
+        store.alerts.note(store.alerts.get(alert_id), "bisected", who="perflab",
+                          note=f"bisect job 7 on vm: first slower commit (a regression): {culprit[:12]}")
+
+
 @pytest.fixture
-def db(lab, tmp_path) -> str:
+def unbisected(lab, tmp_path) -> str:
+    """A copy of the lab's SQLite store."""
     copy = tmp_path / "perflab.db"
     for suffix in ("", "-wal"):   # a WAL store's commits not yet checkpointed are in its -wal
         if Path(lab["sqlite"] + suffix).exists():
             shutil.copy(lab["sqlite"] + suffix, str(copy) + suffix)
     return str(copy)
+
+
+@pytest.fixture
+def db(lab, unbisected) -> str:
+    """A copy of the lab's SQLite store, its step bisected to Rex's commit."""
+    bisected(unbisected, lab["alert"], lab["culprit"])
+    return unbisected
 
 
 @pytest.fixture
@@ -274,6 +286,26 @@ def test_a_flood_goes_as_one_digest_over_the_limit(db, smtp):
     assert digest.message["To"] == LIST and digest.message.get_content().count("nap.time") == 3
     assert {n.state for n in outbox(db)} == {"sent"} and notify(db, settings(smtp.url)).returncode == 0
     assert len(smtp.inbox) == 2
+
+
+def test_before_a_bisect_the_range_is_told_and_the_bisect_follows_in_the_thread(lab, unbisected, smtp):
+    env = settings(smtp.url)
+    assert notify(unbisected, env).returncode == 0 and len(smtp.inbox) == 1
+    with Store(unbisected) as store:
+        alert = store.alerts.get(lab["alert"])
+    range_authors = subprocess.run(["git", "-C", str(lab["repo"]), "log", "--format=%an <%ae>",
+                                    f"{alert.last_good}..{alert.first_bad}"], capture_output=True, text=True,
+                                   check=True).stdout.split("\n")
+    first = smtp.inbox[0].message
+    assert first["To"] == ", ".join(a for a in dict.fromkeys(range_authors) if a)
+    assert alert.first_bad[:12] in first["Subject"]
+    bisected(unbisected, lab["alert"], lab["culprit"])
+    assert notify(unbisected, env).returncode == 0 and notify(unbisected, env).returncode == 0
+    assert len(smtp.inbox) == 2
+    follow = smtp.inbox[1].message
+    assert follow["In-Reply-To"] == first["Message-ID"] and follow["X-Perflab-Event"] == "bisected"
+    assert follow["To"] == f"{REX[0]} <{REX[1]}>" and lab["culprit"][:12] in follow["Subject"]
+    assert f"bisected to commit {lab['culprit'][:12]}" in " ".join(follow.get_content().split())
 
 
 def test_a_fix_triaged_is_one_follow_up_in_the_thread(db, lab, smtp):

@@ -33,6 +33,7 @@ class Event:
     kind: str                # REPORTED or one of FOLLOW_UPS
     summary_id: int
     note: str = ""
+    since_event: int = 0     # the newest alert event's id when it happened: its follow-ups come after
 
 
 @dataclass(frozen=True)

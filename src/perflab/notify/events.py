@@ -41,11 +41,12 @@ def pending_events(store: Store) -> list[Event]:
     found: list[Event] = []
     summaries = store.alerts.summaries()
     ways_back = {a.recovered_by for s in summaries for a in s.alerts if a.recovered_by}
+    newest = max((e.id for listed in events.values() for e in listed), default=0)
     for summary in summaries:
         reported = queued.get(report_key(summary.id))
         if reported is None:
             if reportable(summary) and not all(a.change_id in ways_back for a in summary.alerts):
-                found.append(Event(report_key(summary.id), REPORTED, summary.id))
+                found.append(Event(report_key(summary.id), REPORTED, summary.id, since_event=newest))
             continue
         history = sorted((e for a in summary.alerts for e in events.get(a.id, [])), key=lambda e: e.id)
         found += [e for e in follow_ups(store, summary, history, reported) if e.key not in queued]
@@ -61,9 +62,10 @@ def reportable(summary: AlertSummary) -> bool:
                for a in summary.alerts)
 
 
-def follow_ups(store: Store, summary: AlertSummary, history: list[AlertEvent], reported_at: float) -> list[Event]:
-    """The summary's follow-ups since its report (queued at ``reported_at``)."""
-    later = [e for e in history if e.at >= reported_at]
+def follow_ups(store: Store, summary: AlertSummary, history: list[AlertEvent], reported: int) -> list[Event]:
+    """The summary's follow-ups since its report: the alert events after event ``reported``
+    (ids, not times: a fleet's hosts write events by clocks of their own)."""
+    later = [e for e in history if e.id > reported]
     found = []
     culprit = bisect_answer(store, later)
     if culprit is not None:
@@ -76,7 +78,7 @@ def follow_ups(store: Store, summary: AlertSummary, history: list[AlertEvent], r
             found.append(Event(f"summary {summary.id} {RECOVERED}", RECOVERED, summary.id, back[-1].note))
     if summary.state in _CLOSED:
         moves = [e for e in history if e.to_state == summary.state and e.from_state != e.to_state]
-        if moves and moves[-1].at >= reported_at:
+        if moves and moves[-1].id > reported:
             kind = WITHDRAWN if moves[-1].action == WITHDRAWN else summary.state
             found.append(Event(f"summary {summary.id} {kind} {moves[-1].id}", kind, summary.id,
                                moves[-1].note))

@@ -25,7 +25,7 @@ from perflab.store.schema import outbox, outbox_attempts
 def _notification(row: Any) -> Notification:
     return Notification(
         id=row["id"], channel=row["channel"],
-        event=Event(row["event_key"], row["event"], row["summary_id"], row["note"]),
+        event=Event(row["event_key"], row["event"], row["summary_id"], row["note"], row["since_event"]),
         state=row["state"], attempts=row["attempts"], created_at=row["created_at"], next_at=row["next_at"],
         sent_at=row["sent_at"], message_id=row["message_id"], last_error=row["last_error"])
 
@@ -43,7 +43,8 @@ class OutboxRepository:
         """Queue each event for each channel, unless queued already; how many were new."""
         now = time.time()
         rows = [{"channel": channel, "event_key": e.key, "event": e.kind, "summary_id": e.summary_id,
-                 "note": e.note, "state": PENDING, "attempts": 0, "created_at": now, "next_at": now}
+                 "note": e.note, "since_event": e.since_event, "state": PENDING, "attempts": 0,
+                 "created_at": now, "next_at": now}
                 for e in events for channel in channels]
         if not rows:
             return 0
@@ -59,10 +60,10 @@ class OutboxRepository:
             raise
         return int(new)
 
-    def queued_keys(self) -> dict[str, float]:
-        """Every queued event key (any channel) -> when it was first queued."""
-        query = sa.select(outbox.c.event_key, sa.func.min(outbox.c.created_at)).group_by(outbox.c.event_key)
-        return {key: float(at) for key, at in self.db.conn.execute(query)}
+    def queued_keys(self) -> dict[str, int]:
+        """Every queued event key (any channel) -> the newest alert event's id when it was queued."""
+        query = sa.select(outbox.c.event_key, sa.func.min(outbox.c.since_event)).group_by(outbox.c.event_key)
+        return {key: int(since) for key, since in self.db.conn.execute(query)}
 
     def due(self, now: float | None = None) -> list[Notification]:
         """The notifications a sender may claim now, oldest first."""

@@ -266,6 +266,7 @@ outbox = sa.Table(
     sa.Column("event", sa.String(16), nullable=False),
     sa.Column("summary_id", sa.Integer, sa.ForeignKey("alert_summaries.id"), nullable=False),
     sa.Column("note", sa.Text, nullable=False, default=""),
+    sa.Column("since_event", sa.Integer, nullable=False, default=0),   # the newest alert event then
     sa.Column("state", sa.String(16), nullable=False),      # pending / sending / sent / failed
     sa.Column("attempts", sa.Integer, nullable=False, default=0),
     sa.Column("created_at", sa.Float, nullable=False),
