@@ -250,6 +250,8 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
     from perflab.fleet.app import make_app, resolve_broker
     from perflab.fleet.submit import check_timeout
     from perflab.fleet.watch import Round, WatchOptions, absolute, check_options, loop, run_round
+    from perflab.notify import send_after_pass
+    from perflab.notify.config import load_config
 
     if interval <= 0:
         raise UsageError(f"bad --interval {interval:g}: must be more than 0 seconds")
@@ -259,6 +261,7 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
                            label=label or f"robot-{branch}", timeout_s=job_timeout, bisect_run=bisect_run,
                            tip_only=tip_only, since=since)
     check_options(options)
+    notify_config = load_config()   # bad notification settings: one line now, not at the first alert
     app = make_app(resolve_broker(broker))
 
     def report(done: Round) -> None:
@@ -273,6 +276,8 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
             click.echo(f"rerun job {rerun.job_id} on {rerun.host} for alert(s) {', '.join(map(str, rerun.alerts))}")
         for verdict in done.verdicts:
             click.echo(verdict)
+        if done.alerts is not None:   # a detection ran: tell people what it raised
+            send_after_pass(store, notify_config, warn, click.echo)
 
     with open_store(ctx, create=True) as store:
         if once:
