@@ -157,7 +157,7 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
     from perflab.model.run_request import Identity, RunOptions, RunRequest, StopSpec, SweepText, Target
 
     o = options
-    exports = exports_of(o["export_json"], o["export_csv"], o["export_markdown"])
+    exports = exports_of(o)
     repetitions, least, seconds = run_limits(o["repetitions"], o["min_runs"], o["max_runs"], o["max_time"])
     run_options = RunOptions(
         warmup=o["warmup"], shuffle=o["shuffle"] or o["seed"] is not None, seed=o["seed"],
