@@ -109,3 +109,10 @@ def test_a_hyperfine_export_format_is_one_registry_entry(tmp_path):
     assert run_file.read_text() == "|true\n" and ab_file.read_text() == "|true\n|true 1\n"
     spec = json.loads(perflab("export", "1", "--format", "json").stdout)["run"]["spec"]
     assert spec["exports"] == {"ascii-doc": str(run_file)}
+
+
+def test_the_stats_package_map_names_every_module():
+    import perflab.stats
+    named = set(re.findall(r"^  (\w+) ", perflab.stats.__doc__, re.M))
+    modules = {p.stem for p in (ROOT / "src" / "perflab" / "stats").glob("*.py") if p.stem != "__init__"}
+    assert named == modules

@@ -1,4 +1,4 @@
-"""The data model of DESIGN.md: runs, points, samples in long format, metric metadata."""
+"""The data model (docs/design.md): runs, points, samples in long format, metric metadata."""
 
 from __future__ import annotations
 
