@@ -19,7 +19,10 @@ from perflab.model.limits import check_count, check_number
 
 SCHEMA_VERSION = 2
 MAX_SETTLE_S = 60.0   # a pause longer than a minute is a mistyped option, not settling
+# perf-profile's options, their one home (the CLI's choices and defaults, the monitors' config):
 PROFILE_FREQ_HZ = 800   # lkp-tests' perf-profile default: comparable with robot reports, cheap
+CALL_GRAPHS = ("fp", "dwarf")          # unwinding; the first is the default
+PROFILE_SCOPES = ("system", "process")  # every CPU, or the benchmark's processes; the first is the default
 
 
 def draw_seed() -> int:
@@ -46,8 +49,8 @@ class RunOptions:
     monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
     events: list[str] | None = None    # perf-stat's events; None: its default choice
     profile_freq: int = PROFILE_FREQ_HZ
-    call_graph: str = "fp"
-    profile_scope: str = "system"
+    call_graph: str = CALL_GRAPHS[0]
+    profile_scope: str = PROFILE_SCOPES[0]
     force: bool = False                # run a sweep above params.MAX_POINTS
     settle: float | None = None        # idle seconds before the first sample; None: execute/settle's rule
 

@@ -83,9 +83,9 @@ def check_config(config: MonitorConfig) -> None:
     if config.profile_freq < 1:
         raise UsageError(f"--profile-freq must be at least 1 Hz, got {config.profile_freq}")
     if config.call_graph not in CALL_GRAPHS:
-        raise UsageError(f"--call-graph {config.call_graph!r}: choose fp or dwarf")
+        raise UsageError(f"--call-graph {config.call_graph!r}: choose {' or '.join(CALL_GRAPHS)}")
     if config.profile_scope not in PROFILE_SCOPES:
-        raise UsageError(f"--profile-scope {config.profile_scope!r}: choose system or process")
+        raise UsageError(f"--profile-scope {config.profile_scope!r}: choose {' or '.join(PROFILE_SCOPES)}")
 
 
 def build(config: MonitorConfig) -> list[Monitor]:

@@ -10,10 +10,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from perflab.model.records import Measurement, MetricInfo, ProcessResult
-
-PROFILE_FREQ_HZ = 800        # lkp-tests' perf-profile default: comparable with robot reports, cheap
-CALL_GRAPHS = ("fp", "dwarf")
-PROFILE_SCOPES = ("system", "process")
+from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_SCOPES
 
 
 class MonitorFailed(Exception):
@@ -27,8 +24,8 @@ class MonitorConfig:
     names: tuple[str, ...] = ()
     events: tuple[str, ...] | None = None     # perf-stat --events; None: the default choice
     profile_freq: int = PROFILE_FREQ_HZ
-    call_graph: str = "fp"
-    profile_scope: str = "system"
+    call_graph: str = CALL_GRAPHS[0]
+    profile_scope: str = PROFILE_SCOPES[0]
     cpus: tuple[int, ...] | None = None       # --cpu: system-wide perf looks only there
 
 
