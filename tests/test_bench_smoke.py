@@ -120,9 +120,10 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "tip_power.py": (["--series", "5", "--null-looks", "200000", "--sets", "noise"],),
     "wis_overhead": (["--seconds", "0.2", "--warmup", "0", "--rounds", "1"],),
 }
-# more than about 8 s on a loaded 2-CPU machine (tests/scheduling.py starts them first)
-LONG = {"ab_drift.py", "bisect_real_repo.py", "fleet_throughput", "html_report.py", "overhead",
-        "profile_postprocess", "record_separate_runs.py", "monitor_overhead"}
+# 15 s or more on the loaded 2-CPU machine (bench/README.md, "Every script's smoke run"):
+# tests/scheduling.py starts them first
+LONG = {"fleet_throughput", "changepoints_short.py", "bisect_real_repo.py", "record_separate_runs.py", "bisect_runs",
+        "overhead", "time_to_verdict.py", "ab_drift.py", "html_report.py", "fuzz_readers.py", "compare_1m"}
 # their files must be reachable by another user (PostgreSQL's), so not under tmp_path; they remove them
 SHARED_TMP = {"fleet_throughput"}
 # exit 1 is a missed target: their targets are for the full size
