@@ -102,7 +102,7 @@ def bisect(repo: str, good: str, bad: str, options: BisectOptions,
     check_options(options)
     good_sha, bad_sha = check_range(repo, good, bad)
     graph = Graph.of(describe_commit(repo, good_sha), commit_graph(repo, good_sha, bad_sha))
-    with open_bench(repo, options.bench(), recorder) as bench:
+    with open_bench(repo, options, recorder) as bench:
         result = _Bisection(graph, bench, options, progress).run()
     if recorder is None or not recorder.runs:
         return result

@@ -1,5 +1,5 @@
-"""What `perflab bisect` is asked: the shell lines, the metric, the error rates and the search's
-choices; the per-step test it makes of them and the bench spec the builds and runs take."""
+"""What `perflab bisect` is asked: the shell lines and the metric (a BenchSpec), the error rates
+and the search's choices; and the per-step test it makes of them."""
 
 from __future__ import annotations
 
@@ -11,15 +11,12 @@ from perflab.stats.sequential import SequentialTest
 
 
 @dataclass(frozen=True)
-class BisectOptions:
-    """`perflab bisect`'s options, typed (cli/bisect.py builds them, check_options checks them)."""
+class BisectOptions(BenchSpec):
+    """`perflab bisect`'s options, typed (cli/bisect.py builds them, check_options checks them):
+    what to do with each commit (the BenchSpec the builds and runs take, so open_bench takes
+    these options as they are) and the search's error rates and choices."""
 
-    build: str
-    run: str
-    metric: str = "time"
-    metric_regex: str | None = None
     higher_is_better: bool = False  # of --metric-regex's figure (times are lower-is-better)
-    timeout: float | None = None
     confidence: float = 0.99   # of the result: split over the steps
     min_pairs: int = 3
     max_pairs: int = 100
@@ -32,17 +29,11 @@ class BisectOptions:
     direction: str = "any"         # which change to look for: any, regression, improvement
     neither: str = "continue"      # at a commit like neither end: continue, skip, stop
     terms: tuple[str, str] = ("old", "new")
-    build_cache: str | None = None  # a directory keeping built trees across bisects
-    clean: str | None = None        # reuse one worktree, this line before each build
 
     def test(self, candidates: int) -> SequentialTest:
         """The per-step test: the result's error rate split over ceil(log2 N) steps."""
         error = (1.0 - self.confidence) / steps_for(candidates)
         return SequentialTest(error, error, self.min_pairs, self.max_pairs)
-
-    def bench(self) -> BenchSpec:
-        return BenchSpec(build=self.build, run=self.run, metric=self.metric, metric_regex=self.metric_regex,
-                         timeout=self.timeout, build_cache=self.build_cache, clean=self.clean)
 
 
 def steps_for(candidates: int) -> int:
