@@ -116,3 +116,17 @@ def test_the_stats_package_map_names_every_module():
     named = set(re.findall(r"^  (\w+) ", perflab.stats.__doc__, re.M))
     modules = {p.stem for p in (ROOT / "src" / "perflab" / "stats").glob("*.py") if p.stem != "__init__"}
     assert named == modules
+
+
+def test_each_monitor_module_registers_exactly_the_names_the_table_maps_to_it():
+    """monitors.known() imports the modules model.records.MONITOR_HOMES names: the table must
+    name what they really register (the store tells monitor metrics apart by it)."""
+    import importlib
+
+    from perflab.model.records import MONITOR_HOMES
+    registered = monitors.known()
+    assert list(registered) == list(MONITOR_HOMES)
+    for module in set(MONITOR_HOMES.values()):
+        defined = {cls.name for cls in vars(importlib.import_module(f"perflab.execute.monitors.{module}")).values()
+                   if isinstance(cls, type) and cls in registered.values()}
+        assert defined == {n for n, home in MONITOR_HOMES.items() if home == module}

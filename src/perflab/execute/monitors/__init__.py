@@ -15,6 +15,7 @@ out, and the benchmark runs as usual. A monitor that fails in the middle of a ru
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from perflab.execute.monitors.base import (
@@ -31,14 +32,16 @@ from perflab.execute.monitors.base import (
     register,
 )
 from perflab.model.errors import UsageError
+from perflab.model.records import MONITOR_HOMES
 
 __all__ = ["CALL_GRAPHS", "PROFILE_FREQ_HZ", "PROFILE_SCOPES", "Monitor", "MonitorConfig", "MonitorFailed",
            "MonitorOutput", "ProfileRows", "SampleInfo", "build", "check_config", "check_names", "descriptions",
            "expected_duration", "known", "names", "option_help", "parse_names", "register"]
 
 def known() -> dict[str, type[Monitor]]:
+    """Every monitor by name, in MONITOR_HOMES' order: the order they start in."""
     _load()
-    return dict(_REGISTRY)
+    return {name: _REGISTRY[name] for name in MONITOR_HOMES}
 
 
 def names() -> list[str]:
@@ -110,5 +113,7 @@ def _known_list() -> str:
 
 
 def _load() -> None:
+    """Import every monitor's module (model.records.MONITOR_HOMES): they register."""
     if not _REGISTRY:
-        from perflab.execute.monitors import perf, procfs  # noqa: F401  (they register)
+        for module in dict.fromkeys(MONITOR_HOMES.values()):
+            importlib.import_module(f"perflab.execute.monitors.{module}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from perflab.model.records import Measurement, MetricInfo, ProcessResult
+from perflab.model.records import MONITOR_HOMES, Measurement, MetricInfo, ProcessResult
 from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_SCOPES
 
 
@@ -98,8 +98,8 @@ _REGISTRY: dict[str, type[Monitor]] = {}
 
 
 def register(cls: type[Monitor]) -> type[Monitor]:
-    """Class decorator: make a monitor known by its ``name``."""
-    if cls.name in _REGISTRY:
-        raise ValueError(f"monitor {cls.name!r} registered twice")
+    """Class decorator: make a monitor known by its ``name`` (listed in model.records.MONITOR_HOMES)."""
+    if cls.name in _REGISTRY or cls.name not in MONITOR_HOMES:
+        raise ValueError(f"monitor {cls.name!r} registered twice or missing from model.records.MONITOR_HOMES")
     _REGISTRY[cls.name] = cls
     return cls
