@@ -93,9 +93,12 @@ def event_cells(event: AlertEvent) -> list[str]:
 def render_alert_detail(detail: AlertDetail) -> str:
     a = detail.alert
     others = [x for x in detail.summary.alerts if x.id != a.id]
-    out = [f"alert {a.id}: {a.kind} of {a.benchmark}.{a.metric} {pct(a.oriented_pct)}  [{state_text(a)}"
+    culprit = detail.culprit
+    out = [f"alert {a.id}: {a.kind} of {a.benchmark}.{a.metric} {pct(a.oriented_pct)}"
+           + (f" at commit {culprit.named}" if culprit else "") + f"  [{state_text(a)}"
            + (f", recovered by change {a.recovered_by}" if a.recovered else "") + "]",
            f"series: {a.series_name}",
+           *([f"culprit: {culprit.commit}, {culprit.answer}"] if culprit else []),
            f"commits: {point_commit(a.last_good) or a.last_good} (last good) .. "
            f"{point_commit(a.first_bad) or a.first_bad} (first bad)",
            f"change: {a.change_id} ({a.method}), p = {p_value(a.p_value)}",
@@ -115,7 +118,11 @@ def render_alert_detail(detail: AlertDetail) -> str:
 def detail_json(detail: AlertDetail) -> str:
     return json.dumps({"alert": alert_json(detail.alert), "summary": {"id": detail.summary.id,
                        "state": detail.summary.state, "alerts": [a.id for a in detail.summary.alerts]},
-                       "events": [event_json(e) for e in detail.events]}, indent=2) + "\n"
+                       "events": [event_json(e) for e in detail.events],
+                       "culprit": None if detail.culprit is None else {
+                           "commit": detail.culprit.commit, "subject": detail.culprit.subject,
+                           "author": detail.culprit.author, "answer": detail.culprit.answer,
+                           "host": detail.culprit.host}}, indent=2) + "\n"
 
 
 
