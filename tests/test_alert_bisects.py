@@ -57,6 +57,8 @@ def test_a_confirmed_alert_over_several_commits_is_bisected_once_per_host_and_ra
         for job, p in enumerate(pending, start=1):
             mark_queued(store, p, job, "perflab")
         assert pending_bisects(store, str(repo), ("bm1", "bm2")) == []      # a range is bisected once
+        _alert(store, "h", line[0], line[4], metric="system")                # even for an alert raised later
+        assert pending_bisects(store, str(repo), ("bm1", "bm2")) == []
         bm1 = next(p for p in pending if p.host == "bm1")
         attach_answer(store, [a.id for a in bm1.alerts], _result(store, repo, line[3]), job=1, host="bm1",
                       who="perflab")

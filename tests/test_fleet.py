@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from perflab.analysis.alert_bisects import culprit_of
 from perflab.fleet.execution import WorkerContext, execute
 from perflab.fleet.watch import WatchOptions, rerun_request
 from perflab.model.alerts import (
     BISECTED,
     EVIDENCE,
+    INVALID,
     REPRODUCED,
     RERUN_REQUESTED,
     RERUN_UNDECIDED,
@@ -395,6 +397,11 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     for job_id in bisects:   # --once waited for them: answered, and their answers attached
         _assert_bisected(fleet, job_id, commits, output)
     assert {fleet.job(j).host for j in bisects} == {"bm1", "bm2"}
+    with Store(fleet.db) as store:   # the tip alerts over the 4 commits are among them: named by the bisect
+        tips = [a for a in store.alerts.all() if a.method == TIP_METHOD and (a.last_good, a.first_bad) == (
+            commits[3], commits[7]) and a.state != INVALID]
+        named = [c.commit if (c := culprit_of(store, a)) else None for a in tips]
+    assert named == [commits[5]] * len(tips), (named, tips)
     _assert_reruns_judged(fleet, output, commits[3], commits[7])
     _assert_the_culprit_is_named(fleet, commits[5])
     _assert_reproduce_lines_measure_the_commit(fleet, tmp_path)

@@ -50,12 +50,16 @@ class PendingBisect:
 def pending_bisects(store: Store, repo: str, hosts: tuple[str, ...]) -> list[PendingBisect]:
     """The ranges of more than one commit (of ``repo``) whose alerts on ``hosts`` were
     never bisected (see the module's description)."""
-    asked = {a for a, events in store.alerts.all_events().items() if any(e.action == BISECT_QUEUED for e in events)}
+    alerts = store.alerts.all()
+    queued = {a for a, events in store.alerts.all_events().items() if any(e.action == BISECT_QUEUED for e in events)}
+    # a range bisected on a host is not bisected there again for an alert raised later
+    # (another metric): that alert is named by its summary's answer
+    asked = {(a.host, a.last_good, a.first_bad) for a in alerts if a.id in queued}
     grouped: dict[tuple[str, str, str], list[Alert]] = {}
-    for a in store.alerts.all():
+    for a in alerts:
         good, bad = point_commit(a.last_good), point_commit(a.first_bad)
-        if (a.id in asked or a.status != CONFIRMED or a.state in (INVALID, DUPLICATE) or a.host not in hosts
-                or not good or not bad):
+        if ((a.host, a.last_good, a.first_bad) in asked or a.status != CONFIRMED or a.state in (INVALID, DUPLICATE)
+                or a.host not in hosts or not good or not bad):
             continue
         grouped.setdefault((a.host, good, bad), []).append(a)
     pending = []
