@@ -404,7 +404,7 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     assert named == [commits[5]] * len(tips), (named, tips)
     _assert_reruns_judged(fleet, output, commits[3], commits[7])
     _assert_the_culprit_is_named(fleet, commits[5])
-    _assert_reproduce_lines_measure_the_commit(fleet, tmp_path)
+    _assert_reproduce_lines_measure_the_commit(fleet, tmp_path, commits[5])
     # the robot remembers: nothing new, nothing queued
     again = fleet.cli(*watch, timeout=300)
     assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
@@ -479,11 +479,12 @@ def _assert_the_culprit_is_named(fleet: Fleet, culprit: str) -> None:
     assert f"commit: {culprit} (\"Sleep twenty times as long\")" in report.stdout
 
 
-def _assert_reproduce_lines_measure_the_commit(fleet: Fleet, tmp_path: Path) -> None:
+def _assert_reproduce_lines_measure_the_commit(fleet: Fleet, tmp_path: Path, culprit: str) -> None:
     """A robot run's "To reproduce": its recorded build and `perflab run` lines, with no
-    worker's path, run in a fresh clone of the repository, build and measure the commit."""
+    worker's path, run in a fresh clone of the repository, build and measure the commit
+    the report names (the bisected one)."""
     with Store(fleet.db) as store:
-        alert = next(a for a in store.alerts.all() if a.host == "bm1" and a.status == "confirmed")
+        alert = next(a for a in store.alerts.all() if a.host == "bm1" and culprit_of(store, a))
     report = fleet.cli("report", "change", alert.change_id, "--method", detector_of(alert)).stdout
     lines = [line.strip() for line in report.split("To reproduce:")[1].strip().splitlines()]
     assert lines[2] == f"{BUILD}   # the build line its runs recorded", lines
@@ -496,8 +497,8 @@ def _assert_reproduce_lines_measure_the_commit(fleet: Fleet, tmp_path: Path) -> 
     assert done.returncode == 0, (script, done.stderr)
     with Store(str(db)) as store:
         (run,) = store.runs.all()
-    assert run.commit == alert.first_bad and run.status.value == "complete"
-    assert (where / f"perflab-{alert.first_bad[:12]}" / "prog").exists()   # built in the clone
+    assert run.commit == culprit and run.status.value == "complete"
+    assert (where / f"perflab-{culprit[:12]}" / "prog").exists()   # built in the clone
 
 
 def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:

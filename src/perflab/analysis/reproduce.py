@@ -20,32 +20,36 @@ from perflab.vcs import top_level_files
 __all__ = ["BUILD_SYSTEMS", "build_line", "recorded_build", "reproduce_lines", "with_option"]
 
 
-def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None = None) -> list[str]:
+def reproduce_lines(point: HistoryPoint, repo: str | None, recorded: str | None = None,
+                    commit: str | None = None) -> list[str]:
     """Shell lines that measure the change's commit again, as its first run was made.
 
-    ``repo``: the repository when it is there; ``recorded``: the path the runs recorded.
+    ``repo``: the repository when it is there; ``recorded``: the path the runs recorded;
+    ``commit``: the commit to measure when not the point's (the bisected culprit, built
+    and measured as the point's runs were).
     """
     run = point.runs[0]
     argv = list(run.request.identity.command_line or [])
     built = run.request.identity.build   # the build line the runs recorded, else a guess
+    commit = commit or point.commit
     lines = []
-    if point.commit:
+    if commit:
         there = bool(repo and Path(repo).is_dir())
         if repo and there:
-            clone = f"perflab-{point.commit[:12]}"
+            clone = f"perflab-{commit[:12]}"
             lines.append(f"git clone -q {shlex.quote(repo)} {clone} && cd {clone}   # a fresh clone")
         else:
             where = recorded or run.repo
             why = (f"{where} is gone" if where else
                    "the runs did not record its path: 'perflab run --repo' does")
             lines.append(f"# in a fresh clone of the repository ({why})")
-        lines.append(f"git checkout -q --detach {point.commit}")
+        lines.append(f"git checkout -q --detach {commit}")
         lines.append(recorded_build(built) if built else
-                     build_line(top_level_files(repo, point.commit) if repo and there else [], run.id))
+                     build_line(top_level_files(repo, commit) if repo and there else [], run.id))
     if not argv:
         lines.append(f"# run {run.id} did not record its command line; 'perflab show {run.id}' has its plan")
         return lines
-    lines.append(shlex.join(with_option(argv, "--commit", point.commit)))
+    lines.append(shlex.join(with_option(argv, "--commit", commit)))
     return lines
 
 

@@ -28,6 +28,7 @@ from celery import Celery
 from perflab import vcs
 from perflab.fleet.app import MAX_JOB_TIMEOUT_S, host_queue
 from perflab.fleet.submit import submit, suite_request, wait_for, with_run
+from perflab.model.alerts import CONFIRMED_EVENT, SUSPECT
 from perflab.model.errors import UsageError
 from perflab.model.jobs import JobKind, JobState
 from perflab.model.run_request import Identity, RunRequest, Target
@@ -89,7 +90,11 @@ class AlertLog:
             return []
         self.seen = events[-1].id
         alerts = {a.id: a for a in store.alerts.all()}
-        return [LogLine(e.at, text) for e in events if (text := alert_event_text(e, alerts[e.alert_id]))]
+        # a suspect confirmed since is logged as raised a suspect (its status when raised)
+        confirmed = {a for a, them in store.alerts.all_events().items()
+                     if any(e.action == CONFIRMED_EVENT for e in them)}
+        return [LogLine(e.at, text) for e in events
+                if (text := alert_event_text(e, alerts[e.alert_id], SUSPECT if e.alert_id in confirmed else None))]
 
 
 def check_options(options: WatchOptions) -> None:
@@ -242,15 +247,20 @@ def run_round(store: Store, app: Celery, options: WatchOptions, warn: Callable[[
         return Round(tuple(commits), tuple(jobs), None, (), log=tuple(queued))
     ended = _wait_all(store, jobs, wait_s, warn)
     found = detect(store, app, options, warn, log)
-    done = replace(found, commits=tuple(commits), build_jobs=tuple(jobs), log=(*queued, *ended, *found.log))
+    done = replace(found, commits=tuple(commits), build_jobs=tuple(jobs), log=(*queued, *_in_order(ended, found.log)))
     while found.reruns or found.bisect_jobs:
         ended = (_wait_all(store, [r.job_id for r in found.reruns], wait_s * rerun_timeout(options) / options.timeout_s,
                            warn) + _wait_all(store, found.bisect_jobs, wait_s, warn))
         found = detect(store, app, options, warn, log)
         done = replace(done, alerts=(done.alerts or 0) + (found.alerts or 0),
                        bisect_jobs=done.bisect_jobs + found.bisect_jobs, reruns=done.reruns + found.reruns,
-                       log=(*done.log, *sorted(ended, key=lambda x: x.at), *found.log))
+                       log=(*done.log, *_in_order(ended, found.log)))
     return done
+
+
+def _in_order(*lines: Sequence[LogLine]) -> list[LogLine]:
+    """Log lines of several sources in the order they happened."""
+    return sorted((line for some in lines for line in some), key=lambda x: x.at)
 
 
 def _wait_all(store: Store, jobs: Sequence[int], wait_s: float, warn: Callable[[str], None]) -> list[LogLine]:
@@ -283,10 +293,9 @@ def loop(store: Store, app: Celery, options: WatchOptions, interval_s: float, wa
             pending = [r.job_id for r in found.reruns]   # when they land, a detection judges them
             bisects += found.bisect_jobs
             done_round = replace(found, commits=done_round.commits, build_jobs=done_round.build_jobs,
-                                 log=(*done_round.log, *sorted(ended, key=lambda x: x.at), *found.log))
+                                 log=(*done_round.log, *_in_order(ended, found.log)))
         else:
-            done_round = replace(done_round, log=(*done_round.log, *sorted(ended, key=lambda x: x.at),
-                                                  *log.new_lines(store)))
+            done_round = replace(done_round, log=(*done_round.log, *_in_order(ended, log.new_lines(store))))
         report(done_round)
         time.sleep(interval_s)
 

@@ -45,11 +45,12 @@ def log_line(at: float, text: str) -> str:
     return f"{utc(at)} {text}"
 
 
-def alert_event_text(event: AlertEvent, alert: Alert) -> str | None:
-    """An alert's event as a log line's text (None: an event the log leaves out)."""
+def alert_event_text(event: AlertEvent, alert: Alert, raised_as: str | None = None) -> str | None:
+    """An alert's event as a log line's text (None: an event the log leaves out);
+    ``raised_as``: its status when it was raised, when that is not its status now."""
     if event.action in UNLOGGED:
         return None
-    word = alert.status if event.action == CREATED else EVENT_WORDS.get(event.action, event.action)
+    word = (raised_as or alert.status) if event.action == CREATED else EVENT_WORDS.get(event.action, event.action)
     by = "" if event.action in (*EVENT_WORDS, CREATED) else f" by {event.who}"
     text = (f"{word}: alert {alert.id}{by} ({alert.series_name}, {pct(alert.oriented_pct)} {alert.kind}, "
             f"commits {commits_text(alert)})")
