@@ -411,6 +411,46 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     assert "rerun job" not in again.stdout
 
 
+@pytest.mark.long   # 20-60 s: started early (tests/scheduling.py)
+def test_the_polling_watch_logs_each_event_as_it_comes(fleet, tmp_path):
+    """Without --once the watch polls: each new commit is logged queued, then measured when
+    its job lands, every line stamped with its UTC time as it happens."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    suite = tmp_path / "prog.toml"
+    suite.write_text('[suite]\nrepetitions = 3\n\n[[benchmark]]\nworkload = "command"\nname = "prog"\n'
+                     'command = "./prog"\n')
+    first = _commit(repo, 0.01, "Change 0")
+    fleet.start_worker("bm1")
+    out = open(tmp_path / "watch.out", "w+")  # noqa: SIM115 (read while the watch lives)
+    watch = subprocess.Popen([*PERFLAB, "--db", fleet.db, "watch", "--broker", fleet.broker, "--repo", str(repo),
+                              "--build", BUILD, "--suite", str(suite), "--hosts", "bm1", "--interval", "0.5"],
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True, preexec_fn=_die_with_parent)
+    try:
+        _wait_for_line(out, f"Z measured: build job 1 on bm1 (build {first[:10]} + prog.toml); runs: ")
+        second = _commit(repo, 0.01, "Change 1")
+        _wait_for_line(out, f'Z queued: {second[:12]} "Change 1": build job 2 on bm1')
+        _wait_for_line(out, f"Z measured: build job 2 on bm1 (build {second[:10]} + prog.toml); runs: ")
+    finally:
+        os.killpg(watch.pid, signal.SIGTERM)
+        watch.wait(timeout=30)
+    out.seek(0)
+    lines = out.read().splitlines()
+    assert lines and all(STAMPED.match(line) for line in lines), lines
+
+
+def _wait_for_line(out, text: str, timeout: float = JOB_WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        out.seek(0)
+        found = out.read()
+        if text in found:
+            return
+        assert time.monotonic() < deadline, f"no {text!r} after {timeout} s:\n{found}"
+        time.sleep(0.2)
+
+
 def _watch_the_step_arrive(fleet: Fleet, repo: Path, watch: list[str],
                            commits: list[str]) -> tuple[list[int], str]:
     """Three watch rounds over ``commits`` (4, extended here to 10; the 20x step at commits[5]):
