@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from perflab.analysis.alert_bisects import attach_answer, culprit_of, mark_queued, pending_bisects
+from perflab.analysis.alerts import list_summaries
 from perflab.model.alerts import BISECTED, INVALID, UNTRIAGED
 from perflab.model.report.bisect import FOUND, NO_DIFFERENCE, BisectResult, Commit, StepTest
 from perflab.model.run_request import Identity, RunRequest
+from perflab.render.alerts import render_summaries
 from perflab.store import Store
 
 from test_history import commit, new_repo
@@ -70,6 +72,9 @@ def test_a_confirmed_alert_over_several_commits_is_bisected_once_per_host_and_ra
         # bm2's alert has no answer of its own yet: its summary's (the same range) names the culprit
         other = culprit_of(store, next(a for a in store.alerts.all() if a.host == "bm2"))
         assert other is not None and (other.commit, other.host) == (line[3], "bm1")
+        summaries = {(s.last_good, s.first_bad): s for s in list_summaries(store)}
+        assert summaries[line[0], line[4]].culprit == culprit and summaries[line[0], line[2]].culprit is None
+    assert f"  bisected: {culprit.named}" in render_summaries([summaries[line[0], line[4]]]).splitlines()[0]
 
 
 def test_a_bisect_that_found_no_commit_is_attached_and_names_no_culprit(tmp_path):

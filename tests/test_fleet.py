@@ -517,6 +517,7 @@ def _assert_the_culprit_is_named(fleet: Fleet, culprit: str) -> None:
     first = report.stdout.splitlines()[0]
     assert f"on commit {culprit[:10]} (Sleep twenty times as long, by T <t@example.com>)" in first, first
     assert f"commit: {culprit} (\"Sleep twenty times as long\")" in report.stdout
+    assert f"bisected: {named}" in fleet.cli("alerts", "--summary").stdout
 
 
 def _assert_reproduce_lines_measure_the_commit(fleet: Fleet, tmp_path: Path, culprit: str) -> None:

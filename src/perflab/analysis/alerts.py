@@ -240,7 +240,8 @@ def list_summaries(store: Store, *, state: str | None = None) -> list[AlertSumma
     """Summaries with their alerts; ``state`` filters by the summary's derived state."""
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; choose from {', '.join(STATES)}")
-    return [s for s in store.alerts.summaries() if state is None or s.state == state]
+    return [replace(s, culprit=culprit_of(store, s.alerts[0]) if s.alerts else None)
+            for s in store.alerts.summaries() if state is None or s.state == state]
 
 
 def alert_detail(store: Store, alert_id: int) -> AlertDetail:

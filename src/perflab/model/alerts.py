@@ -166,6 +166,7 @@ class AlertSummary:
     repo: str | None
     created_at: float
     alerts: tuple[Alert, ...]
+    culprit: Culprit | None = None   # the commit the robot's bisect of the range named (list_summaries)
 
     @property
     def state(self) -> str:

@@ -47,7 +47,8 @@ def render_summaries(summaries: Sequence[AlertSummary]) -> str:
         return "no alerts\n"
     blocks = []
     for s in summaries:
-        head = f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
+        head = (f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
+                + (f"  bisected: {s.culprit.named}" if s.culprit else ""))
         body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllr", indent="  ")
         blocks.append(head + "\n" + body)
     return "\n\n".join(blocks) + f"\n\nsummary state: from its alerts (model/alerts.py SUMMARY_PRECEDENCE)\n{LEGEND}\n"
@@ -80,6 +81,7 @@ def alerts_json(alerts: Sequence[Alert]) -> str:
 def summaries_json(summaries: Sequence[AlertSummary]) -> str:
     return json.dumps({"summaries": [
         {"id": s.id, "state": s.state, "last_good": s.last_good, "first_bad": s.first_bad, "repo": s.repo,
+         "culprit": s.culprit.commit if s.culprit else None,
          "alerts": [alert_json(a) for a in s.alerts]} for s in summaries]}, indent=2) + "\n"
 
 
