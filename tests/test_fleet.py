@@ -403,6 +403,10 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
         named = [c.commit if (c := culprit_of(store, a)) else None for a in tips]
     assert named == [commits[5]] * len(tips), (named, tips)
     _assert_reruns_judged(fleet, output, commits[3], commits[7])
+    with Store(fleet.db) as store:
+        built = [r for job in store.jobs.all() if job.kind is JobKind.BUILD for r in job.run_ids]
+    assert len(built) == 14
+    _assert_recorded_as_the_robot_made_them(fleet, built)
     _assert_the_culprit_is_named(fleet, commits[5])
     _assert_reproduce_lines_measure_the_commit(fleet, tmp_path, commits[5])
     # the robot remembers: nothing new, nothing queued
@@ -562,6 +566,7 @@ def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
             assert job.state is JobState.DONE and job.host == a.host, job.error
             assert (job.request["good"], job.request["bad"]) == (a.last_good, a.first_bad)
             assert len(job.run_ids) == 2 * ROUNDS
+            _assert_recorded_as_the_robot_made_them(fleet, job.run_ids)
         assert actions.count(EVIDENCE) == 2 * ROUNDS * len(mine)
         verdicts = [x for x in actions if x in RERUN_VERDICTS]
         assert len(verdicts) == len(mine), actions
@@ -569,6 +574,18 @@ def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
             assert set(verdicts) <= {REPRODUCED, RERUN_UNDECIDED}, actions
         said = {WITHDRAWN: "not reproduced"}.get(verdicts[-1], verdicts[-1].removeprefix("rerun "))
         assert re.search(rf"Z (rerun verdict|withdrawn): alert {a.id} \(.*\): {said}: rerun of {ROUNDS} round", output)
+
+
+def _assert_recorded_as_the_robot_made_them(fleet: Fleet, run_ids) -> None:
+    """Each run records the build line and a `perflab run` line with its own label and no
+    worker's path."""
+    with Store(fleet.db) as store:
+        for run_id in run_ids:
+            run = store.runs.resolve(str(run_id))
+            line = list(run.request.identity.command_line or ())
+            assert run.request.identity.build == BUILD and line[:2] == ["perflab", "run"], run.request.identity
+            assert line[line.index("--label") + 1] == run.label and "work-bm" not in " ".join(line)
+            assert run.repo and "work-bm" not in run.repo
 
 
 def test_a_rerun_that_cannot_build_a_side_fails_with_one_line_and_attaches_nothing(sqlite_db, tmp_path):
