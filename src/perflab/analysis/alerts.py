@@ -34,6 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
+from perflab.analysis.alert_bisects import culprit_of
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
 from perflab.model.alerts import (
@@ -239,7 +240,8 @@ def list_summaries(store: Store, *, state: str | None = None) -> list[AlertSumma
     """Summaries with their alerts; ``state`` filters by the summary's derived state."""
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; choose from {', '.join(STATES)}")
-    return [s for s in store.alerts.summaries() if state is None or s.state == state]
+    return [replace(s, culprit=culprit_of(store, s.alerts[0]) if s.alerts else None)
+            for s in store.alerts.summaries() if state is None or s.state == state]
 
 
 def alert_detail(store: Store, alert_id: int) -> AlertDetail:
@@ -247,11 +249,12 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     alert = store.alerts.get(alert_id)
     summary = store.alerts.summary(alert.summary_id)
     events = tuple(store.alerts.events(alert_id))
+    culprit = culprit_of(store, alert)
     try:
         report = change_report(store, alert.change_id, method=detector_of(alert))  # the detector that raised it
     except UsageError as error:
-        return AlertDetail(alert, summary, events, None, f"no report: {error}")
-    return AlertDetail(alert, summary, events, report)
+        return AlertDetail(alert, summary, events, None, f"no report: {error}", culprit)
+    return AlertDetail(alert, summary, events, report, culprit=culprit)
 
 
 def with_alerted(store: Store, history: History) -> History:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.alert_bisects import culprit_of
 from perflab.analysis.change_table import compare_commit_centres
 from perflab.analysis.compare import Filters
 from perflab.analysis.reproduce import reproduce_lines
@@ -313,16 +314,18 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
     recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or point.runs[0].repo
     repo = history.repo or (recorded if recorded and is_repository(recorded) else None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])
+    alert = store.alerts.of_changes([c.id]).get(c.id)
+    culprit = culprit_of(store, alert) if alert is not None else None
     return ChangeReport(
         change=c, subject=subjects.get(c.point.commit or ""),
         previous_subject=subjects.get(c.previous.commit or ""), repo=repo, recorded_repo=recorded,
         machine=point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
-        reproduce=tuple(reproduce_lines(point, repo, recorded)),
+        reproduce=tuple(reproduce_lines(point, repo, recorded, culprit.commit if culprit else None)),
         # the history's warnings that concern this stat (not other metrics' missing metadata)
         warnings=tuple(w for w in history.warnings if w.kind != NO_METRIC_INFO
                        or w.message.startswith(f"{c.benchmark} {c.metric}:")),
-        alert=store.alerts.of_changes([c.id]).get(c.id))
+        alert=alert, culprit=culprit)
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],

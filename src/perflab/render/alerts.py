@@ -47,7 +47,8 @@ def render_summaries(summaries: Sequence[AlertSummary]) -> str:
         return "no alerts\n"
     blocks = []
     for s in summaries:
-        head = f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
+        head = (f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
+                + (f"  bisected: {s.culprit.named}" if s.culprit else ""))
         body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllr", indent="  ")
         blocks.append(head + "\n" + body)
     return "\n\n".join(blocks) + f"\n\nsummary state: from its alerts (model/alerts.py SUMMARY_PRECEDENCE)\n{LEGEND}\n"
@@ -80,6 +81,7 @@ def alerts_json(alerts: Sequence[Alert]) -> str:
 def summaries_json(summaries: Sequence[AlertSummary]) -> str:
     return json.dumps({"summaries": [
         {"id": s.id, "state": s.state, "last_good": s.last_good, "first_bad": s.first_bad, "repo": s.repo,
+         "culprit": s.culprit.commit if s.culprit else None,
          "alerts": [alert_json(a) for a in s.alerts]} for s in summaries]}, indent=2) + "\n"
 
 
@@ -93,9 +95,12 @@ def event_cells(event: AlertEvent) -> list[str]:
 def render_alert_detail(detail: AlertDetail) -> str:
     a = detail.alert
     others = [x for x in detail.summary.alerts if x.id != a.id]
-    out = [f"alert {a.id}: {a.kind} of {a.benchmark}.{a.metric} {pct(a.oriented_pct)}  [{state_text(a)}"
+    culprit = detail.culprit
+    out = [f"alert {a.id}: {a.kind} of {a.benchmark}.{a.metric} {pct(a.oriented_pct)}"
+           + (f" at commit {culprit.named}" if culprit else "") + f"  [{state_text(a)}"
            + (f", recovered by change {a.recovered_by}" if a.recovered else "") + "]",
            f"series: {a.series_name}",
+           *([f"culprit: {culprit.commit}, {culprit.answer}"] if culprit else []),
            f"commits: {point_commit(a.last_good) or a.last_good} (last good) .. "
            f"{point_commit(a.first_bad) or a.first_bad} (first bad)",
            f"change: {a.change_id} ({a.method}), p = {p_value(a.p_value)}",
@@ -115,7 +120,11 @@ def render_alert_detail(detail: AlertDetail) -> str:
 def detail_json(detail: AlertDetail) -> str:
     return json.dumps({"alert": alert_json(detail.alert), "summary": {"id": detail.summary.id,
                        "state": detail.summary.state, "alerts": [a.id for a in detail.summary.alerts]},
-                       "events": [event_json(e) for e in detail.events]}, indent=2) + "\n"
+                       "events": [event_json(e) for e in detail.events],
+                       "culprit": None if detail.culprit is None else {
+                           "commit": detail.culprit.commit, "subject": detail.culprit.subject,
+                           "author": detail.culprit.author, "answer": detail.culprit.answer,
+                           "host": detail.culprit.host}}, indent=2) + "\n"
 
 
 

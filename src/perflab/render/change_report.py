@@ -102,16 +102,39 @@ def _headline(report: ChangeReport) -> str:
     return f"{shift(c)} {c.verdict.value}"
 
 
+def _first_line(report: ChangeReport) -> str:
+    """The headline: the change, on the bisected commit once the robot's bisect named it,
+    else on the first measured commit of the new level."""
+    c, culprit = report.change, report.culprit
+    if culprit is not None:
+        said = ", ".join(x for x in (culprit.subject or "", f"by {culprit.author}" if culprit.author else "") if x)
+        return f"perflab noticed {_a(_headline(report))} of {c.stat} on commit {culprit.commit[:10]}" + (
+            f" ({said})" if said else "")
+    subject = report.subject or c.point.describe or ""
+    return f"perflab noticed {_a(_headline(report))} of {c.stat} on commit {c.point.short[:10]}" + (
+        f" ({subject})" if subject else "")
+
+
+def _commit_lines(report: ChangeReport) -> list[str]:
+    """The commit (the bisected one, with the range it was found in), and the last measured before it."""
+    c, culprit = report.change, report.culprit
+    subject = report.subject or c.point.describe or ""
+    if culprit is not None:
+        out = [f"commit: {culprit.commit}" + (f' ("{culprit.subject}")' if culprit.subject else ""),
+               *([f"author: {culprit.author}"] if culprit.author else []),
+               f"bisected: {culprit.answer}",
+               f"first measured at: {c.point.commit}" + (f' ("{subject}")' if subject else "")
+               + "  (the first measured commit of the new level)"]
+    elif c.point.commit:
+        out = [f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else "")]
+    else:
+        out = [f"run: {c.point.runs[0].id} ({c.point.runs[0].label}; no commit recorded)"]
+    return out
+
+
 def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str:
     c = report.change
-    subject = report.subject or c.point.describe or ""
-    named = f" ({subject})" if subject else ""
-    out = [(f"perflab noticed {_a(_headline(report))} of {c.stat} on commit "
-            f"{c.point.short[:10]}{named}"), ""]
-    if c.point.commit:
-        out.append(f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else ""))
-    else:
-        out.append(f"run: {c.point.runs[0].id} ({c.point.runs[0].label}; no commit recorded)")
+    out = [_first_line(report), "", *_commit_lines(report)]
     if c.previous.commit:
         before = report.previous_subject or c.previous.describe or ""
         out.append(f"before: {c.previous.commit}" + (f' ("{before}")' if before else "")

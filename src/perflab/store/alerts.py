@@ -126,9 +126,11 @@ class AlertRepository:
                         note=note)
         self.db.conn.commit()
 
-    def note(self, alert: Alert, action: str, *, who: str, note: str) -> None:
-        """An event on ``alert`` that moves no state (the robot's rerun requests and verdicts)."""
-        self._event(alert.id, who=who, action=action, from_state=alert.state, to_state=alert.state, note=note)
+    def note(self, alert: Alert, action: str, *, who: str, note: str, run_id: int | None = None) -> None:
+        """An event on ``alert`` that moves no state (the robot's rerun requests and verdicts,
+        its bisects: ``run_id`` the found commit's run)."""
+        self._event(alert.id, who=who, action=action, from_state=alert.state, to_state=alert.state, note=note,
+                    run_id=run_id)
         self.db.conn.commit()
 
     def add_evidence(self, alert: Alert, run_id: int, *, who: str, note: str) -> None:
@@ -191,6 +193,15 @@ class AlertRepository:
 
     def events(self, alert_id: int) -> list[AlertEvent]:
         return self.all_events(alert_events.c.alert_id == alert_id).get(alert_id, [])
+
+    def last_event_id(self) -> int:
+        """The newest event's id (0 with none): where a reader of new events starts."""
+        return int(self.db.conn.execute(sa.select(sa.func.max(alert_events.c.id))).scalar() or 0)
+
+    def events_after(self, event_id: int) -> list[AlertEvent]:
+        """Every event newer than ``event_id``, oldest first."""
+        found = self.all_events(alert_events.c.id > event_id)
+        return sorted((e for events in found.values() for e in events), key=lambda e: e.id)
 
     def all_events(self, where: Any = None) -> dict[int, list[AlertEvent]]:
         """Every alert's events (those ``where`` selects), oldest first, by alert id."""

@@ -18,7 +18,7 @@ from perflab.model.alerts import ALERTED_METHOD as ALERTED_METHOD  # an alerted 
 from perflab.model.alerts import CONFIRMED as CONFIRMED  # Change.status, re-exported
 from perflab.model.alerts import SUSPECT as SUSPECT
 from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
-from perflab.model.alerts import Alert
+from perflab.model.alerts import Alert, Culprit
 from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.verdicts import StatWarning, Verdict
@@ -213,6 +213,7 @@ class ChangeReport:
     reproduce: tuple[str, ...]    # shell lines
     warnings: tuple[StatWarning, ...] = ()
     alert: Alert | None = None    # the change's alert, when one was raised
+    culprit: Culprit | None = None  # the commit the robot's bisect of the alert's range named
 
 
 # --------------------------------------------------------------------------- changepoints FILE
