@@ -36,6 +36,7 @@ from dataclasses import replace
 
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
+from perflab.analysis.levels import with_levels
 from perflab.model.alerts import (
     ACTIONS,
     DUPLICATE,
@@ -51,7 +52,16 @@ from perflab.model.alerts import (
     detector_of,
 )
 from perflab.model.errors import UsageError
-from perflab.model.report.history import AUTO_METHOD, CONFIRMED, SUSPECT, Change, ChangeList, History, Series
+from perflab.model.report.history import (
+    ALERTED_METHOD,
+    AUTO_METHOD,
+    CONFIRMED,
+    SUSPECT,
+    Change,
+    ChangeList,
+    History,
+    Series,
+)
 from perflab.model.verdicts import Verdict
 from perflab.store import Store
 
@@ -93,6 +103,7 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
         alerts, before = store.alerts.all(), alerts
         if not new and _statuses(alerts) == _statuses(before):
             break
+    _refresh_levels(store, history)
     request_reruns(store, ROBOT)
     return created
 
@@ -118,6 +129,8 @@ def _update_pass(store: Store, history: History, moment: float | None, alerts: l
                 continue
             if c.id in known:
                 _confirm(store, known[c.id], c)
+                continue
+            if c.method == ALERTED_METHOD:   # a way back known from an alert only: no detector's finding
                 continue
             if moment is not None and c.point.started_at < moment:
                 continue
@@ -153,11 +166,32 @@ def _confirm(store: Store, alert: Alert, c: Change) -> None:
 
 def _alert_values(c: Change) -> dict[str, object]:
     return {"change_id": c.id, "host": c.host, "benchmark": c.benchmark, "params": c.params,
-            "metric": c.metric, "unit": c.unit, "direction": c.direction.value, "kind": c.verdict.value,
-            "before": _finite(c.before.centre), "after": _finite(c.after.centre),
+            "metric": c.metric, "unit": c.unit, "direction": c.direction.value, **level_values(c),
+            "method": alert_method(c.method, c.status), "state": UNTRIAGED, "duplicate_of": None}
+
+
+def level_values(c: Change) -> dict[str, object]:
+    """The figures an alert keeps of its change: its levels, % and p, as the change list has them."""
+    return {"kind": c.verdict.value, "before": _finite(c.before.centre), "after": _finite(c.after.centre),
             "change_pct": _finite(c.change_pct), "oriented_pct": _finite(c.oriented_pct),
-            "p_value": _finite(c.detection_p), "method": alert_method(c.method, c.status), "state": UNTRIAGED,
-            "duplicate_of": None}
+            "p_value": _finite(c.detection_p)}
+
+
+def _refresh_levels(store: Store, history: History) -> None:
+    """Each alert's figures from the one change list as it is now (analysis.levels, with the
+    alerts this update raised or recovered): a level bounded by its way back, or grown by the
+    commits since, is what `alerts`, `alert ID` and `report change` all print."""
+    alerts = store.alerts.all()
+    current = {c.id: c for s in with_levels(history, alerts).series for c in (*s.changes, *((s.tip,) if s.tip else ()))}
+    for a in alerts:
+        c = current.get(a.change_id)
+        if c is not None and c.verdict is not Verdict.UNDECIDED and _levels_of(a) != level_values(c):
+            store.alerts.set_levels(a, level_values(c))
+
+
+def _levels_of(a: Alert) -> dict[str, object]:
+    return {"kind": a.kind, "before": _finite(a.before), "after": _finite(a.after), "change_pct": _finite(a.change_pct),
+            "oriented_pct": _finite(a.oriented_pct), "p_value": _finite(a.p_value)}
 
 
 def _finite(value: float) -> float | None:
@@ -251,6 +285,11 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
         report = change_report(store, alert.change_id, method=detector_of(alert))  # the detector that raised it
     except UsageError as error:
         return AlertDetail(alert, summary, events, None, f"no report: {error}")
+    # the header's figures are the report's: one change, one set of levels, % and p
+    c = report.change
+    if c.id == alert.change_id and c.verdict is not Verdict.UNDECIDED:
+        alert = replace(alert, kind=c.verdict.value, before=c.before.centre, after=c.after.centre,
+                        change_pct=c.change_pct, oriented_pct=c.oriented_pct, p_value=c.detection_p)
     return AlertDetail(alert, summary, events, report)
 
 

@@ -39,7 +39,7 @@ def alert_cells(alert: Alert) -> list[str]:
 def render_alerts(alerts: Sequence[Alert]) -> str:
     if not alerts:
         return "no alerts\n"
-    return format_table(ALERT_HEADERS, [alert_cells(a) for a in alerts], align="rlllllr") + f"\n\n{LEGEND}\n"
+    return format_table(ALERT_HEADERS, [alert_cells(a) for a in alerts], align="rlllllrr") + f"\n\n{LEGEND}\n"
 
 
 def render_summaries(summaries: Sequence[AlertSummary]) -> str:
@@ -48,7 +48,7 @@ def render_summaries(summaries: Sequence[AlertSummary]) -> str:
     blocks = []
     for s in summaries:
         head = f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
-        body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllr", indent="  ")
+        body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllrr", indent="  ")
         blocks.append(head + "\n" + body)
     return "\n\n".join(blocks) + f"\n\nsummary state: from its alerts (model/alerts.py SUMMARY_PRECEDENCE)\n{LEGEND}\n"
 

@@ -115,6 +115,12 @@ class AlertRepository:
                         note=note)
         self.db.conn.commit()
 
+    def set_levels(self, alert: Alert, values: dict[str, Any]) -> None:
+        """The alert's figures (kind, before, after, change_pct, oriented_pct, p_value) as
+        its change's levels are now; no event: the change is the same, its sides grew."""
+        self.db.conn.execute(alerts.update().where(alerts.c.id == alert.id).values(**values))
+        self.db.conn.commit()
+
     def confirm(self, alert: Alert, *, who: str, note: str) -> None:
         """A suspect alert of the tip detector becomes confirmed (its stored method, see
         model.alerts.TIP_SUSPECT_METHOD), with a 'confirmed' event."""
