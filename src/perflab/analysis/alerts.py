@@ -34,8 +34,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
+from perflab.analysis.alert_hosts import peer_summary, way_back_elsewhere
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
+from perflab.analysis.levels import nearer as _nearer
 from perflab.analysis.levels import with_levels
 from perflab.model.alerts import (
     ACTIONS,
@@ -62,7 +64,7 @@ from perflab.model.report.history import (
     History,
     Series,
 )
-from perflab.model.verdicts import Verdict
+from perflab.model.verdicts import SIGN, Verdict
 from perflab.store import Store
 
 ROBOT = "perflab"   # who creates alerts and marks them recovered
@@ -118,7 +120,7 @@ def _statuses(alerts: list[Alert]) -> dict[int, tuple[str, bool, str]]:
 def _update_pass(store: Store, history: History, moment: float | None, alerts: list[Alert]) -> list[Alert]:
     """One pass over the series, ``alerts`` the store's alerts before it; the new alerts."""
     known = {a.change_id: a for a in alerts}
-    created = []
+    created: list[Alert] = []
     tips: dict[tuple[str, str, str, str], Change] = {}
     for series in history.series:
         tip = _tip_after_alerts(series, known)
@@ -134,11 +136,12 @@ def _update_pass(store: Store, history: History, moment: float | None, alerts: l
                 continue
             if moment is not None and c.point.started_at < moment:
                 continue
-            alert_id = store.alerts.create(_alert_values(c), last_good=c.previous.key,
-                                           first_bad=c.point.key, repo=history.repo, who=ROBOT)
+            alert_id = store.alerts.create(_alert_values(c), last_good=c.previous.key, first_bad=c.point.key,
+                                           repo=history.repo, who=ROBOT,
+                                           summary_id=peer_summary([*alerts, *created], c, history.keys))
             if alert_id is not None:
                 created.append(store.alerts.get(alert_id))
-    _mark_recoveries(store, history.series, tips)
+    _mark_recoveries(store, history, tips)
     return created
 
 
@@ -198,9 +201,13 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[str, str, str, str], Change]) -> None:
-    by_name = {(s.host, s.benchmark, _params_text(s.params), s.metric): s for s in series}
-    for alert in store.alerts.all():
+def _mark_recoveries(store: Store, history: History, tips: dict[tuple[str, str, str, str], Change]) -> None:
+    """Each alert whose level a later change of its series undid is recovered; else one whose
+    summary's alert on another host recovered, when its own series shows that way back too
+    (analysis/alert_hosts.py)."""
+    by_name = {(s.host, s.benchmark, _params_text(s.params), s.metric): s for s in history.series}
+    alerts = store.alerts.all()
+    for alert in alerts:
         if alert.recovered:
             continue
         s = by_name.get((alert.host, alert.benchmark, _params_text(alert.params), alert.metric))
@@ -211,8 +218,19 @@ def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[st
             store.alerts.mark_recovered(alert, undoing.id, who=ROBOT,
                                         note=f"change {undoing.id} at {undoing.point.short} brought "
                                              f"{alert.metric} back to its old level")
+            alerts = store.alerts.all()   # a recovery here is looked for on the other hosts
+        elif alert.status == CONFIRMED and (back := way_back_elsewhere(alert, alerts, history, s)) is not None:
+            store.alerts.mark_recovered(alert, back.id, who=ROBOT,
+                                        note=f"another host of summary {alert.summary_id} came back at "
+                                             f"{back.point.short}; here too: {alert.metric} {shift_text(back)}, "
+                                             f"p = {back.detection_p:.2g}")
         else:
             _unheld_suspect(store, alert, s)
+
+
+def shift_text(c: Change) -> str:
+    """The change's % in the one sign convention."""
+    return f"{c.oriented_pct:+.1f}% ({SIGN})"
 
 
 def _params_text(params: dict[str, object]) -> str:
@@ -232,13 +250,6 @@ def _undoing(s: Series, alert: Alert, tips: tuple[Change, ...]) -> Change | None
         if c.index > at and math.isfinite(c.after.centre) and _nearer(c.after.centre, alert.before, alert.after):
             return c
     return None
-
-
-def _nearer(level: float, old: float, new: float) -> bool:
-    """Is ``level`` nearer ``old`` than ``new``: by ratio when all three are positive, else by difference."""
-    if level > 0 and old > 0 and new > 0:
-        return abs(math.log(level / old)) < abs(math.log(level / new))
-    return abs(level - old) < abs(level - new)
 
 
 def _unheld_suspect(store: Store, alert: Alert, s: Series) -> None:

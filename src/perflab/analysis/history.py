@@ -187,7 +187,8 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours
-    return with_levels(History(tuple(series), order, repo, tuple(warnings)), store.alerts.all())
+    return with_levels(History(tuple(series), order, repo, tuple(warnings),
+                               tuple(p.key for p in points)), store.alerts.all())
 
 
 def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:

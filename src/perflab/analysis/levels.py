@@ -32,7 +32,7 @@ from perflab.model.report.history import ALERTED_METHOD, CONFIRMED, Change, Hist
 #: the test level at which an alerted boundary the detectors no longer place is kept
 ALPHA = 0.05
 
-__all__ = ["ALPHA", "levels", "with_levels"]
+__all__ = ["ALPHA", "levels", "nearer", "with_levels"]
 
 
 def with_levels(history: History, alerts: Sequence[Alert]) -> History:
@@ -118,3 +118,10 @@ def _bounded(series: Series, c: Change, first: int, end: int) -> Change:
     if c.kind != "mean":   # a change in the spread alone: no level step, as the detector said
         found = replace(found, change_pct=c.change_pct, oriented_pct=c.oriented_pct, verdict=c.verdict)
     return replace(found, p_value=c.p_value, kind=c.kind, spread_ratio=c.spread_ratio)
+
+
+def nearer(level: float, old: float, new: float) -> bool:
+    """Is ``level`` nearer ``old`` than ``new``: by ratio when all three are positive, else by difference."""
+    if level > 0 and old > 0 and new > 0:
+        return abs(math.log(level / old)) < abs(math.log(level / new))
+    return abs(level - old) < abs(level - new)

@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -161,6 +161,10 @@ alerts = sa.Table(
     sa.Column("recovered_by", sa.String(40)),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+    # schema 6: the alert's own commit range (its host may have placed the change apart from
+    # its summary's first alert: one summary per change across hosts, each host's range its own)
+    sa.Column("last_good", sa.Text),
+    sa.Column("first_bad", sa.Text),
     sa.Index("ix_alerts_state", "state"),
 )
 
