@@ -64,7 +64,8 @@ def alert_json(alert: Alert) -> dict[str, Any]:
             "before": number(alert.before), "after": number(alert.after),
             "change_pct": number(alert.oriented_pct), "oriented_pct": number(alert.oriented_pct),  # SIGN
             "raw_change_pct": number(alert.change_pct),
-            "p_value": number(alert.p_value), "method": alert.method,
+            # the change's p, under the key history and changes give it too
+            "p_value": number(alert.p_value), "detection_p": number(alert.p_value), "method": alert.method,
             "created_at": alert.created_at, "updated_at": alert.updated_at}
 
 
@@ -100,7 +101,8 @@ def render_alert_detail(detail: AlertDetail) -> str:
            f"{point_commit(a.first_bad) or a.first_bad} (first bad)",
            f"change: {a.change_id} ({a.method}), p = {p_value(a.p_value)}",
            f"summary {detail.summary.id}: {detail.summary.state}, {len(detail.summary.alerts)} alert(s)"
-           + (": " + ", ".join(f"{x.id} {x.benchmark}.{x.metric} {x.state}" for x in others) if others else ""),
+           + (": " + ", ".join(f"{x.id} {x.benchmark}.{x.metric} @{x.host} {pct(x.oriented_pct)} {x.state}"
+                             for x in others) if others else ""),
            "", "history:",
            format_table(["when", "who", "action", "state", "note"], [event_cells(e) for e in detail.events],
                         indent="  "),
