@@ -4,7 +4,8 @@ looked for on the others.
 Each host's series keeps its own detectors and its own alerts (its noise, its levels, its
 commit range), but a change of one stat (benchmark, point, metric) in one direction whose
 commit ranges on two hosts share a candidate culprit is one change: the second host's
-alert joins the first one's summary. Ranges are half-open, (last good, first bad]: two
+alert joins the first one's summary (unless a summary of its own range exists: alerts of
+one range stay one summary). Ranges are half-open, (last good, first bad]: two
 hosts that measured different commits around the change (a fleet spreads its jobs)
 overlap; a change placed on distinct commits is two summaries until bisect names one.
 

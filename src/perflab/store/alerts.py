@@ -87,6 +87,12 @@ class AlertRepository:
             conn.rollback()
             raise
 
+    def find_summary(self, last_good: str, first_bad: str) -> int | None:
+        """The id of the summary of this commit range, if there is one."""
+        where = (alert_summaries.c.last_good == last_good) & (alert_summaries.c.first_bad == first_bad)
+        found = self.db.conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar()
+        return None if found is None else int(found)
+
     def summary_for(self, last_good: str, first_bad: str, repo: str | None) -> int:
         """The id of the summary of this commit range, created on first use (not committed)."""
         conn = self.db.conn
