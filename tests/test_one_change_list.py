@@ -155,3 +155,31 @@ def test_the_after_side_ends_at_the_way_back(lab):
         assert "(centre of 4 commits)" in report.split("after:")[1].splitlines()[0], report
         # the table is headed by the spans its values are the centres of
         assert f"{sha(STEP)[:7]}..{sha(BACK - 1)[:7]}" in report and '("centre of 4 commits")' in report
+
+
+def test_a_schema_5_database_gives_each_alert_its_summarys_range(db_target):
+    import sqlalchemy as sa
+
+    from perflab.store import Store
+    from perflab.store.schema import SCHEMA_VERSION
+    values = {"change_id": "c0ffee0000", "host": "box-a", "benchmark": "job", "params": {}, "metric": "time",
+              "unit": "s", "direction": "lower", "kind": "regression", "before": 0.1, "after": 0.13,
+              "change_pct": 30.0, "oriented_pct": -30.0, "p_value": 1e-6, "method": "tip", "state": "untriaged",
+              "duplicate_of": None}
+    with Store(db_target, create=True) as store:
+        store.alerts.create(values, last_good=sha(1), first_bad=sha(2), repo=None, who="perflab")
+    url = (db_target.replace("postgresql://", "postgresql+psycopg://") if "://" in db_target
+           else f"sqlite:///{db_target}")
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:   # as schema 5 wrote it: the range only on the summary
+        conn.execute(sa.text("ALTER TABLE alerts DROP COLUMN last_good"))
+        conn.execute(sa.text("ALTER TABLE alerts DROP COLUMN first_bad"))
+        conn.execute(sa.text("UPDATE perflab_meta SET value='5' WHERE key='schema_version'"))
+    with Store(db_target) as store:
+        (alert,) = store.alerts.all()
+        assert (alert.last_good, alert.first_bad) == (sha(1), sha(2))
+    with engine.connect() as conn:
+        assert tuple(conn.execute(sa.text("SELECT last_good, first_bad FROM alerts")).one()) == (sha(1), sha(2))
+        assert conn.execute(sa.text("SELECT value FROM perflab_meta WHERE key='schema_version'")).scalar() == \
+            str(SCHEMA_VERSION)
+    engine.dispose()
