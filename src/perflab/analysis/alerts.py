@@ -16,7 +16,11 @@ when the tip detector, MAX_TIP commits later, no longer sees it.
 
 Its commit range is last good (the last measured point before the change) .. first bad
 (the change's point); alerts of one range, across metrics, points and hosts, share one
-summary. An alert is ``recovered`` when a later change point of its series brings the
+summary, and so does the same change on another host placed over a range that shares a
+commit with it (analysis/alert_hosts.py, which also carries a way back seen on one host to
+the others). Each alert's figures (levels, %, p) are its change's in the one change list
+(analysis/levels.py), refreshed at every update.
+An alert is ``recovered`` when a later change point of its series brings the
 level back nearer the old level than the alerted one (the later change undoes more than
 half of the step; levels are the segments' centres, compared by their ratios when all are
 positive, as times and rates are, else by their differences). The later change is itself a
