@@ -2,14 +2,17 @@
 
 A lab on SQLite and PostgreSQL, recorded as the robot records: two hosts measure commits one
 at a time and the alerts are updated after each. A lower-is-better time of 100 ms steps 30%
-slower at commit 20 and comes back at commit 24 (restored for 12 more commits); host B is
-noisier (3%, host A 1%) and never measured commit 19. Then:
+slower at commit 20, comes back at commit 24 (restored for 12 commits) and steps 30% slower
+again for the last 3 commits; host B is noisier (5%, host A 1%: its own tip detector does
+not confirm the way back) and never measured commit 19. Then:
 
 - `report change`, `alert ID`, `alerts` (text and json), `changes`, `history --format json`
   and the dashboard's alert page give the step the same % (within 0.1 point) and the same p;
 - the step's "after" side ends at the way back: 4 commits, the restored ones excluded;
 - the step on two hosts is one summary with both hosts' rows, each its own commit range;
-- the way back, seen by host A's detector, recovers host B's alert too (read on B's series).
+- the way back, seen by host A's detector, recovers host B's alert too (read on B's series),
+  and B's tip detector, reading from the way back on, sees the next step (before, B missed
+  the way back, read the next step against a history of both levels and missed it).
 
 The samples are generated (seeded), so the decisions are the same on any machine.
 """
@@ -28,8 +31,8 @@ from perflab.render.history import p_value
 
 from conftest import _new_pg_database, run_cli, serving
 
-HOSTS = {"box-a": 0.01, "box-b": 0.03}    # host -> relative noise of a sample
-STEP, BACK, COMMITS = 20, 24, 36
+HOSTS = {"box-a": 0.01, "box-b": 0.05}    # host -> relative noise of a sample
+STEP, BACK, AGAIN, COMMITS = 20, 24, 36, 39
 SKIPPED = ("box-b", 19)                   # host B never measured commit 19
 
 
@@ -49,7 +52,7 @@ def record_lab(db: str) -> str:
     with Store(db, create=True) as store:
         store.metrics.save("job", [MetricInfo("time", "s", Direction.LOWER)])
         for i in range(COMMITS):
-            level = 0.130 if STEP <= i < BACK else 0.100
+            level = 0.130 if STEP <= i < BACK or i >= AGAIN else 0.100
             for host, noise in HOSTS.items():
                 if (host, i) == SKIPPED:
                     continue
@@ -97,8 +100,15 @@ def test_a_way_back_seen_on_one_host_recovers_the_other(lab):
     assert all(a["recovered"] for a in step.values()), step
     shown = json.loads(run_cli("alert", str(step["box-b"]["id"]), "--format", "json", db=lab, check=True).stdout)
     notes = [e["note"] for e in shown["events"] if e["action"] == "recovered"]
-    assert len(notes) == 1 and (f"came back at {sha(BACK)[:12]}" in notes[0]
-                                or f"at {sha(BACK)[:12]} brought time back" in notes[0]), notes
+    assert len(notes) == 1 and f"another host of summary {step['box-b']['summary']} came back at " \
+        f"{sha(BACK)[:12]}; here too: time +" in notes[0], notes
+
+
+def test_the_next_step_is_seen_on_both_hosts_in_one_summary(lab):
+    listed = json.loads(run_cli("alerts", "--format", "json", db=lab, check=True).stdout)["alerts"]
+    again = {a["host"]: a for a in listed if a["first_bad"] == sha(AGAIN)}
+    assert set(again) == set(HOSTS) and len({a["summary"] for a in again.values()}) == 1, listed
+    assert all(a["kind"] == "regression" and a["change_pct"] < -20 for a in again.values()), again
 
 
 def _figures(text: str, pattern: str) -> tuple[float, str]:
