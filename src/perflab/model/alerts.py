@@ -2,7 +2,8 @@
 
 An alert is one detected change of one series (host, benchmark, point, metric), created
 once per change id. Alerts of one commit range (last good .. first bad) across metrics,
-points and hosts form one summary. Triage moves an alert between the states below, only
+points and hosts form one summary, as does one change seen on several hosts over ranges
+that share a commit (each alert keeps its own range). Triage moves an alert between the states below, only
 along ``TRANSITIONS``; every move is an ``AlertEvent``. A summary has no state of its
 own: ``summary_state`` derives it from its alerts.
 """

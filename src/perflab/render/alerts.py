@@ -39,7 +39,7 @@ def alert_cells(alert: Alert) -> list[str]:
 def render_alerts(alerts: Sequence[Alert]) -> str:
     if not alerts:
         return "no alerts\n"
-    return format_table(ALERT_HEADERS, [alert_cells(a) for a in alerts], align="rlllllr") + f"\n\n{LEGEND}\n"
+    return format_table(ALERT_HEADERS, [alert_cells(a) for a in alerts], align="rlllllrr") + f"\n\n{LEGEND}\n"
 
 
 def render_summaries(summaries: Sequence[AlertSummary]) -> str:
@@ -49,7 +49,7 @@ def render_summaries(summaries: Sequence[AlertSummary]) -> str:
     for s in summaries:
         head = (f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
                 + (f"  bisected: {s.culprit.named}" if s.culprit else ""))
-        body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllr", indent="  ")
+        body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllrr", indent="  ")
         blocks.append(head + "\n" + body)
     return "\n\n".join(blocks) + f"\n\nsummary state: from its alerts (model/alerts.py SUMMARY_PRECEDENCE)\n{LEGEND}\n"
 
@@ -65,7 +65,8 @@ def alert_json(alert: Alert) -> dict[str, Any]:
             "before": number(alert.before), "after": number(alert.after),
             "change_pct": number(alert.oriented_pct), "oriented_pct": number(alert.oriented_pct),  # SIGN
             "raw_change_pct": number(alert.change_pct),
-            "p_value": number(alert.p_value), "method": alert.method,
+            # the change's p, under the key history and changes give it too
+            "p_value": number(alert.p_value), "detection_p": number(alert.p_value), "method": alert.method,
             "created_at": alert.created_at, "updated_at": alert.updated_at}
 
 
@@ -105,7 +106,8 @@ def render_alert_detail(detail: AlertDetail) -> str:
            f"{point_commit(a.first_bad) or a.first_bad} (first bad)",
            f"change: {a.change_id} ({a.method}), p = {p_value(a.p_value)}",
            f"summary {detail.summary.id}: {detail.summary.state}, {len(detail.summary.alerts)} alert(s)"
-           + (": " + ", ".join(f"{x.id} {x.benchmark}.{x.metric} {x.state}" for x in others) if others else ""),
+           + (": " + ", ".join(f"{x.id} {x.benchmark}.{x.metric} @{x.host} {pct(x.oriented_pct)} {x.state}"
+                             for x in others) if others else ""),
            "", "history:",
            format_table(["when", "who", "action", "state", "note"], [event_cells(e) for e in detail.events],
                         indent="  "),

@@ -162,8 +162,9 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
             (f"  change: the noise's {shift(c, 2)} (after/before; the level did not step), p = "
              f"{p_value(c.p_value)} (the search's, corrected for it)"),
             (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); " if c.method != ALERTED_METHOD else
-             "  alerted at this commit; no detector places a change here now (more commits moved or "
-             "dissolved it): the levels either side of it; ") +
+             "  a level the robot alerted on at this commit, which no detector places now (a short level "
+             "that came back, or more commits moved it): the levels either side of it, each ending at its "
+             "neighbouring change; ") +
             f"'perflab history --metric {c.metric}' shows the series"]
     side_before, side_after = _side(report.before), _side(report.after)
     out += ["", "Details are as below:", RULE, "",

@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 7
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -161,6 +161,10 @@ alerts = sa.Table(
     sa.Column("recovered_by", sa.String(40)),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+    # schema 6: the alert's own commit range (its host may have placed the change apart from
+    # its summary's first alert: one summary per change across hosts, each host's range its own)
+    sa.Column("last_good", sa.Text),
+    sa.Column("first_bad", sa.Text),
     sa.Index("ix_alerts_state", "state"),
 )
 
@@ -253,7 +257,7 @@ host_priors = sa.Table(
 )
 
 
-# The outbox (schema 8, notify/): one row per event per channel, unique by (channel, event
+# The outbox (schema 7, notify/): one row per event per channel, unique by (channel, event
 # key), so two robots, a restart or a fleet of watch processes never queue an event twice.
 # A sender claims a row by a conditional UPDATE (state and lease), records each attempt in
 # outbox_attempts, and retries with backoff until its last try. No secret is stored: a

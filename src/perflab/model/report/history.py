@@ -150,6 +150,7 @@ class History:
     order: str                  # ORDER_GRAPH or ORDER_TIME
     repo: str | None            # the repository whose commit graph ordered the points
     warnings: tuple[StatWarning, ...] = ()
+    keys: tuple[str, ...] = ()  # every point's key (HistoryPoint.key), in history order, across series
 
     def changes(self) -> tuple[Change, ...]:
         return tuple(c for s in self.series for c in s.changes)
