@@ -19,6 +19,7 @@ import numpy as np
 from perflab.analysis.compare_report import Key, Tables, build_report, recorded_layouts
 from perflab.analysis.contention import contention_warnings
 from perflab.analysis.host_model import separate_runs_knowledge
+from perflab.analysis.next_step import with_next_steps
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
@@ -206,6 +207,8 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
                           run_shares=shares, layouts=recorded_layouts(runs), run_to_run=known)
+    if known is not None:
+        report = with_next_steps(report, runs)
     every = list({run.id: run for side in sides for run in side}.values())
     return replace(report, warnings=(*report.warnings, *environment_warnings(runs),
                                      *contention_warnings(store, every)), notes=notes)

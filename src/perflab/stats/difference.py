@@ -88,6 +88,7 @@ class Difference:
     warnings: tuple[StatWarning, ...]
     rule: RuleResult | None = None  # the rule's own result for mmtests / lkp
     judgeable: bool = True          # False: the data cannot carry a mark (stats.resolution)
+    blocked: str = ""               # then why, in words (the warning that kept the mark)
     variance_source: str = ""       # separate runs: which run-to-run variance the test used
     d0: float = math.nan            # the host prior's degrees of freedom, and the row's own
     d: float = math.nan             # replicates' (stats.separate_runs)
@@ -241,7 +242,7 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
         method=METHOD_NAMES[method], method_key=method, interval=test.interval, noise_floor=noise_floor,
         verdict=verdict, significant=verdict.significant,
         warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=test.rule,
-        judgeable=blocked is None,
+        judgeable=blocked is None, blocked=blocked.message if blocked is not None else "",
         variance_source=judged.variance.source if judged else "", d0=judged.d0 if judged else math.nan,
         d=judged.d if judged else math.nan, runs_needed=judged.runs_needed if judged else None,
         run_change=judged.size if judged else math.nan, run_spread=judged.variance.cov_pct if judged else math.nan)

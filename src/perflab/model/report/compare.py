@@ -140,7 +140,7 @@ class Change:
     # oriented % change of mmtests' other summary rows, keyed (stat, N) as in STAT_KEYS
     stat_changes: tuple[tuple[tuple[str, int], float], ...] = ()
     run_to_run: RunToRunUsed | None = None   # separate runs with a prior: which variance it used
-
+    blocked: str = ""          # why the data could not carry a mark (then undecided whatever the test said)
 
     @property
     def significant(self) -> bool:
