@@ -136,7 +136,8 @@ def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], 
             known = run_to_run.get(key) if apart else None
             if known is not None and len(known.load) > 2:   # this pair's two sides
                 known = replace(known, load=(known.load[0], known.load[c + 1]),
-                                unequal=(False, known.unequal[c + 1]))
+                                unequal=(False, known.unequal[c + 1]),
+                                measured=tuple(known.measured[i] for i in (0, c + 1) if i < len(known.measured)))
             cells.append((r, c))
             pairs.append(Pair(base.values, other.values, info.direction, info.mean,
                               info.noise_floor if noise_floor is None else noise_floor, apart,

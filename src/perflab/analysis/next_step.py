@@ -11,7 +11,9 @@ Three ways can decide such a row, each costed from what the two runs took on thi
                would decide the change at the posterior run-to-run spread), at K (run A +
                run B).
   calibrate    `perflab calibrate -k 5 ...` once, where the row leans on perflab's default
-               prior (the host has not been taught its spread), at 5 runs of the base.
+               prior (the host has not been taught its spread) and 5 replicates (4 more
+               df) at the spread now assumed would decide it with one run a side; at 5
+               runs of the base.
 
 The row says the cheapest that applies, in one line (a `runs-to-decide` warning).
 """
@@ -26,9 +28,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from perflab.model.records import RunInfo
-from perflab.model.report.compare import Cell, Change, CompareReport, Row
+from perflab.model.report.compare import Cell, Change, CompareReport, Row, RunToRunUsed
 from perflab.model.verdicts import StatWarning, WarningSide
 from perflab.stats.distributions import norm_ppf
+from perflab.stats.host_prior import runs_to_decide
 from perflab.stats.warnings import RUNS_TO_DECIDE
 
 CALIBRATE_RUNS = 5
@@ -68,7 +71,7 @@ def next_step(row: Row, cell: Cell, change: Change, base: RunInfo, new: RunInfo)
     assert used is not None
     size = f"{100 * used.size:.3g}%"
     steps = [s for s in (_interleave(row, cell, used.size, change.ci.confidence, base, new),
-                         _more_runs(used.runs_needed, base, new), _calibrate(used.source, base)) if s is not None]
+                         _more_runs(used.runs_needed, base, new), _calibrate(used, base)) if s is not None]
     if not steps:
         return (f"more than 1000 runs a side would decide {size} at this host's run-to-run spread: "
                 "measure both in one run (perflab run 'A' 'B', or perflab ab)")
@@ -125,10 +128,14 @@ def _more_runs(runs_needed: int | None, base: RunInfo, new: RunInfo) -> Step | N
     return Step(f"record {more} more run{'s' * (more > 1)} of each", more * (_seconds(base) + _seconds(new)))
 
 
-def _calibrate(source: str, base: RunInfo) -> Step | None:
-    """`perflab calibrate` where the row leans on perflab's default prior (the host untaught)."""
+def _calibrate(used: RunToRunUsed, base: RunInfo) -> Step | None:
+    """`perflab calibrate` where the row leans on perflab's default prior (the host untaught)
+    and its replicates' degrees of freedom would decide the row at the spread now assumed."""
     line = base.request.identity.command_line
-    if "default prior" not in source or not line or "run" not in line:
+    if "default prior" not in used.source or not line or "run" not in line:
+        return None
+    variance = (used.spread_pct / 100) ** 2
+    if not math.isfinite(variance) or runs_to_decide(variance, used.d0 + CALIBRATE_RUNS - 1, used.size) != 1:
         return None
     words = list(line[line.index("run") + 1:])
     end = words.index("--") if "--" in words else len(words)

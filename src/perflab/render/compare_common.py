@@ -164,7 +164,7 @@ KIND_TITLES = {
     "unstable-run": "a side drifts or splits in two and the ranges overlap: not judged",
     "failed": "failed samples left out",
     "two-groups": "separate runs with values in two groups: not judged",
-    "unequal-load": "separate runs that another load competed with unequally: not judged",
+    "unequal-load": "separate runs beside another load not shown equal on both sides: not judged",
     "beyond-host-prior": "separate runs whose own replicates vary beyond the host prior: not judged",
     "run-variance": "separate runs whose run-to-run variance is unknown: not judged",
     NEXT_STEP: "undecided separate runs, each with the next step that would decide it",

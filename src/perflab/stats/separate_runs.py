@@ -41,6 +41,7 @@ class RunToRun:
     unequal: tuple[bool, ...] = (False, False)   # a side's load not shown equal to the base's
     kind: str = ""                   # the metric's kind (wall time, cpu time, rate, count)
     stand_in: str = ""               # a default borrowed from this kind: none of its own recorded
+    measured: tuple[str, ...] = ()   # each side's outside CPU share in words ("" unmeasured)
 
     @property
     def source(self) -> str:
@@ -105,6 +106,18 @@ def judge(known: RunToRun, sizes: tuple[int, int], within_runs: tuple[float, flo
     return Judged(run, prior.d0, d, blocked, needed, size)
 
 
+def _unequal_load(known: RunToRun) -> str:
+    """What was measured of the load beside the two runs, and why that leaves the row open."""
+    shares = [*known.measured, "", ""][:2]
+    if known.load[0] != known.load[1]:
+        which, share = ("the base run", shares[0]) if known.load[0] else ("the new run", shares[1])
+        return (f"separate runs: another load competed with {which} only"
+                + (f" ({share} outside perflab)" if share else "") + ": a difference may be the load's; not judged")
+    both = f" (base {shares[0]}, new {shares[1]})" if all(shares) else ""
+    return (f"separate runs: both runs shared the machine with another load{both}, not shown equal within "
+            "5 points (its clock ticks' error included): a difference may be the load's; not judged")
+
+
 def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[bool, bool],
              s2: float, d: float, pooled: float) -> StatWarning | None:
     if any(bimodal):
@@ -112,9 +125,7 @@ def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[
                            + ("both sides" if all(bimodal) else "one side")
                            + ": a run's level is then how its samples split; not judged")
     if any(known.unequal):
-        which = ("the base run only" if known.load[0] else "the new run only") if known.load[0] != known.load[1] \
-            else "both runs, its shares on the two not shown equal"
-        return StatWarning(UNEQUAL_LOAD, f"separate runs: another load competed with {which}; not judged")
+        return StatWarning(UNEQUAL_LOAD, _unequal_load(known))
     p = beyond_prior(prior, s2, d, pooled)
     if p < TAIL_ALPHA:
         own, typical = 100 * math.sqrt(max(s2, 0)), 100 * math.sqrt(prior.scale(pooled))
