@@ -183,6 +183,28 @@ def test_bisect_result_shows_evidence_skips_and_cost(repo):
                           text=True).stdout == ""
 
 
+def test_a_bisects_suggested_compare_gives_its_verdict(tmp_path):
+    """The runs a bisect stored were measured in interleaved pairs: the compare it suggests
+    reads them as those pairs and calls the step the bisect called (not "undecided" as two
+    separate runs on a host that knows nothing of its run-to-run spread)."""
+    path = str(tmp_path / "repo")
+    make_repo(path, commits=24, bad_index=17, step=2.0, broken_build=(), broken_run=(), outlier_rate="0")
+    noise = tmp_path / "noise"
+    noise.write_text("3 0\n")
+    result = run_cli("bisect", "--repo", path, "--good", "main~23", "--bad", "main", "--build", "make -s",
+                     "--run", "./prog", *WORK_METRIC, "--seed", "2", env={"BISECT_NOISE_FILE": str(noise)})
+    assert result.returncode == 0 and "first higher commit (a regression)" in result.stdout, \
+        result.stdout + result.stderr
+    good, found = re.search(r"'perflab compare (\d+) (\d+)'", result.stdout).groups()
+    shown = run_cli("compare", good, found, "--format", "json", check=True)
+    [row] = __import__("json").loads(shown.stdout)["rows"]
+    comparison = row["candidates"][0]["comparison"]
+    assert comparison["verdict"] == "regression" and comparison["change_pct"] < -80, comparison
+    assert "interleaved pairs by one bisect" in shown.stdout
+    gate = run_cli("compare", good, found, "--fail-on", "regression", "--threshold", "50%")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+
+
 def test_build_always_failing_cannot_decide(repo):
     result = run_cli("bisect", "--repo", repo, "--good", "main~199", "--bad", "main",
                      "--build", "echo 'no compiler here' >&2; exit 1", "--run", "./prog")

@@ -20,6 +20,7 @@ from perflab.analysis.compare_report import Key, Tables, build_report, recorded_
 from perflab.analysis.contention import contention_warnings
 from perflab.analysis.host_model import separate_runs_knowledge
 from perflab.analysis.next_step import with_next_steps
+from perflab.analysis.paired_runs import paired_samples
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
@@ -196,6 +197,8 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     infos = metric_infos(store, {k[0] for k in keys}, warnings, tables)
     ids = [{run.id for run in side} for side in sides]
     separate = [ids[0].isdisjoint(other) for other in ids[1:]]
+    if separate == [True] and all(len(side) == 1 for side in sides) and _as_pairs(store, sides, tables, warnings):
+        separate = [False]
     for run, other in zip(runs[1:], ids[1:]):
         if other == ids[0]:
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
@@ -212,6 +215,19 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     every = list({run.id: run for side in sides for run in side}.values())
     return replace(report, warnings=(*report.warnings, *environment_warnings(runs),
                                      *contention_warnings(store, every)), notes=notes)
+
+
+def _as_pairs(store: Store, sides: list[list[RunInfo]], tables: Tables, warnings: list[str]) -> bool:
+    """Two runs one bisect measured in interleaved pairs: their tables kept to the pairs they
+    share, to be compared as one run's (analysis.paired_runs); False for any other two runs."""
+    paired = paired_samples(store, sides[0][0], sides[1][0])
+    if paired is None:
+        return False
+    for key in set(tables[0]) & set(tables[1]):
+        tables[0][key], tables[1][key] = paired.groups(tables[0][key], tables[1][key])
+    warnings.append(f"runs {sides[0][0].id} and {sides[1][0].id} were measured in {len(paired.base)} interleaved "
+                    f"pairs by one bisect ({paired.label}): compared as those pairs, as the bisect judged them")
+    return True
 
 
 def _primary(found: dict[Key, ValueGroup], filters: Filters,

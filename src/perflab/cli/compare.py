@@ -158,8 +158,8 @@ def _fail_on_regression(report, limit: float, on_undecided: str) -> None:
         click.echo(f"perflab: --fail-on regression: undecided: {len(result.undecided)} of {result.compared} "
                    f"comparison(s) rule out neither a regression of {limit:g}% nor its absence"
                    f"{' (--undecided fail)' if on_undecided == 'fail' else ''}:", err=True)
-        for row in result.undecided[:5]:
-            click.echo(f"  {row.title} {row.pct:+.2f}%: {row.missing}", err=True)
+        for open_row in result.undecided[:5]:
+            click.echo(f"  {open_row.title} {open_row.pct:+.2f}%: {open_row.missing}", err=True)
         if len(result.undecided) > 5:
             click.echo(f"  and {len(result.undecided) - 5} more (--format json has every row)", err=True)
         sys.exit(EXIT_VERDICT if on_undecided == "fail" else EXIT_SKIP)
