@@ -172,7 +172,7 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
     sides = [replace(run, label=name) for name in order]
     report = build_report(tables, sides, infos, method=method, q=q, confidence=confidence,
                           noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
-    return replace(report, notes=notes)
+    return replace(named_candidates(report, order[1:]), notes=notes)
 
 
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
@@ -185,7 +185,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     warnings: list[str] = []
     fetched = [_groups(store, side, filters, monitor_metrics, exclude_metrics) for side in sides]
     tables, parts = [t for t, _ in fetched], [p for _, p in fetched]
-    _pair_single_benchmarks(tables, runs, warnings)
+    own_names = _pair_single_benchmarks(tables, runs, warnings)
     notes: tuple[str, ...] = ()
     if primary_only:
         merged, notes = _primary({key: g for table in tables for key, g in table.items()}, filters, False)
@@ -210,6 +210,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
                           run_shares=shares, layouts=recorded_layouts(runs), run_to_run=known)
+    report = named_candidates(report, own_names)
     if known is not None:
         report = with_next_steps(report, runs)
     every = list({run.id: run for side in sides for run in side}.values())
@@ -326,16 +327,33 @@ def single_benchmark_name(names: list[set[str]]) -> str | None:
     return None
 
 
-def _pair_single_benchmarks(tables: Tables, runs: list[RunInfo], warnings: list[str]) -> None:
-    """Runs of one benchmark each under different names (./tool vs ./tool-new) pair up."""
+def _pair_single_benchmarks(tables: Tables, runs: list[RunInfo], warnings: list[str]) -> list[str]:
+    """Runs of one benchmark each under different names (./tool vs ./tool-new) pair up;
+    the candidates' own names (empty when they do not pair so)."""
     base_name = single_benchmark_name([{k[0] for k in table} for table in tables])
+    names = []
     if base_name is not None:
         for i, table in enumerate(tables[1:], start=1):
             other = next(iter(table))[0]
+            names.append(other)
             if other != base_name:
                 tables[i] = {(base_name, p, m): g for (_, p, m), g in table.items()}
                 warnings.append(f"{runs[i].label}'s benchmark {other!r} compared with "
                                 f"{runs[0].label}'s {base_name!r}")
+    return names
+
+
+def named_candidates(report: CompareReport, names: Sequence[str]) -> CompareReport:
+    """``report`` with each candidate's cells naming its own benchmark (``names``, in
+    candidate order) where it differs from the row's: its rows paired under the base's name."""
+    if not names:
+        return report
+
+    def row_of(row: Row) -> Row:
+        cells = tuple(replace(cell, benchmark=name if name != row.benchmark else "")
+                      for cell, name in zip(row.cells, names))
+        return replace(row, cells=cells)
+    return replace(report, blocks=tuple(replace(b, rows=tuple(row_of(r) for r in b.rows)) for b in report.blocks))
 
 
 def metric_infos(store: Store, benchmarks: set[str], warnings: list[str],

@@ -256,7 +256,11 @@ def runs(ctx: click.Context) -> None:
     from perflab.render.runs import render_runs
     from perflab.store import location
     target = location.resolve(ctx.find_root().obj["db"])
-    if not location.is_url(target) and not os.path.lexists(os.path.expanduser(target)):
+    path = os.path.expanduser(target)
+    if not location.is_url(target) and not os.path.lexists(path):
+        if not os.path.isdir(os.path.dirname(os.path.abspath(path))) and target != str(location.default_path()):
+            raise UsageError(f"no perflab database at {target}: no such directory "
+                             f"{os.path.dirname(os.path.abspath(path))}", hint="pass another --db")
         return  # no database yet: no runs, as `ls` of an empty directory (and none created)
     with open_store(ctx, create=False) as store:
         listing = render_runs(store.runs.all())

@@ -60,7 +60,7 @@ def verdict_lines(report: CompareReport, indent: str = "  ") -> list[str]:
     several = len(report.labels) > 2
     by_verdict: dict[str, list[str]] = {}
     for row, index, change in report.changes():
-        name = row.title + (f" ({report.labels[index + 1]})" if several else "")
+        name = row.cells[index].title(row) + (f" ({report.labels[index + 1]})" if several else "")
         by_verdict.setdefault(change.verdict.value, []).append(name)
     lines = []
     for verdict, names in by_verdict.items():

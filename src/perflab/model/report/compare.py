@@ -161,6 +161,11 @@ class Cell:
     change: Change | None
     warnings: tuple[StatWarning, ...] = ()   # about the pair (side PAIR)
     benchstat: BenchstatChange | None = None   # computed for --format benchstat only
+    benchmark: str = ""        # the candidate's own benchmark where it differs from the row's (another command)
+
+    def title(self, row: Row) -> str:
+        """The row's title naming this candidate's own benchmark (the side that changed)."""
+        return row.title if not self.benchmark else row.title.replace(row.benchmark, self.benchmark, 1)
 
 
 @dataclass(frozen=True)
