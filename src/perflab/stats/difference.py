@@ -18,7 +18,8 @@ Verdicts (``model.verdicts.Verdict``), for the test methods (welch-log, mann-whi
                   a change below the values' step, or drift or two groups in a run with
                   overlapping sides)
 For the rule methods (mmtests, lkp) there is no p-value: the rule's own verdict is the
-significance, with no noise floor and no FDR control (that is how those tools work);
+significance, with no noise floor and no FDR control (that is how those tools work), but
+for separate runs, whose run-to-run spread widens the floor: a flagged change inside it is undecided;
 rows the rule does not flag are "no change" or "inconclusive" by the bootstrap interval.
 """
 
@@ -235,6 +236,9 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
     blocked = _blocked(sides, change, test, refused, pair)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
+    if test.rule is not None and p.separate_runs and verdict.significant and not abs(change) > 100.0 * noise_floor:
+        # the rule flagged a change inside the floor separate runs widened to: not judged, as stated
+        verdict = Verdict.UNDECIDED
     return Difference(
         base=base_summary, new=new_summary, direction=direction, change_pct=change,
         ci_low=test.ci_low, ci_high=test.ci_high, confidence=confidence, p_value=test.p_value,
