@@ -220,6 +220,9 @@ def _print_run_summary(store, info, quiet: bool) -> None:
         click.echo(f"run {run_id} ({info.label}): {info.status.value}; "
                    f"'perflab show {run_id}' has every metric")
         click.echo(render_point_summaries(summaries))
+        from perflab.analysis.contention import contention_warnings
+        for line in contention_warnings(store, [info]):   # as show and compare say it
+            click.echo(f"warning: {line}")
     if info.status.value == "failed":
         raise UsageError(f"every sample of run {run_id} failed; see 'perflab show {run_id}'")
 
