@@ -99,6 +99,17 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
                           primary_only=not all_metrics and monitor_metrics is False)
 
 
+def compare_named(store: Store, runs: list[RunInfo], reference: str | None = None, **options: Any) -> CompareReport:
+    """What `perflab compare RUN...` compares, for the CLI and the dashboard alike: one run of
+    several commands (each against ``reference``, else the first), or runs against the
+    first, refused in one line when they share no point. ``options``: compare_runs'."""
+    if len(runs) == 1:
+        return compare_benchmarks(store, runs[0], reference, **options)
+    report = compare_runs(store, runs, **options)
+    check_shared(report)
+    return report
+
+
 def check_shared(report: CompareReport) -> None:
     """A UsageError, in one line, when no candidate shares a single point with the baseline."""
     if report.rows and not any(cell.change is not None for row in report.rows for cell in row.cells):

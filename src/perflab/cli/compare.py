@@ -125,17 +125,14 @@ def _report(store, runs, selection, base_point: str | None, reference: str | Non
     --base, or runs against the first; with --profile its profile deltas."""
     from dataclasses import replace
 
-    from perflab.analysis.compare import check_shared, compare_benchmarks, compare_points, compare_runs
-    if base_point is None and len(runs) == 1:
-        report = compare_benchmarks(store, runs[0], reference, filters=selection, best_pcts=best,
-                                    all_metrics=all_metrics, **tests)
-    elif base_point is not None:
+    from perflab.analysis.compare import compare_named, compare_points
+    if base_point is not None:
         key, _, value = base_point.partition("=")
         report = compare_points(store, runs[0], key, value, filters=selection, best_pcts=best,
                                 all_metrics=all_metrics, **tests)
     else:
-        report = compare_runs(store, runs, filters=selection, best_pcts=best, all_metrics=all_metrics, **tests)
-        check_shared(report)
+        report = compare_named(store, runs, reference, filters=selection, best_pcts=best,
+                               all_metrics=all_metrics, **tests)
     if with_profile:
         from perflab.analysis.profile import profile_report
         report = replace(report, profile=profile_report(store, runs, filters=selection, **tests))
