@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import METHOD_NAMES as METHOD_NAMES  # re-exported: its old home
 from perflab.model.verdicts import Verdict, WarningSide
+from perflab.stats.checks import split_gap
 from perflab.stats.distributions import norm_ppf
 from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import quantum_pairs, unjudgeable
@@ -135,7 +136,8 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
             noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
             seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None,
             run_shares: tuple[float, float] = (1.0, 1.0),
-            summaries: tuple[Summary, Summary] | None = None, run_to_run: RunToRun | None = None) -> Difference:
+            summaries: tuple[Summary, Summary] | None = None, run_to_run: RunToRun | None = None,
+            skip: frozenset[str] = frozenset()) -> Difference:
     """Compare two samples of one metric (values in repetition order) with `method`.
 
     welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
@@ -161,7 +163,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     and says why in its warnings. ``summaries``: the sides' `summarize`, if already made.
     """
     return compare_rows([Pair(base, new, direction, mean_kind, noise_floor, separate_runs, run_variance, run_shares,
-                              summaries, run_to_run)], method=method, confidence=confidence, seed=seed)[0]
+                              summaries, run_to_run, skip)], method=method, confidence=confidence, seed=seed)[0]
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ class Pair:
     run_shares: tuple[float, float] = (1.0, 1.0)
     summaries: tuple[Summary, Summary] | None = None
     run_to_run: RunToRun | None = None
+    skip: frozenset[str] = frozenset()   # blocking rules (their warning kinds) not applied: bench/blocking_rules.py
 
 
 @dataclass(frozen=True)
@@ -229,11 +232,11 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
     judged, refused = None, None   # refused: why separate runs may not be judged
     if p.separate_runs:
         judged, run_variance, run_shares, noise_floor = _separate_runs(
-            sides, change, method, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair)
+            sides, change, method, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair, p.skip)
         refused = judged.blocked if judged is not None else _unknown(run_variance)
     test = _test(sides, method, p.mean_kind, direction, confidence, seed, min_p,
                  run_variance if p.separate_runs else None, run_shares, pair)
-    blocked = _blocked(sides, change, test, refused, pair)
+    blocked = _blocked(sides, change, test, refused, pair, p.skip)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
     if test.rule is not None and p.separate_runs and verdict.significant and not abs(change) > 100.0 * noise_floor:
@@ -263,13 +266,15 @@ def _change(base: Summary, new: Summary, direction: Direction, pair: list[StatWa
 
 def _separate_runs(sides: _Sides, change: float, method: Method, noise_floor: float, confidence: float,
                    run_variance: RunVariance | None, run_shares: tuple[float, float], run_to_run: RunToRun | None,
-                   pair: list[StatWarning]) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
+                   pair: list[StatWarning], skip: frozenset[str] = frozenset()
+                   ) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
     """(host prior's judgement, run variance, run shares, noise floor) of a row of separate runs."""
     judged = None
     if run_to_run is not None:
         base, new = sides.summaries
         judged = judge(run_to_run, (sides.a.size, sides.b.size), sides.within, floor=noise_floor,
-                       change=change / 100, confidence=confidence, bimodal=(_bimodal(base), _bimodal(new)))
+                       change=change / 100, confidence=confidence, bimodal=(_bimodal(base), _bimodal(new)),
+                       skip=skip, beyond_split=_beyond_split(sides, base, new))
     if judged is None:
         if run_variance is not None:   # without it, `_unknown` blocks the row and says why
             noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
@@ -326,19 +331,28 @@ def _test(sides: _Sides, method: Method, mean_kind: MeanKind, direction: Directi
 
 
 def _blocked(sides: _Sides, change: float, test: _Test, separate: StatWarning | None,
-             pair: list[StatWarning]) -> StatWarning | None:
+             pair: list[StatWarning], skip: frozenset[str] = frozenset()) -> StatWarning | None:
     """The warning that keeps the row from a mark, if any (appended to ``pair`` with the others)."""
     if (change > 0 and test.ci_high < 0) or (change < 0 and test.ci_low > 0):
         pair.append(StatWarning(OPPOSITE_ESTIMATE, f"the centres' change ({change:+.2f}%) and the "
                                 f"{test.interval} [{test.ci_low:+.2f}%, {test.ci_high:+.2f}%] point "
                                 "opposite ways: outliers or skew move the centres; no direction is called"))
     base, new = sides.summaries
-    blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (*base.warnings, *new.warnings), sides.step)
+    blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (*base.warnings, *new.warnings), sides.step,
+                          skip)
     if blocked is None:
         blocked = separate
     if blocked is not None:
         pair.append(blocked)
     return blocked
+
+
+def _beyond_split(sides: _Sides, base: Summary, new: Summary) -> bool:
+    """The change of the centres is larger than the level either side's split or drift could
+    make (checks.split_gap): how the samples split cannot have made it."""
+    if not (_bimodal(base) or _bimodal(new)) or not (base.centre > 0 and new.centre > 0):
+        return False
+    return abs(math.log(new.centre / base.centre)) > max(split_gap(sides.a), split_gap(sides.b))
 
 
 def _bimodal(summary: Summary) -> bool:
