@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -221,8 +222,9 @@ def _print_run_summary(store, info, quiet: bool) -> None:
                    f"'perflab show {run_id}' has every metric")
         click.echo(render_point_summaries(summaries))
         from perflab.analysis.contention import contention_warnings
-        for line in contention_warnings(store, [info]):   # as show and compare say it
-            click.echo(f"warning: {line}")
+        for line in contention_warnings(store, [info]):   # as show and compare say it, wrapped as they are
+            click.echo("\n".join(textwrap.wrap(f"warning: {line}", 120, subsequent_indent="  ",
+                                                break_long_words=False, break_on_hyphens=False)))
     if info.status.value == "failed":
         raise UsageError(f"every sample of run {run_id} failed; see 'perflab show {run_id}'")
 
