@@ -95,11 +95,15 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
         write_exports(store, run_id, exports)
         done = store.runs.resolve(str(run_id)).request
     assert done.ab is not None and done.ab.decision is not None
+    _print_decision(done, names, metric, threshold_pct, run_id)
+    sys.exit(outcome(done.ab.decision).exit_code)
+
+
+def _print_decision(done, names: tuple[str, str], metric: str, threshold_pct: float, run_id: int) -> None:
+    """The decision in three lines: the change, what was tested, the error rate and where it is kept."""
     decision = done.ab.decision
-    answer = outcome(decision)
-    verdict = decision.verdict or "undecided"
     low, high = decision.ci_pct
-    click.echo(f"{verdict}: cand {names[1]!r} vs base {names[0]!r}"
+    click.echo(f"{decision.verdict or 'undecided'}: cand {names[1]!r} vs base {names[0]!r}"
                + (f" in {AB_METRICS[metric]}" if metric != "time" else "") + f": {decision.estimate_pct:+.2f}% "
                f"(+ = better), {100 * (1 - decision.alpha):g}% CI [{low:+.2f}%, {high:+.2f}%], "
                f"n = {decision.n} pairs")
@@ -107,7 +111,6 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
     click.echo(f"  error rate: at most {decision.alpha:g} of decisions wrong (always-valid, however often it "
                f"looked); threshold {threshold_pct:g}%; run {run_id}"
                + (f", stopped after {done.stopped.rounds} rounds" if done.stopped else ""))
-    sys.exit(answer.exit_code)
 
 
 COMMANDS: list[click.Command] = [ab]
