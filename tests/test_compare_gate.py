@@ -94,3 +94,31 @@ def test_a_gate_passes_what_its_interval_clears(sqlite_db):
     open_ = run_cli("compare", "old", "new", "--fail-on", "regression", "--noise-floor", "0.01%", db=sqlite_db)
     assert open_.returncode == 125 and "does not rule out a regression of 0.01%" in open_.stderr, \
         open_.stdout + open_.stderr
+
+
+def test_one_unit_per_metric_across_the_blocks(sqlite_db):
+    """Two blocks of one metric (mode=process, mode=thread), one under 10 ms: both tables in
+    one unit, in mmtests and speedup alike (adjacent hackbench blocks were one in s, one in ms)."""
+    from perflab.analysis.compare import compare_runs
+    from perflab.render.compare import render_comparison
+    rng = np.random.default_rng(3)
+    with Store(sqlite_db, create=True) as store:
+        store.metrics.save("hackbench", [MetricInfo("time", "s", Direction.LOWER)])
+        ids = []
+        for label in ("a", "b"):
+            run_id = store.runs.create(label=label, host="box", request=RunRequest(), environment=KERNEL)
+            for mode, level in (("process", 0.005), ("thread", 0.05)):
+                for groups in (1, 2):
+                    for rep in range(5):
+                        store.samples.add(run_id, Point("hackbench", {"mode": mode, "groups": groups}), rep,
+                                          [Measurement("time", level * groups * float(np.exp(rng.normal(0, 0.01))),
+                                                       "s")])
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
+            store.series.seal(run_id)
+            ids.append(run_id)
+        report = compare_runs(store, [store.runs.resolve(str(i)) for i in ids])
+    assert len(report.blocks) == 2
+    for fmt in ("mmtests", "speedup"):
+        text = render_comparison(report, fmt)
+        units = {line.split("(")[-1].split(",")[0] for line in text.splitlines() if "lower is better)" in line}
+        assert len(units) == 1, text

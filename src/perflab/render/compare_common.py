@@ -203,6 +203,16 @@ def block_title(block: Block, labels: Sequence[str] = ()) -> str:
     return " ".join([*name, *(f"{k}={format_value(v)}" for k, v in block.hoisted)])
 
 
+def metric_centres(blocks: Sequence[Block]) -> dict[tuple[str, str], list[float]]:
+    """Every side's centre of each (metric, unit) across the report's blocks, so that every
+    block of one metric is scaled alike (one unit per metric: hackbench's blocks all in s)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for block in blocks:
+        out.setdefault((block.metric, block.unit), []).extend(
+            abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre))
+    return out
+
+
 def tool_scale(centres: Sequence[float], unit: str) -> tuple[float, str]:
     """The divisor and unit of a block as mmtests and perf stat print times: seconds with 4
     decimals while those keep 3 digits (hackbench's 0.0310, not 31.0000 ms), else the
