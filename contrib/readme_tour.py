@@ -37,7 +37,7 @@ def main() -> None:
 
         def rerun(pair: re.Match[str]) -> str:
             command = pair["command"]
-            line = re.sub(r"^perflab ", f"{perflab} ", command)
+            line = re.sub(r"(^|&& )perflab ", rf"\g<1>{perflab} ", command)
             result = subprocess.run(["bash", "-c", f"{line} 2>&1"], cwd=tmp, env=env, capture_output=True,
                                     text=True, timeout=600)
             return f"```sh\n{command}\n```\n\n```text\n{result.stdout.rstrip()}\n```\n"

@@ -95,3 +95,16 @@ def test_an_interrupted_ab_resumes_with_its_rule_and_stores_the_decision(sqlite_
     assert spec["ab"]["decision"]["n"] <= 60 and spec["ab"]["decision"]["verdict"] in (
         "undecided", "no change", "regression", "improvement")
     assert spec["ab"]["settings"]["max_runs"] == 60
+
+
+def test_ab_decides_on_the_metric_asked(sqlite_db):
+    """--metric user: the test reads user CPU time (a 4x longer loop), not wall time, and the
+    run remembers which; the decision says what it tested."""
+    loop = "i=0; while [ $i -lt {n} ]; do i=$((i+1)); done"
+    result = run_cli("ab", "--shell", "--base", loop.format(n=20000), "--cand", loop.format(n=80000),
+                     "--metric", "user", "--threshold", "10%", "-q", db=sqlite_db)
+    assert result.returncode == 1 and " in user CPU time: " in result.stdout.splitlines()[0], result.stdout
+    assert "the CI excludes 0 and the estimate lies beyond the 10% threshold" in result.stdout
+    assert _spec(sqlite_db)["ab"]["settings"]["metric"] == "user"
+    bad = run_cli("ab", "--base", "true", "--cand", "true", "--metric", "rss", db=sqlite_db)
+    assert bad.returncode == 2 and "--metric" in bad.stderr

@@ -37,18 +37,24 @@ def test_regression_is_found_and_gates(ab_db):
     assert "*" in result.stdout  # the mmtests table marks the cell
 
 
+def _passed(result) -> None:
+    """The gate passed, or (timing recorded on a shared machine) could not judge and names
+    the competing load it measured: never a pass of what it could not judge."""
+    honest = result.returncode == 125 and "another load competed" in result.stdout \
+        and "--fail-on regression: undecided:" in result.stderr
+    assert result.returncode == 0 or honest, result.stdout + result.stderr
+
+
 def test_threshold_above_the_change_passes(ab_db):
-    result = run_cli("compare", "base", "slow", "--metric", "time", "--fail-on", "regression",
-                     "--threshold", "150%", db=ab_db)
-    assert result.returncode == 0, result.stderr
+    _passed(run_cli("compare", "base", "slow", "--metric", "time", "--fail-on", "regression",
+                    "--threshold", "150%", db=ab_db))
 
 
 def test_identical_runs_do_not_gate(ab_db):
     # a gate names the change it cares about: two separate runs of one sleep can differ by a
     # few per cent on a loaded machine (bench/aa_calibration.py measures how often)
-    result = run_cli("compare", "base", "same", "--metric", "time", "--fail-on", "regression",
-                     "--threshold", "10%", db=ab_db)
-    assert result.returncode == 0, result.stdout + result.stderr
+    _passed(run_cli("compare", "base", "same", "--metric", "time", "--fail-on", "regression",
+                    "--threshold", "10%", db=ab_db))
 
 
 def test_several_candidates_against_one_baseline(ab_db):
@@ -160,13 +166,15 @@ def test_primary_metric_by_default_the_others_on_request_and_the_gate_says_its_o
     assert len(blocks) == 1 and ": time (" in blocks[0], blocks          # a command's time, not user/system
     assert "other metrics not shown: system, user" in shown.stdout or \
         "other metrics not shown: user, system" in shown.stdout, shown.stdout
-    # the gate says its outcome either way (a loaded machine can make one of two equal sleeps slower)
-    outcome = "passed: no significant regression of at least 50%" if shown.returncode == 0 else "failed: "
-    assert shown.returncode in (0, 1) and f"--fail-on regression: {outcome}" in shown.stderr, shown.stderr
+    # the gate says its outcome either way (a loaded machine can make one of two equal sleeps slower;
+    # 4 samples of two separate runs on a host that knows nothing of its spread: undecided)
+    outcome = {0: "passed: no significant regression of at least 50%", 1: "failed: ", 125: "undecided: "}
+    assert f"--fail-on regression: {outcome[shown.returncode]}" in shown.stderr, shown.stderr
     every = run_cli("compare", "a", "b", "--all", db=sqlite_db, check=True).stdout
     assert sum(1 for line in every.splitlines() if "is better)" in line) == 3
-    # warnings on stdout only; stderr has the gate's line alone
-    assert "warning" not in shown.stderr and len(shown.stderr.strip().splitlines()) == 1
+    # warnings on stdout only; stderr has the gate's outcome alone (undecided: a line a row)
+    assert "warning" not in shown.stderr
+    assert len(shown.stderr.strip().splitlines()) == (2 if shown.returncode == 125 else 1), shown.stderr
 
 
 def test_runs_that_share_no_point_say_so_in_one_line(sqlite_db):

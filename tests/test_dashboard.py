@@ -189,3 +189,22 @@ def test_a_click_on_a_change_point_opens_its_report(history_server):
         shown = driver.execute_script("return document.querySelector('pre').textContent;")
         assert shown.strip() == report.strip()
         assert console_errors(driver) == []
+
+
+def test_the_dashboards_compare_agrees_with_the_cli(tmp_path):
+    """/compare?run=X is `perflab compare X` (a run of several commands), and runs that share
+    no point are said to, as the CLI says it, rather than a table of dashes."""
+    db = str(tmp_path / "perflab.db")
+    run_cli("run", "-q", "-n", "4", "--label", "two", "sleep 0.001", "sleep 0.002", db=db, check=True)
+    for label, values in (("small", "1,2"), ("large", "3,4")):
+        run_cli("run", "-q", "-n", "2", "--label", label, "-p", f"n={values}", "--shell", "--",
+                "sleep 0.00{n}", db=db, check=True)
+    with serving(db) as (url, _, _):
+        status, page = get(url + "/compare?run=two")
+        assert status == 200 and "sleep 0.002" in page, page[:500]
+        cli = run_cli("compare", "small", "large", db=db)
+        status, page = get(url + "/compare?run=small&run=large")
+        assert cli.returncode == 2 and "share no point" in cli.stderr
+        assert status == 400 and "small and large share no point" in html.unescape(page), page[:500]
+        status, page = get(url + "/compare")
+        assert status == 400 and "a run of several commands" in page

@@ -22,7 +22,7 @@ def _blocks(page: str) -> list[str]:
 README = (ROOT / "README.md").read_text()
 BLOCKS = _blocks("README.md")
 # the ```sh blocks of each page, every one run by a test below
-RUN_BLOCKS = {"README.md": 6, "docs/recording.md": 1, "docs/workloads.md": 1, "docs/comparing.md": 1,
+RUN_BLOCKS = {"README.md": 7, "docs/recording.md": 1, "docs/workloads.md": 1, "docs/comparing.md": 1,
               "docs/profiles.md": 1, "docs/history.md": 1, "docs/alerts.md": 1, "docs/several-commands.md": 1}
 
 
@@ -65,14 +65,17 @@ def test_every_sh_example_is_run():
 def test_tour_runs_as_written(tmp_path):
     db = tmp_path / "perflab.db"
     tour = [line for block in BLOCKS[2:] for line in _commands(block)]
-    assert [line.split()[1] for line in tour] == ["run", "compare", "ab", "runs"]
+    assert [line.split()[1] for line in tour] == ["run", "run", "compare", "ab", "runs"]
     for line in tour:
         result = _shell(line, tmp_path, db)
         expected = 1 if line.startswith("perflab ab") else 0   # ab: the candidate sleeps twice as long
         assert result.returncode == expected, f"{line}: {result.stderr}"
         assert result.stdout.strip(), line
+        if " compare old new" in line:   # two separate runs: decided, or the next step that would decide
+            assert "regression (1)" in result.stdout or "next step, the cheapest on this host" in result.stdout, \
+                result.stdout
     listing = _shell("perflab runs", tmp_path, db).stdout.splitlines()
-    assert [row.split()[1] for row in listing[2:]] == ["two", "ab"]
+    assert [row.split()[1] for row in listing[2:]] == ["old", "new", "two", "ab"]
 
 
 @pytest.mark.long   # minutes: started early (tests/scheduling.py)
@@ -116,7 +119,9 @@ def test_compare_examples_run_as_written(tmp_path):
     for line in _commands(_blocks("docs/comparing.md")[0]):
         result = _shell(line, tmp_path, tmp_path / "perflab.db")
         gating = "--fail-on" in line
-        assert result.returncode in ((0, 1) if gating else (0,)), f"{line}: {result.stderr}"
+        # a gate on two separate runs: failed, passed, or (125) undecided with the rows named
+        assert result.returncode in ((0, 1, 125) if gating else (0,)), f"{line}: {result.stderr}"
+        assert not gating or "--fail-on regression: " in result.stderr, result.stderr
         if "compare" in line and not gating:
             assert "hackbench" in result.stdout, line
 

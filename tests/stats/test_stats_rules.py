@@ -66,3 +66,22 @@ def test_lkp_range_rule_needs_three_runs_on_one_side():
     assert not two.changed and two.warnings[0].kind == "too-few-samples"
     assert lkp_range_rule([1.0, 1.1, 1.05], [2.0]).changed
     assert not lkp_range_rule([], [2.0, 2.1, 2.2]).changed
+
+
+def test_mmtests_on_separate_runs_applies_the_noise_floor_it_states():
+    """Separate runs widen a rule's noise floor by their run-to-run spread; a change the band
+    rule flags inside that floor is not called (issue 41: -4.14% starred beside a 18.7% floor)."""
+    from perflab.model.records import Direction, MeanKind
+    from perflab.model.verdicts import Verdict
+    from perflab.stats.difference import compare
+    from perflab.stats.variance import RunVariance
+    rng = np.random.default_rng(5)
+    base = 1.0 * np.exp(rng.normal(0, 0.001, 20))
+    new = 1.0414 * np.exp(rng.normal(0, 0.001, 20))
+    spread = RunVariance(0.0045, 4.0, 5, "replicate runs")   # a run's level varies by 6.7%
+    row = compare(base, new, direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC, method="mmtests",
+                  separate_runs=True, run_variance=spread)
+    assert row.rule is not None and row.rule.changed             # the band rule flags it ...
+    assert row.noise_floor > 0.0414 and row.verdict is Verdict.UNDECIDED and not row.significant
+    same_run = compare(base, new, direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC, method="mmtests")
+    assert same_run.verdict is Verdict.REGRESSION                # ... and in one run it is the rule's call

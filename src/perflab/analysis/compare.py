@@ -19,6 +19,8 @@ import numpy as np
 from perflab.analysis.compare_report import Key, Tables, build_report, recorded_layouts
 from perflab.analysis.contention import contention_warnings
 from perflab.analysis.host_model import separate_runs_knowledge
+from perflab.analysis.next_step import with_next_steps
+from perflab.analysis.paired_runs import paired_samples
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
 from perflab.model.params import coerce, format_value, point_text
@@ -97,6 +99,17 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
                           primary_only=not all_metrics and monitor_metrics is False)
 
 
+def compare_named(store: Store, runs: list[RunInfo], reference: str | None = None, **options: Any) -> CompareReport:
+    """What `perflab compare RUN...` compares, for the CLI and the dashboard alike: one run of
+    several commands (each against ``reference``, else the first), or runs against the
+    first, refused in one line when they share no point. ``options``: compare_runs'."""
+    if len(runs) == 1:
+        return compare_benchmarks(store, runs[0], reference, **options)
+    report = compare_runs(store, runs, **options)
+    check_shared(report)
+    return report
+
+
 def check_shared(report: CompareReport) -> None:
     """A UsageError, in one line, when no candidate shares a single point with the baseline."""
     if report.rows and not any(cell.change is not None for row in report.rows for cell in row.cells):
@@ -170,7 +183,7 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
     sides = [replace(run, label=name) for name in order]
     report = build_report(tables, sides, infos, method=method, q=q, confidence=confidence,
                           noise_floor=noise_floor, best_pcts=best_pcts, warnings=contention_warnings(store, [run]))
-    return replace(report, notes=notes)
+    return replace(named_candidates(report, order[1:]), notes=notes)
 
 
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
@@ -183,7 +196,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     warnings: list[str] = []
     fetched = [_groups(store, side, filters, monitor_metrics, exclude_metrics) for side in sides]
     tables, parts = [t for t, _ in fetched], [p for _, p in fetched]
-    _pair_single_benchmarks(tables, runs, warnings)
+    own_names = _pair_single_benchmarks(tables, runs, warnings)
     notes: tuple[str, ...] = ()
     if primary_only:
         merged, notes = _primary({key: g for table in tables for key, g in table.items()}, filters, False)
@@ -195,6 +208,8 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     infos = metric_infos(store, {k[0] for k in keys}, warnings, tables)
     ids = [{run.id for run in side} for side in sides]
     separate = [ids[0].isdisjoint(other) for other in ids[1:]]
+    if separate == [True] and all(len(side) == 1 for side in sides) and _as_pairs(store, sides, tables, warnings):
+        separate = [False]
     for run, other in zip(runs[1:], ids[1:]):
         if other == ids[0]:
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
@@ -206,9 +221,25 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     report = build_report(tables, runs, infos, method=method, q=q, confidence=confidence, noise_floor=noise_floor,
                           best_pcts=best_pcts, warnings=warnings, separate=separate, run_variances=variances,
                           run_shares=shares, layouts=recorded_layouts(runs), run_to_run=known)
+    report = named_candidates(report, own_names)
+    if known is not None:
+        report = with_next_steps(report, runs)
     every = list({run.id: run for side in sides for run in side}.values())
     return replace(report, warnings=(*report.warnings, *environment_warnings(runs),
                                      *contention_warnings(store, every)), notes=notes)
+
+
+def _as_pairs(store: Store, sides: list[list[RunInfo]], tables: Tables, warnings: list[str]) -> bool:
+    """Two runs one bisect measured in interleaved pairs: their tables kept to the pairs they
+    share, to be compared as one run's (analysis.paired_runs); False for any other two runs."""
+    paired = paired_samples(store, sides[0][0], sides[1][0])
+    if paired is None:
+        return False
+    for key in set(tables[0]) & set(tables[1]):
+        tables[0][key], tables[1][key] = paired.groups(tables[0][key], tables[1][key])
+    warnings.append(f"runs {sides[0][0].id} and {sides[1][0].id} were measured in {len(paired.base)} interleaved "
+                    f"pairs by one bisect ({paired.label}): compared as those pairs, as the bisect judged them")
+    return True
 
 
 def _primary(found: dict[Key, ValueGroup], filters: Filters,
@@ -307,16 +338,33 @@ def single_benchmark_name(names: list[set[str]]) -> str | None:
     return None
 
 
-def _pair_single_benchmarks(tables: Tables, runs: list[RunInfo], warnings: list[str]) -> None:
-    """Runs of one benchmark each under different names (./tool vs ./tool-new) pair up."""
+def _pair_single_benchmarks(tables: Tables, runs: list[RunInfo], warnings: list[str]) -> list[str]:
+    """Runs of one benchmark each under different names (./tool vs ./tool-new) pair up;
+    the candidates' own names (empty when they do not pair so)."""
     base_name = single_benchmark_name([{k[0] for k in table} for table in tables])
+    names = []
     if base_name is not None:
         for i, table in enumerate(tables[1:], start=1):
             other = next(iter(table))[0]
+            names.append(other)
             if other != base_name:
                 tables[i] = {(base_name, p, m): g for (_, p, m), g in table.items()}
                 warnings.append(f"{runs[i].label}'s benchmark {other!r} compared with "
                                 f"{runs[0].label}'s {base_name!r}")
+    return names
+
+
+def named_candidates(report: CompareReport, names: Sequence[str]) -> CompareReport:
+    """``report`` with each candidate's cells naming its own benchmark (``names``, in
+    candidate order) where it differs from the row's: its rows paired under the base's name."""
+    if not names:
+        return report
+
+    def row_of(row: Row) -> Row:
+        cells = tuple(replace(cell, benchmark=name if name != row.benchmark else "")
+                      for cell, name in zip(row.cells, names))
+        return replace(row, cells=cells)
+    return replace(report, blocks=tuple(replace(b, rows=tuple(row_of(r) for r in b.rows)) for b in report.blocks))
 
 
 def metric_infos(store: Store, benchmarks: set[str], warnings: list[str],

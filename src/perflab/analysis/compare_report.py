@@ -135,7 +135,8 @@ def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], 
             known = run_to_run.get(key) if apart else None
             if known is not None and len(known.load) > 2:   # this pair's two sides
                 known = replace(known, load=(known.load[0], known.load[c + 1]),
-                                unequal=(False, known.unequal[c + 1]))
+                                unequal=(False, known.unequal[c + 1]),
+                                measured=tuple(known.measured[i] for i in (0, c + 1) if i < len(known.measured)))
             cells.append((r, c))
             pairs.append(Pair(base.values, other.values, info.direction, info.mean,
                               info.noise_floor if noise_floor is None else noise_floor, apart,
@@ -246,7 +247,7 @@ def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Dif
         pct=d.change_pct, raw_pct=oriented(d.change_pct, info.direction),
         ci=Interval(d.ci_low, d.ci_high, d.confidence), method=d.method_key, test=d.method,
         interval=d.interval, p_value=d.p_value, q_value=d.q_value, min_p=d.min_p, noise_floor=d.noise_floor,
-        verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes),
+        verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes), blocked=d.blocked,
         run_to_run=RunToRunUsed(d.variance_source, d.d0, d.d, d.runs_needed, d.run_change, d.run_spread)
         if d.variance_source else None)
     # how run-to-run variance entered the test is said once for the report, not per row

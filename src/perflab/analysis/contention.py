@@ -77,6 +77,14 @@ def _mean_load(side: Sequence[Outside]) -> tuple[float, float, float, float]:
             sum(load.io for load in side) / k, math.sqrt(sum(load.cpu_error ** 2 for load in side)) / k)
 
 
+def cpu_share_text(side: Sequence[Outside]) -> str:
+    """A side's outside CPU share in words ("48.8% +-5.0% of 2 CPUs"; its runs' mean); "" unmeasured."""
+    if not side:
+        return ""
+    cpu, _, _, error = _mean_load(side)
+    return f"{_pct(cpu)} +-{100 * error:.1f}% of {side[0].cpus} CPUs"
+
+
 def _pct(share: float) -> str:
     return f"{100 * max(share, 0.0):.1f}%"
 

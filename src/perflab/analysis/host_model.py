@@ -125,14 +125,14 @@ def host_model(store: Store, host: str) -> list[HostPrior]:
     return store.host_priors.load(host)
 
 
-def _loads(store: Store, sides: list[list[RunInfo]]) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+def _loads(store: Store, sides: list[list[RunInfo]]) -> tuple[tuple[bool, ...], tuple[bool, ...], tuple[str, ...]]:
     """Per side, whether another load competed with any of its runs (analysis.contention:
-    the load outside perflab's cgroups beyond OUTSIDE_SHARE), and whether its load is not
-    shown equal to the base's (contention.same_load)."""
-    from perflab.analysis.contention import outside_loads, same_load
+    the load outside perflab's cgroups beyond OUTSIDE_SHARE), whether its load is not
+    shown equal to the base's (contention.same_load), and its CPU share in words."""
+    from perflab.analysis.contention import cpu_share_text, outside_loads, same_load
     loads = [outside_loads(store, side) for side in sides]
     return (tuple(any(load.competed for load in side) for side in loads),
-            tuple(not same_load(loads[0], side) for side in loads))
+            tuple(not same_load(loads[0], side) for side in loads), tuple(cpu_share_text(side) for side in loads))
 
 
 def _own(variance: RunVariance | None) -> Spread | None:
@@ -153,7 +153,7 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
     A host named 'unknown' has no model."""
     host = sides[0][0].host
     priors = _priors_without(store, host, {run.id for side in sides for run in side})
-    load, unequal = _loads(store, sides)
+    load, unequal, measured = _loads(store, sides)
     out = {}
     for key in keys:
         kind = kind_of(infos[(key[0], key[2])])
@@ -165,7 +165,7 @@ def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iter
         prior, benchmarks = learned or ((fallback.prior, fallback.benchmarks) if fallback else (None, 0))
         out[key] = RunToRun(prior, learned is None, benchmarks, _own(variance),
                             variance.runs if variance is not None else 0, load, unequal, kind,
-                            fallback.stand_in if fallback else "")
+                            fallback.stand_in if fallback else "", measured)
     return out
 
 

@@ -10,6 +10,8 @@ from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, Finite, count, open_
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 
+AB_METRICS = {"time": "wall time", "user": "user CPU time", "system": "system CPU time"}
+
 
 def threshold_percent(text: str) -> float:
     """``1%`` or ``1`` -> 1.0 (a percentage, always); anything else is refused."""
@@ -25,6 +27,9 @@ def threshold_percent(text: str) -> float:
 @click.option("--cand", metavar="CMD", help="The candidate command line.")
 @click.option("--threshold", default="1%", show_default=True, metavar="PCT",
               help="Smallest change that matters, in percent (1% or 1).")
+@click.option("--metric", type=click.Choice(list(AB_METRICS)), default="time", show_default=True,
+              help="What the test decides on: " + ", ".join(f"{k} ({v})" for k, v in AB_METRICS.items())
+              + " (under another load, CPU time can decide where wall time cannot).")
 @click.option("-m", "--min-runs", type=count(), default=5, show_default=True, help="Rounds before it may stop.")
 @click.option("-M", "--max-runs", type=count(), default=200, show_default=True, help="Rounds at most.")
 @click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
@@ -42,7 +47,8 @@ def threshold_percent(text: str) -> float:
 @click.option("-q", "--quiet", is_flag=True, help="No live view; only the decision.")
 @export_options
 @click.pass_context
-def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, min_runs: int, max_runs: int,
+def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, metric: str, min_runs: int,
+       max_runs: int,
        max_time: str | None, alpha: float, warmup: int, label: str | None, shell: bool,
        shell_program: str | None, prepare: str | None,
        no_shuffle: bool, seed: int | None, timeout: float | None, quiet: bool, **export_files: str | None) -> None:
@@ -80,7 +86,7 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
         options=RunOptions(repetitions=max_runs, warmup=warmup, shuffle=not no_shuffle, seed=seed,
                            timeout=timeout, prepare=prepare),
         ab=AbRecord(AbSettings(threshold_pct=threshold_pct, alpha=alpha, min_runs=min_runs, max_runs=max_runs,
-                               max_time_s=seconds)),
+                               max_time_s=seconds, metric=metric)),
         identity=Identity(label=label or "ab", command_line=("perflab", *COMMAND_LINE)), exports=exports)
     prepared = record.prepare(request)
     with open_store(ctx, create=True) as store:
@@ -88,18 +94,22 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
         write_exports(store, run_id, exports)
         done = store.runs.resolve(str(run_id)).request
     assert done.ab is not None and done.ab.decision is not None
+    _print_decision(done, names, metric, threshold_pct, run_id)
+    sys.exit(outcome(done.ab.decision).exit_code)
+
+
+def _print_decision(done, names: tuple[str, str], metric: str, threshold_pct: float, run_id: int) -> None:
+    """The decision in three lines: the change, what was tested, the error rate and where it is kept."""
     decision = done.ab.decision
-    answer = outcome(decision)
-    verdict = decision.verdict or "undecided"
     low, high = decision.ci_pct
-    click.echo(f"{verdict}: cand {names[1]!r} vs base {names[0]!r}: {decision.estimate_pct:+.2f}% "
+    click.echo(f"{decision.verdict or 'undecided'}: cand {names[1]!r} vs base {names[0]!r}"
+               + (f" in {AB_METRICS[metric]}" if metric != "time" else "") + f": {decision.estimate_pct:+.2f}% "
                f"(+ = better), {100 * (1 - decision.alpha):g}% CI [{low:+.2f}%, {high:+.2f}%], "
                f"n = {decision.n} pairs")
     click.echo(f"  {decision.reason}")
     click.echo(f"  error rate: at most {decision.alpha:g} of decisions wrong (always-valid, however often it "
                f"looked); threshold {threshold_pct:g}%; run {run_id}"
                + (f", stopped after {done.stopped.rounds} rounds" if done.stopped else ""))
-    sys.exit(answer.exit_code)
 
 
 COMMANDS: list[click.Command] = [ab]

@@ -8,7 +8,7 @@ import sys
 import click
 
 from perflab.cli.common import RATE, check_output, format_option, open_store, write_output
-from perflab.model.errors import EXIT_VERDICT, UsageError
+from perflab.model.errors import EXIT_SKIP, EXIT_VERDICT, UsageError
 from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
 
@@ -40,8 +40,12 @@ def percent(text: str, option: str) -> float:
 @click.option("--noise-floor", metavar="PCT", help="Smallest change called a change (default: per metric, 1%).")
 @click.option("--rows", default="amean", show_default=True,
               help="mmtests rows: amean,min,max,stddev,coeffvar,bamean-95,...")
-@click.option("--fail-on", type=click.Choice(["regression"]), help="Exit 1 on a significant regression.")
+@click.option("--fail-on", type=click.Choice(["regression"]),
+              help="Exit 1 on a significant regression, 125 when a row could not be judged (see --undecided).")
 @click.option("--threshold", default="0%", show_default=True, help="Smallest regression that fails --fail-on.")
+@click.option("--undecided", "on_undecided", type=click.Choice(["skip", "fail", "pass"]), default="skip",
+              show_default=True, help="--fail-on when a row can rule out neither: exit 125 (skip), 1 (fail), "
+              "or 0 (pass: passes what it could not judge, as the gate once did).")
 @click.option("--width", type=click.IntRange(40, 1000), metavar="COLUMNS",
               help="mmtests: narrow the value columns to fit this many columns where they can.")
 @click.option("--base", "base_point", metavar="KEY=VALUE",
@@ -58,7 +62,7 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
             metrics: tuple[str, ...], method: str, fdr: float, noise_floor: str | None, rows: str,
             fail_on: str | None, threshold: str, width: int | None, base_point: str | None,
             reference: str | None, with_profile: bool, output: str | None, all_metrics: bool,
-            verbose: bool) -> None:
+            verbose: bool, on_undecided: str) -> None:
     """Compare runs (ids or labels), the points of one run, or the commands of one run.
 
     \b
@@ -97,7 +101,7 @@ def compare(ctx: click.Context, run_refs: tuple[str, ...], fmt: str, filters: tu
     else:
         click.echo(text, nl=False)
     if fail_on:
-        _fail_on_regression(report, limit)
+        _fail_on_regression(report, limit, on_undecided)
 
 
 def _check_shape(run_refs: tuple[str, ...], base_point: str | None, reference: str | None,
@@ -121,37 +125,44 @@ def _report(store, runs, selection, base_point: str | None, reference: str | Non
     --base, or runs against the first; with --profile its profile deltas."""
     from dataclasses import replace
 
-    from perflab.analysis.compare import check_shared, compare_benchmarks, compare_points, compare_runs
-    if base_point is None and len(runs) == 1:
-        report = compare_benchmarks(store, runs[0], reference, filters=selection, best_pcts=best,
-                                    all_metrics=all_metrics, **tests)
-    elif base_point is not None:
+    from perflab.analysis.compare import compare_named, compare_points
+    if base_point is not None:
         key, _, value = base_point.partition("=")
         report = compare_points(store, runs[0], key, value, filters=selection, best_pcts=best,
                                 all_metrics=all_metrics, **tests)
     else:
-        report = compare_runs(store, runs, filters=selection, best_pcts=best, all_metrics=all_metrics, **tests)
-        check_shared(report)
+        report = compare_named(store, runs, reference, filters=selection, best_pcts=best,
+                               all_metrics=all_metrics, **tests)
     if with_profile:
         from perflab.analysis.profile import profile_report
         report = replace(report, profile=profile_report(store, runs, filters=selection, **tests))
     return report
 
 
-def _fail_on_regression(report, limit: float) -> None:
+def _fail_on_regression(report, limit: float, on_undecided: str) -> None:
     """--fail-on regression: exit EXIT_VERDICT on a significant regression of at least
-    ``limit`` %, with one line on stderr either way."""
-    from perflab.analysis.compare import regressions
-    found = regressions(report, limit)
-    compared = sum(1 for _ in report.changes())
-    if found:
-        row, index, change = found[0]
-        click.echo(f"perflab: --fail-on regression: failed: {len(found)} significant regression(s) of at "
+    ``limit`` %, EXIT_SKIP (or as --undecided says) when a row could rule out neither, with
+    the gate's outcome on stderr either way."""
+    from perflab.analysis.gate import gate
+    result = gate(report, limit)
+    if result.failed:
+        row, index, change = result.failed[0]
+        click.echo(f"perflab: --fail-on regression: failed: {len(result.failed)} significant regression(s) of at "
                    f"least {limit:g}%; first: {row.benchmark} {row.point} {row.metric} {change.pct:+.2f}% "
                    f"in {report.labels[index + 1]}", err=True)
         sys.exit(EXIT_VERDICT)
+    if result.undecided and on_undecided != "pass":
+        click.echo(f"perflab: --fail-on regression: undecided: {len(result.undecided)} of {result.compared} "
+                   f"comparison(s) rule out neither a regression of {limit:g}% nor its absence"
+                   f"{' (--undecided fail)' if on_undecided == 'fail' else ''}:", err=True)
+        for open_row in result.undecided[:5]:
+            click.echo(f"  {open_row.title} {open_row.pct:+.2f}%: {open_row.missing}", err=True)
+        if len(result.undecided) > 5:
+            click.echo(f"  and {len(result.undecided) - 5} more (--format json has every row)", err=True)
+        sys.exit(EXIT_VERDICT if on_undecided == "fail" else EXIT_SKIP)
+    unjudged = f"; {len(result.undecided)} undecided passed (--undecided pass)" if result.undecided else ""
     click.echo(f"perflab: --fail-on regression: passed: no significant regression of at least {limit:g}% "
-               f"in {compared} comparison(s)", err=True)
+               f"in {result.compared} comparison(s){unjudged}", err=True)
 
 
 def _import_help() -> str:

@@ -135,6 +135,9 @@ def cli(ctx: click.Context, db: str | None) -> None:
 
     'perflab COMMAND --help' says more about each.
     """
+    if db is not None:
+        from perflab.store.location import check_given
+        check_given(db)
     ctx.obj = {"db": db}
 
 

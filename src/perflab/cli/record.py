@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -240,6 +241,10 @@ def _print_run_summary(store, info, quiet: bool) -> None:
         click.echo(f"run {run_id} ({info.label}): {info.status.value}; "
                    f"'perflab show {run_id}' has every metric")
         click.echo(render_point_summaries(summaries))
+        from perflab.analysis.contention import contention_warnings
+        for line in contention_warnings(store, [info]):   # as show and compare say it, wrapped as they are
+            click.echo("\n".join(textwrap.wrap(f"warning: {line}", 120, subsequent_indent="  ",
+                                                break_long_words=False, break_on_hyphens=False)))
     if info.status.value == "failed":
         raise UsageError(f"every sample of run {run_id} failed; see 'perflab show {run_id}'")
 
@@ -276,7 +281,11 @@ def runs(ctx: click.Context) -> None:
     from perflab.render.runs import render_runs
     from perflab.store import location
     target = location.resolve(ctx.find_root().obj["db"])
-    if not location.is_url(target) and not os.path.lexists(os.path.expanduser(target)):
+    path = os.path.expanduser(target)
+    if not location.is_url(target) and not os.path.lexists(path):
+        if not os.path.isdir(os.path.dirname(os.path.abspath(path))) and target != str(location.default_path()):
+            raise UsageError(f"no perflab database at {target}: no such directory "
+                             f"{os.path.dirname(os.path.abspath(path))}", hint="pass another --db")
         return  # no database yet: no runs, as `ls` of an empty directory (and none created)
     with open_store(ctx, create=False) as store:
         listing = render_runs(store.runs.all())

@@ -61,7 +61,7 @@ class AbRule:
 def ab_limits(settings: AbSettings) -> tuple[StopLimits, AbRule]:
     rule = AbRule(settings)
     return StopLimits(rule=rule, max_time_s=settings.max_time_s, min_rounds=settings.min_runs,
-                      describe=rule.describe), rule
+                      describe=rule.describe, metric=settings.metric if settings.metric != "time" else None), rule
 
 
 def conclude(store: Store, run_id: int, rule: AbRule, samples: Samples) -> AbDecision:

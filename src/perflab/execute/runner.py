@@ -27,7 +27,7 @@ from perflab.execute.run_plan import RunPlan, interleaved, measure_shell_overhea
 from perflab.execute.sample import SampleExecutor, Taken
 from perflab.model.errors import RunInterrupted, UsageError
 from perflab.model.params import point_text
-from perflab.model.records import MetricInfo, Point, RunInfo, RunStatus
+from perflab.model.records import MetricInfo, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.live import LiveRow, LiveView
 from perflab.model.run_request import RunRequest, Stopped
 from perflab.stats.intervals import median_ci
@@ -54,6 +54,7 @@ class StopLimits:
     max_time_s: float | None = None
     min_rounds: int = 1
     describe: Callable[[], str | None] | None = None   # the rule's current decision, for the live view
+    metric: str | None = None   # the metric the rule sees (None: each benchmark's primary one)
 
 
 @dataclass
@@ -158,7 +159,7 @@ class Runner:
 
     def _load_samples(self, run_id: int) -> None:
         """The primary values a resumed run already has, for its stop rule."""
-        primary = {p.workload.benchmark: p.workload.metrics[0].name for p in self.plans}
+        primary = {p.workload.benchmark: self.stop.metric or p.workload.metrics[0].name for p in self.plans}
         rows = self.store.samples.rows(run_id)
         found: dict[tuple[str, str], dict[int, float]] = {}
         for benchmark, params, rep, metric, value in zip(rows.benchmark, rows.points, rows.repetition,
@@ -309,6 +310,13 @@ class Runner:
                           [point.describe() for point in points],
                           self.executor.monitors.usable(monitor_config(run_plan.options)))
 
+    def _rule_value(self, taken: Taken) -> float:
+        """What the stop rule sees of a sample: its primary value, or its ``stop.metric``'s."""
+        if self.stop.metric is None:
+            return float(taken.value)
+        return next((float(m.value) for m in taken.measurements if m.metric == self.stop.metric
+                     and m.status is SampleStatus.OK and m.value is not None), math.nan)
+
     def _sample(self, run_id: int, state: _PlanState, task: plan.Task, streams: Streams,
                 capture: CapturedOutput) -> None:
         """One sample taken by the executor, kept in the pending file and the stop rule's values."""
@@ -318,7 +326,7 @@ class Runner:
         if taken is None:
             self.progress.advance(f"{label} warm-up {task.repetition + 1}")
             return
-        self.samples.setdefault(state.keys[task.point], []).append(taken.value)
+        self.samples.setdefault(state.keys[task.point], []).append(self._rule_value(taken))
         point_id = state.point_ids[task.point]
         self._pending.append(point_id, task.repetition, time.time(), taken.measurements)
         self._store_monitor_files(run_id, point_id, task.repetition, taken)

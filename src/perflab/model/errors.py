@@ -8,6 +8,7 @@ EXIT_OK = 0
 EXIT_VERDICT = 1      # a regression / verdict failure when asked to gate
 EXIT_USAGE = 2        # bad argument, malformed file
 EXIT_ENVIRONMENT = 3  # missing tool, no permission, unsupported here
+EXIT_SKIP = 125      # could not decide (git bisect's skip): verdict, ab, compare --fail-on
 EXIT_INTERRUPTED = 130   # 128 + SIGINT
 EXIT_TERMINATED = 143    # 128 + SIGTERM
 

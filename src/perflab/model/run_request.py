@@ -110,6 +110,7 @@ class AbSettings:
     max_runs: int = 200
     max_time_s: float | None = None
     lower_is_better: bool = True
+    metric: str = "time"    # the command metric the test decides on (time, user, system)
 
     def __post_init__(self) -> None:
         check_count(self.min_runs, "-m/--min-runs")

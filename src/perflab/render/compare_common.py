@@ -60,7 +60,7 @@ def verdict_lines(report: CompareReport, indent: str = "  ") -> list[str]:
     several = len(report.labels) > 2
     by_verdict: dict[str, list[str]] = {}
     for row, index, change in report.changes():
-        name = row.title + (f" ({report.labels[index + 1]})" if several else "")
+        name = row.cells[index].title(row) + (f" ({report.labels[index + 1]})" if several else "")
         by_verdict.setdefault(change.verdict.value, []).append(name)
     lines = []
     for verdict, names in by_verdict.items():
@@ -108,15 +108,20 @@ def warning_lines(report: CompareReport, indent: str = "  ", rows: Sequence[Row]
         for row in chosen:
             found = row_warnings(row, report.labels)
             if found:
-                lines.append(f"{indent}{row.title}: " + "; ".join(found))
+                lines += _wrap(f"{row.title}: " + "; ".join(found), indent)
         return lines
+    steps = [(row, w.message) for row in chosen for cell in row.cells for w in cell.warnings
+             if w.kind == NEXT_STEP]
     counts: dict[str, int] = {}
     for row in chosen:
         for kind in row_kinds(row):
-            counts[kind] = counts.get(kind, 0) + 1
+            if kind != NEXT_STEP or len(steps) > NEXT_STEPS:
+                counts[kind] = counts.get(kind, 0) + 1
     for kind, count in counts.items():
         lines.append(f"{indent}{KIND_TITLES.get(kind, kind)}: {count} row{'s' if count > 1 else ''}")
-    if counts:
+    if len(steps) <= NEXT_STEPS:   # what would decide a row is said in full
+        lines += [line for row, message in steps for line in _wrap(f"{row.title}: {message}", indent)]
+    if counts or steps:
         lines.append(f"{indent}(-v names the rows and their numbers)")
     return lines
 
@@ -137,6 +142,9 @@ def _wrap(text: str, indent: str) -> list[str]:
                          break_long_words=False, break_on_hyphens=False) or [indent]
 
 
+#: A row's next step is said in full for up to this many rows (else counted)
+NEXT_STEP, NEXT_STEPS = "runs-to-decide", 3
+
 KIND_TITLES = {
     "too-few-samples": "fewer samples than advised (5, 10 to see small changes) or than the test needs",
     "single-sample": "a single sample: no spread, no test",
@@ -155,7 +163,14 @@ KIND_TITLES = {
     "coarse-resolution": "values in steps coarser than the change: not judged",
     "unstable-run": "a side drifts or splits in two and the ranges overlap: not judged",
     "failed": "failed samples left out",
+    "two-groups": "separate runs with values in two groups: not judged",
+    "unequal-load": "separate runs beside another load not shown equal on both sides: not judged",
+    "beyond-host-prior": "separate runs whose own replicates vary beyond the host prior: not judged",
+    "run-variance": "separate runs whose run-to-run variance is unknown: not judged",
+    NEXT_STEP: "undecided separate runs, each with the next step that would decide it",
 }
+# a kind that blocks a row says what its sides' own warnings of these kinds said, once
+_SAID_BY = {"two-groups": ("bimodal",), "unstable-run": ("bimodal", "trend")}
 
 
 def row_kinds(row: Row) -> list[str]:
@@ -165,8 +180,9 @@ def row_kinds(row: Row) -> list[str]:
     found = [w.kind for side in sides if side is not None for w in side.warnings]
     found += [w.kind for cell in row.cells for w in cell.warnings]
     found += ["failed" for side in sides if side is not None and side.failures]
+    said = {other for kind in found for other in _SAID_BY.get(kind, ())}
     for kind in found:
-        if kind not in kinds:
+        if kind not in kinds and kind not in said:
             kinds.append(kind)
     return kinds
 
@@ -185,6 +201,16 @@ def block_title(block: Block, labels: Sequence[str] = ()) -> str:
         return block.title
     name = [] if block.benchmark in labels else [block.benchmark]
     return " ".join([*name, *(f"{k}={format_value(v)}" for k, v in block.hoisted)])
+
+
+def metric_centres(blocks: Sequence[Block]) -> dict[tuple[str, str], list[float]]:
+    """Every side's centre of each (metric, unit) across the report's blocks, so that every
+    block of one metric is scaled alike (one unit per metric: hackbench's blocks all in s)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for block in blocks:
+        out.setdefault((block.metric, block.unit), []).extend(
+            abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre))
+    return out
 
 
 def tool_scale(centres: Sequence[float], unit: str) -> tuple[float, str]:

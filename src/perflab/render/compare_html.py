@@ -121,7 +121,9 @@ def _table_rows(report: CompareReport) -> list[dict[str, Any]]:
                     "change_pct": number(d.pct), "ci_low": number(d.ci.low), "ci_high": number(d.ci.high),
                     "p_value": number(d.p_value), "q_value": number(d.q_value), "verdict": d.verdict.value},
             })
-        rows.append({"benchmark": row.benchmark, "point": row.point, "metric": row.metric, "unit": row.unit,
+        own = [cell.benchmark for cell in row.cells if cell.benchmark]   # the changed side's own name
+        rows.append({"benchmark": " vs ".join([row.benchmark, *own]), "point": row.point, "metric": row.metric,
+                     "unit": row.unit,
                      "base": side_text(row.base, row.unit, reference), "base_data": _side_data(row.base),
                      "cells": cells})
     return rows

@@ -29,6 +29,7 @@ from perflab.render.compare_common import (
     block_op,
     block_title,
     finite,
+    metric_centres,
     note_lines,
     short_commit,
     significance_rule,
@@ -70,9 +71,11 @@ def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
             for cell in row.cells]
 
 
-def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_width: int | None = None) -> str:
-    centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
-    factor, unit = tool_scale(centres, block.unit)
+def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_width: int | None = None,
+           centres: Sequence[float] = ()) -> str:
+    """One block's table; ``centres``: its metric's across the report (one unit per metric)."""
+    factor, unit = tool_scale(centres or [abs(s.centre) for row in block.rows for s in row.sides
+                                          if s is not None and finite(s.centre)], block.unit)
     lines_data = []  # (stat name, op, [numbers], [(change, marked)], stat key)
     for stat in stats:
         for row in block.rows:
@@ -123,7 +126,8 @@ def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool 
                    width: int | None = None, verbose: bool = False) -> str:
     """``width``: narrow the value columns (to the widest number and a space) so that a table
     fits that many columns where it can; run labels longer than a column are cut."""
-    parts = [_block(block, stats, report.runs, width) for block in report.blocks]
+    centres = metric_centres(report.blocks)
+    parts = [_block(block, stats, report.runs, width, centres[(block.metric, block.unit)]) for block in report.blocks]
     footer = [f"* = significant: {significance_rule(report)}",
               "% = change vs the baseline, positive = better"]
     verdicts = verdict_lines(report)

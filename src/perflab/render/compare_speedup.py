@@ -30,6 +30,7 @@ from perflab.render.compare_common import (
     block_title,
     describe_run,
     finite,
+    metric_centres,
     note_lines,
     significance_rule,
     titled,
@@ -56,9 +57,10 @@ def _mark(d: Change | None) -> str:
     return " *" if d.verdict is Verdict.IMPROVEMENT else " !"
 
 
-def _table(block: Block, labels: Sequence[str]) -> tuple[str, list[str]]:
+def _table(block: Block, labels: Sequence[str], every: Sequence[float] = ()) -> tuple[str, list[str]]:
+    """One block's table; ``every``: its metric's centres across the report (one unit per metric)."""
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
-    factor, unit = tool_scale(centres, block.unit)   # perf stat's seconds, as the cover letter shows
+    factor, unit = tool_scale(every or centres, block.unit)   # perf stat's seconds, as the cover letter shows
     decimals = 4 if max(centres, default=0.0) / factor < 100 else 2
     names = block.param_names
     one = len(labels) == 2
@@ -107,8 +109,9 @@ def render_speedup(report: CompareReport, verbose: bool = False) -> str:
     head = ([f"Before: {describe_run(runs[0])}", f"After:  {describe_run(runs[1])}"] if len(runs) == 2
             else [f"{'base' if i == 0 else 'candidate'}: {describe_run(r)}" for i, r in enumerate(runs)])
     parts, slower = ["\n".join(head)], []
+    every = metric_centres(report.blocks)
     for block in report.blocks:
-        text, found = _table(block, labels)
+        text, found = _table(block, labels, every[(block.metric, block.unit)])
         parts.append(text)
         slower += found
     footer = ["Speed up: change in %, positive = faster (better); "

@@ -201,3 +201,23 @@ def trend_rows(block: np.ndarray, order: np.ndarray, alpha: float = TREND_ALPHA)
             TREND, f"values keep {way} over the repetitions ({test} p={p:.2g}): "
                    "warm-up, thermal throttling or drift; interleave runs"))
     return out
+
+
+def split_gap(values: ArrayLike) -> float:
+    """How far a run's level could move with how its values split in two groups, on the log
+    scale: the gap between the means of its best split (the split of `bimodality_ratio`).
+    However the samples fall between the groups, the run's mean stays within it (a drift has
+    no such bound: the run could have gone on drifting). NaN below 4 values."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    ordered = np.sort(np.log(x[np.isfinite(x) & (x > 0)]))
+    n = ordered.size
+    smallest = max(2, math.ceil(n / 10))
+    if n < 4 or n < 2 * smallest:
+        return math.nan
+    k = np.arange(smallest, n - smallest + 1)
+    centred = ordered - ordered.mean()   # before the running sums, so a large offset does not cancel
+    sums, squares = np.cumsum(centred), np.cumsum(centred * centred)
+    below, below2 = sums[k - 1], squares[k - 1]
+    within = (below2 - below ** 2 / k) + ((squares[-1] - below2) - (sums[-1] - below) ** 2 / (n - k))
+    best = int(np.argmin(within))
+    return float((sums[-1] - below[best]) / (n - k[best]) - below[best] / k[best])

@@ -18,7 +18,8 @@ Verdicts (``model.verdicts.Verdict``), for the test methods (welch-log, mann-whi
                   a change below the values' step, or drift or two groups in a run with
                   overlapping sides)
 For the rule methods (mmtests, lkp) there is no p-value: the rule's own verdict is the
-significance, with no noise floor and no FDR control (that is how those tools work);
+significance, with no noise floor and no FDR control (that is how those tools work), but
+for separate runs, whose run-to-run spread widens the floor: a flagged change inside it is undecided;
 rows the rule does not flag are "no change" or "inconclusive" by the bootstrap interval.
 """
 
@@ -35,6 +36,7 @@ from numpy.typing import ArrayLike
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import METHOD_NAMES as METHOD_NAMES  # re-exported: its old home
 from perflab.model.verdicts import Verdict, WarningSide
+from perflab.stats.checks import split_gap
 from perflab.stats.distributions import norm_ppf
 from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
 from perflab.stats.resolution import quantum_pairs, unjudgeable
@@ -88,6 +90,7 @@ class Difference:
     warnings: tuple[StatWarning, ...]
     rule: RuleResult | None = None  # the rule's own result for mmtests / lkp
     judgeable: bool = True          # False: the data cannot carry a mark (stats.resolution)
+    blocked: str = ""               # then why, in words (the warning that kept the mark)
     variance_source: str = ""       # separate runs: which run-to-run variance the test used
     d0: float = math.nan            # the host prior's degrees of freedom, and the row's own
     d: float = math.nan             # replicates' (stats.separate_runs)
@@ -133,7 +136,8 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
             noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
             seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None,
             run_shares: tuple[float, float] = (1.0, 1.0),
-            summaries: tuple[Summary, Summary] | None = None, run_to_run: RunToRun | None = None) -> Difference:
+            summaries: tuple[Summary, Summary] | None = None, run_to_run: RunToRun | None = None,
+            skip: frozenset[str] = frozenset()) -> Difference:
     """Compare two samples of one metric (values in repetition order) with `method`.
 
     welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
@@ -159,7 +163,7 @@ def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind:
     and says why in its warnings. ``summaries``: the sides' `summarize`, if already made.
     """
     return compare_rows([Pair(base, new, direction, mean_kind, noise_floor, separate_runs, run_variance, run_shares,
-                              summaries, run_to_run)], method=method, confidence=confidence, seed=seed)[0]
+                              summaries, run_to_run, skip)], method=method, confidence=confidence, seed=seed)[0]
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,7 @@ class Pair:
     run_shares: tuple[float, float] = (1.0, 1.0)
     summaries: tuple[Summary, Summary] | None = None
     run_to_run: RunToRun | None = None
+    skip: frozenset[str] = frozenset()   # blocking rules (their warning kinds) not applied: bench/blocking_rules.py
 
 
 @dataclass(frozen=True)
@@ -227,13 +232,16 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
     judged, refused = None, None   # refused: why separate runs may not be judged
     if p.separate_runs:
         judged, run_variance, run_shares, noise_floor = _separate_runs(
-            sides, change, method, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair)
+            sides, change, method, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair, p.skip)
         refused = judged.blocked if judged is not None else _unknown(run_variance)
     test = _test(sides, method, p.mean_kind, direction, confidence, seed, min_p,
                  run_variance if p.separate_runs else None, run_shares, pair)
-    blocked = _blocked(sides, change, test, refused, pair)
+    blocked = _blocked(sides, change, test, refused, pair, p.skip)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
+    if test.rule is not None and p.separate_runs and verdict.significant and not abs(change) > 100.0 * noise_floor:
+        # the rule flagged a change inside the floor separate runs widened to: not judged, as stated
+        verdict = Verdict.UNDECIDED
     return Difference(
         base=base_summary, new=new_summary, direction=direction, change_pct=change,
         ci_low=test.ci_low, ci_high=test.ci_high, confidence=confidence, p_value=test.p_value,
@@ -241,7 +249,7 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
         method=METHOD_NAMES[method], method_key=method, interval=test.interval, noise_floor=noise_floor,
         verdict=verdict, significant=verdict.significant,
         warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=test.rule,
-        judgeable=blocked is None,
+        judgeable=blocked is None, blocked=blocked.message if blocked is not None else "",
         variance_source=judged.variance.source if judged else "", d0=judged.d0 if judged else math.nan,
         d=judged.d if judged else math.nan, runs_needed=judged.runs_needed if judged else None,
         run_change=judged.size if judged else math.nan, run_spread=judged.variance.cov_pct if judged else math.nan)
@@ -258,13 +266,15 @@ def _change(base: Summary, new: Summary, direction: Direction, pair: list[StatWa
 
 def _separate_runs(sides: _Sides, change: float, method: Method, noise_floor: float, confidence: float,
                    run_variance: RunVariance | None, run_shares: tuple[float, float], run_to_run: RunToRun | None,
-                   pair: list[StatWarning]) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
+                   pair: list[StatWarning], skip: frozenset[str] = frozenset()
+                   ) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
     """(host prior's judgement, run variance, run shares, noise floor) of a row of separate runs."""
     judged = None
     if run_to_run is not None:
         base, new = sides.summaries
         judged = judge(run_to_run, (sides.a.size, sides.b.size), sides.within, floor=noise_floor,
-                       change=change / 100, confidence=confidence, bimodal=(_bimodal(base), _bimodal(new)))
+                       change=change / 100, confidence=confidence, bimodal=(_bimodal(base), _bimodal(new)),
+                       skip=skip, beyond_split=_beyond_split(sides, base, new))
     if judged is None:
         if run_variance is not None:   # without it, `_unknown` blocks the row and says why
             noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
@@ -321,19 +331,28 @@ def _test(sides: _Sides, method: Method, mean_kind: MeanKind, direction: Directi
 
 
 def _blocked(sides: _Sides, change: float, test: _Test, separate: StatWarning | None,
-             pair: list[StatWarning]) -> StatWarning | None:
+             pair: list[StatWarning], skip: frozenset[str] = frozenset()) -> StatWarning | None:
     """The warning that keeps the row from a mark, if any (appended to ``pair`` with the others)."""
     if (change > 0 and test.ci_high < 0) or (change < 0 and test.ci_low > 0):
         pair.append(StatWarning(OPPOSITE_ESTIMATE, f"the centres' change ({change:+.2f}%) and the "
                                 f"{test.interval} [{test.ci_low:+.2f}%, {test.ci_high:+.2f}%] point "
                                 "opposite ways: outliers or skew move the centres; no direction is called"))
     base, new = sides.summaries
-    blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (*base.warnings, *new.warnings), sides.step)
+    blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (*base.warnings, *new.warnings), sides.step,
+                          skip)
     if blocked is None:
         blocked = separate
     if blocked is not None:
         pair.append(blocked)
     return blocked
+
+
+def _beyond_split(sides: _Sides, base: Summary, new: Summary) -> bool:
+    """The change of the centres is larger than the level either side's split or drift could
+    make (checks.split_gap): how the samples split cannot have made it."""
+    if not (_bimodal(base) or _bimodal(new)) or not (base.centre > 0 and new.centre > 0):
+        return False
+    return abs(math.log(new.centre / base.centre)) > max(split_gap(sides.a), split_gap(sides.b))
 
 
 def _bimodal(summary: Summary) -> bool:

@@ -3,11 +3,15 @@
 `judge` takes the variance of a run's mean log from the host prior (`stats.host_prior`, at
 the pair's own within-run part when the prior is trended), moderated by the benchmark's own
 replicates: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df (Smyth 2004); the test is
-Welch's on log values with variance 2 s~^2 (never below the pair's own). It returns a
-``blocked`` warning (the row stays undecided) where the prior does not stand for the row:
-two groups of values on a side; competing load not shown equal on both sides; its own replicates beyond
-the prior's upper tail at TAIL_ALPHA (F test); its within-run part beyond any a trended
-prior learned from. Method: docs/methods.md (run-to-run variance), docs/separate-runs.md.
+Welch's on log values with variance 2 s~^2 (never below the pair's own). Which variance a
+row takes, by what its data support: the prior alone without replicates; the moderated
+one with them; its own replicates alone (s^2 on d df) where they lie beyond the prior's
+upper tail at TAIL_ALPHA (F test: the prior does not describe this benchmark, and
+moderating would pull its variance below its own). It returns a ``blocked`` warning (the
+row stays undecided) where nothing stands for the row: two groups of values on a side
+further apart than the change (``beyond_split`` False); competing load not shown equal on
+both sides; its within-run part beyond any a trended prior learned from. What each rule
+buys and costs: bench/README.md, "Blocking rules". Method: docs/methods.md, docs/separate-runs.md.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from perflab.model.verdicts import StatWarning
 from perflab.stats.host_prior import Prior, Spread, beyond_prior, moderated, runs_to_decide
 from perflab.stats.variance import RunVariance
 
-#: Own replicates whose variance is beyond the prior's upper tail at this level leave the row undecided.
+#: Own replicates whose variance is beyond the prior's upper tail at this level are tested alone.
 TAIL_ALPHA = 0.01
 BEYOND_PRIOR = "beyond-host-prior"
 UNEQUAL_LOAD = "unequal-load"
@@ -41,6 +45,7 @@ class RunToRun:
     unequal: tuple[bool, ...] = (False, False)   # a side's load not shown equal to the base's
     kind: str = ""                   # the metric's kind (wall time, cpu time, rate, count)
     stand_in: str = ""               # a default borrowed from this kind: none of its own recorded
+    measured: tuple[str, ...] = ()   # each side's outside CPU share in words ("" unmeasured)
 
     @property
     def source(self) -> str:
@@ -78,11 +83,14 @@ def within_run(x: np.ndarray) -> float:
 
 
 def judge(known: RunToRun, sizes: tuple[int, int], within_runs: tuple[float, float], *, floor: float,
-          change: float, bimodal: tuple[bool, bool], confidence: float = 0.95) -> Judged | None:
+          change: float, bimodal: tuple[bool, bool], confidence: float = 0.95,
+          skip: frozenset[str] = frozenset(), beyond_split: bool = False) -> Judged | None:
     """The posterior run-to-run variance of a row of separate runs of ``sizes`` values a
     side (``within_runs``: each side's `within_run`) and whether the row may be judged at
     all; None without a prior. ``change`` (relative) and ``floor`` size the change that
-    `runs_to_decide` is asked about: the larger of the two."""
+    `runs_to_decide` is asked about: the larger of the two. ``beyond_split``: the change
+    is larger than any level the sides' split in two groups could make (checks.split_gap),
+    so two groups do not leave it undecided; ``skip``: rules, by kind, not applied."""
     prior = known.prior
     if prior is None:
         return None
@@ -92,35 +100,50 @@ def judge(known: RunToRun, sizes: tuple[int, int], within_runs: tuple[float, flo
     part = sum(finite) / len(finite) if finite else math.nan
     s2, d = (known.own.s2, known.own.df) if known.own is not None else (math.nan, 0.0)
     variance, df = moderated(prior, s2, d, part)
-    if prior.slope == 0.0 and math.isfinite(part) and math.isfinite(prior.low):
+    source, d0 = known.source, prior.d0
+    p = beyond_prior(prior, s2, d, part) if BEYOND_PRIOR not in skip else math.nan
+    if p < TAIL_ALPHA:   # the prior does not describe this benchmark: its own replicates alone
+        typical = 100 * math.sqrt(prior.scale(part))
+        variance, df, d0 = max(s2, 0.0), d, 0.0
+        source = (f"own {known.own_runs} replicates alone (they vary beyond the host prior's {typical:.2g}%, "
+                  f"F test p = {p:.2g})")
+    elif prior.slope == 0.0 and math.isfinite(part) and math.isfinite(prior.low):
         # a flat prior stands for runs of its groups' typical within-run part: noisier runs'
         # means vary by their excess too (the levels add, Kalibera and Jones)
         variance += max(0.0, part - math.exp(prior.centre))
-    blocked = _blocked(known, prior, within, bimodal, s2, d, part)
+    blocked = _blocked(known, prior, within, (False, False) if beyond_split else bimodal, skip)
     size = max(floor, abs(change)) if math.isfinite(change) else floor
-    needed = runs_to_decide(variance, prior.d0, size, alpha=1 - confidence)
+    needed = runs_to_decide(variance, d0, size, alpha=1 - confidence)
     # as mean squares at the pair's run size: 2 s~^2 on d0 + d df is the difference's variance
     ms_within = part * n if math.isfinite(part) else math.nan
-    run = RunVariance(variance, df, known.own_runs, known.source, variance * n, ms_within, max(n - 1, 1.0), n)
-    return Judged(run, prior.d0, d, blocked, needed, size)
+    run = RunVariance(variance, df, known.own_runs, source, variance * n, ms_within, max(n - 1, 1.0), n)
+    return Judged(run, d0, d, blocked, needed, size)
+
+
+def _unequal_load(known: RunToRun) -> str:
+    """What was measured of the load beside the two runs, and why that leaves the row open."""
+    shares = [*known.measured, "", ""][:2]
+    if known.load[0] != known.load[1]:
+        which, share = ("the base run", shares[0]) if known.load[0] else ("the new run", shares[1])
+        return (f"separate runs: another load competed with {which} only"
+                + (f" ({share} outside perflab)" if share else "") + ": a difference may be the load's; not judged")
+    both = f" (base {shares[0]}, new {shares[1]})" if all(shares) else ""
+    return (f"separate runs: both runs shared the machine with another load{both}, not shown equal within "
+            "5 points (its clock ticks' error included): a difference may be the load's; not judged")
 
 
 def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[bool, bool],
-             s2: float, d: float, pooled: float) -> StatWarning | None:
-    if any(bimodal):
+             skip: frozenset[str]) -> StatWarning | None:
+    """The first rule (by kind, less those in ``skip``) that leaves the row undecided."""
+    if any(bimodal) and TWO_GROUPS not in skip:
         return StatWarning(TWO_GROUPS, "separate runs: values in two groups on "
                            + ("both sides" if all(bimodal) else "one side")
-                           + ": a run's level is then how its samples split; not judged")
-    if any(known.unequal):
-        which = ("the base run only" if known.load[0] else "the new run only") if known.load[0] != known.load[1] \
-            else "both runs, its shares on the two not shown equal"
-        return StatWarning(UNEQUAL_LOAD, f"separate runs: another load competed with {which}; not judged")
-    p = beyond_prior(prior, s2, d, pooled)
-    if p < TAIL_ALPHA:
-        own, typical = 100 * math.sqrt(max(s2, 0)), 100 * math.sqrt(prior.scale(pooled))
-        return StatWarning(BEYOND_PRIOR, f"separate runs: this benchmark's own replicates vary by {own:.2g}%, "
-                           f"beyond the host prior's {typical:.2g}% (F test p = {p:.2g}): the prior does not "
-                           "describe it; not judged")
+                           + ", further apart than the change: a run's level is then how its samples split; "
+                           "not judged")
+    if any(known.unequal) and UNEQUAL_LOAD not in skip:
+        return StatWarning(UNEQUAL_LOAD, _unequal_load(known))
+    if BEYOND_PRIOR in skip:
+        return None
     widest = max((w for w in within if math.isfinite(w)), default=math.nan)
     if prior.slope != 0.0 and math.isfinite(prior.high) and widest > math.exp(prior.high):
         inside, learned = 100 * math.sqrt(widest), 100 * math.exp(prior.high / 2)

@@ -253,7 +253,12 @@ def decide(base: Sequence[float], cand: Sequence[float], *, threshold_pct: float
     verdict: Verdict | None
     if code in (1, -1):
         verdict = Verdict.REGRESSION if code == 1 else Verdict.IMPROVEMENT
-        reason = f"{verdict.value}: {shown}; significant and beyond the {t} threshold"
+        # what was tested: the CI excludes 0 and the estimate is beyond the threshold; where the
+        # CI's inner edge lies inside it, a smaller change is not ruled out and that is said
+        inner = min(abs(b_lo), abs(b_hi))
+        reason = (f"{verdict.value}: {shown}; the CI excludes 0 and the estimate lies beyond the {t} threshold"
+                  + (f" (the CI reaches {inner:.2f}%: a change under {t} is not ruled out)"
+                     if inner < threshold_pct else " (so does the whole CI)"))
     elif code == 2:
         verdict, reason = Verdict.NO_CHANGE, f"no change beyond ±{t}: {shown} lies inside"
     else:

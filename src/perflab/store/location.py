@@ -27,6 +27,18 @@ def resolve(target: str | None) -> str:
     return text
 
 
+def check_given(text: str, option: str = "--db") -> None:
+    """Refuse a database named by ``option`` that is neither a path nor a URL: empty (it
+    would mean the default store, silently), or a scheme without ``//`` (``sqlite:``,
+    ``::::``), which would otherwise become a file of that name."""
+    if not text.strip():
+        raise UsageError(f"{option} needs a database file or URL; leave it out for the default "
+                         f"({default_path()}, or $PERFLAB_DB)")
+    if not is_url(text) and ":" in text.split("/", 1)[0]:
+        raise UsageError(f"bad {option} {text[:60]!r}: neither a file path nor a URL (sqlite:///PATH, "
+                         "postgresql://USER@HOST/DB)", hint=f"a file whose name has a colon: ./{text[:60]}")
+
+
 def is_url(target: str) -> bool:
     return "://" in target
 

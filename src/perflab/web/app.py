@@ -31,7 +31,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from perflab.analysis.alerts import alert_detail, list_alerts, mark_alerts, triage, with_alerted
-from perflab.analysis.compare import Filters, compare_runs
+from perflab.analysis.compare import Filters, compare_named
 from perflab.analysis.history import build_history, change_report, list_changes, parse_since, preload
 from perflab.analysis.summary import summarize_run
 from perflab.model.alerts import ACTIONS, STATES, TRANSITIONS
@@ -176,12 +176,13 @@ class _Dashboard:
 
     def compare(self, request: Request) -> HTMLResponse:
         refs = request.query_params.getlist("run")
-        if len(refs) < 2:
-            raise _BadRequest("compare needs a baseline and at least one candidate: ?run=A&run=B")
+        if not refs:
+            raise _BadRequest("compare needs a baseline and at least one candidate (?run=A&run=B), "
+                              "or a run of several commands (?run=A)")
         metrics = request.query_params.getlist("metric")
-        with self.store() as s:
+        with self.store() as s:   # as `perflab compare RUN...` does
             chosen = [s.runs.resolve(ref) for ref in refs]
-            report = compare_runs(s, chosen, filters=Filters.parse([], metrics))
+            report = compare_named(s, chosen, filters=Filters.parse([], metrics))
         return HTMLResponse(render_html(report, plotly_src=self.plotly_urls[CARTESIAN]))
 
     def _history(self, request: Request):

@@ -118,7 +118,7 @@ class Change:
     # oriented % change of mmtests' other summary rows, keyed (stat, N) as in STAT_KEYS
     stat_changes: tuple[tuple[tuple[str, int], float], ...] = ()
     run_to_run: RunToRunUsed | None = None   # separate runs with a prior: which variance it used
-
+    blocked: str = ""          # why the data could not carry a mark (then undecided whatever the test said)
 
     @property
     def significant(self) -> bool:
@@ -139,6 +139,11 @@ class Cell:
     change: Change | None
     warnings: tuple[StatWarning, ...] = ()   # about the pair (side PAIR)
     benchstat: BenchstatChange | None = None   # computed for --format benchstat only
+    benchmark: str = ""        # the candidate's own benchmark where it differs from the row's (another command)
+
+    def title(self, row: Row) -> str:
+        """The row's title naming this candidate's own benchmark (the side that changed)."""
+        return row.title if not self.benchmark else row.title.replace(row.benchmark, self.benchmark, 1)
 
 
 @dataclass(frozen=True)
