@@ -93,10 +93,11 @@ def lab(tmp_path_factory, postgres_server) -> dict:
 
 
 def bisected(db: str, alert_id: int, culprit: str) -> None:
-    """The bisect's answer, as an alert event naming the culprit commit, worded as the robot's
-    bisect job words it."""
+    """The bisect's answer as the robot's bisect job attaches it (analysis/alert_bisects.py):
+    an alert event naming the culprit, its run one measured at the culprit commit."""
     with Store(db) as store:
-        store.alerts.note(store.alerts.get(alert_id), "bisected", who="perflab",
+        run = next(r for r in store.runs.all() if r.commit == culprit)
+        store.alerts.note(store.alerts.get(alert_id), "bisected", who="perflab", run_id=run.id,
                           note=f"bisect job 7 on vm: first slower commit (a regression): {culprit[:12]}")
 
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from perflab.model.alerts import BISECTED, FIXED, INVALID, RECOVERED, WITHDRAWN, WONTFIX
+
 PENDING, SENDING, SENT, FAILED = "pending", "sending", "sent", "failed"
 OUTBOX_STATES = (PENDING, SENDING, SENT, FAILED)
 
 # the events of a summary people hear of: its report (confirmed, with the bisect's answer
 # when there is one), then the follow-ups in its thread
 REPORTED = "reported"
-BISECTED = "bisected"
-# and model.alerts' RECOVERED and WITHDRAWN (the robot's rerun did not reproduce it: noise)
-FOLLOW_UPS = (BISECTED, "recovered", "withdrawn", "fixed", "invalid", "wontfix")
+# WITHDRAWN: the robot's rerun did not reproduce it (noise)
+FOLLOW_UPS = (BISECTED, RECOVERED, WITHDRAWN, FIXED, INVALID, WONTFIX)
 
 MAIL = "mail"
 WEBHOOK = "webhook"

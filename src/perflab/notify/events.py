@@ -14,8 +14,10 @@ the events again, in any process, queues nothing twice.
 
 from __future__ import annotations
 
+from perflab.analysis.alert_bisects import culprit_of
 from perflab.model.alerts import (
     ACKNOWLEDGED,
+    BISECTED,
     CONFIRMED,
     DUPLICATE,
     FIXED,
@@ -27,8 +29,7 @@ from perflab.model.alerts import (
     AlertEvent,
     AlertSummary,
 )
-from perflab.model.notify import BISECTED, REPORTED, Event
-from perflab.notify.facts import bisect_answer
+from perflab.model.notify import REPORTED, Event
 from perflab.store import Store
 
 _CLOSED = (FIXED, WONTFIX, INVALID)
@@ -67,10 +68,11 @@ def follow_ups(store: Store, summary: AlertSummary, history: list[AlertEvent], r
     (ids, not times: a fleet's hosts write events by clocks of their own)."""
     later = [e for e in history if e.id > reported]
     found = []
-    culprit = bisect_answer(store, later)
+    answers = [e for e in later if e.action == BISECTED]
+    culprit = culprit_of(store, store.alerts.get(answers[-1].alert_id)) if answers else None
     if culprit is not None:
-        found.append(Event(f"summary {summary.id} {BISECTED} {culprit[:12]}", BISECTED, summary.id,
-                           f"bisected to {culprit[:12]}"))
+        found.append(Event(f"summary {summary.id} {BISECTED} {culprit.short}", BISECTED, summary.id,
+                           f"bisected to {culprit.short}"))
     live = [a for a in summary.alerts if a.state not in (INVALID, DUPLICATE)]
     if live and all(a.recovered for a in live):
         back = [e for e in later if e.action == RECOVERED]

@@ -14,14 +14,11 @@ from dataclasses import dataclass
 
 from perflab import vcs
 from perflab.analysis.alerts import alert_detail
-from perflab.model.alerts import CONFIRMED, DUPLICATE, INVALID, Alert, AlertEvent, AlertSummary, point_commit
-from perflab.model.notify import BISECTED  # the event of a bisect's answer, as the robot records it
+from perflab.model.alerts import CONFIRMED, DUPLICATE, INVALID, Alert, AlertSummary, point_commit
 from perflab.render.change_report import render_change_report
 from perflab.render.history import pct, shift
 from perflab.store import Store
 
-_SHA = re.compile(r"\b[0-9a-f]{40}\b")
-_SHORT_SHA = re.compile(r"\b[0-9a-f]{7,39}\b")
 # a branch named in a subject, before the others that hold the commit
 _USUAL_BRANCHES = ("main", "master")
 # the password of a URL's login (a --db postgresql://user:pass@host/db in a recorded command)
@@ -68,10 +65,7 @@ def read_summary(store: Store, summary_id: int) -> SummaryFacts:
     detail = alert_detail(store, headline.id)
     report = detail.report
     repo = (report.repo if report is not None else None) or summary.repo
-    events = store.alerts.all_events()
-    named = getattr(detail, "culprit", None)   # the report's own culprit, where the report has one
-    culprit_sha = named.commit if named is not None else bisect_answer(
-        store, [e for a in summary.alerts for e in events.get(a.id, [])])
+    culprit_sha = detail.culprit.commit if detail.culprit is not None else None
     commits = range_commits(repo, summary.last_good, summary.first_bad)
     culprit = next((c for c in commits if culprit_sha and c.sha.startswith(culprit_sha)), None)
     if culprit_sha and culprit is None:
@@ -99,23 +93,6 @@ def headline_alert(summary: AlertSummary) -> Alert:
         size = abs(a.oriented_pct) if math.isfinite(a.oriented_pct) else 0.0
         return (a.status != CONFIRMED, a.state in (INVALID, DUPLICATE), -size)
     return min(summary.alerts, key=rank)
-
-
-def bisect_answer(store: Store, events: list[AlertEvent]) -> str | None:
-    """The culprit commit of the newest "bisected" event (the robot's bisect answered): the
-    commit of the event's run (the found commit's bisect run), else a commit its note names;
-    None when no bisect answered or it named no commit."""
-    for e in sorted(events, key=lambda e: e.at, reverse=True):
-        if e.action != BISECTED:
-            continue
-        if e.run_id is not None and store.runs.exists(e.run_id):
-            commit = store.runs.resolve(str(e.run_id)).commit
-            if commit:
-                return commit
-        found = _SHA.search(e.note) or _SHORT_SHA.search(e.note)
-        if found:
-            return found.group(0)
-    return None
 
 
 def range_commits(repo: str | None, last_good: str, first_bad: str) -> list[Commit]:
