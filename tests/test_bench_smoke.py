@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from browser import BROWSER_GROUP
 from conftest import ROOT
 
 BENCH = ROOT / "bench"
@@ -88,6 +89,7 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "ab_drift.py": (["--runs", "2", "--loop", "2000"],),
     "between_samples.py": (["--runs", "22", "--rounds", "1"],),
     "bisect_real_repo.py": (_git_history,),
+    "blocking_rules.py": (["--smoke", "--change", "2.0"],),
     "bisect_runs": (["--trials", "1"],),
     "cgroup_overhead": (["--pairs", "5"],),
     "cgroup_read_probe.py": (["--runs", "5", "--rounds", "1"],),
@@ -136,7 +138,16 @@ def test_every_bench_script_has_a_smoke_run():
     assert all(script in SMOKE for script in MODULES.values())
 
 
-@pytest.mark.parametrize("script", [pytest.param(s, marks=long) if s in LONG else s for s in SMOKE])
+# its chromium runs on the browser tests' worker, one browser at a time (a second one started
+# beside them under load once exited before its session began)
+BROWSER = {"html_report.py"}
+
+
+def _marks(script: str) -> list[pytest.MarkDecorator]:
+    return [long] * (script in LONG) + [BROWSER_GROUP] * (script in BROWSER)
+
+
+@pytest.mark.parametrize("script", [pytest.param(s, marks=_marks(s)) for s in SMOKE])
 def test_bench_script_runs_its_smallest_size(script, tmp_path):
     env = dict(os.environ) if script in SHARED_TMP else dict(os.environ, TMPDIR=str(tmp_path))
     env.pop("PERFLAB_DB", None)
