@@ -216,8 +216,8 @@ def _segment_step(x: NDArray[np.float64], a: int, b: int, alpha: float) -> int |
     """One more step in x[a:b] at ``alpha``: the segment's own (at half of it), else one in
     either part beside its best single split (an eighth each: the parts see an excursion
     that comes back, which one step over the whole segment fits badly), else a trend
-    (a quarter: Kendall's tau of the commits against their order; a trend across commits
-    is a change spread over them, placed where one step would be)."""
+    (a quarter: Kendall's tau of the commits against their order, `_trend_p`; a trend
+    across commits is a change spread over them, placed where one step would be)."""
     from perflab.stats import selfnormalised
     found = _one_step(x, a, b, alpha / 2)
     if found is None and b - a >= 2 * selfnormalised.MIN_PART:
@@ -230,9 +230,22 @@ def _segment_step(x: NDArray[np.float64], a: int, b: int, alpha: float) -> int |
 
 
 def _trend_p(v: NDArray[np.float64]) -> float:
-    """Kendall's tau test of v against its order, two-sided (exchangeable commits: no trend)."""
+    """Kendall's tau test of v against its order, two-sided, its variance widened by
+    (1 + ρ)/(1 − ρ) for the lag-1 autocorrelation ρ >= 0 of v about its least-squares line
+    (the AR(1) correction: a machine's drift over the commits' runs is correlated noise,
+    which the independent test reads as a trend)."""
+    from scipy.special import ndtr
     from scipy.stats import kendalltau
-    return float(kendalltau(np.arange(v.size), v).pvalue)
+    m = v.size
+    t = np.arange(m, dtype=float)
+    tau = float(kendalltau(t, v).statistic)
+    if not math.isfinite(tau):
+        return 1.0
+    r = v - np.polyval(np.polyfit(t, v, 1), t)
+    rho = float(np.dot(r[1:], r[:-1]) / np.dot(r, r)) if np.dot(r, r) > 0.0 else 0.0
+    rho = min(max(rho, 0.0), 0.95)
+    sd = math.sqrt(2.0 * (2 * m + 5) / (9.0 * m * (m - 1)) * (1 + rho) / (1 - rho))
+    return float(2.0 * ndtr(-abs(tau) / sd))
 
 
 def more_steps(x: NDArray[np.float64], cuts: list[int], alpha: float) -> list[int]:
