@@ -112,3 +112,17 @@ def test_a_change_spread_evenly_over_three_commits_names_each_one(tmp_path):
     assert [(p["index"], p["label"]) for p in point["parts"]] == [(15, "c015"), (16, "c016"), (17, "c017")]
     table = run_cli("changepoints", str(tmp_path / "series.csv"), check=True).stdout
     assert "3 commits carry it: c015 3" in table, table
+
+
+def test_a_change_spread_over_30_commits_is_found(tmp_path):
+    """A 24% improvement (times fall) spread evenly over 30 commits, 2% noise, 10 commits
+    either side: the default detector finds it within those commits, as one change or a
+    few, each an improvement (mosum alone took the ramp for drift and found nothing)."""
+    rng = np.random.default_rng(30)
+    done = np.clip((np.arange(50) - 9) / 30, 0, 1)
+    medians = (1.0 - 0.24 * done) * (1 + 0.02 * rng.standard_normal(50))
+    series, points, _ = recorded(tmp_path, samples_of(list(medians), rng, sd=0.002))
+    assert series["changes"], series
+    assert all(10 <= c["index"] <= 40 and c["kind"] == "improvement" for c in series["changes"])
+    assert sum(c["change_pct"] for c in series["changes"]) > 10
+    assert points and all(10 <= p["index"] <= 40 for p in points)
