@@ -108,6 +108,7 @@ def test_a_change_spread_evenly_over_three_commits_names_each_one(tmp_path):
     db = str(tmp_path / "perflab.db")
     text = run_cli("history", db=db, check=True).stdout
     assert f"spread over 3 commits ({shas[15][:8]}..{shas[17][:8]})" in text, text
+    assert "(over 3 commits)" in run_cli("changes", db=db, check=True).stdout
     (point,) = points
     assert [(p["index"], p["label"]) for p in point["parts"]] == [(15, "c015"), (16, "c016"), (17, "c017")]
     table = run_cli("changepoints", str(tmp_path / "series.csv"), check=True).stdout

@@ -231,7 +231,8 @@ def render_changes(listing: ChangeList) -> str:
         rows.append([c.id, when(c.point.started_at).split()[0], c.point.short[:8], named[:40],
                      c.benchmark + (f" @{c.host}" if len(hosts) > 1 else ""), c.point_name, c.metric,
                      _scaled(c.before.centre, factor, unit), _scaled(c.after.centre, factor, unit),
-                     shift(c), c.verdict.value + (" (suspect)" if c.suspect else ""),
+                     shift(c), c.verdict.value + (" (suspect)" if c.suspect else "")
+                     + (f" (over {len(c.parts)} commits)" if c.parts else ""),
                      p_value(c.detection_p), p_value(c.p_value)]
                     + ([alert_mark(item.alert)] if alerted else []))
     table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
