@@ -21,10 +21,11 @@ signals are `perflab.execute.bisect_runs` (your checkout is never touched), git 
    as new: the change has begun; beyond counts as the end it is past), "skip", or "stop".
    The stated confidence is for the whole result: each step's error rate is
    (1 - confidence) / ceil(log2 N) for N candidate commits.
-4. When a probe sat between the ends, the change may be gradual: the commits after the
-   first new one are measured in order (each to at least 4 x min_pairs pairs, unless
-   found between sooner) until one is like the new end, and each one's share of the
-   whole step is reported.
+4. Is the change all in one commit? The found commit and the one before it are measured
+   to at least 4 x min_pairs pairs each (unless found between sooner): when either, or a
+   probe of the search, sits between the ends the change is gradual, and the commits
+   before it (back to one like old) and after it (on to one like new) are measured in
+   order the same way; each one's share of the whole step is reported.
 5. A commit whose build or run fails (any non-zero exit, 125 included) is skipped and
    named; if only skipped commits remain, the first new commit is one of them (as git says).
 """
@@ -58,6 +59,7 @@ from perflab.model.report.bisect import (
     Commit,
     Share,
     StepTest,
+    carriers_text,
 )
 from perflab.stats.sequential import Call, EndsCheck
 from perflab.vcs import check_range, commit_graph, describe_commit
@@ -202,7 +204,13 @@ class _Bisection:
         path = [*path, found] if self.options.first_parent else self.graph.path(found)
         first = self.graph.commits[found]
         gradual = self.follow_gradual(found)
+        if gradual and gradual[0].commit.index < found:  # the change began before: the search's old call was wrong
+            found = gradual[0].commit.index
+            path = [*path[:-1], found] if self.options.first_parent else self.graph.path(found)
+            first = self.graph.commits[found]
         message = f"first {self.change} commit ({_a(self.verdict)}): {first.short} {first.subject}"
+        if gradual:
+            message += f"\n  the change is gradual: {carriers_text(gradual)}"
         if len(path) > 1:
             message += "\n  " + "\n  ".join(
                 f"{'merged by' if i < len(path) - 1 else 'the commit'} {self.graph.commits[j].short} "
@@ -241,29 +249,56 @@ class _Bisection:
         return probe
 
     def follow_gradual(self, found: int) -> tuple[Share, ...]:
-        """When a probe sat between the ends: the commits from ``found`` on (its descendants in
-        graph order) measured until one is like new; each one's share of the step."""
-        if not any(p.distance and p.distance.neither == BETWEEN for p in self.probes.values()):
+        """The commits the change is spread over, each with its share of the step. The found
+        commit and the one before it are settled (more pairs, unless found between first:
+        the old-or-new test does not ask whether a commit is all the way at its end); when
+        either sits between the ends, or a probe of the search did, the commits before it
+        are measured back to one like old and those after it on to one like new."""
+        before = self._before(found)
+        ends_between = [self._between(i) for i in (found, before)]
+        if not any(ends_between) and not any(p.distance and p.distance.neither == BETWEEN
+                                             for p in self.probes.values()):
             return ()
+        back: list[int] = []
+        while before is not None and len(back) < GRADUAL_MOST and self._between(before):
+            back.insert(0, before)
+            before = self._before(before)
         chain = [found] + [i for i in range(found + 1, len(self.graph.commits))
                            if self.graph.ancestors[i] >> found & 1][: GRADUAL_MOST - 1]
-        shares, before = [], 0.0
-        for index in chain:
+        shares, position_before = [], 0.0
+        for index in [*back, *chain]:
             probe = self.probe(index) if index != len(self.graph.commits) - 1 else None
             if probe is not None and probe.skipped:
                 continue
-            if probe is not None and self.ends is not None:
-                self.measure.settle(probe, self.ends, SETTLE_RUNS * self.options.min_pairs)
-            position = 1.0 if probe is None else probe.position
-            shares.append(Share(self.graph.commits[index], position, position - before,
-                                self.measure.share_pct(position - before, self.ends)))
-            before = position
-            if probe is None or not (probe.distance and probe.distance.neither == BETWEEN):
+            position = 1.0 if probe is None else self._settled(probe).position
+            shares.append(Share(self.graph.commits[index], position, position - position_before,
+                                self.measure.share_pct(position - position_before, self.ends)))
+            position_before = position
+            if index >= found and (probe is None or not (probe.distance and probe.distance.neither == BETWEEN)):
                 break
         if len(shares) < 2:
             return ()
         self.progress("gradual change: " + ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in shares))
         return tuple(shares)
+
+    def _before(self, index: int) -> int | None:
+        """The nearest ancestor of ``index`` in good..bad (None: only good is before it)."""
+        return next((i for i in range(index - 1, 0, -1) if self.graph.ancestors[index] >> i & 1), None)
+
+    def _settled(self, probe: Probe) -> Probe:
+        if self.ends is not None:
+            self.measure.settle(probe, self.ends, SETTLE_RUNS * self.options.min_pairs)
+        return probe
+
+    def _between(self, index: int | None) -> bool:
+        """The commit, measured and settled, sits between the ends (the three-way test)."""
+        if index is None or index == len(self.graph.commits) - 1:
+            return False
+        probe = self.probe(index)
+        if probe.skipped:
+            return False
+        self._settled(probe)
+        return bool(probe.distance and probe.distance.neither == BETWEEN)
 
 
 def _a(word: str) -> str:

@@ -105,7 +105,8 @@ class Measurer:
             return ""
         return (f"like neither end: the probe's runs against good and against bad each differ "
                 f"(robust t-tests on log ratios, each p < {self.neither_alpha:.2g} at a look: the step's "
-                f"alpha over {self.test.max_n} looks)")
+                f"alpha over {self.test.max_n} looks; a commit settled to find the extent of a change "
+                f"once more at the step's alpha, {self.test.alpha:.2g})")
 
     def _end_failed(self, end: Probe, why: Skip) -> EndFailed:
         end.skipped = str(why)
@@ -203,11 +204,25 @@ class Measurer:
                       f"{probe.commit.subject}")
 
     def settle(self, probe: Probe, ends: EndsCheck, pairs: int) -> None:
-        """More pairs of a probe called like new, up to ``pairs`` in all, unless the three-way
-        test finds it between first: following a gradual change asks whether a commit is
-        all the way at the new end, which the old-or-new test does not ask."""
-        if self.options.fixed_runs is None and not (probe.distance and probe.distance.neither):
+        """More pairs of a probe called like new or old, up to ``pairs`` in all, unless the
+        three-way test finds it between first, then the three-way test once more on them at
+        the step's alpha: a gradual change asks whether a commit is all the way at its end,
+        which the old-or-new test does not ask."""
+        if self.options.fixed_runs is not None or (probe.distance and probe.distance.neither):
+            return
+        if len(probe.values) < min(pairs, self.test.max_n):
             self._sequential(probe, ends, settle=pairs)
+        if probe.distance and probe.distance.neither:
+            return
+        # the settled pairs once more at the step's own alpha: one look at a fixed number of
+        # pairs, not one of max_pairs looks (each at alpha / max_pairs) as in the search
+        settled = ends_distance(ends, probe.values, probe.references, probe.reference_is_bad, self.test.alpha)
+        if settled.neither:
+            c = probe.classification
+            assert c is not None
+            probe.distance = settled
+            call = Call.GOOD if settled.neither == BEYOND_OLD else Call.BAD
+            probe.classification = Classification(call, c.llr, c.confidence, c.n, False, c.position)
 
     def _sequential(self, probe: Probe, ends: EndsCheck, settle: int = 0) -> None:
         while True:
@@ -229,7 +244,7 @@ class Measurer:
                     return
             if c.call is Call.MORE:
                 continue
-            if c.call is Call.BAD and c.n < min(settle, self.test.max_n):
+            if c.call in (Call.BAD, Call.GOOD) and c.n < min(settle, self.test.max_n):
                 continue
             if sides < NEITHER_SIDE and _away_from_both(c.position) and c.n < self.test.max_n:
                 continue   # look again with robust centres on both sides before calling it

@@ -1,5 +1,10 @@
 """`perflab changepoints FILE`: the change points of each column of a series file, as
-model.report.history.FileChanges (numbers, oriented change and verdict computed here)."""
+model.report.history.FileChanges (numbers, oriented change and verdict computed here).
+
+A file whose points are commits (a label column, or several samples per point) is read as
+`perflab history` reads a series: detection on each commit's median as a commit series
+(stats/commit_series.py), and the tip detector's look at the newest commits after the last
+change (suspect or confirmed). A plain column of numbers is a series of samples."""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from perflab.model.records import Direction
 from perflab.model.report.history import (
     AUTO_METHOD,
     CHANGEPOINT_METHODS,
+    CONFIRMED,
+    TIP_METHOD,
     ColumnChanges,
     FileChangePoint,
     FileChanges,
@@ -22,11 +29,17 @@ from perflab.model.report.history import (
 )
 
 
+def is_commit_series(series: SeriesFile) -> bool:
+    """The file's points are commits: labelled, or several samples to a point."""
+    return bool(series.labels) or any(len(g) > 1 for c in series.columns.values() for g in c)
+
+
 def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, window: int, max_pvalue: float,
                  penalty: str | float, min_magnitude: float, direction: Direction | None,
-                 spread: bool = False) -> FileChanges:
+                 spread: bool = False, commits: bool | None = None) -> FileChanges:
     """Detect change points in ``columns`` (all numeric ones when empty) of ``series``;
-    with ``spread`` (mosum only) changes in the noise's spread as well."""
+    with ``spread`` (mosum only) changes in the noise's spread as well. ``commits``: read
+    the points as commits (None: `is_commit_series`; never with ``spread``)."""
     from perflab.stats.changepoints import FALSE_RATE_PER_1000 as FALSE_RATE
     from perflab.stats.changepoints import MIN_POINTS, detect
     if method != AUTO_METHOD and method not in CHANGEPOINT_METHODS:
@@ -36,6 +49,7 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
         if name not in series.columns:
             raise UsageError(f"{series.path}: no numeric column {name!r}",
                              f"numeric columns: {', '.join(series.columns)}")
+    as_commits = (is_commit_series(series) if commits is None else commits) and not spread
     results = []
     used: list[str] = []
     for name in chosen:
@@ -50,20 +64,25 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
                              "pass --method mosum")
         try:
             found = detect(groups, method=used[-1], window=window, max_pvalue=max_pvalue,
-                           min_magnitude=min_magnitude, penalty=penalty, spread=spread)
+                           min_magnitude=min_magnitude, penalty=penalty, spread=spread, commits=as_commits,
+                           centre="median" if as_commits else "mean")
         except ValueError as error:
             raise UsageError(str(error)) from None
+        entries = [(cp, CONFIRMED) for cp in found] + (_tip(groups, found, min_magnitude) if as_commits else [])
+        labels = series.labels
         points = []
-        for cp in found:
+        for cp, status in entries:
             oriented = None
             if direction is not None:
                 oriented = -cp.change_pct if direction is Direction.LOWER else cp.change_pct
             points.append(FileChangePoint(
-                cp.index, series.labels[cp.index] if series.labels else None, cp.mean_before, cp.stddev_before,
+                cp.index, labels[cp.index] if labels else None, cp.mean_before, cp.stddev_before,
                 cp.mean_after, cp.stddev_after, cp.change_pct, oriented,
                 directed_verdict(oriented) if oriented is not None and math.isfinite(cp.change_pct) else None,
-                cp.p_value, cp.kind, cp.magnitude if cp.kind == "spread" else math.nan))
-        results.append(ColumnChanges(name, len(groups), bool(series.labels), tuple(points)))
+                cp.p_value, cp.kind, cp.magnitude if cp.kind == "spread" else math.nan,
+                status=status, method=cp.method,
+                parts=tuple((i, labels[i] if labels else None, share) for i, share in cp.parts)))
+        results.append(ColumnChanges(name, len(groups), bool(series.labels), tuple(points), as_commits))
     method = used[0] if len(set(used)) == 1 else method
     parameters: dict[str, Any] = ({"window": window, "max_pvalue": max_pvalue} if method == "e-divisive"
                                   else {"false_alarms_per_1000_points": FALSE_RATE} if method == "mosum"
@@ -73,3 +92,30 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
     if spread:
         parameters["spread"] = True
     return FileChanges(series.path, method, parameters, direction, tuple(results))
+
+
+def _tip(groups: Sequence[Sequence[float]], found: list[Any], min_magnitude: float) -> list[tuple[Any, str]]:
+    """The tip detector's look at the newest commits after the last change (as history's
+    `tip_change`): one ChangePoint of method TIP_METHOD with its status (suspect or
+    confirmed), or none. Its p is `commit_p` of the commits since the last change before it and after."""
+    import numpy as np
+
+    from perflab.stats import commit_series
+    from perflab.stats.changepoints import ChangePoint
+    from perflab.stats.tip import CONFIRMED as TIP_CONFIRMED
+    from perflab.stats.tip import SUSPECT, look
+    centres = np.array([float(np.median(g)) if len(g) else math.nan for g in groups])
+    since = found[-1].last if found else 0
+    seen = look(centres, since=since)
+    if seen.status not in (SUSPECT, TIP_CONFIRMED) or any(cp.index == seen.start for cp in found):
+        return []
+    before = [v for g in groups[since:seen.start] for v in g]
+    after = [v for g in groups[seen.start:] for v in g]
+    mb, ma = float(np.mean(before)), float(np.mean(after))
+    raw = 100.0 * (ma - mb) / mb if mb else math.nan
+    if math.isfinite(raw) and abs(raw) / 100.0 < min_magnitude:
+        return []
+    old, new = centres[since:seen.start], centres[seen.start:]
+    p = commit_series.commit_p(old[np.isfinite(old)], new[np.isfinite(new)])
+    sb, sa = (float(np.std(v, ddof=1)) if len(v) > 1 else math.nan for v in (before, after))
+    return [(ChangePoint(seen.start, mb, sb, ma, sa, raw, p, TIP_METHOD), seen.status)]

@@ -57,9 +57,11 @@ def levels(series: Series, alerts: Sequence[Alert] = ()) -> Series:
     bounds = sorted(fixed | kept | ({tip.index} if tip is not None else set()))
     edges = [0, *bounds, len(series.points)]
     by_index = {c.index: c for c in detector}
+    # a change spread over commits: the level after it starts at its last part
+    new_level = {c.index: c.parts[-1].index for c in detector if c.parts}
     changes = []
     for k, b in enumerate(bounds, start=1):
-        first, end = edges[k - 1], edges[k + 1]
+        first, end = new_level.get(edges[k - 1], edges[k - 1]), edges[k + 1]
         if b in by_index:
             changes.append(_bounded(series, by_index[b], first, end))
         elif b in kept:
@@ -117,7 +119,7 @@ def _bounded(series: Series, c: Change, first: int, end: int) -> Change:
     found = change_at(series, c.index, first, end, method=c.method, status=c.status)
     if c.kind != "mean":   # a change in the spread alone: no level step, as the detector said
         found = replace(found, change_pct=c.change_pct, oriented_pct=c.oriented_pct, verdict=c.verdict)
-    return replace(found, p_value=c.p_value, kind=c.kind, spread_ratio=c.spread_ratio)
+    return replace(found, p_value=c.p_value, kind=c.kind, spread_ratio=c.spread_ratio, parts=c.parts)
 
 
 def nearer(level: float, old: float, new: float) -> bool:

@@ -10,7 +10,10 @@ A change's size and verdict come from that same estimator: each segment's centre
 mean of its per-point medians, the change % is between the two centres, oriented by the
 metric's direction. The raw samples' mean ± sd and Welch p-value of the two neighbouring
 segments are kept beside it (optimistic: samples of one commit share a build), with the
-detector's own p-value on the per-point medians.
+detector's own p-value on the per-point medians. The points are commits: detection keeps
+an excursion of a few commits that comes back (a change and its fix), places each change
+robustly, gives it a p its commits can support and names the commits of a change spread
+over several (stats/commit_series.py).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from perflab.model.report.history import (
     SUSPECT,
     TIP_METHOD,
     Change,
+    ChangePart,
     HistoryPoint,
     PointSummary,
     Segment,
@@ -71,13 +75,16 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
     finite = int(np.isfinite(centres).sum())
     chosen = resolve_method(method, finite)
     # one group of samples per point: detection on their medians
+    # points are commits (stats/commit_series.py), but for the spread search, which reads
+    # the noise of samples
     found = _DETECTED.get(samples, chosen + "+spread" * spread, info.noise_floor, lambda: find_points(
-        list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median", spread=spread))
-    bounds = [0, *(c.index for c in found), len(points)]
+        list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median", spread=spread,
+        commits=not spread))
     changes = []
-    for k, cp in enumerate(found, start=1):
-        before = _segment(samples, centres, bounds[k - 1], cp.index)
-        after = _segment(samples, centres, cp.index, bounds[k + 1])
+    for k, cp in enumerate(found):
+        # each side from the neighbouring change's new level to this one's first commit
+        before = _segment(samples, centres, found[k - 1].last if k else 0, cp.index)
+        after = _segment(samples, centres, cp.last, found[k + 1].index if k + 1 < len(found) else len(points))
         raw = (100.0 * (after.centre - before.centre) / before.centre
                if before.centre != 0 and cp.kind == "mean" else math.nan)  # spread: no level step
         oriented = -raw if info.direction is Direction.LOWER else raw
@@ -89,8 +96,9 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
             direction=info.direction, index=cp.index, point=point, previous=previous,
             before=before, after=after, change_pct=raw, oriented_pct=oriented,
             verdict=directed_verdict(oriented), p_value=cp.p_value,
-            detection_p=welch_p(centres[bounds[k - 1]:cp.index], centres[cp.index:bounds[k + 1]]),
-            method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan))
+            detection_p=welch_p(centres[before.first:before.end], centres[after.first:after.end]),
+            method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan,
+            parts=tuple(ChangePart(i, points[i], share) for i, share in cp.parts)))
     shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
     typical = float(np.median(shown)) if shown else 0.0
     series = Series(host, benchmark, params, params_key, metric, unit, info,
@@ -108,8 +116,9 @@ def tip_change(series: Series, samples: Sequence[np.ndarray] | None = None,
     whole-series detector has the same change, or when its size is below the noise floor."""
     from perflab.stats.tip import look
     centres = np.array(series.medians(), dtype=float)
-    if since is None:
-        since = series.changes[-1].index if series.changes else 0
+    if since is None:  # from the last change's new level (after a spread change's last part)
+        since = (series.changes[-1].parts[-1].index if series.changes[-1].parts
+                 else series.changes[-1].index) if series.changes else 0
     found = look(centres, since=since)
     if found.status not in (SUSPECT, CONFIRMED) or any(c.index == found.start for c in series.changes):
         return None

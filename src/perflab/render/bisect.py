@@ -6,7 +6,7 @@ analysis.bisect.
 
 from __future__ import annotations
 
-from perflab.model.report.bisect import GOOD_END, PROBE, BisectResult, BisectStep
+from perflab.model.report.bisect import GOOD_END, PROBE, BisectResult, BisectStep, carriers_text
 from perflab.render.compare_common import finite
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
@@ -80,7 +80,8 @@ def _gradual(result: BisectResult) -> list[str]:
         return []
     rows = [[s.commit.short, _cut(s.commit.subject), f"{100 * s.share:.0f}%", f"{s.change_pct:+.2f}%"]
             for s in result.gradual]
-    return ["", f"The change is gradual: spread over {len(rows)} commits, each with its share of the step:",
+    return ["", f"The change is gradual: spread over {len(rows)} commits, each with its share of the step "
+            f"({carriers_text(result.gradual)}):",
             format_table(["commit", "subject", "share", "change (+ = better)"], rows, "llrr")]
 
 

@@ -157,7 +157,7 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
             f"  before: {_segment(c.before, c.unit)}",
             f"  after:  {_segment(c.after, c.unit)}",
             (f"  change: {pct(c.oriented_pct)} ({SIGN}; raw {pct(c.change_pct)}, {_a(c.verdict.value)}) between the "
-             f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); samples "
+             f"centres, p = {p_value(c.detection_p)} (Welch t-test of the per-commit medians); detector "
              f"p = {p_value(c.p_value)}") if c.kind == "mean" else
             (f"  change: the noise's {shift(c, 2)} (after/before; the level did not step), p = "
              f"{p_value(c.p_value)} (the search's, corrected for it)"),

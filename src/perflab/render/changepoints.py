@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 
 from perflab.model.output_formats import FormatRegistry, OutputFormat
-from perflab.model.report.history import FileChanges
+from perflab.model.report.history import FileChangePoint, FileChanges
 from perflab.model.verdicts import SIGN
 from perflab.render.compare_common import finite
 from perflab.render.compare_data import number
@@ -36,8 +36,12 @@ def render_json(changes: FileChanges) -> str:
             "verdict": cp.verdict.value if cp.verdict else None,
             "p_value": number(cp.p_value),
             "kind": cp.kind, "spread_ratio": number(cp.spread_ratio),
+            # the tip detector's look at the newest commits: "suspect" or "confirmed"
+            "status": cp.status, "method": cp.method or changes.method,
+            # a change spread over several commits: each one's share of the whole
+            "parts": [{"index": i, "label": label, "share": number(share)} for i, label, share in cp.parts],
         } for cp in r.change_points]
-        columns.append({"column": r.column, "points": r.points,
+        columns.append({"column": r.column, "points": r.points, "commits": r.commits,
                         "indices": [cp.index for cp in r.change_points], "change_points": points})
     data = {"source": changes.source, "sign": SIGN + "; raw_* = after/before - 1", "method": changes.method,
             "parameters": changes.parameters,
@@ -61,7 +65,7 @@ def render_table(changes: FileChanges) -> str:
     for r in changes.columns:
         n = len(r.change_points)
         title = (f"{changes.source}: {r.column}, {r.points} points, {n} change point{'s' * (n != 1)} "
-                 f"({changes.method}: {settings})")
+                 f"({changes.method}: {settings})" + (", points read as commits" if r.commits else ""))
         if not r.change_points:
             blocks.append(title)
             continue
@@ -77,8 +81,27 @@ def render_table(changes: FileChanges) -> str:
         headers = ["index", *(["label"] if r.has_labels else []), "before", "after", pct_head,
                    *(["verdict"] if directed else []), "p-value"]
         align = "r" + "l" * r.has_labels + "rrr" + "l" * directed + "r"
-        blocks.append(title + "\n" + format_table(headers, rows, align, indent="  "))
+        blocks.append(title + "\n" + format_table(headers, rows, align, indent="  ") + _notes(r.change_points))
     return "\n\n".join(blocks) + "\n"
+
+
+def parts_text(parts: list[tuple[str, float]]) -> str:
+    """A spread change's commits: "3 commits carry it: c15 36%, c16 33%, c17 31%"."""
+    return f"{len(parts)} commits carry it: " + ", ".join(f"{name} {100 * share:.0f}%" for name, share in parts)
+
+
+def _notes(points: tuple[FileChangePoint, ...]) -> str:
+    """A line under the table for each change spread over commits and for a tip finding."""
+    lines = []
+    for cp in points:
+        if cp.parts:
+            lines.append(f"  index {cp.index}: spread over commits {cp.parts[0][0]}..{cp.parts[-1][0]}; "
+                         + parts_text([(label or str(i), share) for i, label, share in cp.parts]))
+        if cp.method == "tip":
+            lines.append(f"  index {cp.index}: the newest commits (tip detector), {cp.status}"
+                         + (": one or two commits out of line, the level not yet held" if cp.status == "suspect"
+                            else ": a new level that holds"))
+    return "".join("\n" + line for line in lines)
 
 
 CHANGEPOINT_FORMATS: FormatRegistry[OutputFormat[Callable[[FileChanges], str]]] = FormatRegistry(

@@ -103,23 +103,33 @@ def _order_text(history: History, series: Series) -> str:
 
 
 def change_line(c: Change, factor: float, unit: str) -> str:
-    """The change in two lines: the centres and % detection compared, then the raw samples."""
-    return (f"  change [{c.id}] at {c.point.short}: {_scaled(c.before.centre, factor, unit)} -> "
+    """The change in two lines: the centres and % detection compared, then the raw samples
+    (and the detector's p); a third naming each commit's share when it is spread over several."""
+    line = (f"  change [{c.id}] at {c.point.short}: {_scaled(c.before.centre, factor, unit)} -> "
             f"{_scaled(c.after.centre, factor, unit)}, {shift(c)} {c.verdict.value} "
             f"(centres of {c.before.points} and {c.after.points} commits, p={p_value(c.detection_p)})\n"
             f"    samples: {_mean_sd(c.before.mean, c.before.stddev, factor, unit)} (n={c.before.n}) -> "
             f"{_mean_sd(c.after.mean, c.after.stddev, factor, unit)} (n={c.after.n}), p={p_value(c.p_value)}")
+    return line + (f"\n    {spread_text(c)}" if c.parts else "")
+
+
+def spread_text(c: Change) -> str:
+    """A change spread over commits: "spread over 3 commits (a..c): a 36%, b 33%, c 31%"."""
+    named = ", ".join(f"{p.point.short[:8]} {100 * p.share:.0f}%" for p in c.parts)
+    return (f"spread over {len(c.parts)} commits ({c.parts[0].point.short[:8]}..{c.parts[-1].point.short[:8]}): "
+            + named)
 
 
 def _series_block(history: History, s: Series, hosts: int) -> str:
     factor, unit = scale_for(s.typical, s.unit)
     unit = _unit_suffix(unit)
-    starts = {c.index: c for c in s.changes}
+    starts = {c.index: c for c in (*s.changes, *((s.tip,) if s.tip else ()))}
     rows = []
     for i, sp in enumerate(s.points):
         m = sp.summary
         change = starts.get(i)
-        mark = f"{shift(change)} {change.verdict.value}  [{change.id}]" if change else ""
+        mark = (f"{shift(change)} {change.verdict.value}{' (suspect)' if change.suspect else ''}  [{change.id}]"
+                if change else "")
         rows.append([("" if sp.point.on_line or history.order != ORDER_GRAPH else "~") + str(i + 1),
                      sp.point.short, sp.point.describe or "", str(m.n), _scaled(m.median, factor, unit),
                      _scaled(m.mean, factor, unit), f"{m.cov_pct:.1f}%" if finite(m.cov_pct) else "", mark])
@@ -133,6 +143,8 @@ def _series_block(history: History, s: Series, hosts: int) -> str:
     lines += [change_line(c, factor, unit) for c in s.changes]
     if not s.changes:
         lines.append("  no change point")
+    if s.tip:
+        lines.append(f"  newest commits (tip detector): {s.tip.status}\n" + change_line(s.tip, factor, unit))
     return "\n".join(lines)
 
 
@@ -145,7 +157,8 @@ def render_history(history: History) -> str:
     footer += ("sparkline: per-commit medians; ±sd: relative to the mean\n"
                f"change % oriented (positive = better) between the segments' centres ({CENTRE_NOTE}); "
                "its p: Welch t-test of those medians\n"
-               "samples: mean ±sd of the raw samples of each segment; p: Welch t-test of them")
+               "samples: mean ±sd of the raw samples of each segment; p: the detector's (on commits Welch's "
+               "t-test of the commits' medians, a spread change's commits left out: docs/change-detection.md)")
     return "\n\n".join(blocks) + "\n\n" + footer + "\n"
 
 
@@ -176,6 +189,9 @@ def change_json(c: Change, subject: str | None = None) -> dict[str, Any]:
         "change_kind": c.kind, "spread_ratio": number(c.spread_ratio),
         # "suspect": the tip detector saw one or two commits out of line, not yet a level that holds
         "status": c.status,
+        # a change spread over several commits: each one's share of the whole (sums to 1)
+        "parts": [{"index": p.index, "commit": p.point.commit, "key": p.point.key, "share": number(p.share)}
+                  for p in c.parts],
     }
 
 
@@ -190,6 +206,8 @@ def history_json(history: History) -> str:
                             values=list(p.values))
                        for p in s.points],
             "changes": [change_json(c) for c in s.changes],
+            # the tip detector's finding on the newest commits (suspect or confirmed), or null
+            "tip": change_json(s.tip) if s.tip else None,
         } for s in history.series],
     }
     return json.dumps(data, indent=2) + "\n"
@@ -213,14 +231,16 @@ def render_changes(listing: ChangeList) -> str:
         rows.append([c.id, when(c.point.started_at).split()[0], c.point.short[:8], named[:40],
                      c.benchmark + (f" @{c.host}" if len(hosts) > 1 else ""), c.point_name, c.metric,
                      _scaled(c.before.centre, factor, unit), _scaled(c.after.centre, factor, unit),
-                     shift(c), c.verdict.value + (" (suspect)" if c.suspect else ""),
+                     shift(c), c.verdict.value + (" (suspect)" if c.suspect else "")
+                     + (f" (over {len(c.parts)} commits)" if c.parts else ""),
                      p_value(c.detection_p), p_value(c.p_value)]
                     + ([alert_mark(item.alert)] if alerted else []))
     table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
-                          "before", "after", "change", "verdict", "p", "samples p"] + (["alert"] if alerted else []),
+                          "before", "after", "change", "verdict", "p", "detector p"] + (["alert"] if alerted else []),
                          rows, align="lllllllrrrlrrl")
     return (table + f"\n\nbefore/after: the centres of the segments ({CENTRE_NOTE}); change % oriented: "
-            "positive = better; p: Welch t-test of the per-commit medians, samples p: of the raw samples; "
+            "positive = better; p: Welch t-test of the per-commit medians, detector p: the detector's own (on "
+            "commits the same test, a spread change's commits left out); "
             "'perflab report change ID' explains one"
             + (SUSPECT_NOTE if any(i.change.suspect for i in listing.changes) else "") + "\n")
 

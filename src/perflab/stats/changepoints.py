@@ -68,6 +68,14 @@ class ChangePoint:
     magnitude: float = math.nan
     ci_low: float = math.nan
     ci_high: float = math.nan
+    #: a commit series' change spread over several commits (`commit_series`): (index, share
+    #: of the whole change) of each, the last the first at the new level; () for one step
+    parts: tuple[tuple[int, float], ...] = ()
+
+    @property
+    def last(self) -> int:
+        """The first index at the new level: ``index`` for one step, the last part's else."""
+        return self.parts[-1][0] if self.parts else self.index
 
 
 def preload() -> None:
@@ -185,7 +193,8 @@ def _is_grouped(values: Any) -> TypeGuard[Iterable[ArrayLike]]:
 def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
            window: int = 50, max_pvalue: float = 0.001, min_magnitude: float = 0.0,
            penalty: str | float = "mbic", min_size: int = 2, centre: str = "mean",
-           false_rate: float = FALSE_RATE_PER_1000, spread: bool = False) -> list[ChangePoint]:
+           false_rate: float = FALSE_RATE_PER_1000, spread: bool = False,
+           commits: bool = False) -> list[ChangePoint]:
     """Change points of a series by `method` (one of METHODS); the callers' entry point.
 
     ``values``: one number per position (NaN = missing), or one sequence of samples per
@@ -198,7 +207,10 @@ def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
     ``spread`` also reports changes in the noise's spread alone (kind "spread", off by
     default: see stats/mosum.py);
     ``min_magnitude`` (a fraction) to all. Indices are positions in `values`, the first
-    of the new regime.
+    of the new regime. ``commits``: the positions are commits, not samples (`commit_series`:
+    mosum keeps short excursions and adds the tip detector's confirmed levels; every method's
+    points are placed by rank, their p from the commits' values, a change over several
+    commits has its ``parts``); the ChangePoint's p_value is then `commit_series.commit_p`.
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: one of {', '.join(METHODS)}")
@@ -214,6 +226,9 @@ def detect(values: ArrayLike | Sequence[ArrayLike], *, method: str = "mosum",
         groups = None
         centres = np.asarray(values, dtype=float).reshape(-1)
     x, where = _finite(centres)
+    if commits and x.size >= MIN_POINTS and np.ptp(x) > 0.0:
+        return _commit_points(x, where, groups, method, window=window, max_pvalue=max_pvalue, penalty=penalty,
+                              min_size=min_size, min_magnitude=min_magnitude, false_rate=false_rate)
     if method == "mosum":
         return _mosum(x, where, groups, false_rate, min_size, min_magnitude, spread)
     if method == "e-divisive":
@@ -258,3 +273,39 @@ def _mosum(x: NDArray[np.float64], where: NDArray[np.intp], groups: list[NDArray
         out.append(replace(point, p_value=f.p_value, kind=f.kind, magnitude=f.magnitude,
                            ci_low=f.magnitude - half, ci_high=f.magnitude + half))
     return out
+
+
+def _commit_points(x: NDArray[np.float64], where: NDArray[np.intp], groups: list[NDArray[np.float64]] | None,
+                   method: str, *, min_magnitude: float, false_rate: float, **options: Any) -> list[ChangePoint]:
+    """detect on a commit series (`commit_series.changes`): mosum's own detection, or the
+    other methods' points as candidates; each change described by the commits before it
+    (from the last change's new level) and from its new level on."""
+    from perflab.stats import commit_series
+    found = None
+    if method != "mosum":
+        found = [cp.index for cp in detect(x, method=method, **options)]
+    steps = commit_series.changes(x, found=found, rate=false_rate)
+    out = []
+    for j, step in enumerate(steps):
+        lo = steps[j - 1].last if j else 0
+        hi = steps[j + 1].index if j + 1 < len(steps) else x.size
+        before, after = _side(x, where, groups, lo, step.index), _side(x, where, groups, step.last, hi)
+        level = float(np.median(x[lo:step.index])) if step.index > lo else math.nan
+        step_size = abs(float(np.median(x[step.last:hi])) - level)
+        if min_magnitude > 0.0 and level and step_size < min_magnitude * abs(level):
+            continue
+        mb, sb, ma, sa = (*before, *after)
+        out.append(ChangePoint(
+            index=int(where[step.index]), mean_before=mb, stddev_before=sb, mean_after=ma, stddev_after=sa,
+            change_pct=100.0 * (ma - mb) / mb if mb else math.nan, p_value=step.p_value, method=method,
+            parts=tuple((int(where[i]), share) for i, share in step.parts)))
+    return out
+
+
+def _side(x: NDArray[np.float64], where: NDArray[np.intp], groups: list[NDArray[np.float64]] | None,
+          first: int, end: int) -> tuple[float, float]:
+    """(mean, sd) of positions [first, end) of x: of their samples with groups."""
+    v = x[first:end] if groups is None else np.concatenate([np.empty(0), *(groups[i] for i in where[first:end])])
+    if not v.size:
+        return math.nan, math.nan
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else math.nan

@@ -409,18 +409,20 @@ def _apart(found: list[Detection], min_segment: int) -> list[Detection]:
 
 
 def _kept(x: NDArray[np.float64], z: NDArray[np.float64], found: list[Detection], min_segment: int,
-          alpha: float) -> list[Detection]:
+          alpha: float, transients: bool = True) -> list[Detection]:
     """Of the points found in z (the robustified x): those inside [min_segment,
     n − min_segment], the stronger of two closer than min_segment, less the transients of
-    x, confirmed in z (`_confirmed`)."""
+    x (with ``transients``), confirmed in z (`_confirmed`)."""
     n = x.size
-    kept = _apart([f for f in found if min_segment <= f.index <= n - min_segment], min_segment)
-    kept = _drop_transients(x, sorted(kept, key=lambda f: f.index))
+    kept = sorted(_apart([f for f in found if min_segment <= f.index <= n - min_segment], min_segment),
+                  key=lambda f: f.index)
+    if transients:
+        kept = _drop_transients(x, kept)
     return _confirmed(z, kept, alpha) if kept else kept
 
 
 def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
-           min_segment: int = MIN_SEGMENT, spread: bool = False) -> list[Detection]:
+           min_segment: int = MIN_SEGMENT, spread: bool = False, transients: bool = True) -> list[Detection]:
     """Changes in the mean (and, with `spread`, in the noise's spread) of finite x, in order.
 
     `rate` is the false-alarm rate the thresholds are set for: expected false change points
@@ -439,7 +441,7 @@ def search(x: NDArray[np.float64], *, rate: float = FALSE_RATE_PER_1000,
     share, parts = alpha / tests / 2, tests * 2
     found = _steps(z, "mean", share, parts, located)
     # the level's points go through the transient rule on x itself (its medians)
-    kept = _kept(x, z, found, min_segment, alpha / tests)
+    kept = _kept(x, z, found, min_segment, alpha / tests, transients)
     if spread:
         y = log_spread(x, [k.index for k in kept])
         found = _steps(y, "spread", share, parts)

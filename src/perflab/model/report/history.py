@@ -79,6 +79,16 @@ class Segment:
 
 
 @dataclass(frozen=True)
+class ChangePart:
+    """One commit of a change spread over several: its share of the whole change (its step
+    from the commit before; the last part is the first commit at the new level)."""
+
+    index: int                  # in the series' points
+    point: HistoryPoint
+    share: float                # of the whole change: the parts sum to 1
+
+
+@dataclass(frozen=True)
 class Change:
     id: str
     host: str
@@ -95,7 +105,7 @@ class Change:
     change_pct: float           # 100·(after.centre − before.centre)/before.centre, raw
     oriented_pct: float         # the same, positive = better
     verdict: Verdict            # by oriented_pct: IMPROVEMENT / REGRESSION (UNDECIDED: % undefined)
-    p_value: float              # Welch's t-test between the raw samples of the two segments
+    p_value: float              # the detector's: for commit series stats/commit_series.commit_p
     detection_p: float          # Welch's t-test between the per-point medians of the two segments
     method: str
     #: "mean": a step in the level; "spread": the noise's spread changed by spread_ratio
@@ -106,6 +116,9 @@ class Change:
     #: CONFIRMED for the whole-series detector's changes; the tip detector's (method
     #: TIP_METHOD) are SUSPECT (one or two commits out of line) or CONFIRMED (the level held)
     status: str = CONFIRMED
+    #: a change spread over several commits (stats/commit_series.py): each one's share, in
+    #: order, from ``point`` (the first) to the first commit at the new level; () for one step
+    parts: tuple[ChangePart, ...] = ()
 
     @property
     def point_name(self) -> str:
@@ -235,6 +248,12 @@ class FileChangePoint:
     p_value: float
     kind: str = "mean"                 # or "spread" (as Change.kind: no % step, spread_ratio)
     spread_ratio: float = math.nan
+    #: CONFIRMED, or for the tip detector's finding on the newest commits (method TIP_METHOD)
+    #: SUSPECT or CONFIRMED, as Change.status
+    status: str = CONFIRMED
+    method: str = ""
+    #: a change spread over several commits: (index, label, share of the whole), as Change.parts
+    parts: tuple[tuple[int, str | None, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -243,6 +262,7 @@ class ColumnChanges:
     points: int                        # positions in the series (commits, rows)
     has_labels: bool
     change_points: tuple[FileChangePoint, ...]
+    commits: bool = False              # read as a commit series (stats/commit_series.py)
 
 
 @dataclass(frozen=True)
