@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from perflab.cli.common import RATE, SECONDS, SEED, count, open_store, warn
+from perflab.cli.common import LABEL, RATE, SECONDS, SEED, count, open_store, warn
 from perflab.model.report.bisect import BISECT_METRICS, FOUND
 from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, VERDICT_METHODS
 
@@ -54,7 +54,7 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
 @click.option("--clean", metavar="CMD",
               help="Reuse one worktree for every build: check the commit out there, run CMD (e.g. "
                    "'make clean'), then --build; default: a fresh worktree per commit.")
-@click.option("--label", metavar="LABEL",
+@click.option("--label", type=LABEL, metavar="LABEL",
               help="Store the runs under LABEL (default: bisect-<8 hex digits>, printed at the end).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.pass_context

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from perflab.model.errors import UsageError
-from perflab.model.limits import MAX_REPETITIONS, parse_id
+from perflab.model.limits import MAX_REPETITIONS, is_id, parse_id
 from perflab.model.output_formats import FormatRegistry
 
 # this invocation's arguments (set by main), kept with a run to reproduce it
@@ -82,6 +82,27 @@ class RowId(click.ParamType):
 
     def convert(self, value, param, ctx) -> int:
         return value if isinstance(value, int) else parse_id(value, self.what)
+
+
+class Text(click.ParamType):
+    """A name the user gives (a label, a benchmark name, who triages): not empty, and for a
+    label not a run id, since `show 5` looks ids up first and would never find label 5."""
+
+    name = "text"
+
+    def __init__(self, *, label: bool = False):
+        self.label = label
+
+    def convert(self, value, param, ctx) -> str:
+        if not isinstance(value, str) or not value.strip():
+            self.fail("is empty", param, ctx)
+        if self.label and is_id(value):
+            self.fail(f"{value!r} reads as a run id: a label needs a character other than a digit", param, ctx)
+        return value
+
+
+LABEL = Text(label=True)
+NAME = Text()
 
 
 class Finite(click.FloatRange):

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from perflab.cli.common import RATE, check_output, format_option, open_store, write_output
+from perflab.cli.common import LABEL, RATE, check_output, format_option, open_store, write_output
 from perflab.model.errors import EXIT_VERDICT, UsageError
 from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
@@ -170,7 +170,7 @@ def _import_kinds() -> list[str]:
 @click.command(name="import", help=_import_help())
 @click.argument("kind", type=click.Choice(_import_kinds()))
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--label", required=True, help="Label of the new run.")
+@click.option("--label", type=LABEL, required=True, help="Label of the new run.")
 @click.option("-i", "--ignore-failure", is_flag=True,
               help="Keep repetitions that exited non-zero as values (noted with their exit status).")
 @click.option("--host", metavar="NAME", help="The machine the file was recorded on, where the file does not say "

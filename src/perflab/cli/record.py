@@ -12,6 +12,8 @@ import click
 
 from perflab.cli.common import (
     COMMAND_LINE,
+    LABEL,
+    NAME,
     SECONDS,
     SEED,
     Finite,
@@ -62,7 +64,7 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
 @click.option("-m", "--min-runs", type=count(), metavar="N", help="With --max-time: rounds before it may stop.")
 @click.option("-M", "--max-runs", type=count(), metavar="N", help="Rounds at most (the same as -n).")
 @click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
-@click.option("--label", help="Name of what is measured (default: the kernel release).")
+@click.option("--label", type=LABEL, help="Name of what is measured (default: the kernel release).")
 @click.option("--commit", help="Commit being measured (resolved in --repo if given).")
 @click.option("--repo", type=click.Path(file_okay=False), help="Git repository: record its HEAD (or --commit).")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUES",
@@ -76,7 +78,7 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
               help="Run the command through /bin/sh -c, or --shell=bash through that shell; the shell's "
                    "start-up time is subtracted.")
 @click.option("--shell-program", hidden=True)
-@click.option("--name", help="Benchmark name to store samples under (default: the command).")
+@click.option("--name", type=NAME, help="Benchmark name to store samples under (default: the command).")
 @click.option("--timeout", type=SECONDS, metavar="S", help="Kill the command's process group after S seconds.")
 @click.option("-i", "--ignore-failure", is_flag=True, help="Keep non-zero exits as values.")
 @click.option("--prepare", metavar="CMD",
@@ -161,10 +163,10 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
     repetitions, least, seconds = run_limits(o["repetitions"], o["min_runs"], o["max_runs"], o["max_time"])
     run_options = RunOptions(
         warmup=o["warmup"], shuffle=o["shuffle"] or o["seed"] is not None, seed=o["seed"],
-        cpus=_parse_cpus(o["cpu_list"]) if o["cpu_list"] else None, timeout=o["timeout"], prepare=o["prepare"],
-        conclude=o["conclude"],
+        cpus=_parse_cpus(o["cpu_list"]) if o["cpu_list"] is not None else None, timeout=o["timeout"],
+        prepare=o["prepare"], conclude=o["conclude"],
         setup=o["setup"], cleanup=o["cleanup"], show_output=o["show_output"],
-        monitors=list(monitors.parse_names(o["monitor_list"])) if o["monitor_list"] else None,
+        monitors=list(monitors.parse_names(o["monitor_list"])) if o["monitor_list"] is not None else None,
         events=_event_list(o["events"]) if o["events"] is not None else None, profile_freq=o["profile_freq"],
         call_graph=o["call_graph"], profile_scope=o["profile_scope"], force=o["force"],
         settle=o["settle"])
@@ -236,16 +238,21 @@ def _event_list(text: str) -> list[str]:
 
 
 def _parse_cpus(text: str) -> list[int]:
-    from perflab.execute.environment import parse_cpu_list
-    try:
-        cpus = parse_cpu_list(text)
-    except ValueError:
-        cpus = []
-    if not cpus:
-        raise UsageError(f"bad --cpu {text!r}: expected a list like 0 or 0,2-3")
+    """--cpu's list (0 or 0,2-3), each number within the machine's CPUs before a range is
+    expanded: a typo of 0-99999999 is refused, not built as a list of a hundred million."""
+    count = os.cpu_count() or 1
+    cpus: list[int] = []
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not all(w.isascii() and w.isdigit() for w in ([first, last] if dash else [first])):
+            raise UsageError(f"bad --cpu {text!r}: expected a list like 0 or 0,2-3")
+        low, high = (int(w) if len(w) < 8 else count for w in ((first, last) if dash else (first, first)))
+        if high >= count:
+            raise UsageError(f"--cpu {part.strip()!r} is beyond this machine's CPUs (0-{count - 1})")
+        if high < low:
+            raise UsageError(f"bad --cpu {text!r}: the range {part.strip()!r} descends")
+        cpus.extend(range(low, high + 1))
     return cpus
-
-
 
 
 # -- runs / show / export ---------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import random
 import sqlite3
@@ -16,7 +17,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from perflab.model.errors import EnvironmentProblem, UsageError
+from perflab.model.limits import shorten
 from perflab.store import location
+from perflab.store.failures import damaged, is_damaged
 from perflab.store.schema import (
     APPLICATION,
     SCHEMA_VERSION,
@@ -77,14 +80,24 @@ def open_engine(target: str | None, *, create: bool) -> Engine:
     if location.is_url(target):
         engine = _url_engine(target)
     else:
-        engine = _sqlite_engine(Path(target).expanduser(), create=create)
+        try:
+            engine = _sqlite_engine(Path(target).expanduser(), create=create)
+        except OSError as error:   # a path no file system holds (a 10,000-character name), a looping link
+            problem = UsageError if error.errno in (errno.ENAMETOOLONG, errno.ELOOP) else EnvironmentProblem
+            raise problem(f"cannot use the database {shorten(target)}: {error.strerror}") from None
     try:
         _check_or_create(engine, target, create=create)
         if engine.dialect.name == "sqlite" and create:
             retry_busy(lambda: _set_wal(engine))
     except sa.exc.OperationalError as error:
         engine.dispose()
-        raise _operational_problem(target, error) from None
+        raise (damaged(target, error) if is_damaged(error) else _operational_problem(target, error)) from None
+    except UnicodeDecodeError as error:   # text SQLite hands back from overwritten pages
+        engine.dispose()
+        raise damaged(target, error) from None
+    except UnicodeError as error:   # a host name the resolver cannot encode (a label over 63 characters)
+        engine.dispose()
+        raise UsageError(f"bad database URL {shorten(target)!r}: its host name: {error}") from None
     except BaseException:
         engine.dispose()
         raise
@@ -231,7 +244,10 @@ def _url_engine(target: str) -> Engine:
     try:
         return sa.create_engine(url, pool_pre_ping=True)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as error:
-        raise UsageError(f"bad database URL {target!r}: {error}") from None
+        raise UsageError(f"bad database URL {shorten(target)!r}: {error}") from None
+    except ValueError:   # urllib's and SQLAlchemy's parse: a port that is not a number, an open '['
+        raise UsageError(f"bad database URL {shorten(target)!r}: cannot read its host and port",
+                         hint="postgresql://USER@HOST[:PORT]/DB") from None
 
 
 def _check_or_create(engine: Engine, target: str, *, create: bool) -> None:
@@ -244,8 +260,10 @@ def _check_or_create(engine: Engine, target: str, *, create: bool) -> None:
     try:
         retry_busy(lambda: _check_or_create_locked(engine, target, create=create))
     except sa.exc.OperationalError as error:
-        raise _operational_problem(target, error) from None
+        raise (damaged(target, error) if is_damaged(error) else _operational_problem(target, error)) from None
     except sa.exc.DatabaseError as error:
+        if is_damaged(error):
+            raise damaged(target, error) from None
         raise UsageError(f"{target} is not a perflab database ({_first_line(error)})") from None
 
 
@@ -287,13 +305,24 @@ def _check_or_create_in(conn: sa.Connection, target: str, *, create: bool) -> No
     values = dict(conn.execute(sa.select(meta.c.key, meta.c.value)).all())
     if values.get("application") != APPLICATION:
         raise UsageError(f"{target} is not a perflab database")
-    version = int(values.get("schema_version", "0"))
+    version = _schema_version(values.get("schema_version"), target)
     if version > SCHEMA_VERSION:
         raise EnvironmentProblem(
             f"{target} was written by a newer perflab (schema {version}; "
             f"this perflab reads up to {SCHEMA_VERSION})", hint="upgrade perflab")
     if version < SCHEMA_VERSION:
         _migrate(conn, version)
+
+
+def _schema_version(value: object, target: str) -> int:
+    """perflab_meta's schema_version as perflab writes it (1, 2, ...); anything else (edited,
+    emptied, deleted) is a damaged store, refused before a migration could write to it."""
+    text = "" if value is None else str(value)
+    if text.isascii() and text.isdigit() and len(text) < 10 and int(text) >= 1:
+        return int(text)
+    raise EnvironmentProblem(f"the database {target} is damaged: its perflab_meta.schema_version is "
+                             f"{'missing' if value is None else repr(text[:20])}, not a version perflab writes; "
+                             "perflab reads and writes nothing in it")
 
 
 def _migrate(conn: sa.Connection, version: int) -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
+
 from perflab.store.connection import StoreConnection
+from perflab.store.failures import translated
 from perflab.store.recovery import PendingRepository
 from perflab.store.runs import RunRepository
 from perflab.store.samples import MetricRepository, SampleRepository
@@ -25,14 +29,23 @@ class Store(StoreConnection):
 
     def __init__(self, target: str | None = None, *, create: bool = False):
         super().__init__(target, create=create)
-        if not self.read_only:
-            self.pending.recover()
+        try:
+            if not self.read_only:
+                self.pending.recover()
+        except BaseException as error:
+            self.__exit__(type(error), error, None)
+            raise
 
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        """Closes; a damaged file or a full disk met inside the block ends as one line."""
+        said = translated(self.target, error) if isinstance(error, Exception) else None
+        with contextlib.suppress(sa.exc.SQLAlchemyError) if said else contextlib.nullcontext():
+            self.close()
+        if said is not None:
+            raise said from None
 
     @cached_property
     def runs(self) -> RunRepository:
