@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -129,11 +128,10 @@ def run(ctx: click.Context, **options: Any) -> None:
       perflab run wis -p test=poll2 --monitor perf-stat,perf-profile,vmstat
     """
     from perflab.execute import record
-    from perflab.model.run_request import RunRequest
 
     quiet = options["quiet"]
     if options["request_file"]:
-        request = RunRequest.from_json(json.loads(Path(options["request_file"]).read_text(encoding="utf-8")))
+        request = _read_request(options["request_file"])
     else:
         request = run_request(options, after_dashdash=ctx.meta.get("perflab.dashdash", False))
     if options["resume"] and request.target is not None and (request.target.words or request.target.commands):
@@ -150,6 +148,26 @@ def run(ctx: click.Context, **options: Any) -> None:
                        f"{info.request.stopped.reason}", err=True)
         _print_run_summary(store, info, quiet)
         write_exports(store, run_id, request.exports)
+
+
+def _read_request(path: str) -> RunRequest:
+    """--request FILE: a RunRequest document (a fleet worker's job); anything else one line."""
+    from perflab.formats.jsontext import parse_json
+    from perflab.model.run_request import RunRequest
+    try:
+        document = parse_json(Path(path).read_bytes().decode("utf-8"), f"--request {path}")
+    except UnicodeDecodeError:
+        raise UsageError(f"--request {path}: not UTF-8 JSON text") from None
+    except OSError as error:
+        raise UsageError(f"--request {path}: cannot read it: {error.strerror}") from None
+    if not isinstance(document, dict):
+        raise UsageError(f"--request {path}: expected a JSON object (a RunRequest), got {type(document).__name__}")
+    try:
+        return RunRequest.from_json(document)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:   # pydantic's ValidationError too
+        said = str(error).strip().splitlines()
+        raise UsageError(f"--request {path}: not a RunRequest ({said[0] if said else type(error).__name__}"
+                         + (f": {said[1].strip()}" if len(said) > 1 else "") + ")") from None
 
 
 def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
