@@ -26,6 +26,7 @@ from perflab.cli.common import (
 )
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
+from perflab.model.limits import shorten
 from perflab.render.export import EXPORT_FORMATS
 
 if TYPE_CHECKING:
@@ -264,9 +265,11 @@ def _parse_cpus(text: str) -> list[int]:
         first, dash, last = part.strip().partition("-")
         if not all(w.isascii() and w.isdigit() for w in ([first, last] if dash else [first])):
             raise UsageError(f"bad --cpu {text!r}: expected a list like 0 or 0,2-3")
-        low, high = (int(w) if len(w) < 8 else count for w in ((first, last) if dash else (first, first)))
+        words = (first, last) if dash else (first, first)
+        low, high = (int(w) if len(w) < 8 else count for w in words)
         if high >= count:
-            raise UsageError(f"--cpu {part.strip()!r} is beyond this machine's CPUs (0-{count - 1})")
+            raise UsageError(f"--cpu {shorten(words[1 if low < count else 0])} is not an online CPU available "
+                             f"to perflab (this machine has CPUs 0-{count - 1})")
         if high < low:
             raise UsageError(f"bad --cpu {text!r}: the range {part.strip()!r} descends")
         cpus.extend(range(low, high + 1))

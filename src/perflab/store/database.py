@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from perflab.model.errors import EnvironmentProblem, UsageError
+from perflab.model.errors import EnvironmentProblem, PerflabError, UsageError
 from perflab.model.limits import shorten
 from perflab.store import location
 from perflab.store.failures import damaged, is_damaged
@@ -78,13 +78,41 @@ def open_engine(target: str | None, *, create: bool) -> Engine:
     """
     target = location.resolve(target)
     if location.is_url(target):
-        engine = _url_engine(target)
-    else:
+        return _checked(_url_engine(target), target, create=create)
+    existed = os.path.lexists(os.path.expanduser(target))
+    try:
+        engine = _sqlite_engine(Path(target).expanduser(), create=create)
+    except OSError as error:   # a path no file system holds (a 10,000-character name), a looping link
+        problem = UsageError if error.errno in (errno.ENAMETOOLONG, errno.ELOOP) else EnvironmentProblem
+        raise problem(f"cannot use the database {shorten(target)}: {error.strerror}") from None
+    try:
+        return _checked(engine, target, create=create)
+    except EnvironmentProblem:
+        if create and not existed:
+            _remove_if_empty(Path(target).expanduser())
+        # a reader where SQLite cannot write beside the file (a full disk: no room for its -shm)
+        # reads it read-only, or immutable; else the first failure is the one said
+        if create or is_read_only(engine):
+            raise
         try:
-            engine = _sqlite_engine(Path(target).expanduser(), create=create)
-        except OSError as error:   # a path no file system holds (a 10,000-character name), a looping link
-            problem = UsageError if error.errno in (errno.ENAMETOOLONG, errno.ELOOP) else EnvironmentProblem
-            raise problem(f"cannot use the database {shorten(target)}: {error.strerror}") from None
+            return _checked(read_only_engine(target), target, create=False)
+        except PerflabError:
+            pass
+        raise
+
+
+def _remove_if_empty(path: Path) -> None:
+    """A database this perflab began and could not write (a full disk) is not left as a
+    0-byte file that the next perflab would take for a new one, nor are its empty journals."""
+    for name in (path, *(path.with_name(path.name + end) for end in ("-journal", "-wal", "-shm"))):
+        with contextlib.suppress(OSError):
+            if name.stat().st_size == 0:
+                name.unlink()
+
+
+def _checked(engine: Engine, target: str, *, create: bool) -> Engine:
+    """``engine`` once its database is checked (created or upgraded when ``create``), or the
+    failure as one PerflabError line; the engine is disposed of then."""
     try:
         _check_or_create(engine, target, create=create)
         if engine.dialect.name == "sqlite" and create:
@@ -181,7 +209,7 @@ def _sqlite_engine(path: Path, *, create: bool) -> Engine:
         except OSError as error:
             raise EnvironmentProblem(f"cannot create the database {path}: {error.strerror}") from None
     if not create and not writable(path):
-        return _read_only_engine(path)
+        return read_only_engine(str(path))
     engine = sa.create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
 
     @sa.event.listens_for(engine, "connect")
@@ -208,12 +236,17 @@ def opens_read_only(target: str, *, create: bool) -> bool:
     return not create and not location.is_url(target) and not writable(Path(target).expanduser())
 
 
-def _read_only_engine(path: Path) -> Engine:
+def is_read_only(engine: Engine) -> bool:
+    """Whether ``engine`` is one of ``read_only_engine``'s (its file is opened by a creator)."""
+    return engine.dialect.name == "sqlite" and not engine.url.database
+
+
+def read_only_engine(target: str) -> Engine:
     """An engine that never writes ``path``: SQLite's mode=ro, or immutable=1 where even
     that cannot open (a WAL store whose -shm this user may not create: the directory is
     not writable). immutable reads the main file only, without locks: a writer's commits
     that are still in its -wal are not seen, and a concurrent writer is not waited for."""
-    uri = "file:" + urllib.parse.quote(str(path.resolve()))
+    uri = "file:" + urllib.parse.quote(str(Path(target).expanduser().resolve()))
 
     def mode_ro() -> sqlite3.Connection:
         return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, check_same_thread=False)

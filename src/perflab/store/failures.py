@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from perflab.model.errors import EnvironmentProblem, PerflabError
 
-_DAMAGED = ("malformed", "file is not a database", "could not decode", "disk i/o error")
+_DAMAGED = ("malformed", "file is not a database", "could not decode")
 _FULL = ("database or disk is full",)
 
 

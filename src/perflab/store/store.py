@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 
 from perflab.store.connection import StoreConnection
-from perflab.store.failures import translated
+from perflab.store.failures import is_disk_full, translated
 from perflab.store.recovery import PendingRepository
 from perflab.store.runs import RunRepository
 from perflab.store.samples import MetricRepository, SampleRepository
@@ -32,9 +32,11 @@ class Store(StoreConnection):
         try:
             if not self.read_only:
                 self.pending.recover()
-        except BaseException as error:
-            self.__exit__(type(error), error, None)
-            raise
+        except Exception as error:
+            if create or not is_disk_full(error):
+                self.__exit__(type(error), error, None)
+                raise
+            self.reopen_read_only()   # a reader on a full disk reads what the database holds
 
     def __enter__(self) -> Store:
         return self

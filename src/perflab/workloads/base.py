@@ -63,7 +63,8 @@ class Parameter:
             if isinstance(value, float) and not math.isfinite(value):
                 raise UsageError(f"parameter {self.name}={value}: must be a finite number")
             if abs(value) > _LARGEST:   # 1e23 as much as 10**23: int() of it is no count a program takes
-                raise UsageError(f"parameter {self.name}={value:g}: too large (the largest is 2**63-1)")
+                size = f"a {value.bit_length()}-bit number" if isinstance(value, int) else f"{value:g}"
+                raise UsageError(f"parameter {self.name}: {size} is too large (the largest is 2**63-1)")
             if self.kind is int and not float(value).is_integer():
                 raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
             value = self.kind(value)
