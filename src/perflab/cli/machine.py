@@ -28,8 +28,9 @@ def doctor(ctx: click.Context) -> None:
     from perflab.render.doctor import render_doctor
     env = environment.capture()
     findings = tuning.check(env, is_root=os.geteuid() == 0)
+    model = _host_model(ctx)   # first: a store that cannot be read is one line, not a report and then a line
     click.echo(render_doctor(env, findings, probe.perf_events(), probe.find_tools(), probe.TOOLS))
-    click.echo(_host_model(ctx))
+    click.echo(model)
 
 
 def _host_model(ctx: click.Context) -> str:
