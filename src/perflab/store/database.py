@@ -261,7 +261,7 @@ def read_only_engine(target: str) -> Engine:
         finally:
             probe.close()
         creator = mode_ro
-    except sqlite3.OperationalError:
+    except sqlite3.DatabaseError:   # cannot open read-only (no -shm), or a damaged file: found on use
         creator = immutable
     return sa.create_engine("sqlite://", creator=creator)
 
