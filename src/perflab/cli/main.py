@@ -14,9 +14,13 @@ from perflab import __version__
 from perflab.cli.common import COMMAND_LINE, Context, with_help_formatter
 from perflab.model.errors import EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted
 
+# what would break the one line of an error, echoed from a value the user gave (a label with
+# a carriage return): shown escaped, as repr() shows it
+_LINE_BREAKING = {c: repr(chr(c))[1:-1] for c in [*range(0x20), 0x7F, 0x85, 0x2028, 0x2029] if c != 0x09}
+
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"perflab: error: {message}", err=True)
+    click.echo(f"perflab: error: {message.translate(_LINE_BREAKING)}", err=True)
     sys.exit(code)
 
 

@@ -285,6 +285,8 @@ def runs(ctx: click.Context) -> None:
     from perflab.store import location
     target = location.resolve(ctx.find_root().obj["db"])
     if not location.is_url(target) and not os.path.lexists(os.path.expanduser(target)):
+        if len(os.path.basename(target).encode()) > 255 or len(target.encode()) >= 4096:
+            raise UsageError(f"cannot use the database {shorten(target)}: File name too long")
         return  # no database yet: no runs, as `ls` of an empty directory (and none created)
     with open_store(ctx, create=False) as store:
         listing = render_runs(store.runs.all())
