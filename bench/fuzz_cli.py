@@ -66,6 +66,7 @@ def fuzz_cli(n: int, store: str, pool: cli_grammar.FilePool, every: int, random_
             counts[kind] += 1
             if len(failures[kind]) < 5:
                 failures[kind].append(f"{cli_grammar.shown(call)}: {type(error).__name__}: {str(error)[:300]}")
+                print(f"  {kind}: {failures[kind][-1]}", flush=True)
         if every and counts["invocations"] % every == 0:
             print(f"  {counts['invocations']:,} invocations, {time.monotonic() - started:.0f} s, "
                   f"failures {sum(counts[k] for k in ('traceback', 'hang', 'bad answer', 'exit 0 on hostile'))}",

@@ -39,6 +39,7 @@ from perflab.model.limits import MAX_ID
 # hostile value, which they must refuse before they start
 BLOCKING = {("serve",), ("worker",), ("watch",), ("submit",), ("jobs", "wait")}
 SLOW = {("doctor",), ("calibrate",)}   # seconds each even when all goes well: drawn rarely
+STORELESS = {("workloads",), ("changepoints",)}   # never open the store: --db is not theirs to refuse
 HANG_S = 30.0
 
 # -- values -------------------------------------------------------------------------------
@@ -275,7 +276,7 @@ def invocation(pool: FilePool, store: str, draw_files: bool = True) -> st.Search
             url, bad = draw(st.sampled_from(DB_VALUES))
             if not hostile or not bad:
                 head = ["--db", url]
-                hostile |= bad
+                hostile |= bad and words not in STORELESS
         # a value after "--" is an argument, never an option: a negative id stays an id
         middle = ["--"] if tail and tail[0].startswith("-") and tail[0] != "--" and "--" not in tail else []
         return Invocation(words, [*head, *words, *argv, *middle, *tail], hostile)

@@ -197,6 +197,18 @@ def test_the_grammar_covers_every_command_and_option():
     assert sum(len(c.params) for c in found.values()) > 200
 
 
+def test_bench_fuzz_cli_smoke():
+    """bench/fuzz_cli.py at its smallest size: it runs, counts and finds nothing."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parent.parent / "bench" / "fuzz_cli.py"
+    done = subprocess.run([sys.executable, str(script), "--invocations", "20", "--progress", "0"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "CLI: 20 invocations" in done.stdout and "traceback 0, hang 0" in done.stdout
+
+
 def test_zz_the_figure(capsys):
     with capsys.disabled():   # shown with -n 0 -s
         print(f"\nCLI fuzz: {TRIED['invocations']} invocations tried, 0 tracebacks")

@@ -121,8 +121,6 @@ def bisect(ctx: click.Context, repo: str, good: str, bad: str, build: str, run_l
     check_range(repo, good, bad)
     if build_cache is not None:
         _check_build_cache(build_cache)
-    if label is not None and not label.strip():
-        raise click.UsageError("--label must not be blank")
     progress = (lambda line: None) if quiet else (lambda line: click.echo(f"perflab: {line}", err=True))
     with open_store(ctx, create=True) as store:
         recorder = BisectRecorder(store, repo, label or new_label(), stored_metric(options), run_line, build,
