@@ -331,6 +331,14 @@ def test_odd_values_get_a_clear_refusal(store, argv, said):
     assert invoke(["--db", store, "runs"]).stdout == before   # nothing was recorded
 
 
+@pytest.mark.parametrize("db", ["foo://x", "postgresql://u@h:abc/x", "sqlite:///:memory:", "/" + "x" * 300])
+def test_doctor_refuses_a_db_that_names_no_store(db):
+    """found by bench/fuzz_cli.py: doctor took any refusal of --db for 'no store yet'."""
+    outcome = invoke(["--db", db, "doctor"])
+    assert_one_line_refusal(["doctor"], outcome, codes=(2,))
+    assert outcome.stdout == ""
+
+
 def test_doctor_says_an_unreachable_store_before_any_report():
     outcome = invoke(["--db", "postgresql://perflab@127.0.0.1:1/none", "doctor"])
     assert_one_line_refusal(["doctor"], outcome, codes=(3,))

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from perflab.model.errors import UsageError
-from perflab.model.limits import MAX_REPETITIONS, is_id, parse_id
+from perflab.model.limits import MAX_REPETITIONS, is_id, parse_id, shorten
 from perflab.model.output_formats import FormatRegistry
 
 # this invocation's arguments (set by main), kept with a run to reproduce it
@@ -70,6 +70,18 @@ def open_store(ctx: click.Context, *, create: bool):
     """The database named by the top-level --db (or its defaults)."""
     from perflab.store import Store
     return Store(ctx.find_root().obj["db"], create=create)
+
+
+def store_exists(ctx: click.Context) -> bool:
+    """Whether --db names a store to read (a URL, or an SQLite file that is there); a URL
+    perflab does not store in, or a name no file system holds, is refused here."""
+    from perflab.store import location
+    target = location.resolve(ctx.find_root().obj["db"])
+    if location.is_url(target) or os.path.lexists(os.path.expanduser(target)):
+        return True
+    if len(os.path.basename(target).encode()) > 255 or len(target.encode()) >= 4096:
+        raise UsageError(f"cannot use the database {shorten(target)}: File name too long")
+    return False
 
 
 class RowId(click.ParamType):

@@ -20,6 +20,7 @@ from perflab.cli.common import (
     count,
     format_option,
     open_store,
+    store_exists,
     terminal_width,
     warn,
     write_output,
@@ -282,11 +283,7 @@ def _parse_cpus(text: str) -> list[int]:
 def runs(ctx: click.Context) -> None:
     """One line per run: id, label, commit, host, when, status, benchmarks, samples."""
     from perflab.render.runs import render_runs
-    from perflab.store import location
-    target = location.resolve(ctx.find_root().obj["db"])
-    if not location.is_url(target) and not os.path.lexists(os.path.expanduser(target)):
-        if len(os.path.basename(target).encode()) > 255 or len(target.encode()) >= 4096:
-            raise UsageError(f"cannot use the database {shorten(target)}: File name too long")
+    if not store_exists(ctx):
         return  # no database yet: no runs, as `ls` of an empty directory (and none created)
     with open_store(ctx, create=False) as store:
         listing = render_runs(store.runs.all())
