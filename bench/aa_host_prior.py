@@ -75,6 +75,12 @@ KINDS = {"time": ("wall time", ("time",)), "user": ("cpu time", ("user", "system
          "system": ("cpu time", ("user", "system"))}   # metric -> its kind, and the kind's metrics
 
 
+def shown(path: Path) -> str:
+    """A data file's name as printed: relative to the checkout when inside it."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def load_runs(path: Path) -> dict[str, list[dict[str, np.ndarray]]]:
     """benchmark -> its runs in order, each {column: values in repetition order}."""
     rows: dict[str, dict[int, dict[str, list[float]]]] = {}
@@ -235,7 +241,7 @@ def fit_default(metric: str, data: Path) -> None:
         where = "replicate pairs of bench/data/noise*"
     else:
         groups = kind_groups(load_runs(data), metric)
-        where = f"replicate groups (user, system) of {data.resolve().relative_to(ROOT)}"
+        where = f"replicate groups (user, system) of {shown(data)}"
     prior = prior_of(groups, trend=False)
     print(f"default {kind} prior from {len(groups)} {where}: s0 {prior.cov_pct:.2f}%, d0 {prior.d0:.4f}\n  {prior}")
 
@@ -257,16 +263,20 @@ def main() -> int:
     from aa_calibration import wilson
     metric = "time" if args.simulate else args.metric
     data = simulated(args.seed) if args.simulate else load_runs(args.data)
-    where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else str(args.data.resolve().relative_to(ROOT))
+    where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else shown(args.data)
     print(f"{where}: {len(data)} benchmarks, {metric} ({KINDS[metric][0]}), every pair of separate runs")
     print("\n".join(per_benchmark(data, metric)))
     default = default_prior(metric, args.default_from)
-    source = args.default_from.resolve().relative_to(ROOT) if args.default_from else "perflab's"
+    source = shown(args.default_from) if args.default_from else "perflab's"
     print(f"default prior ({source}): s0 {default.cov_pct:.2f}%, d0 {default.d0:.2f}; leave-one-out host priors:")
     lobo = {name: prior_of(kind_groups(data, metric, name)) for name in data}
     for name, p in lobo.items():
         print(f"  without {name:<16} s0 {p.cov_pct:6.2f}%  d0 {p.d0:5.2f}  trend slope {p.slope:+.2f}" if p else
               f"  without {name}: no prior")
+    if None in lobo.values():
+        print("aa_host_prior: the designs need a leave-one-out host prior for every benchmark: give more "
+              "benchmarks or runs", file=sys.stderr)
+        return 2
     for change in args.change or [1.10]:
         counts, bounds = evaluate(data, args.seed, change, metric, default)
         table(counts, change, wilson)

@@ -69,7 +69,9 @@ def marks(db: str, *runs: str) -> tuple[str, str]:
         return f"error: {out.stderr.strip()}", ""
     row = json.loads(out.stdout)["rows"][0]["candidates"][0]["comparison"]
     mark = "*" if row["significant"] else "no mark"
-    return f"{row['verdict']} ({mark}, p={row['p_value']:.2g})", f"{row['change_pct']:+.2f}%"
+    p = "no p-value" if row["p_value"] is None else f"p={row['p_value']:.2g}"   # None: too few samples to test
+    change = "n/a" if row["change_pct"] is None else f"{row['change_pct']:+.2f}%"
+    return f"{row['verdict']} ({mark}, {p})", change
 
 
 def main() -> int:
@@ -77,6 +79,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--loop", type=int, default=20000, help="iterations of the shell loop")
     args = parser.parse_args()
+    if args.runs < 2:
+        parser.error("--runs must be at least 2 (perflab ab's -m/--min-runs)")
     if not shutil.which("stress-ng"):
         print("bench/ab_drift: stress-ng not found (apt-get install stress-ng)", file=sys.stderr)
         return 3
@@ -87,7 +91,11 @@ def main() -> int:
         # how long one sample takes here, unloaded: to start the load half-way
         perflab(db, "run", "-q", "-n", "5", "--label", "probe", "--shell", "--", command)
         probe = json.loads(perflab(db, "export", "probe").stdout)["samples"]
-        one = sorted(s["value"] for s in probe if s["metric"] == "time")[2] + 0.01
+        times = sorted(s["value"] for s in probe if s["metric"] == "time" and s["value"] is not None)
+        if len(times) < 3:   # an invalid sample has no time: the loop was shorter than the shell's start-up
+            print(f"bench/ab_drift: --loop {args.loop} is too short to time here (raise it)", file=sys.stderr)
+            return 2
+        one = times[2] + 0.01
         print(f"command: sh -c '{command}'  ({one * 1e3:.0f} ms a sample unloaded); "
               f"{args.runs} samples a side; stress-ng --cpu {os.cpu_count()} from half-way\n")
 
@@ -109,7 +117,7 @@ def main() -> int:
         print(f"two sequential runs:    compare seq-A seq-B  -> {verdicts:<24} B vs A {change}")
 
         with Load(total / 2, total * 3):
-            out = perflab(db, "ab", "-q", "--shell", "--base", command, "--cand", command, "-m", "5",
+            out = perflab(db, "ab", "-q", "--shell", "--base", command, "--cand", command, "-m", str(min(5, args.runs)),
                           "-M", str(args.runs), "--threshold", "5%")
         print(f"interleaved, perflab ab (5% threshold, -M {args.runs}):  exit {out.returncode}: "
               f"{out.stdout.splitlines()[0] if out.stdout else out.stderr.strip()}")

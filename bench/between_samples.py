@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 
+SKIPPED = 20   # the first samples' gaps: start-up
+
 
 def child(runs: int, db: str) -> None:
     """One `perflab run` in this process; prints {"cpu_us": .., "wall_us": ..} (medians)."""
@@ -41,7 +43,7 @@ def child(runs: int, db: str) -> None:
     with contextlib.suppress(SystemExit):
         main(["--db", db, "run", "-q", "-n", str(runs), "--label", "gap", "--", "true"])
     gaps = [((t1 - t0) / 1e3, (c1 - c0) / 1e3) for (k0, t0, c0), (k1, t1, c1) in zip(stamps, stamps[1:])
-            if (k0, k1) == ("reaped", "spawn")][20:]
+            if (k0, k1) == ("reaped", "spawn")][SKIPPED:]
     print(json.dumps({"wall_us": statistics.median(g[0] for g in gaps),
                       "cpu_us": statistics.median(g[1] for g in gaps)}))
 
@@ -53,6 +55,8 @@ def main() -> int:
     parser.add_argument("--other", metavar="PYTHON")
     parser.add_argument("--child", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.runs < SKIPPED + 2:   # n samples have n - 1 gaps
+        parser.error(f"--runs must be at least {SKIPPED + 2}: the first {SKIPPED} gaps are start-up, left out")
     if args.child:
         child(args.runs, args.child)
         return 0

@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from perflab.analysis.compare import Filters, compare_runs
 from perflab.analysis.history import build_history, list_changes
 from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus
+from perflab.model.run_request import RunRequest
 from perflab.render.compare import render_comparison
 from perflab.store import Store
 
@@ -52,7 +53,8 @@ def build_compare_store(db: str, benchmarks: int, sides: int, samples: int) -> l
         for b in range(benchmarks):
             store.metrics.save(f"bench{b}", [MetricInfo("time", "s", Direction.LOWER)])
         for s, label in enumerate(labels):
-            run_id = store.runs.create(label=label, host="box", spec={}, environment={"kernel": {"release": f"6.{s}"}})
+            run_id = store.runs.create(label=label, host="box", request=RunRequest(),
+                                       environment={"kernel": {"release": f"6.{s}"}})
             for b in range(benchmarks):
                 point = Point(f"bench{b}", {})
                 values = 0.01 * (1 + 0.02 * s) * rng.lognormal(0, 0.03, samples)
@@ -72,7 +74,7 @@ def build_history_store(db: str, commits: int) -> None:
         store.metrics.save("wis", metrics)
         for i in range(commits):
             sha = f"{i:040x}"
-            run_id = store.runs.create(label="nightly", host="box", spec={}, environment={}, commit=sha,
+            run_id = store.runs.create(label="nightly", host="box", request=RunRequest(), environment={}, commit=sha,
                                        commit_describe=f"v1-{i}")
             step = 1.05 if i >= int(commits * 0.6) else 1.0
             for rep in range(5):

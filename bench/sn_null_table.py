@@ -7,7 +7,7 @@ probabilities NULL_P as the Python tuple the module holds in NULL_QUANTILES. The
 noise scale (G is scale-free), and for weakly dependent noise in the limit, so white noise
 is the reference.
 
-    PYTHONPATH=src .venv/bin/python bench/sn_null_table.py [--draws 1000000] [--seed 2026]
+    PYTHONPATH=src .venv/bin/python bench/sn_null_table.py [--draws 1000000] [--seed 2026] [--lengths M ...]
 
 With --check it also compares the fresh table with the module's, column by column, and
 prints the largest relative difference (the Monte Carlo error of the 1e-4 quantile from
@@ -38,6 +38,8 @@ def main() -> int:
     parser.add_argument("--draws", type=int, default=1_000_000, help="white-noise segments per length")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--check", action="store_true", help="compare with the module's table")
+    parser.add_argument("--lengths", nargs="+", type=int, choices=sn.NULL_SIZES, default=list(sn.NULL_SIZES),
+                        metavar="M", help="only these rows of NULL_SIZES (default all)")
     args = parser.parse_args()
     if args.draws < 10 / min(sn.NULL_P):
         print(f"--draws must be at least {int(10 / min(sn.NULL_P))} to reach p = {min(sn.NULL_P)}",
@@ -45,16 +47,17 @@ def main() -> int:
         return 2
     rng = np.random.default_rng(args.seed)
     rows = []
-    for m in sn.NULL_SIZES:
+    for m in args.lengths:
         start = time.monotonic()
         rows.append(quantiles(m, args.draws, rng))
         print(f"# m = {m}: {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
     print("NULL_QUANTILES: tuple[tuple[float, ...], ...] = (")
-    for m, row in zip(sn.NULL_SIZES, rows):
+    for m, row in zip(args.lengths, rows):
         print(f"    ({', '.join(f'{q:.1f}' for q in row)}),  # m = {m}")
     print(")")
     if args.check:
-        fresh, kept = np.array(rows), np.array(sn.NULL_QUANTILES)
+        fresh = np.array(rows)
+        kept = np.array([sn.NULL_QUANTILES[sn.NULL_SIZES.index(m)] for m in args.lengths])
         if fresh.shape != kept.shape:
             print(f"# the module's table is {kept.shape[0]} x {kept.shape[1]}, not "
                   f"{fresh.shape[0]} x {fresh.shape[1]} (NULL_SIZES x NULL_P): paste the table above")

@@ -171,7 +171,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--looks", type=int, default=40_000, help="looks per cell and rule")
     parser.add_argument("--lengths", nargs="+", type=int, default=[40, 100])
-    parser.add_argument("--cv", nargs="+", type=float, default=[1, 5, 10, 20, 30], help="noise sd, % of level")
+    parser.add_argument("--cv", nargs="+", type=float, default=[1, 5, 10, 20, 30], help="noise sd, %% of level")
     parser.add_argument("--families", nargs="+", default=["normal", "lognormal"], choices=("normal", "lognormal"))
     parser.add_argument("--rules", nargs="+", default=["code", "lighter-suspects", "boxcox-suspects"],
                         choices=tuple(RULES))

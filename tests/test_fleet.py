@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import signal
 import subprocess
 import time
@@ -14,10 +15,13 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from perflab.analysis.alert_bisects import culprit_of
 from perflab.fleet.execution import WorkerContext, execute
 from perflab.fleet.watch import WatchOptions, rerun_request
 from perflab.model.alerts import (
+    BISECTED,
     EVIDENCE,
+    INVALID,
     REPRODUCED,
     RERUN_REQUESTED,
     RERUN_UNDECIDED,
@@ -25,6 +29,7 @@ from perflab.model.alerts import (
     TIP_METHOD,
     TIP_SUSPECT_METHOD,
     WITHDRAWN,
+    detector_of,
 )
 from perflab.model.jobs import Job, JobKind, JobState
 from perflab.stats.rerun import ROUNDS
@@ -32,7 +37,7 @@ from perflab.store import Store
 from perflab.store.schema import runs
 
 import services
-from conftest import PERFLAB, _die_with_parent, _new_pg_database, run_cli
+from conftest import PERFLAB, _die_with_parent, _new_pg_database, perflab_shell, run_cli
 
 WORKER_START_S = 90     # a worker on a loaded 2-CPU machine: Python, Celery, the first connection
 JOB_WAIT_S = 120
@@ -353,9 +358,16 @@ def test_a_job_outlives_an_outage_of_postgresql_and_keeps_every_sample(redis_ser
 
 
 # -- the robot ------------------------------------------------------------------------------------
+BUILD = "cc -O1 -o prog prog.c"     # the robot's build line: a C benchmark, built per commit
+STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ [a-z]")   # the watch log's UTC time
+
+
 def _commit(repo: Path, delay: float, subject: str) -> str:
-    (repo / "prog.in").write_text(f"#!/bin/sh\n# {subject}\nexec sleep {delay}\n")
-    subprocess.run(["git", "-C", str(repo), "add", "prog.in"], check=True)
+    """A commit of the C benchmark ``prog.c``: one sleep of ``delay`` seconds."""
+    (repo / "prog.c").write_text(f"/* {subject} */\n#include <time.h>\nint main(void) {{\n"
+                                 f"    struct timespec t = {{0, {round(delay * 1e9)}L}};\n"
+                                 "    return nanosleep(&t, 0);\n}\n")
+    subprocess.run(["git", "-C", str(repo), "add", "prog.c"], check=True)
     subprocess.run(["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com",
                     "commit", "-q", "-m", subject], check=True)
     return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -378,26 +390,69 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     commits = [_commit(repo, 0.01, f"Change {i}") for i in range(4)]
     fleet.start_worker("bm1")
     fleet.start_worker("bm2")
-    watch = ["watch", "--repo", str(repo), "--branch", "main", "--build", "cp prog.in prog && chmod +x prog",
+    watch = ["watch", "--repo", str(repo), "--branch", "main", "--build", BUILD,
              "--suite", str(suite), "--hosts", "bm1,bm2", "--bisect-run", "./prog", "--once", "--job-timeout", "600"]
     with services.alone():
         bisects, output = _watch_the_step_arrive(fleet, repo, watch, commits)
-        hosts = set()
-        for job_id in bisects:
-            assert fleet.cli("jobs", "wait", str(job_id), timeout=900).returncode == 0
-            job = fleet.job(job_id)
-            hosts.add(job.host)
-            assert (job.request["good"], job.request["bad"]) == (commits[3], commits[7])
-            found = f"first slower commit (a regression): {commits[5][:12]}"   # bisect names the change
-            assert found in (job.output or ""), job.output
-            shown = fleet.cli("jobs", "show", str(job_id)).stdout
-            assert f"job {job_id} (bisect) done" in shown and found in shown
-    assert hosts == {"bm1", "bm2"}
+    for job_id in bisects:   # --once waited for them: answered, and their answers attached
+        _assert_bisected(fleet, job_id, commits, output)
+    assert {fleet.job(j).host for j in bisects} == {"bm1", "bm2"}
+    with Store(fleet.db) as store:   # the tip alerts over the 4 commits are among them: named by the bisect
+        tips = [a for a in store.alerts.all() if a.method == TIP_METHOD and (a.last_good, a.first_bad) == (
+            commits[3], commits[7]) and a.state != INVALID]
+        named = [c.commit if (c := culprit_of(store, a)) else None for a in tips]
+    assert named == [commits[5]] * len(tips), (named, tips)
     _assert_reruns_judged(fleet, output, commits[3], commits[7])
+    with Store(fleet.db) as store:
+        built = [r for job in store.jobs.all() if job.kind is JobKind.BUILD for r in job.run_ids]
+    assert len(built) == 14
+    _assert_recorded_as_the_robot_made_them(fleet, built)
+    _assert_the_culprit_is_named(fleet, commits[5])
+    _assert_reproduce_lines_measure_the_commit(fleet, tmp_path, commits[5])
     # the robot remembers: nothing new, nothing queued
     again = fleet.cli(*watch, timeout=300)
     assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
     assert "rerun job" not in again.stdout
+
+
+@pytest.mark.long   # 20-60 s: started early (tests/scheduling.py)
+def test_the_polling_watch_logs_each_event_as_it_comes(fleet, tmp_path):
+    """Without --once the watch polls: each new commit is logged queued, then measured when
+    its job lands, every line stamped with its UTC time as it happens."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    suite = tmp_path / "prog.toml"
+    suite.write_text('[suite]\nrepetitions = 3\n\n[[benchmark]]\nworkload = "command"\nname = "prog"\n'
+                     'command = "./prog"\n')
+    first = _commit(repo, 0.01, "Change 0")
+    fleet.start_worker("bm1")
+    out = open(tmp_path / "watch.out", "w+")  # noqa: SIM115 (read while the watch lives)
+    watch = subprocess.Popen([*PERFLAB, "--db", fleet.db, "watch", "--broker", fleet.broker, "--repo", str(repo),
+                              "--build", BUILD, "--suite", str(suite), "--hosts", "bm1", "--interval", "0.5"],
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                             start_new_session=True, preexec_fn=_die_with_parent)
+    try:
+        _wait_for_line(out, f"Z measured: build job 1 on bm1 (build {first[:10]} + prog.toml); runs: ")
+        second = _commit(repo, 0.01, "Change 1")
+        _wait_for_line(out, f'Z queued: {second[:12]} "Change 1": build job 2 on bm1')
+        _wait_for_line(out, f"Z measured: build job 2 on bm1 (build {second[:10]} + prog.toml); runs: ")
+    finally:
+        os.killpg(watch.pid, signal.SIGTERM)
+        watch.wait(timeout=30)
+    out.seek(0)
+    lines = out.read().splitlines()
+    assert lines and all(STAMPED.match(line) for line in lines), lines
+
+
+def _wait_for_line(out, text: str, timeout: float = JOB_WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        out.seek(0)
+        found = out.read()
+        if text in found:
+            return
+        assert time.monotonic() < deadline, f"no {text!r} after {timeout} s:\n{found}"
+        time.sleep(0.2)
 
 
 def _watch_the_step_arrive(fleet: Fleet, repo: Path, watch: list[str],
@@ -405,29 +460,90 @@ def _watch_the_step_arrive(fleet: Fleet, repo: Path, watch: list[str],
     """Three watch rounds over ``commits`` (4, extended here to 10; the 20x step at commits[5]):
     each queues a build job per new commit and host (and the rerun jobs of its tip alerts);
     the last raises one alert per host. The bisect jobs the rounds queued (one per host that
-    saw the step), and the last two rounds' output."""
+    saw the step over the 4 commits --tip-only skipped), and the last two rounds' output;
+    every line of the watch's log stamped with its UTC time."""
     first = fleet.cli(*watch, "--since", commits[0], timeout=600)
     assert first.returncode == 0, first.stderr
-    assert "queued 8 build jobs for 4 commits" in first.stdout
+    queued = [line for line in first.stdout.splitlines() if "Z queued: " in line]
+    assert len(queued) == 4 and sum(line.count("build job ") for line in queued) == 8, first.stdout
     commits.append(_commit(repo, 0.01, "Change 4"))
     commits.append(_commit(repo, 0.2, "Sleep twenty times as long"))     # the step: commits[5]
     commits += [_commit(repo, 0.2, f"Change {i}") for i in (6, 7)]
-    skipped = fleet.cli(*watch, "--tip-only", timeout=600)                 # measures commits[7] only
+    skipped = fleet.cli(*watch, "--tip-only", timeout=900)                 # measures commits[7] only
     assert skipped.returncode == 0, skipped.stderr
-    assert "queued 2 build jobs for 1 commits" in skipped.stdout
+    assert f"queued: {commits[7][:12]} \"Change 7\": build job " in skipped.stdout, skipped.stdout
     commits += [_commit(repo, 0.2, f"Change {i}") for i in (8, 9)]
     last = fleet.cli(*watch, timeout=900)
     assert last.returncode == 0, last.stderr
-    assert "queued 4 build jobs for 2 commits" in last.stdout and "alerts raised: " in last.stdout
-    # the tip detector may already raise a host's alert (and queue its bisect) in the
-    # --tip-only round, from the step's first measured commit; the whole series confirms it later
+    output = first.stdout + skipped.stdout + last.stdout
+    assert all(STAMPED.match(line) for line in output.splitlines()), output
+    for event in ("queued", "measured", "rerun verdict", "bisect queued", "bisect answer"):
+        assert f"Z {event}: " in output, (event, output)
     alerts = [line for line in fleet.cli("alerts").stdout.splitlines()
               if f"{commits[3][:12]}..{commits[7][:12]}" in line and "regression" in line]
     assert sorted(line.split("@")[1].split()[0] for line in alerts) == ["bm1", "bm2"]   # one alert per host
-    bisects = [int(line.split()[2]) for line in (skipped.stdout + last.stdout).splitlines()
-               if line.startswith("bisect job")]
-    assert len(bisects) == 2                                               # one per host that saw it
+    bisects = sorted({int(m) for m in re.findall(r"Z bisect queued: .*: bisect job (\d+) on ", output)})
+    assert len(bisects) == 2, output                                       # one per host that saw it
     return bisects, skipped.stdout + last.stdout
+
+
+def _assert_bisected(fleet: Fleet, job_id: int, commits: list[str], output: str) -> None:
+    """The bisect of 3..7 named commits[5], its runs are the job's, its answer is on its alerts."""
+    job = fleet.job(job_id)
+    assert job.state is JobState.DONE, job.error
+    assert (job.request["good"], job.request["bad"]) == (commits[3], commits[7])
+    found = f"first slower commit (a regression): {commits[5][:12]}"   # bisect names the change
+    assert found in (job.output or ""), job.output
+    shown = fleet.cli("jobs", "show", str(job_id)).stdout
+    assert f"job {job_id} (bisect) done" in shown and found in shown
+    assert len(job.run_ids) >= 4 and f"runs: {', '.join(map(str, job.run_ids))}" in shown, shown
+    with Store(fleet.db) as store:
+        stored = {store.runs.resolve(str(r)).commit for r in job.run_ids}
+        assert {commits[3], commits[5], commits[7]} <= stored
+        for alert_id in job.request["alerts"]:
+            answer = [e for e in store.alerts.events(alert_id) if e.action == BISECTED]
+            assert len(answer) == 1 and found in answer[0].note, answer
+            assert store.runs.resolve(str(answer[0].run_id)).commit == commits[5]
+            assert f"Z bisect answer: alert {alert_id} " in output
+
+
+def _assert_the_culprit_is_named(fleet: Fleet, culprit: str) -> None:
+    """`alert ID` and `report change` name the bisected commit, its subject and author."""
+    with Store(fleet.db) as store:
+        alert = next(a for a in store.alerts.all() if any(
+            e.action == BISECTED for e in store.alerts.events(a.id)))
+    shown = fleet.cli("alert", str(alert.id))
+    assert shown.returncode == 0, shown.stderr
+    named = f'{culprit[:12]} ("Sleep twenty times as long", T <t@example.com>)'
+    assert f"at commit {named}" in shown.stdout.splitlines()[0], shown.stdout
+    report = fleet.cli("report", "change", alert.change_id, "--method", detector_of(alert))
+    assert report.returncode == 0, report.stderr
+    first = report.stdout.splitlines()[0]
+    assert f"on commit {culprit[:10]} (Sleep twenty times as long, by T <t@example.com>)" in first, first
+    assert f"commit: {culprit} (\"Sleep twenty times as long\")" in report.stdout
+    assert f"bisected: {named}" in fleet.cli("alerts", "--summary").stdout
+
+
+def _assert_reproduce_lines_measure_the_commit(fleet: Fleet, tmp_path: Path, culprit: str) -> None:
+    """A robot run's "To reproduce": its recorded build and `perflab run` lines, with no
+    worker's path, run in a fresh clone of the repository, build and measure the commit
+    the report names (the bisected one)."""
+    with Store(fleet.db) as store:
+        alert = next(a for a in store.alerts.all() if a.host == "bm1" and culprit_of(store, a))
+    report = fleet.cli("report", "change", alert.change_id, "--method", detector_of(alert)).stdout
+    lines = [line.strip() for line in report.split("To reproduce:")[1].strip().splitlines()]
+    assert lines[2] == f"{BUILD}   # the build line its runs recorded", lines
+    assert "work-bm" not in report.split("To reproduce:")[1] and "make" not in lines[2]
+    where, db = tmp_path / "reader", tmp_path / "reader.db"
+    where.mkdir()
+    script = "\n".join([f"perflab() {{ {perflab_shell()} \"$@\"; }}", "set -e", *lines])
+    done = subprocess.run(["sh", "-c", script], cwd=where, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PERFLAB_DB=str(db)))
+    assert done.returncode == 0, (script, done.stderr)
+    with Store(str(db)) as store:
+        (run,) = store.runs.all()
+    assert run.commit == culprit and run.status.value == "complete"
+    assert (where / f"perflab-{culprit[:12]}" / "prog").exists()   # built in the clone
 
 
 def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
@@ -435,7 +551,7 @@ def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
     (both commits built, 2 x ROUNDS runs attached) and judged in the same --once pass: on the
     real 20x step, never withdrawn. (Two workers measure at once on 2 CPUs: a suspect at
     another commit can come of that, and its rerun is judged alike, whatever it finds.)"""
-    queued = {int(line.split()[2]): line for line in output.splitlines() if line.startswith("rerun job ")}
+    queued = {int(m.group(1)): m.group(0) for m in re.finditer(r"Z rerun queued: rerun job (\d+) .*", output)}
     with Store(fleet.db) as store:
         events = store.alerts.all_events()
         tip = [a for a in store.alerts.all() if a.method in (TIP_METHOD, TIP_SUSPECT_METHOD)]
@@ -450,34 +566,47 @@ def _assert_reruns_judged(fleet, output: str, good: str, bad: str) -> None:
             assert job.state is JobState.DONE and job.host == a.host, job.error
             assert (job.request["good"], job.request["bad"]) == (a.last_good, a.first_bad)
             assert len(job.run_ids) == 2 * ROUNDS
+            _assert_recorded_as_the_robot_made_them(fleet, job.run_ids)
         assert actions.count(EVIDENCE) == 2 * ROUNDS * len(mine)
         verdicts = [x for x in actions if x in RERUN_VERDICTS]
         assert len(verdicts) == len(mine), actions
         if (a.last_good, a.first_bad) == (good, bad):
             assert set(verdicts) <= {REPRODUCED, RERUN_UNDECIDED}, actions
         said = {WITHDRAWN: "not reproduced"}.get(verdicts[-1], verdicts[-1].removeprefix("rerun "))
-        assert f"alert {a.id}: {said}: rerun of {ROUNDS} round(s)" in output
+        assert re.search(rf"Z (rerun verdict|withdrawn): alert {a.id} \(.*\): {said}: rerun of {ROUNDS} round", output)
+
+
+def _assert_recorded_as_the_robot_made_them(fleet: Fleet, run_ids) -> None:
+    """Each run records the build line and a `perflab run` line with its own label and no
+    worker's path."""
+    with Store(fleet.db) as store:
+        for run_id in run_ids:
+            run = store.runs.resolve(str(run_id))
+            line = list(run.request.identity.command_line or ())
+            assert run.request.identity.build == BUILD and line[:2] == ["perflab", "run"], run.request.identity
+            assert line[line.index("--label") + 1] == run.label and "work-bm" not in " ".join(line)
+            assert run.repo and "work-bm" not in run.repo
 
 
 def test_a_rerun_that_cannot_build_a_side_fails_with_one_line_and_attaches_nothing(sqlite_db, tmp_path):
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     good = _commit(repo, 0.01, "Builds")
-    subprocess.run(["git", "-C", str(repo), "rm", "-q", "prog.in"], check=True)
+    subprocess.run(["git", "-C", str(repo), "rm", "-q", "prog.c"], check=True)
     subprocess.run(["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.com",
                     "commit", "-q", "-m", "Does not build"], check=True)
     bad = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
                          check=True).stdout.strip()
     suite = tmp_path / "prog.toml"
     suite.write_text('[[benchmark]]\nworkload = "command"\nname = "prog"\ncommand = "./prog"\n')
-    options = WatchOptions(repo=str(repo), branch="main", build="cp prog.in prog && chmod +x prog",
+    options = WatchOptions(repo=str(repo), branch="main", build=BUILD,
                            suite=str(suite), hosts=("bm1",), label="robot-main", timeout_s=60)
     job = Job(id=1, kind=JobKind.RERUN, queue="host.bm1", request=rerun_request(options, good, bad, [7]),
               state=JobState.RUNNING, submitted_at=time.time())
     ctx = WorkerContext("w", "bm1", None, sqlite_db, tmp_path / "work")
     outcome = execute(job, ctx, cancelled=lambda: False)
     assert outcome.kind == "failed"
-    assert (outcome.error or "").startswith("build of the bad side exited 1: cp: cannot stat 'prog.in'")
+    assert (outcome.error or "").startswith("build of the bad side exited 1: compilation terminated"), outcome.error
     assert "\n" not in (outcome.error or "")
     assert (tmp_path / "work" / "rerun-good" / "prog").exists()          # the good side built
     assert not list((tmp_path / "work" / "job-1").glob("rounds.log"))    # no round measured: nothing attached

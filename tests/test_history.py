@@ -152,8 +152,10 @@ def test_report_change_reads_like_the_robot(nap, tmp_path):
     assert "in testcase: nap" in text and "on test machine:" in text
     assert "nap.time" in text.split("Details are as below:")[1]  # the lkp table lists the stat
     reproduce = text.split("To reproduce:")[1].strip().splitlines()
-    assert reproduce[0].strip() == f"cd {repo}" and reproduce[1].strip() == f"git checkout {slow}"
-    assert reproduce[2].strip().startswith("# build it as its runs were built")  # no build file in this tree
+    clone = f"perflab-{slow[:12]}"
+    assert reproduce[0].strip() == f"git clone -q {repo} {clone} && cd {clone}   # a fresh clone"
+    assert reproduce[1].strip() == f"git checkout -q --detach {slow}"
+    assert reproduce[2].strip().startswith("# build it as it was built: run ")  # no build file in this tree
     argv = shlex.split(reproduce[3])
     assert argv[0] == "perflab" and argv[argv.index("--commit") + 1] == slow
     assert argv.count("--commit") == 1 and argv[-2:] == ["sleep", "0.040"]
@@ -341,7 +343,8 @@ def test_report_reproduces_with_the_recorded_build_line(tmp_path):
     (change,) = json.loads(run_cli("changes", "--format", "json", db=db, check=True).stdout)["changes"]
     report = run_cli("report", "change", change["id"], db=db, check=True).stdout
     reproduce = report.split("To reproduce:")[1].strip().splitlines()
-    assert reproduce[:2] == [f"cd {repo}", f"        git checkout {shas[6]}"], reproduce
+    assert reproduce[1].strip() == f"git checkout -q --detach {shas[6]}", reproduce
+    assert reproduce[0].startswith(f"git clone -q {repo} "), reproduce
     assert reproduce[2].strip().startswith("make -s -C programs lz4   # the build line its runs recorded")
     assert "a guess" not in report and "perflab noticed a -" in report.splitlines()[0]
 
@@ -360,8 +363,8 @@ def test_report_fields_come_from_the_change_point_segments(tmp_path):
     assert (first["before"]["points"], first["after"]["points"]) == (4, 6)
     report = run_cli("report", "change", first["id"], "--method", "pelt", db=db, check=True).stdout
     assert "not recorded is gone" not in report
-    assert "# in a clone of the repository (the runs did not record its path" in report
-    assert f"git checkout {shas[4]}" in report
+    assert "# in a fresh clone of the repository (the runs did not record its path" in report
+    assert f"git checkout -q --detach {shas[4]}" in report
     assert f"before the change: {shas[0][:12]}..{shas[3][:12]} (all 4 commits of the segment, 4 runs)" in report
     assert f"from it on:        {shas[4][:12]}..{shas[9][:12]} (all 6 commits of the segment, 6 runs)" in report
     # the complete commit list of each side

@@ -76,3 +76,57 @@ def test_each_workload_module_registers_exactly_the_names_the_registry_maps_to_i
         assert defined == {n for n, home in registry._HOMES.items() if home == module}
     assert set(registry._BUILTIN) == set(registry._HOMES)
     assert not registry.is_builtin("command") and not registry.is_builtin("./tool")
+
+
+# A scratch hyperfine export format, registered the way formats/hyperfine_export.py registers its
+# own (one more OutputFormat in EXPORTS), then the real CLI: run and ab take its --export-NAME,
+# write its file, and the stored request names it. Nothing else knows the format.
+_SCRATCH_EXPORT = """
+import sys
+from perflab.formats import hyperfine_export as h
+from perflab.model.output_formats import FormatRegistry, OutputFormat
+h.EXPORTS = FormatRegistry(*(h.EXPORTS[n] for n in h.EXPORTS.names), OutputFormat(
+    "ascii-doc", "an asciidoc table", lambda results: "".join(f"|{r.command}\\n" for r in results)))
+from perflab.cli.main import main
+sys.argv = ["perflab", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_hyperfine_export_format_is_one_registry_entry(tmp_path):
+    import json
+    import subprocess
+    import sys
+    db, run_file, ab_file = (tmp_path / name for name in ("s.db", "run.adoc", "ab.adoc"))
+
+    def perflab(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", _SCRATCH_EXPORT, "--db", str(db), *map(str, args)],
+                              capture_output=True, text=True, timeout=120)
+    assert "--export-ascii-doc" in perflab("ab", "--help").stdout
+    assert perflab("run", "-q", "-n", "2", "--export-ascii-doc", run_file, "true").returncode == 0
+    assert perflab("ab", "-q", "--base", "true", "--cand", "true 1", "-m", "2", "-M", "2",
+                   "--export-ascii-doc", ab_file).returncode in (0, 1, 125)
+    assert run_file.read_text() == "|true\n" and ab_file.read_text() == "|true\n|true 1\n"
+    spec = json.loads(perflab("export", "1", "--format", "json").stdout)["run"]["spec"]
+    assert spec["exports"] == {"ascii-doc": str(run_file)}
+
+
+def test_the_stats_package_map_names_every_module():
+    import perflab.stats
+    named = set(re.findall(r"^  (\w+) ", perflab.stats.__doc__, re.M))
+    modules = {p.stem for p in (ROOT / "src" / "perflab" / "stats").glob("*.py") if p.stem != "__init__"}
+    assert named == modules
+
+
+def test_each_monitor_module_registers_exactly_the_names_the_table_maps_to_it():
+    """monitors.known() imports the modules model.records.MONITOR_HOMES names: the table must
+    name what they really register (the store tells monitor metrics apart by it)."""
+    import importlib
+
+    from perflab.model.records import MONITOR_HOMES
+    registered = monitors.known()
+    assert list(registered) == list(MONITOR_HOMES)
+    for module in set(MONITOR_HOMES.values()):
+        defined = {cls.name for cls in vars(importlib.import_module(f"perflab.execute.monitors.{module}")).values()
+                   if isinstance(cls, type) and cls in registered.values()}
+        assert defined == {n for n, home in MONITOR_HOMES.items() if home == module}

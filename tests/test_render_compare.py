@@ -34,8 +34,9 @@ from perflab.analysis.compare import compare_runs
 from perflab.analysis.host_model import stamp_of
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction, MeanKind, Measurement, MetricInfo, Point, RunInfo, RunStatus, SampleStatus
-from perflab.model.report.compare import Block, Cell, Change, CompareReport, Interval, Row, SideSummary
-from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow, ShareSide
+from perflab.model.report.compare import Block, Cell, Change, CompareReport, ProfileReport, Row, SideSummary
+from perflab.model.report.outcomes import Interval
+from perflab.model.report.profile import ProfileDelta, ProfileRow, ShareSide
 from perflab.model.run_request import RunRequest
 from perflab.model.verdicts import Shift, Verdict
 from perflab.render.compare import FORMATS, render_comparison

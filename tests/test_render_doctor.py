@@ -82,7 +82,7 @@ def test_empty_snapshot_renders_unknowns() -> None:
 
 
 def test_render_does_not_import_execute() -> None:
-    """DESIGN.md: render sits below execute, so it must not import it."""
+    """docs/design.md: render sits below execute, so it must not import it."""
     tree = ast.parse((Path(__file__).parents[1] / "src/perflab/render/doctor.py").read_text())
     modules = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                for alias in node.names}

@@ -128,3 +128,16 @@ def test_every_command_gives_the_same_sign_and_word(runs):
     verdict = run_cli("verdict", "r0", "r7", "--metric", "time", db=db).stdout
     assert re.search(r"slowdown\S* time -[0-9.]+% \(\+ = better", verdict), verdict
 
+
+
+def test_a_rerun_note_is_in_the_alerts_convention():
+    """The rerun of a time 30% slower measured a rise of 28.8%: its note says -28.8%, as
+    the alert says -29.9% (issue 38: it said "+28.8% ... alerted +29.9%" of a -29.9% alert)."""
+    from perflab.stats.rerun import judge
+    good = [0.100, 0.101, 0.099, 0.100]
+    verdict = judge(good, [1.288 * g for g in good], 0.100, 0.1299)
+    text = verdict.text(lower_is_better=True)
+    found = re.search(r"measured ([+-][0-9.]+)% \(95% interval ([+-][0-9.]+)% \.\. ([+-][0-9.]+)%\)", text)
+    assert verdict.outcome == "reproduced" and found, text
+    assert float(found.group(1)) == -28.8 and float(found.group(2)) <= -28.8 <= float(found.group(3))
+    assert "+28.8%" in verdict.text()   # a rate's rise is better: raw and oriented agree

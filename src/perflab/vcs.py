@@ -71,6 +71,17 @@ def git_commit(repo: str, commit: str | None = None) -> tuple[str, str]:
     return sha, describe
 
 
+def subject_and_author(repo: str | None, sha: str) -> tuple[str, str] | None:
+    """(subject line, "Name <email>") of ``sha`` in ``repo``; None where it is not known."""
+    if not repo or not Path(repo).is_dir():
+        return None
+    out = git_output(repo, "log", "-1", "--format=%s%x00%an <%ae>", sha, "--")
+    if not out or "\0" not in out:
+        return None
+    subject, _, author = out.strip().partition("\0")
+    return subject, author
+
+
 def commit_subjects(repo: str | None, shas: Iterable[str]) -> dict[str, str]:
     """sha -> subject line, for the commits ``repo`` knows (one git call); {} without it."""
     wanted = sorted(set(shas))

@@ -55,6 +55,7 @@ from perflab.model.alerts import (
 from perflab.model.errors import UsageError
 from perflab.model.records import RunInfo
 from perflab.model.report.history import HistoryPoint
+from perflab.model.verdicts import SIGN
 from perflab.stats import rerun as rerun_stats
 from perflab.store import Store
 
@@ -168,7 +169,8 @@ def _median(store: Store, alert: Alert, run_id: int) -> float:
 
 
 def _record(store: Store, alert: Alert, verdict: rerun_stats.RerunVerdict, who: str) -> None:
-    note = f"{verdict.text()}; alerted {alert.change_pct:+.1f}%"
+    # one sign convention: both figures + = better, as the alert's own % (model/verdicts.SIGN)
+    note = f"{verdict.text(lower_is_better=alert.direction == 'lower')}; alerted {alert.oriented_pct:+.1f}% ({SIGN})"
     if verdict.outcome == rerun_stats.REPRODUCED:
         store.alerts.note(alert, REPRODUCED, who=who, note=note)
     elif verdict.outcome == rerun_stats.UNDECIDED:

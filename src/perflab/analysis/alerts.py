@@ -16,7 +16,11 @@ when the tip detector, MAX_TIP commits later, no longer sees it.
 
 Its commit range is last good (the last measured point before the change) .. first bad
 (the change's point); alerts of one range, across metrics, points and hosts, share one
-summary. An alert is ``recovered`` when a later change point of its series brings the
+summary, and so does the same change on another host placed over a range that shares a
+commit with it (analysis/alert_hosts.py, which also carries a way back seen on one host to
+the others). Each alert's figures (levels, %, p) are its change's in the one change list
+(analysis/levels.py), refreshed at every update.
+An alert is ``recovered`` when a later change point of its series brings the
 level back nearer the old level than the alerted one (the later change undoes more than
 half of the step; levels are the segments' centres, compared by their ratios when all are
 positive, as times and rates are, else by their differences). The later change is itself a
@@ -34,8 +38,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
+from perflab.analysis.alert_bisects import culprit_of
+from perflab.analysis.alert_hosts import peer_summary, way_back_elsewhere
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
+from perflab.analysis.levels import nearer as _nearer
+from perflab.analysis.levels import with_levels
 from perflab.model.alerts import (
     ACTIONS,
     DUPLICATE,
@@ -51,8 +59,17 @@ from perflab.model.alerts import (
     detector_of,
 )
 from perflab.model.errors import UsageError
-from perflab.model.report.history import AUTO_METHOD, CONFIRMED, SUSPECT, Change, ChangeList, History, Series
-from perflab.model.verdicts import Verdict
+from perflab.model.report.history import (
+    ALERTED_METHOD,
+    AUTO_METHOD,
+    CONFIRMED,
+    SUSPECT,
+    Change,
+    ChangeList,
+    History,
+    Series,
+)
+from perflab.model.verdicts import SIGN, Verdict
 from perflab.store import Store
 
 ROBOT = "perflab"   # who creates alerts and marks them recovered
@@ -93,6 +110,7 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
         alerts, before = store.alerts.all(), alerts
         if not new and _statuses(alerts) == _statuses(before):
             break
+    _refresh_levels(store, history)
     request_reruns(store, ROBOT)
     return created
 
@@ -107,7 +125,7 @@ def _statuses(alerts: list[Alert]) -> dict[int, tuple[str, bool, str]]:
 def _update_pass(store: Store, history: History, moment: float | None, alerts: list[Alert]) -> list[Alert]:
     """One pass over the series, ``alerts`` the store's alerts before it; the new alerts."""
     known = {a.change_id: a for a in alerts}
-    created = []
+    created: list[Alert] = []
     tips: dict[tuple[str, str, str, str], Change] = {}
     for series in history.series:
         tip = _tip_after_alerts(series, known)
@@ -119,13 +137,19 @@ def _update_pass(store: Store, history: History, moment: float | None, alerts: l
             if c.id in known:
                 _confirm(store, known[c.id], c)
                 continue
+            if c.method == ALERTED_METHOD:   # a way back known from an alert only: no detector's finding
+                continue
             if moment is not None and c.point.started_at < moment:
                 continue
-            alert_id = store.alerts.create(_alert_values(c), last_good=c.previous.key,
-                                           first_bad=c.point.key, repo=history.repo, who=ROBOT)
+            # the summary of its commit range; else that of the same change on another host
+            joins = store.alerts.find_summary(c.previous.key, c.point.key)
+            if joins is None:
+                joins = peer_summary([*alerts, *created], c, history.keys)
+            alert_id = store.alerts.create(_alert_values(c), last_good=c.previous.key, first_bad=c.point.key,
+                                           repo=history.repo, who=ROBOT, summary_id=joins)
             if alert_id is not None:
                 created.append(store.alerts.get(alert_id))
-    _mark_recoveries(store, history.series, tips)
+    _mark_recoveries(store, history, tips)
     return created
 
 
@@ -153,20 +177,45 @@ def _confirm(store: Store, alert: Alert, c: Change) -> None:
 
 def _alert_values(c: Change) -> dict[str, object]:
     return {"change_id": c.id, "host": c.host, "benchmark": c.benchmark, "params": c.params,
-            "metric": c.metric, "unit": c.unit, "direction": c.direction.value, "kind": c.verdict.value,
-            "before": _finite(c.before.centre), "after": _finite(c.after.centre),
+            "metric": c.metric, "unit": c.unit, "direction": c.direction.value, **level_values(c),
+            "method": alert_method(c.method, c.status), "state": UNTRIAGED, "duplicate_of": None}
+
+
+def level_values(c: Change) -> dict[str, object]:
+    """The figures an alert keeps of its change: its levels, % and p, as the change list has them."""
+    return {"kind": c.verdict.value, "before": _finite(c.before.centre), "after": _finite(c.after.centre),
             "change_pct": _finite(c.change_pct), "oriented_pct": _finite(c.oriented_pct),
-            "p_value": _finite(c.detection_p), "method": alert_method(c.method, c.status), "state": UNTRIAGED,
-            "duplicate_of": None}
+            "p_value": _finite(c.detection_p)}
+
+
+def _refresh_levels(store: Store, history: History) -> None:
+    """Each alert's figures from the one change list as it is now (analysis.levels, with the
+    alerts this update raised or recovered): a level bounded by its way back, or grown by the
+    commits since, is what `alerts`, `alert ID` and `report change` all print."""
+    alerts = store.alerts.all()
+    current = {c.id: c for s in with_levels(history, alerts).series for c in (*s.changes, *((s.tip,) if s.tip else ()))}
+    for a in alerts:
+        c = current.get(a.change_id)
+        if c is not None and c.verdict is not Verdict.UNDECIDED and _levels_of(a) != level_values(c):
+            store.alerts.set_levels(a, level_values(c))
+
+
+def _levels_of(a: Alert) -> dict[str, object]:
+    return {"kind": a.kind, "before": _finite(a.before), "after": _finite(a.after), "change_pct": _finite(a.change_pct),
+            "oriented_pct": _finite(a.oriented_pct), "p_value": _finite(a.p_value)}
 
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[str, str, str, str], Change]) -> None:
-    by_name = {(s.host, s.benchmark, _params_text(s.params), s.metric): s for s in series}
-    for alert in store.alerts.all():
+def _mark_recoveries(store: Store, history: History, tips: dict[tuple[str, str, str, str], Change]) -> None:
+    """Each alert whose level a later change of its series undid is recovered; else one whose
+    summary's alert on another host recovered, when its own series shows that way back too
+    (analysis/alert_hosts.py)."""
+    by_name = {(s.host, s.benchmark, _params_text(s.params), s.metric): s for s in history.series}
+    alerts = store.alerts.all()
+    for alert in alerts:
         if alert.recovered:
             continue
         s = by_name.get((alert.host, alert.benchmark, _params_text(alert.params), alert.metric))
@@ -177,8 +226,19 @@ def _mark_recoveries(store: Store, series: Sequence[Series], tips: dict[tuple[st
             store.alerts.mark_recovered(alert, undoing.id, who=ROBOT,
                                         note=f"change {undoing.id} at {undoing.point.short} brought "
                                              f"{alert.metric} back to its old level")
+            alerts = store.alerts.all()   # a recovery here is looked for on the other hosts
+        elif alert.status == CONFIRMED and (back := way_back_elsewhere(alert, alerts, history, s)) is not None:
+            store.alerts.mark_recovered(alert, back.id, who=ROBOT,
+                                        note=f"another host of summary {alert.summary_id} came back at "
+                                             f"{back.point.short}; here too: {alert.metric} {shift_text(back)}, "
+                                             f"p = {back.detection_p:.2g}")
         else:
             _unheld_suspect(store, alert, s)
+
+
+def shift_text(c: Change) -> str:
+    """The change's % in the one sign convention."""
+    return f"{c.oriented_pct:+.1f}% ({SIGN})"
 
 
 def _params_text(params: dict[str, object]) -> str:
@@ -198,13 +258,6 @@ def _undoing(s: Series, alert: Alert, tips: tuple[Change, ...]) -> Change | None
         if c.index > at and math.isfinite(c.after.centre) and _nearer(c.after.centre, alert.before, alert.after):
             return c
     return None
-
-
-def _nearer(level: float, old: float, new: float) -> bool:
-    """Is ``level`` nearer ``old`` than ``new``: by ratio when all three are positive, else by difference."""
-    if level > 0 and old > 0 and new > 0:
-        return abs(math.log(level / old)) < abs(math.log(level / new))
-    return abs(level - old) < abs(level - new)
 
 
 def _unheld_suspect(store: Store, alert: Alert, s: Series) -> None:
@@ -239,7 +292,8 @@ def list_summaries(store: Store, *, state: str | None = None) -> list[AlertSumma
     """Summaries with their alerts; ``state`` filters by the summary's derived state."""
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; choose from {', '.join(STATES)}")
-    return [s for s in store.alerts.summaries() if state is None or s.state == state]
+    return [replace(s, culprit=culprit_of(store, s.alerts[0]) if s.alerts else None)
+            for s in store.alerts.summaries() if state is None or s.state == state]
 
 
 def alert_detail(store: Store, alert_id: int) -> AlertDetail:
@@ -247,11 +301,17 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     alert = store.alerts.get(alert_id)
     summary = store.alerts.summary(alert.summary_id)
     events = tuple(store.alerts.events(alert_id))
+    culprit = culprit_of(store, alert)
     try:
         report = change_report(store, alert.change_id, method=detector_of(alert))  # the detector that raised it
     except UsageError as error:
-        return AlertDetail(alert, summary, events, None, f"no report: {error}")
-    return AlertDetail(alert, summary, events, report)
+        return AlertDetail(alert, summary, events, None, f"no report: {error}", culprit)
+    # the header's figures are the report's: one change, one set of levels, % and p
+    c = report.change
+    if c.id == alert.change_id and c.verdict is not Verdict.UNDECIDED:
+        alert = replace(alert, kind=c.verdict.value, before=c.before.centre, after=c.after.centre,
+                        change_pct=c.change_pct, oriented_pct=c.oriented_pct, p_value=c.detection_p)
+    return AlertDetail(alert, summary, events, report, culprit=culprit)
 
 
 def with_alerted(store: Store, history: History) -> History:

@@ -1,10 +1,10 @@
 """Find the first commit that changed a metric: git bisect with a paired sequential test per step.
 
-This module keeps the search and the decisions; the graph bookkeeping is
-`perflab.analysis.bisect_graph`, measuring one commit is `perflab.analysis.bisect_measure`,
-the worktrees, builds, runs and signals are `perflab.execute.bisect_runs` (your checkout
-is never touched), git is `perflab.vcs`, and the result is a
-`perflab.model.report.bisect.BisectResult`.
+This module keeps the search and the decisions; what it is asked is
+`perflab.analysis.bisect_options`, the graph bookkeeping is `perflab.analysis.bisect_graph`,
+measuring one commit is `perflab.analysis.bisect_measure`, the worktrees, builds, runs and
+signals are `perflab.execute.bisect_runs` (your checkout is never touched), git is
+`perflab.vcs`, and the result is a `perflab.model.report.bisect.BisectResult`.
 
 1. The commits: every commit of good..bad, as `git bisect` takes them (``first_parent``:
    only the first-parent line; a search that ends on a merge then descends into the
@@ -31,16 +31,16 @@ is never touched), git is `perflab.vcs`, and the result is a
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from perflab.analysis.bisect_graph import Graph, Suspects
 from perflab.analysis.bisect_measure import EndFailed, Measurer, Probe, look_schedule
+from perflab.analysis.bisect_options import BisectOptions, steps_for
 from perflab.execute.bisect_record import BisectRecorder, StoredMetric
-from perflab.execute.bisect_runs import METRICS, Bench, BenchSpec, Skip, open_bench
+from perflab.execute.bisect_runs import METRICS, Bench, Skip, open_bench
 from perflab.model.errors import UsageError
 from perflab.model.records import Direction
 from perflab.model.report.bisect import (
@@ -59,7 +59,7 @@ from perflab.model.report.bisect import (
     Share,
     StepTest,
 )
-from perflab.stats.sequential import Call, EndsCheck, SequentialTest
+from perflab.stats.sequential import Call, EndsCheck
 from perflab.vcs import check_range, commit_graph, describe_commit
 
 __all__ = ["DIRECTIONS", "METRICS", "NEITHER_ACTIONS", "BisectOptions", "BisectResult", "Commit", "bisect",
@@ -69,44 +69,6 @@ DIRECTIONS = ("any", "regression", "improvement")
 NEITHER_ACTIONS = ("continue", "skip", "stop")
 GRADUAL_MOST = 8   # commits measured after the first new one, following a gradual change
 SETTLE_RUNS = 4    # x --min-runs: pairs of a commit in a gradual change before it is called at the new end
-
-
-@dataclass(frozen=True)
-class BisectOptions:
-    build: str
-    run: str
-    metric: str = "time"
-    metric_regex: str | None = None
-    higher_is_better: bool = False  # of --metric-regex's figure (times are lower-is-better)
-    timeout: float | None = None
-    confidence: float = 0.99   # of the result: split over the steps
-    min_pairs: int = 3
-    max_pairs: int = 100
-    end_pairs: int = 10        # pairs of the ends at the first look (the noise scale needs them); doubled
-    max_end_pairs: int = 160
-    ends_alpha: float = 0.01
-    seed: int | None = None    # of the order inside pairs; None: drawn and reported
-    fixed_runs: int | None = None  # the classic peer: N unpaired runs per commit, closer end wins
-    first_parent: bool = False     # search the first-parent line only (descending into merges)
-    direction: str = "any"         # which change to look for: any, regression, improvement
-    neither: str = "continue"      # at a commit like neither end: continue, skip, stop
-    terms: tuple[str, str] = ("old", "new")
-    build_cache: str | None = None  # a directory keeping built trees across bisects
-    clean: str | None = None        # reuse one worktree, this line before each build
-
-    def test(self, candidates: int) -> SequentialTest:
-        """The per-step test: the result's error rate split over ceil(log2 N) steps."""
-        error = (1.0 - self.confidence) / steps_for(candidates)
-        return SequentialTest(error, error, self.min_pairs, self.max_pairs)
-
-    def bench(self) -> BenchSpec:
-        return BenchSpec(self.build, self.run, self.metric, self.metric_regex, self.timeout, self.build_cache,
-                         self.clean)
-
-
-def steps_for(candidates: int) -> int:
-    """Steps of a bisect over ``candidates`` commits (the first new one is one of them)."""
-    return max(1, math.ceil(math.log2(max(candidates, 2))))
 
 
 def check_options(options: BisectOptions) -> None:
@@ -140,7 +102,7 @@ def bisect(repo: str, good: str, bad: str, options: BisectOptions,
     check_options(options)
     good_sha, bad_sha = check_range(repo, good, bad)
     graph = Graph.of(describe_commit(repo, good_sha), commit_graph(repo, good_sha, bad_sha))
-    with open_bench(repo, options.bench(), recorder) as bench:
+    with open_bench(repo, options, recorder) as bench:
         result = _Bisection(graph, bench, options, progress).run()
     if recorder is None or not recorder.runs:
         return result

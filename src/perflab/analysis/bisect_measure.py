@@ -27,19 +27,16 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from perflab.analysis.bisect_options import BisectOptions
 from perflab.execute.bisect_runs import Bench, Skip
 from perflab.model.records import Direction
 from perflab.model.report.bisect import BAD_END, BEYOND_OLD, PROBE, BisectStep, Commit, EndsSummary
 from perflab.model.verdicts import StatWarning, WarningSide
 from perflab.stats.changepoints import oriented
 from perflab.stats.sequential import Call, Classification, EndsCheck, EndsDistance, SequentialTest, ends_distance
-
-if TYPE_CHECKING:
-    from perflab.analysis.bisect import BisectOptions
 
 SMALL_STEP = "small-step"   # StatWarning kind: the step is small for the noise
 NEITHER_SIDE = 3   # pairs against each end before the three-way test (a robust centre needs 3)

@@ -38,7 +38,8 @@ class _CentreInfo(MetricInfo):
 def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new: Sequence[Sequence[RunInfo]], *,
                            q: float = 0.05, filters: Filters = Filters()) -> CompareReport:
     """``base`` and ``new``: the commits of each side, each the runs measuring it, in order.
-    Labelled by the last base run and the first new run."""
+    Each side is headed by the span of commits its values are the centre of ("a1b2c3d..e4f5a6b",
+    "centre of 17 commits"), not by the one run nearest the change."""
     every = [run for side in (base, new) for commit in side for run in commit]
     found = groups_of_runs(store, every, filters)
     tables = [_centres(side, found) for side in (base, new)]
@@ -46,7 +47,7 @@ def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new:
     known = metric_infos(store, {k[0] for t in tables for k in t}, warnings, tables)
     infos: dict[tuple[str, str], MetricInfo] = {
         k: _CentreInfo(i.name, i.unit, i.direction, i.noise_floor, i.description) for k, i in known.items()}
-    runs = [base[-1][-1], new[0][0]]
+    runs = [_span(base, base[-1][-1]), _span(new, new[0][0])]
     report = build_report(tables, runs, infos, method="welch-log", q=q, warnings=warnings)
     return replace(report, warnings=(*report.warnings, *environment_warnings(runs),
                                      *contention_warnings(store, list({r.id: r for r in every}.values()))))
@@ -69,3 +70,11 @@ def _centres(side: Sequence[Sequence[RunInfo]], found: dict[int, dict[Key, Value
                 per_key.setdefault(key, []).append(replace(groups[0], failures=sum(g.failures for g in groups)))
     return {key: replace(groups[0], values=np.concatenate([g.values for g in groups]),
                          failures=sum(g.failures for g in groups)) for key, groups in per_key.items()}
+
+
+def _span(side: Sequence[Sequence[RunInfo]], run: RunInfo) -> RunInfo:
+    """``run`` (its machine and environment) named as the span of the side's commits."""
+    names = [commit[0].commit[:7] if commit[0].commit else f"run {commit[0].id}" for commit in side]
+    label = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+    count = f"centre of {len(names)} commit{'s' if len(names) != 1 else ''}"
+    return replace(run, commit=None, label=label, commit_describe=count)

@@ -24,13 +24,12 @@ from perflab.model.report.compare import (
     Change,
     CompareReport,
     Geomean,
-    Interval,
     Layout,
     Row,
-    RuleOutcome,
     RunToRunUsed,
     SideSummary,
 )
+from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide, oriented
 from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, decide
 from perflab.stats.difference import Pair, compare_rows

@@ -10,7 +10,8 @@ first-parent spine, each side branch's commits placed just before the merge that
 them in, topological otherwise (`vcs.graph_order`). Only points the repository does not
 reach (unknown commits, runs without a commit) are placed by the time of their first run.
 Without a usable repository every point goes by time, with a warning when a recorded
-repository is gone. Each series' changes: `analysis.series`.
+repository is gone. Each series' changes: `analysis.series`, bounded by each other and the
+robot's alerted levels in `analysis.levels` (the one change list every view reads).
 
 A change's id is a short hash of (host, benchmark, point, metric, first point of the new
 regime): nothing is stored, `find_change` recomputes the histories and looks for it.
@@ -28,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from perflab.analysis.alert_bisects import culprit_of
 from perflab.analysis.change_table import compare_commit_centres
 from perflab.analysis.compare import Filters
+from perflab.analysis.levels import with_levels
 from perflab.analysis.reproduce import reproduce_lines
 from perflab.analysis.series import change_id as change_id  # re-exported: analysis/alerts.py
 from perflab.analysis.series import make_series, preload
@@ -136,7 +139,9 @@ def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
 
 def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequence[str] = (),
                   method: str = AUTO_METHOD) -> History:
-    """Every selected series in history order, with its change points."""
+    """Every selected series in history order, with its one change list (analysis.levels:
+    the detectors' changes and the levels the robot alerted on, each side bounded by the
+    next boundary)."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     runs = _selected_runs(store, labels)
@@ -182,7 +187,9 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
-    return History(tuple(series), order, repo, tuple(warnings))
+    # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours
+    return with_levels(History(tuple(series), order, repo, tuple(warnings),
+                               tuple(p.key for p in points)), store.alerts.all())
 
 
 def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:
@@ -313,16 +320,18 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
     recorded = next((r.repo for r in reversed(new_runs) if r.repo), None) or point.runs[0].repo
     repo = history.repo or (recorded if recorded and is_repository(recorded) else None)
     subjects = commit_subjects(repo, [x for x in (c.point.commit, c.previous.commit) if x])
+    alert = store.alerts.of_changes([c.id]).get(c.id)
+    culprit = culprit_of(store, alert) if alert is not None else None
     return ChangeReport(
         change=c, subject=subjects.get(c.point.commit or ""),
         previous_subject=subjects.get(c.previous.commit or ""), repo=repo, recorded_repo=recorded,
         machine=point.runs[0], before=before, after=after, comparison=comparison,
         profile=profile_items(store, base_runs, new_runs, c.benchmark, c.params),
-        reproduce=tuple(reproduce_lines(point, repo, recorded)),
+        reproduce=tuple(reproduce_lines(point, repo, recorded, culprit.commit if culprit else None)),
         # the history's warnings that concern this stat (not other metrics' missing metadata)
         warnings=tuple(w for w in history.warnings if w.kind != NO_METRIC_INFO
                        or w.message.startswith(f"{c.benchmark} {c.metric}:")),
-        alert=store.alerts.of_changes([c.id]).get(c.id))
+        alert=alert, culprit=culprit)
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],

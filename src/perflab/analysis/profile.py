@@ -33,8 +33,9 @@ from perflab.analysis.compare import Filters, compare_runs, single_benchmark_nam
 from perflab.model.errors import UsageError
 from perflab.model.params import point_text
 from perflab.model.records import RunInfo
-from perflab.model.report.compare import CompareReport, Interval, RuleOutcome
-from perflab.model.report.profile import PointProfile, ProfileDelta, ProfileReport, ProfileRow, Share, ShareSide
+from perflab.model.report.compare import CompareReport, ProfileReport
+from perflab.model.report.outcomes import Interval, RuleOutcome
+from perflab.model.report.profile import PointProfile, ProfileDelta, ProfileRow, Share, ShareSide
 from perflab.model.verdicts import Shift
 from perflab.stats import (
     METHOD_NAMES,

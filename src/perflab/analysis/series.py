@@ -89,7 +89,7 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
             direction=info.direction, index=cp.index, point=point, previous=previous,
             before=before, after=after, change_pct=raw, oriented_pct=oriented,
             verdict=directed_verdict(oriented), p_value=cp.p_value,
-            detection_p=_welch_p(centres[bounds[k - 1]:cp.index], centres[cp.index:bounds[k + 1]]),
+            detection_p=welch_p(centres[bounds[k - 1]:cp.index], centres[cp.index:bounds[k + 1]]),
             method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan))
     shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
     typical = float(np.median(shown)) if shown else 0.0
@@ -138,7 +138,7 @@ def change_at(series: Series, index: int, first: int, end: int, samples: Sequenc
         unit=series.unit, direction=series.info.direction, index=index, point=points[index],
         previous=previous, before=before, after=after, change_pct=raw, oriented_pct=oriented,
         verdict=directed_verdict(oriented), p_value=math.nan,
-        detection_p=_welch_p(centres[first:index], centres[index:end]), method=method, status=status)
+        detection_p=welch_p(centres[first:index], centres[index:end]), method=method, status=status)
 
 
 def robot_change(series: Series, wanted: str, *, alerted: bool = False) -> Change | None:
@@ -197,7 +197,7 @@ class _DetectionCache:
 _DETECTED = _DetectionCache()
 
 
-def _welch_p(a: np.ndarray, b: np.ndarray) -> float:
+def welch_p(a: np.ndarray, b: np.ndarray) -> float:
     from perflab.stats import welch_t
     return welch_t(a[np.isfinite(a)], b[np.isfinite(b)]).p_value
 

@@ -45,8 +45,7 @@ def threshold_percent(text: str) -> float:
 def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, min_runs: int, max_runs: int,
        max_time: str | None, alpha: float, warmup: int, label: str | None, shell: bool,
        shell_program: str | None, prepare: str | None,
-       no_shuffle: bool, seed: int | None, timeout: float | None, quiet: bool, export_json: str | None,
-       export_csv: str | None, export_markdown: str | None) -> None:
+       no_shuffle: bool, seed: int | None, timeout: float | None, quiet: bool, **export_files: str | None) -> None:
     """Is CAND slower or faster than BASE by more than --threshold? The two alternate inside
     every round of one run (a drift of the machine hits both) and sampling stops as soon as
     a sequential test decides (stats.sequential_ab: an always-valid confidence interval of
@@ -74,7 +73,7 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
     if max_runs < min_runs:
         raise UsageError(f"-M/--max-runs {max_runs} is below -m/--min-runs {min_runs}")
     seconds = parse_duration(max_time, "--max-time") if max_time is not None else None
-    exports = exports_of(export_json, export_csv, export_markdown)
+    exports = exports_of(export_files)
     names = (base.strip(), cand.strip() + (" #2" if cand.strip() == base.strip() else ""))
     request = RunRequest(
         target=Target(commands=(base, cand), command_names=names, shell=shell_program or shell or None),

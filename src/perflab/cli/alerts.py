@@ -50,12 +50,16 @@ def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool,
         raise UsageError("--rerun reruns each side's recorded command line without checking out or building the "
                          "commit: confirm it with --as-recorded (a program built per commit: measure each side "
                          "yourself and attach the runs with 'perflab alert ID rerun --run RUN')")
+    notify_config = _notify_config() if update else None
     with open_store(ctx, create=update) as store:
         if update:
             created = update_alerts(store, labels=labels, since=since, method=method)
             if reruns and _honour_reruns(store):   # judged by one more update, which also alerts what follows
                 created += update_alerts(store, labels=labels, since=since, method=method)
             click.echo(f"perflab: {len(created)} new alert(s)", err=True)
+            if notify_config is not None:
+                from perflab.notify import send_after_pass
+                send_after_pass(store, notify_config, lambda line: click.echo(f"perflab: {line}", err=True))
         elif reruns:
             _honour_reruns(store)
         if summaries:
@@ -108,6 +112,12 @@ def alert(ctx: click.Context, alert_id: int, action: str | None, target: int | N
             return
         moved = triage(store, alert_id, action, who=who, note=note, duplicate_of=target)
     click.echo(render_alerts([moved]), nl=False)
+
+
+def _notify_config():
+    """The notification settings of the environment (docs/notify.md): bad ones are one line."""
+    from perflab.notify.config import load_config
+    return load_config()
 
 
 def _honour_reruns(store) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -249,7 +250,10 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
     """
     from perflab.fleet.app import make_app, resolve_broker
     from perflab.fleet.submit import check_timeout
-    from perflab.fleet.watch import Round, WatchOptions, absolute, check_options, loop, run_round
+    from perflab.fleet.watch import AlertLog, Round, WatchOptions, absolute, check_options, loop, run_round
+    from perflab.notify import send_after_pass
+    from perflab.notify.config import load_config
+    from perflab.render.watch_log import log_line
 
     if interval <= 0:
         raise UsageError(f"bad --interval {interval:g}: must be more than 0 seconds")
@@ -259,24 +263,18 @@ def watch(ctx: click.Context, broker: str | None, repo: str, branch: str, build:
                            label=label or f"robot-{branch}", timeout_s=job_timeout, bisect_run=bisect_run,
                            tip_only=tip_only, since=since)
     check_options(options)
+    notify_config = load_config()   # bad notification settings: one line now, not at the first alert
     app = make_app(resolve_broker(broker))
 
     def report(done: Round) -> None:
-        if done.commits:
-            click.echo(f"queued {len(done.build_jobs)} build jobs for {len(done.commits)} commits: "
-                       + " ".join(map(str, done.build_jobs)))
-        if done.alerts is not None:
-            click.echo(f"alerts raised: {done.alerts}")
-        for job_id in done.bisect_jobs:
-            click.echo(f"bisect job {job_id} queued")
-        for rerun in done.reruns:
-            click.echo(f"rerun job {rerun.job_id} on {rerun.host} for alert(s) {', '.join(map(str, rerun.alerts))}")
-        for verdict in done.verdicts:
-            click.echo(verdict)
+        for line in done.log:
+            click.echo(log_line(line.at, line.text))
+        if done.alerts is not None:   # a detection ran: tell people what it raised
+            send_after_pass(store, notify_config, warn, lambda text: click.echo(log_line(time.time(), text)))
 
     with open_store(ctx, create=True) as store:
         if once:
-            report(run_round(store, app, options, warn, wait_s=2 * job_timeout))
+            report(run_round(store, app, options, warn, wait_s=2 * job_timeout, log=AlertLog(store)))
         else:
             loop(store, app, options, interval, warn, report)
 

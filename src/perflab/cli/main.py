@@ -102,6 +102,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "submit": ("fleet:submit", "Queue a run on a host or a class of machines."),
     "jobs": ("fleet:jobs", "The fleet's jobs, one line each; show, cancel or wait."),
     "watch": ("fleet:watch", "The regression robot: benchmark each new commit."),
+    "notify": ("notify:notify", "Mail and post the alerts' reports; the outbox (--list)."),
 }
 
 # The commands that may run for minutes or for ever, and keep CPython's cyclic garbage

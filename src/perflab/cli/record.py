@@ -28,6 +28,7 @@ from perflab.cli.common import (
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 from perflab.model.limits import shorten
+from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_SCOPES
 from perflab.render.export import EXPORT_FORMATS
 
 if TYPE_CHECKING:
@@ -48,6 +49,24 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
         raise UsageError(f"-M/--max-runs {cap} is below -m/--min-runs {min_runs}")
     seconds = parse_duration(max_time, "--max-time") if max_time is not None else None
     return cap, min_runs or 1, seconds
+
+
+class RegistryHelp(click.Option):
+    """An option whose help a registry gives when --help is shown, not when the command is
+    imported: the registry's modules stay unloaded for `runs` and `show`."""
+
+    def __init__(self, *args: Any, help_from: Callable[[], str], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.help_from = help_from
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self.help_from()
+        return super().get_help_record(ctx)
+
+
+def _monitors() -> Any:
+    from perflab.execute import monitors
+    return monitors
 
 
 @click.command(cls=ShellSpelling)
@@ -96,15 +115,16 @@ def run_limits(repetitions: int | None, min_runs: int | None, max_runs: int | No
 @click.option("--force", is_flag=True, help="Run a sweep of more than 10,000 points.")
 @click.option("--duration", type=SECONDS, metavar="S", help="Duration of a built-in workload's sample.")
 @click.option("--resume", metavar="RUN", help="Finish an interrupted run (id or label).")
-@click.option("--monitor", "monitor_list", metavar="LIST",
-              help="Watch each sample: perf-stat,perf-profile,vmstat,proc-stat,schedstat,interrupts,rusage.")
+@click.option("--monitor", "monitor_list", metavar="LIST", cls=RegistryHelp,
+              help_from=lambda: _monitors().option_help())
 @click.option("--events", metavar="LIST", help="perf-stat's events (default: cycles,instructions "
               "where supported, else task-clock,context-switches,cpu-migrations,page-faults).")
-@click.option("--profile-freq", type=click.IntRange(1, 1_000_000), metavar="HZ", default=800, show_default=True,
+@click.option("--profile-freq", type=click.IntRange(1, 1_000_000), metavar="HZ", default=PROFILE_FREQ_HZ,
+              show_default=True,
               help="perf-profile sampling frequency (lkp's).")
-@click.option("--call-graph", type=click.Choice(["fp", "dwarf"]), default="fp", show_default=True,
+@click.option("--call-graph", type=click.Choice(CALL_GRAPHS), default=CALL_GRAPHS[0], show_default=True,
               help="perf-profile unwinding: frame pointers (cheap) or dwarf (callers of -O2 code).")
-@click.option("--profile-scope", type=click.Choice(["system", "process"]), default="system",
+@click.option("--profile-scope", type=click.Choice(PROFILE_SCOPES), default=PROFILE_SCOPES[0],
               show_default=True, help="perf-profile: every CPU, or only the benchmark's processes.")
 @export_options
 @click.option("--job", "job_id", type=RowId("job id"), hidden=True,
@@ -179,7 +199,7 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
     from perflab.model.run_request import Identity, RunOptions, RunRequest, StopSpec, SweepText, Target
 
     o = options
-    exports = exports_of(o["export_json"], o["export_csv"], o["export_markdown"])
+    exports = exports_of(o)
     repetitions, least, seconds = run_limits(o["repetitions"], o["min_runs"], o["max_runs"], o["max_time"])
     run_options = RunOptions(
         warmup=o["warmup"], shuffle=o["shuffle"] or o["seed"] is not None, seed=o["seed"],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from perflab.cli.common import check_output, write_output
@@ -42,28 +44,36 @@ def parse_duration(text: str, option: str) -> float:
 
 
 def export_options(function):
-    """--export-NAME FILE for each of hyperfine's layouts (formats.hyperfine_export.EXPORTS)."""
+    """--export-NAME FILE for each of hyperfine's layouts (formats.hyperfine_export.EXPORTS);
+    the command reads them with exports_of."""
     from perflab.formats.hyperfine_export import EXPORTS
     for name in reversed(EXPORTS.names):   # click lists options in the order they are written
-        function = click.option(f"--export-{name}", metavar="FILE", type=click.Path(dir_okay=False),
+        function = click.option(f"--export-{name}", _parameter(name), metavar="FILE",
+                                type=click.Path(dir_okay=False),
                                 help=f"After the run, write {EXPORTS[name].help}.")(function)
     return function
 
 
-def exports_of(export_json: str | None, export_csv: str | None, export_markdown: str | None) -> Exports:
-    """The --export-* options, their files checked writable before anything runs."""
-    exports = Exports(json=export_json, csv=export_csv, markdown=export_markdown)
-    for path in exports.asked().values():
+def _parameter(name: str) -> str:
+    return "export_" + name.replace("-", "_")
+
+
+def exports_of(params: dict[str, Any]) -> Exports:
+    """The --export-* options among a command's ``params`` (format name -> file, those given),
+    their files checked writable before anything runs."""
+    from perflab.formats.hyperfine_export import EXPORTS
+    exports = {name: params[_parameter(name)] for name in EXPORTS.names if params.get(_parameter(name))}
+    for path in exports.values():
         check_output(path)
     return exports
 
 
 def write_exports(store, run_id: int, exports: Exports) -> None:
     """The --export-* files of a finished run."""
-    if not exports.asked():
+    if not exports:
         return
     from perflab.formats.hyperfine_export import EXPORTS, hyperfine_results
     run = store.runs.resolve(str(run_id))
     results = hyperfine_results(run, store.samples.rows(run.id))
-    for fmt, path in exports.asked().items():
+    for fmt, path in exports.items():
         write_output(path, EXPORTS[fmt].render(results))

@@ -54,6 +54,7 @@ class BisectRecorder:
     build_line: str
     timeout: float | None = None
     db: str | None = None                     # for the reproduce line's --db
+    job_id: int | None = None                 # the fleet job the bisect is (its runs are the job's)
     runs: dict[str, int] = field(default_factory=dict)      # sha -> its run id
     _samples: dict[str, int] = field(default_factory=dict)  # sha -> samples stored
     _environment: dict | None = None
@@ -87,14 +88,14 @@ class BisectRecorder:
                                                            description=self.metric.description)])
         full, describe = git_commit(self.repo, sha)
         repo = os.path.abspath(self.repo)
-        identity = Identity(label=self.label, commit=full, describe=describe, repo=repo,
+        identity = Identity(label=self.label, commit=full, describe=describe, repo=repo, job_id=self.job_id,
                             command_line=tuple(self._command_line(repo, full)), build=self.build_line)
         request = RunRequest(target=Target(words=(*SHELL_WORDS, self.run_line), after_dashdash=True,
                                            name=BENCHMARK),
                              options=RunOptions(timeout=self.timeout), identity=identity)
         return self.store.runs.create(label=self.label, host=this_host(), request=request,
                                       environment=self._environment, commit=full, commit_describe=describe,
-                                      repo=repo)
+                                      repo=repo, job_id=self.job_id)
 
     def _command_line(self, repo: str, sha: str) -> list[str]:
         """A `perflab run` that measures the commit's built tree again, as this run was named."""

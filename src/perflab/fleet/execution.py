@@ -74,9 +74,7 @@ def steps_for(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
         tree = ctx.workdir / "worktree"
         return [*_build_steps(request, tree, request["commit"]), _run_step(job, ctx, jobdir, tree)]
     if job.kind is JobKind.BISECT:
-        return [Step("bisect", [*PERFLAB, "--db", ctx.db, "bisect", "-q", "--repo", request["repo"],
-                                "--good", request["good"], "--bad", request["bad"], "--build", request["build"],
-                                "--run", request["run"]])]
+        return [_bisect_step(job, ctx, jobdir)]
     if job.kind is JobKind.RERUN:
         return _rerun_steps(job, ctx, jobdir)
     raise ValueError(f"unknown job kind {job.kind}")
@@ -106,6 +104,18 @@ def _rerun_steps(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     return [*steps, Step("rounds", [sys.executable, "-m", "perflab.fleet.rerun_rounds", str(spec)])]
 
 
+def _bisect_step(job: Job, ctx: WorkerContext, jobdir: Path) -> Step:
+    """The bisect, its runs stored as this job's, its answer attached to the alerts that
+    asked (fleet/bisect_job.py)."""
+    request = job.request
+    spec = jobdir / "bisect.json"
+    spec.write_text(json.dumps({"db": ctx.db, "repo": request["repo"], "good": request["good"],
+                                "bad": request["bad"], "build": request["build"], "run": request["run"],
+                                "job": job.id, "host": ctx.host, "alerts": request.get("alerts", []),
+                                "who": request.get("who", "perflab")}), encoding="utf-8")
+    return Step("bisect", [sys.executable, "-m", "perflab.fleet.bisect_job", str(spec)])
+
+
 def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = None) -> Step:
     """`perflab run --request FILE`: the job's RunRequest (`_request_document`), recorded by
     the record service in a child process."""
@@ -124,8 +134,10 @@ def _request_document(job: Job, jobdir: Path, tree: Path | None, name: str, **id
         path = jobdir / Path(suite["name"]).name
         path.write_text(suite["text"], encoding="utf-8")
         target = replace(target, words=(str(path),), after_dashdash=False)
-    run = replace(run, target=target, identity=replace(run.identity, job_id=job.id,
-                                                       repo=str(tree) if tree else run.identity.repo, **identity))
+    # the repository the commits come from, when the request names it (the robot's do: a
+    # run records no worker's own path); else the worktree it built
+    repo = run.identity.repo or (str(tree) if tree else None)
+    run = replace(run, target=target, identity=replace(run.identity, job_id=job.id, repo=repo, **identity))
     document = jobdir / f"{name}.json"
     document.write_text(json.dumps(run.to_json()), encoding="utf-8")
     return document

@@ -21,6 +21,7 @@ from typing import Any
 def measure(spec: dict[str, Any]) -> None:
     """Record the spec's rounds in order, each in its tree; then attach each to every alert."""
     from perflab.analysis.alerts import attach_evidence
+    from perflab.analysis.reproduce import with_option
     from perflab.execute import record
     from perflab.model.run_request import RunRequest
     from perflab.render.progress import NullProgress
@@ -34,7 +35,10 @@ def measure(spec: dict[str, Any]) -> None:
             os.chdir(one["tree"])
             with open(one["request"], encoding="utf-8") as f:
                 request = RunRequest.from_json(json.load(f))   # its side's: the round's label is its own
-            request = replace(request, identity=replace(request.identity, label=one["label"]))
+            recorded = request.identity.command_line   # the robot's run line, with the round's label
+            request = replace(request, identity=replace(
+                request.identity, label=one["label"],
+                command_line=tuple(with_option(list(recorded), "--label", one["label"])) if recorded else None))
             record.record(store, request, lambda plans: NullProgress(), warn)
         for alert_id in spec["alerts"]:
             for one in spec["rounds"]:

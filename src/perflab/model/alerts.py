@@ -2,7 +2,8 @@
 
 An alert is one detected change of one series (host, benchmark, point, metric), created
 once per change id. Alerts of one commit range (last good .. first bad) across metrics,
-points and hosts form one summary. Triage moves an alert between the states below, only
+points and hosts form one summary, as does one change seen on several hosts over ranges
+that share a commit (each alert keeps its own range). Triage moves an alert between the states below, only
 along ``TRANSITIONS``; every move is an ``AlertEvent``. A summary has no state of its
 own: ``summary_state`` derives it from its alerts.
 """
@@ -59,6 +60,10 @@ WITHDRAWN = "withdrawn"
 NOT_REPRODUCED = "not reproduced"   # the same finding on an alert a person triaged already: no move
 RERUN_UNDECIDED = "rerun undecided"
 RERUN_VERDICTS = (REPRODUCED, WITHDRAWN, NOT_REPRODUCED, RERUN_UNDECIDED)
+# the robot's bisect of an alert's commit range (analysis/alert_bisects.py): queued, and its
+# answer (the event's run: the found commit's bisect run; none when bisect named no commit)
+BISECT_QUEUED = "bisect queued"
+BISECTED = "bisected"
 
 #: An alert's status: the whole-series detector's changes are confirmed; the tip detector's
 #: (stats/tip.py) suspect after one or two commits out of line, confirmed once the level holds
@@ -162,6 +167,7 @@ class AlertSummary:
     repo: str | None
     created_at: float
     alerts: tuple[Alert, ...]
+    culprit: Culprit | None = None   # the commit the robot's bisect of the range named (list_summaries)
 
     @property
     def state(self) -> str:
@@ -178,6 +184,28 @@ def short_point(key: str) -> str:
 
 
 @dataclass(frozen=True)
+class Culprit:
+    """The commit a bisect of an alert's range named: the alert's and its report's headline
+    commit instead of the range's first measured bad one."""
+
+    commit: str                # full sha
+    subject: str | None        # from the repository, when it is there
+    author: str | None
+    answer: str                # the bisect's answer, as its event says it
+    host: str                  # where it was bisected
+
+    @property
+    def short(self) -> str:
+        return self.commit[:12]
+
+    @property
+    def named(self) -> str:
+        """'abc123456789 ("subject", author)', as much as is known."""
+        said = ", ".join(x for x in (f'"{self.subject}"' if self.subject else "", self.author or "") if x)
+        return f"{self.short} ({said})" if said else self.short
+
+
+@dataclass(frozen=True)
 class AlertDetail:
     """`perflab alert ID`: one alert, its summary's other alerts, its events, its report."""
 
@@ -186,3 +214,4 @@ class AlertDetail:
     events: tuple[AlertEvent, ...]
     report: Any                      # model.report.history.ChangeReport, or None (see report_missing)
     report_missing: str | None = None  # why there is no report: the change is no longer detected
+    culprit: Culprit | None = None     # the commit the robot's bisect named, once it answered

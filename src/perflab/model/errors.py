@@ -1,4 +1,4 @@
-"""Errors a user can cause, each carrying the exit code DESIGN.md assigns.
+"""Errors a user can cause, each carrying the exit code docs/design.md and docs/exit-codes.md assign.
 
 The CLI prints ``str(error)`` as one line and exits with ``error.exit_code``;
 anything else that escapes is a bug and keeps its traceback.

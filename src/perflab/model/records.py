@@ -1,4 +1,4 @@
-"""The data model of DESIGN.md: runs, points, samples in long format, metric metadata."""
+"""The data model (docs/design.md): runs, points, samples in long format, metric metadata."""
 
 from __future__ import annotations
 
@@ -67,10 +67,21 @@ COMMAND_METRICS = (
 )
 
 
+#: Every monitor by name -> the module of perflab.execute.monitors that registers it, in the
+#: order they start (perf ones first). A new monitor is its module and one line here.
+MONITOR_HOMES: dict[str, str] = {
+    "perf-stat": "perf",
+    "perf-profile": "perf",
+    "vmstat": "procfs",
+    "proc-stat": "procfs",
+    "schedstat": "procfs",
+    "interrupts": "procfs",
+    "rusage": "procfs",
+}
 # Metrics that monitors record beside a benchmark's own are named "<monitor>.<name>",
-# e.g. "perf-stat.task-clock" or "vmstat.pgfault"; reports keep them apart.
-MONITOR_METRIC_PREFIXES = ("perf-stat.", "vmstat.", "proc-stat.", "schedstat.", "interrupts.",
-                           "rusage.")
+# e.g. "perf-stat.task-clock" or "vmstat.pgfault": the store and reports keep them apart
+# by these prefixes, without importing execute (perf-profile stores rows, not metrics).
+MONITOR_METRIC_PREFIXES = tuple(f"{name}." for name in MONITOR_HOMES if name != "perf-profile")
 PRESSURE_METRIC_PREFIX = "psi."   # the runner's watch in runs recorded before outside.* (PSI)
 #: The host of a run whose machine is not known (an import whose file does not say, and no
 #: --host): never a replicate of anything, and no host model. "imported" is what imports

@@ -19,7 +19,10 @@ from perflab.model.limits import check_count, check_number
 
 SCHEMA_VERSION = 2
 MAX_SETTLE_S = 60.0   # a pause longer than a minute is a mistyped option, not settling
+# perf-profile's options, their one home (the CLI's choices and defaults, the monitors' config):
 PROFILE_FREQ_HZ = 800   # lkp-tests' perf-profile default: comparable with robot reports, cheap
+CALL_GRAPHS = ("fp", "dwarf")          # unwinding; the first is the default
+PROFILE_SCOPES = ("system", "process")  # every CPU, or the benchmark's processes; the first is the default
 
 
 def draw_seed() -> int:
@@ -46,8 +49,8 @@ class RunOptions:
     monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
     events: list[str] | None = None    # perf-stat's events; None: its default choice
     profile_freq: int = PROFILE_FREQ_HZ
-    call_graph: str = "fp"
-    profile_scope: str = "system"
+    call_graph: str = CALL_GRAPHS[0]
+    profile_scope: str = PROFILE_SCOPES[0]
     force: bool = False                # run a sweep above params.MAX_POINTS
     settle: float | None = None        # idle seconds before the first sample; None: execute/settle's rule
 
@@ -142,16 +145,9 @@ class Identity:
     build: str | None = None              # the shell line that built the measured tree (bisect's --build)
 
 
-@dataclass(frozen=True)
-class Exports:
-    """hyperfine-format files written after the run (None: not asked)."""
-
-    json: str | None = None
-    csv: str | None = None
-    markdown: str | None = None
-
-    def asked(self) -> dict[str, str]:
-        return {fmt: path for fmt, path in asdict(self).items() if path}
+#: hyperfine-format files written after the run: a format of formats.hyperfine_export.EXPORTS ->
+#: its file, only those asked (the registry's names, so a new format needs nothing here)
+Exports = dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -211,7 +207,7 @@ class RunRequest:
     limits: StopSpec = StopSpec()
     ab: AbRecord | None = None
     identity: Identity = Identity()
-    exports: Exports = Exports()
+    exports: Exports = field(default_factory=dict)
     plans: tuple[PlanRecord, ...] = ()    # filled when recorded
     interleaved: bool = False
     stopped: Stopped | None = None
@@ -229,7 +225,7 @@ class RunRequest:
     def from_json(cls, document: dict[str, Any]) -> RunRequest:
         """A stored spec, of any version, as a RunRequest (pydantic checks its types where
         they are not exactly the declared ones: model/exact_decode.py)."""
-        migrated = migrate(dict(document))
+        migrated = _asked_exports(migrate(dict(document)))
         request: RunRequest | None = decode(cls, migrated)
         return request if request is not None else _adapter().validate_python(migrated)
 
@@ -257,6 +253,14 @@ def migrate(document: dict[str, Any]) -> dict[str, Any]:
         out["imported"] = {"kind": document["imported"], "file": document.get("file"),
                            "sha256": document.get("sha256")}
     return out
+
+
+def _asked_exports(document: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 wrote every export format's key, None where not asked: only the asked stay."""
+    exports = document.get("exports")
+    if isinstance(exports, dict) and None in exports.values():
+        document = {**document, "exports": {name: path for name, path in exports.items() if path is not None}}
+    return document
 
 
 @cache

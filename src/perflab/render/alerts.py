@@ -39,7 +39,7 @@ def alert_cells(alert: Alert) -> list[str]:
 def render_alerts(alerts: Sequence[Alert]) -> str:
     if not alerts:
         return "no alerts\n"
-    return format_table(ALERT_HEADERS, [alert_cells(a) for a in alerts], align="rlllllr") + f"\n\n{LEGEND}\n"
+    return format_table(ALERT_HEADERS, [alert_cells(a) for a in alerts], align="rlllllrr") + f"\n\n{LEGEND}\n"
 
 
 def render_summaries(summaries: Sequence[AlertSummary]) -> str:
@@ -47,8 +47,9 @@ def render_summaries(summaries: Sequence[AlertSummary]) -> str:
         return "no alerts\n"
     blocks = []
     for s in summaries:
-        head = f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
-        body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllr", indent="  ")
+        head = (f"summary {s.id}  {s.state}  commits {commits_text(s)}  {len(s.alerts)} alert(s)"
+                + (f"  bisected: {s.culprit.named}" if s.culprit else ""))
+        body = format_table(ALERT_HEADERS, [alert_cells(a) for a in s.alerts], align="rlllllrr", indent="  ")
         blocks.append(head + "\n" + body)
     return "\n\n".join(blocks) + f"\n\nsummary state: from its alerts (model/alerts.py SUMMARY_PRECEDENCE)\n{LEGEND}\n"
 
@@ -64,7 +65,8 @@ def alert_json(alert: Alert) -> dict[str, Any]:
             "before": number(alert.before), "after": number(alert.after),
             "change_pct": number(alert.oriented_pct), "oriented_pct": number(alert.oriented_pct),  # SIGN
             "raw_change_pct": number(alert.change_pct),
-            "p_value": number(alert.p_value), "method": alert.method,
+            # the change's p, under the key history and changes give it too
+            "p_value": number(alert.p_value), "detection_p": number(alert.p_value), "method": alert.method,
             "created_at": alert.created_at, "updated_at": alert.updated_at}
 
 
@@ -80,6 +82,7 @@ def alerts_json(alerts: Sequence[Alert]) -> str:
 def summaries_json(summaries: Sequence[AlertSummary]) -> str:
     return json.dumps({"summaries": [
         {"id": s.id, "state": s.state, "last_good": s.last_good, "first_bad": s.first_bad, "repo": s.repo,
+         "culprit": s.culprit.commit if s.culprit else None,
          "alerts": [alert_json(a) for a in s.alerts]} for s in summaries]}, indent=2) + "\n"
 
 
@@ -93,14 +96,18 @@ def event_cells(event: AlertEvent) -> list[str]:
 def render_alert_detail(detail: AlertDetail) -> str:
     a = detail.alert
     others = [x for x in detail.summary.alerts if x.id != a.id]
-    out = [f"alert {a.id}: {a.kind} of {a.benchmark}.{a.metric} {pct(a.oriented_pct)}  [{state_text(a)}"
+    culprit = detail.culprit
+    out = [f"alert {a.id}: {a.kind} of {a.benchmark}.{a.metric} {pct(a.oriented_pct)}"
+           + (f" at commit {culprit.named}" if culprit else "") + f"  [{state_text(a)}"
            + (f", recovered by change {a.recovered_by}" if a.recovered else "") + "]",
            f"series: {a.series_name}",
+           *([f"culprit: {culprit.commit}, {culprit.answer}"] if culprit else []),
            f"commits: {point_commit(a.last_good) or a.last_good} (last good) .. "
            f"{point_commit(a.first_bad) or a.first_bad} (first bad)",
            f"change: {a.change_id} ({a.method}), p = {p_value(a.p_value)}",
            f"summary {detail.summary.id}: {detail.summary.state}, {len(detail.summary.alerts)} alert(s)"
-           + (": " + ", ".join(f"{x.id} {x.benchmark}.{x.metric} {x.state}" for x in others) if others else ""),
+           + (": " + ", ".join(f"{x.id} {x.benchmark}.{x.metric} @{x.host} {pct(x.oriented_pct)} {x.state}"
+                             for x in others) if others else ""),
            "", "history:",
            format_table(["when", "who", "action", "state", "note"], [event_cells(e) for e in detail.events],
                         indent="  "),
@@ -115,7 +122,11 @@ def render_alert_detail(detail: AlertDetail) -> str:
 def detail_json(detail: AlertDetail) -> str:
     return json.dumps({"alert": alert_json(detail.alert), "summary": {"id": detail.summary.id,
                        "state": detail.summary.state, "alerts": [a.id for a in detail.summary.alerts]},
-                       "events": [event_json(e) for e in detail.events]}, indent=2) + "\n"
+                       "events": [event_json(e) for e in detail.events],
+                       "culprit": None if detail.culprit is None else {
+                           "commit": detail.culprit.commit, "subject": detail.culprit.subject,
+                           "author": detail.culprit.author, "answer": detail.culprit.answer,
+                           "host": detail.culprit.host}}, indent=2) + "\n"
 
 
 

@@ -102,16 +102,39 @@ def _headline(report: ChangeReport) -> str:
     return f"{shift(c)} {c.verdict.value}"
 
 
+def _first_line(report: ChangeReport) -> str:
+    """The headline: the change, on the bisected commit once the robot's bisect named it,
+    else on the first measured commit of the new level."""
+    c, culprit = report.change, report.culprit
+    if culprit is not None:
+        said = ", ".join(x for x in (culprit.subject or "", f"by {culprit.author}" if culprit.author else "") if x)
+        return f"perflab noticed {_a(_headline(report))} of {c.stat} on commit {culprit.commit[:10]}" + (
+            f" ({said})" if said else "")
+    subject = report.subject or c.point.describe or ""
+    return f"perflab noticed {_a(_headline(report))} of {c.stat} on commit {c.point.short[:10]}" + (
+        f" ({subject})" if subject else "")
+
+
+def _commit_lines(report: ChangeReport) -> list[str]:
+    """The commit (the bisected one, with the range it was found in), and the last measured before it."""
+    c, culprit = report.change, report.culprit
+    subject = report.subject or c.point.describe or ""
+    if culprit is not None:
+        out = [f"commit: {culprit.commit}" + (f' ("{culprit.subject}")' if culprit.subject else ""),
+               *([f"author: {culprit.author}"] if culprit.author else []),
+               f"bisected: {culprit.answer}",
+               f"first measured at: {c.point.commit}" + (f' ("{subject}")' if subject else "")
+               + "  (the first measured commit of the new level)"]
+    elif c.point.commit:
+        out = [f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else "")]
+    else:
+        out = [f"run: {c.point.runs[0].id} ({c.point.runs[0].label}; no commit recorded)"]
+    return out
+
+
 def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str:
     c = report.change
-    subject = report.subject or c.point.describe or ""
-    named = f" ({subject})" if subject else ""
-    out = [(f"perflab noticed {_a(_headline(report))} of {c.stat} on commit "
-            f"{c.point.short[:10]}{named}"), ""]
-    if c.point.commit:
-        out.append(f'commit: {c.point.commit}' + (f' ("{subject}")' if subject else ""))
-    else:
-        out.append(f"run: {c.point.runs[0].id} ({c.point.runs[0].label}; no commit recorded)")
+    out = [_first_line(report), "", *_commit_lines(report)]
     if c.previous.commit:
         before = report.previous_subject or c.previous.describe or ""
         out.append(f"before: {c.previous.commit}" + (f' ("{before}")' if before else "")
@@ -139,8 +162,9 @@ def render_change_report(report: ChangeReport, *, show_all: bool = False) -> str
             (f"  change: the noise's {shift(c, 2)} (after/before; the level did not step), p = "
              f"{p_value(c.p_value)} (the search's, corrected for it)"),
             (f"  found by {c.method} on per-commit medians ({CENTRE_NOTE}); " if c.method != ALERTED_METHOD else
-             "  alerted at this commit; no detector places a change here now (more commits moved or "
-             "dissolved it): the levels either side of it; ") +
+             "  a level the robot alerted on at this commit, which no detector places now (a short level "
+             "that came back, or more commits moved it): the levels either side of it, each ending at its "
+             "neighbouring change; ") +
             f"'perflab history --metric {c.metric}' shows the series"]
     side_before, side_after = _side(report.before), _side(report.after)
     out += ["", "Details are as below:", RULE, "",

@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 
 from perflab.model.errors import UsageError
 from perflab.model.output_formats import FormatRegistry, OutputFormat
-from perflab.model.report.compare import CompareReport
-from perflab.model.report.profile import ProfileReport
+from perflab.model.report.compare import CompareReport, ProfileReport
 from perflab.render.compare_common import Stat, parse_rows
 
 CompareLayout = Callable[[CompareReport, list[Stat], bool, int | None, bool], str]

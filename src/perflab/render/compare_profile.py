@@ -1,6 +1,6 @@
 """Profile and counter deltas beside a comparison (seeds 000 and 003), lkp style.
 
-Lays out a ``model.report.profile.ProfileReport``: its rows come largest change first;
+Lays out a ``model.report.compare.ProfileReport``: its rows come largest change first;
 changes are absolute differences in percentage points, as lkp-tests prints them; rows
 under 0.05% on every side are not ``visible`` (lkp drops them). Like the robot, only
 changed rows are listed; ``--rows all`` lists every row. The counters (a comparison of
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from perflab.model.records import RunInfo
-from perflab.model.report.compare import Row
-from perflab.model.report.profile import ProfileDelta, ProfileReport, ProfileRow
+from perflab.model.report.compare import ProfileReport, Row
+from perflab.model.report.profile import ProfileDelta, ProfileRow
 from perflab.render.compare_common import significance_rule
 from perflab.render.lkp_lines import header_lines, job_lines, profile_line, row_line
 

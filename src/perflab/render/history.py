@@ -218,7 +218,7 @@ def render_changes(listing: ChangeList) -> str:
                     + ([alert_mark(item.alert)] if alerted else []))
     table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
                           "before", "after", "change", "verdict", "p", "samples p"] + (["alert"] if alerted else []),
-                         rows, align="llllllllrrlrrl")
+                         rows, align="lllllllrrrlrrl")
     return (table + f"\n\nbefore/after: the centres of the segments ({CENTRE_NOTE}); change % oriented: "
             "positive = better; p: Welch t-test of the per-commit medians, samples p: of the raw samples; "
             "'perflab report change ID' explains one"

@@ -17,7 +17,8 @@ def describe_request(job: Job) -> str:
     if job.kind is JobKind.AB:
         return f"ab: {request['base']} | {request['cand']}"
     if job.kind is JobKind.BISECT:
-        return f"bisect {request['good'][:10]}..{request['bad'][:10]}"
+        alerts = ",".join(map(str, request.get("alerts", [])))
+        return f"bisect {request['good'][:10]}..{request['bad'][:10]}" + (f" for alert {alerts}" if alerts else "")
     if job.kind is JobKind.RERUN:
         alerts = ",".join(map(str, request["alerts"]))
         return f"rerun {request['good'][:10]}..{request['bad'][:10]} for alert {alerts}"

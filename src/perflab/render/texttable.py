@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
                  align: str | None = None, indent: str = "") -> str:
-    """Columns padded to their widest cell; ``align`` has one 'l' or 'r' per column."""
-    align = align or "l" * len(headers)
+    """Columns padded to their widest cell; ``align`` has one 'l' or 'r' per column (columns
+    it does not name are left-aligned: a short ``align`` never drops a column)."""
+    align = (align or "").ljust(len(headers), "l")
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row)]

@@ -2,9 +2,19 @@
 
 Modules, one job each (modelled on golang.org/x/perf benchmath):
   warnings      StatWarning: what a statistic could not assume, returned as a value
+  rows          samples stacked by size, so a statistic of many is taken along a few blocks' rows
   summary       centres (amean, hmean, gmean, median), spread, best-N% means, percentiles
   checks        detectors: sample size, zero spread, high CoV, outliers, bimodality, trend
+  distributions the few distribution functions the comparison needs, from scipy.special
   intervals     confidence intervals: mean (t), median (order statistics), ratio (bootstrap)
+  significance  Welch's t, Mann-Whitney U, Mann-Kendall, Benjamini-Hochberg
+  rules         the mmtests band rule and the lkp-tests range rule
+  benchmath     benchstat's statistics, exactly (x/perf benchmath's AssumeNothing)
+  resolution    why a row must not be judged even when its test rejects
+  variance      run-to-run variance: the noise a single run cannot see
+  host_prior    a host's prior of run-to-run variance, fitted by empirical Bayes (limma's)
+  separate_runs the moderated test of two separate runs, borrowing the host's variance
+  difference    compare one row, decide the verdicts of a report under FDR control
   changepoints  change points in a history: detect() by mosum, E-divisive (Otava), PELT, binseg
   segment_tests segment statistics from prefix sums, Welch's test of neighbouring segments
   energy        E-divisive candidates (the energy statistic in sliding windows)
@@ -13,9 +23,8 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   mosum_noise   its noise model: Hampel filter, variogram, null sd, long-run variances
   mosum_tail    its thresholds: Siegmund's tail of the maximum of the standardised MOSUM
   selfnormalised  Shao & Zhang's self-normalised test for one step in a segment (mosum's)
-  significance  Welch's t, Mann-Whitney U, Mann-Kendall, Benjamini-Hochberg
-  rules         the mmtests band rule and the lkp-tests range rule
-  difference    compare one row, decide the verdicts of a report under FDR control
+  tip           the tip detector: do the newest commits differ from the history before them?
+  rerun         does an alerted step reproduce when both its commits are measured again?
   sequential    bisect's paired SPRT: is a commit like the good end or the bad end?
   sequential_ab the always-valid A/B stop rule of an interleaved run (a confidence sequence)
 

@@ -50,11 +50,15 @@ class RerunVerdict:
     high: float
     rounds: int
 
-    def text(self) -> str:
+    def text(self, *, lower_is_better: bool = False) -> str:
+        """The verdict in a line, the step in % with + = better: for a metric where lower is
+        better (a time) a measured rise is negative, as the alert's own % is."""
         if not math.isfinite(self.ratio):
             return f"{self.outcome}: no round measured both sides"
-        return (f"{self.outcome}: rerun of {self.rounds} round(s) measured {100 * (self.ratio - 1):+.1f}% "
-                f"({100 * (1 - ALPHA):g}% interval {100 * (self.low - 1):+.1f}% .. {100 * (self.high - 1):+.1f}%)")
+        sign = -1.0 if lower_is_better else 1.0
+        low, high = sorted((sign * 100 * (self.low - 1), sign * 100 * (self.high - 1)))
+        return (f"{self.outcome}: rerun of {self.rounds} round(s) measured {sign * 100 * (self.ratio - 1):+.1f}% "
+                f"({100 * (1 - ALPHA):g}% interval {low:+.1f}% .. {high:+.1f}%)")
 
 
 def order(rounds: int = ROUNDS) -> list[str]:

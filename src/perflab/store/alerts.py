@@ -34,8 +34,10 @@ def _alert(row: Any) -> Alert:
     return Alert(
         id=row["id"], summary_id=row["summary_id"], change_id=row["change_id"], host=row["host"],
         benchmark=row["benchmark"], params=decode_params(row["params"]), metric=row["metric"],
-        unit=row["unit"], direction=row["direction"], kind=row["kind"], last_good=row["last_good"],
-        first_bad=row["first_bad"], before=_number(row["before"]), after=_number(row["after"]),
+        unit=row["unit"], direction=row["direction"], kind=row["kind"],
+        last_good=row["last_good"] or row["summary_last_good"],
+        first_bad=row["first_bad"] or row["summary_first_bad"],
+        before=_number(row["before"]), after=_number(row["after"]),
         change_pct=_number(row["change_pct"]), oriented_pct=_number(row["oriented_pct"]),
         p_value=_number(row["p_value"]), method=row["method"], state=row["state"],
         duplicate_of=row["duplicate_of"], recovered=bool(row["recovered"]), recovered_by=row["recovered_by"],
@@ -47,7 +49,8 @@ def _number(value: float | None) -> float:
 
 
 def _alert_query() -> sa.Select[Any]:
-    return (sa.select(alerts, alert_summaries.c.last_good, alert_summaries.c.first_bad)
+    return (sa.select(alerts, alert_summaries.c.last_good.label("summary_last_good"),
+                      alert_summaries.c.first_bad.label("summary_first_bad"))
             .select_from(alerts.join(alert_summaries, alert_summaries.c.id == alerts.c.summary_id))
             .order_by(alerts.c.id))
 
@@ -60,15 +63,17 @@ class AlertRepository:
 
     # -- writing ---------------------------------------------------------------
     def create(self, values: dict[str, Any], *, last_good: str, first_bad: str,
-               repo: str | None, who: str) -> int | None:
+               repo: str | None, who: str, summary_id: int | None = None) -> int | None:
         """A new alert with its summary and its 'created' event in one transaction; None when
-        an alert of this change id exists already."""
+        an alert of this change id exists already. ``summary_id``: the summary it joins (the
+        same change on another host), else the summary of its commit range."""
         conn = self.db.conn
         try:
-            summary = self.summary_for(last_good, first_bad, repo)
+            summary = summary_id if summary_id is not None else self.summary_for(last_good, first_bad, repo)
             now = time.time()
             row = dict(values, params=json.dumps(values["params"], sort_keys=True, separators=(",", ":")),
-                       summary_id=summary, created_at=now, updated_at=now, recovered=False)
+                       summary_id=summary, created_at=now, updated_at=now, recovered=False,
+                       last_good=last_good, first_bad=first_bad)
             # RETURNING yields the new row's id, and nothing when the change id exists (both dialects)
             inserted = conn.execute(self._insert(alerts, ["change_id"]).returning(alerts.c.id), row).scalar()
             if inserted is None:
@@ -81,6 +86,12 @@ class AlertRepository:
         except BaseException:
             conn.rollback()
             raise
+
+    def find_summary(self, last_good: str, first_bad: str) -> int | None:
+        """The id of the summary of this commit range, if there is one."""
+        where = (alert_summaries.c.last_good == last_good) & (alert_summaries.c.first_bad == first_bad)
+        found = self.db.conn.execute(sa.select(alert_summaries.c.id).where(where)).scalar()
+        return None if found is None else int(found)
 
     def summary_for(self, last_good: str, first_bad: str, repo: str | None) -> int:
         """The id of the summary of this commit range, created on first use (not committed)."""
@@ -115,6 +126,12 @@ class AlertRepository:
                         note=note)
         self.db.conn.commit()
 
+    def set_levels(self, alert: Alert, values: dict[str, Any]) -> None:
+        """The alert's figures (kind, before, after, change_pct, oriented_pct, p_value) as
+        its change's levels are now; no event: the change is the same, its sides grew."""
+        self.db.conn.execute(alerts.update().where(alerts.c.id == alert.id).values(**values))
+        self.db.conn.commit()
+
     def confirm(self, alert: Alert, *, who: str, note: str) -> None:
         """A suspect alert of the tip detector becomes confirmed (its stored method, see
         model.alerts.TIP_SUSPECT_METHOD), with a 'confirmed' event."""
@@ -126,9 +143,11 @@ class AlertRepository:
                         note=note)
         self.db.conn.commit()
 
-    def note(self, alert: Alert, action: str, *, who: str, note: str) -> None:
-        """An event on ``alert`` that moves no state (the robot's rerun requests and verdicts)."""
-        self._event(alert.id, who=who, action=action, from_state=alert.state, to_state=alert.state, note=note)
+    def note(self, alert: Alert, action: str, *, who: str, note: str, run_id: int | None = None) -> None:
+        """An event on ``alert`` that moves no state (the robot's rerun requests and verdicts,
+        its bisects: ``run_id`` the found commit's run)."""
+        self._event(alert.id, who=who, action=action, from_state=alert.state, to_state=alert.state, note=note,
+                    run_id=run_id)
         self.db.conn.commit()
 
     def add_evidence(self, alert: Alert, run_id: int, *, who: str, note: str) -> None:
@@ -191,6 +210,15 @@ class AlertRepository:
 
     def events(self, alert_id: int) -> list[AlertEvent]:
         return self.all_events(alert_events.c.alert_id == alert_id).get(alert_id, [])
+
+    def last_event_id(self) -> int:
+        """The newest event's id (0 with none): where a reader of new events starts."""
+        return int(self.db.conn.execute(sa.select(sa.func.max(alert_events.c.id))).scalar() or 0)
+
+    def events_after(self, event_id: int) -> list[AlertEvent]:
+        """Every event newer than ``event_id``, oldest first."""
+        found = self.all_events(alert_events.c.id > event_id)
+        return sorted((e for events in found.values() for e in events), key=lambda e: e.id)
 
     def all_events(self, where: Any = None) -> dict[int, list[AlertEvent]]:
         """Every alert's events (those ``where`` selects), oldest first, by alert id."""

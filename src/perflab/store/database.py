@@ -63,9 +63,27 @@ def _add_host_priors(conn: sa.Connection) -> None:
     host_priors.create(conn, checkfirst=True)
 
 
+def _add_alert_ranges(conn: sa.Connection) -> None:
+    """Schema 6: each alert's own commit range, filled from its summary's."""
+    have = {c["name"] for c in sa.inspect(conn).get_columns("alerts")}  # made by step 3 of this schema
+    for column in ("last_good", "first_bad"):
+        if column in have:
+            continue
+        conn.execute(sa.text(f"ALTER TABLE alerts ADD COLUMN {column} TEXT"))
+        conn.execute(sa.text(f"UPDATE alerts SET {column} = (SELECT s.{column} FROM alert_summaries s "
+                             "WHERE s.id = alerts.summary_id)"))
+
+
+def _add_outbox(conn: sa.Connection) -> None:
+    """Schema 7: the notifications' outbox and their delivery attempts."""
+    from perflab.store.schema import outbox, outbox_attempts
+    for table in (outbox, outbox_attempts):
+        table.create(conn, checkfirst=True)
+
+
 # version -> function(connection) upgrading from version-1
 MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables,
-                                 5: _add_host_priors}
+                                 5: _add_host_priors, 6: _add_alert_ranges, 7: _add_outbox}
 
 
 def open_engine(target: str | None, *, create: bool) -> Engine:

@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -161,6 +161,10 @@ alerts = sa.Table(
     sa.Column("recovered_by", sa.String(40)),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+    # schema 6: the alert's own commit range (its host may have placed the change apart from
+    # its summary's first alert: one summary per change across hosts, each host's range its own)
+    sa.Column("last_good", sa.Text),
+    sa.Column("first_bad", sa.Text),
     sa.Index("ix_alerts_state", "state"),
 )
 
@@ -250,4 +254,44 @@ host_priors = sa.Table(
     sa.Column("high", sa.Float),
     sa.Column("stamp", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+
+# The outbox (schema 7, notify/): one row per event per channel, unique by (channel, event
+# key), so two robots, a restart or a fleet of watch processes never queue an event twice.
+# A sender claims a row by a conditional UPDATE (state and lease), records each attempt in
+# outbox_attempts, and retries with backoff until its last try. No secret is stored: a
+# webhook's channel names its host and a hash of its URL.
+outbox = sa.Table(
+    "outbox", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("channel", sa.Text, nullable=False),          # mail, or webhook HOST#HASH
+    sa.Column("event_key", sa.Text, nullable=False),        # summary N reported / bisected / recovered ...
+    sa.Column("event", sa.String(16), nullable=False),
+    sa.Column("summary_id", sa.Integer, sa.ForeignKey("alert_summaries.id"), nullable=False),
+    sa.Column("note", sa.Text, nullable=False, default=""),
+    sa.Column("since_event", sa.Integer, nullable=False, default=0),   # the newest alert event then
+    sa.Column("state", sa.String(16), nullable=False),      # pending / sending / sent / failed
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("next_at", sa.Float, nullable=False),         # due from then on
+    sa.Column("claimed_by", sa.Text),
+    sa.Column("claimed_until", sa.Float),
+    sa.Column("sent_at", sa.Float),
+    sa.Column("message_id", sa.Text),                       # mail: the Message-ID it went with
+    sa.Column("last_error", sa.Text),
+    sa.UniqueConstraint("channel", "event_key", name="uq_outbox_channel_event"),
+    sa.Index("ix_outbox_state", "state", "next_at"),
+)
+
+outbox_attempts = sa.Table(
+    "outbox_attempts", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("notification_id", sa.Integer, sa.ForeignKey("outbox.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Column("channel", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),     # sent / error
+    sa.Column("error", sa.Text),
+    sa.Column("by", sa.Text, nullable=False),               # the sender: HOST:PID
+    sa.Index("ix_outbox_attempts_notification", "notification_id", "at"),
 )

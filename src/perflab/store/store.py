@@ -20,6 +20,7 @@ if TYPE_CHECKING:   # imported where first reached: a command opens only the rep
     from perflab.store.host_model import HostPriorRepository
     from perflab.store.imports import ImportRepository
     from perflab.store.jobs import BranchRepository, JobRepository, WorkerRepository
+    from perflab.store.outbox import OutboxRepository
     from perflab.store.profiles import ArtifactRepository, ProfileRepository
 
 
@@ -108,3 +109,8 @@ class Store(StoreConnection):
     def host_priors(self) -> HostPriorRepository:
         from perflab.store.host_model import HostPriorRepository
         return HostPriorRepository(self)
+
+    @cached_property
+    def outbox(self) -> OutboxRepository:
+        from perflab.store.outbox import OutboxRepository
+        return OutboxRepository(self)

@@ -15,114 +15,33 @@ out, and the benchmark runs as usual. A monitor that fails in the middle of a ru
 
 from __future__ import annotations
 
-import abc
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+import importlib
+from typing import Any
 
+from perflab.execute.monitors.base import (
+    _REGISTRY,
+    CALL_GRAPHS,
+    PROFILE_FREQ_HZ,
+    PROFILE_SCOPES,
+    Monitor,
+    MonitorConfig,
+    MonitorFailed,
+    MonitorOutput,
+    ProfileRows,
+    SampleInfo,
+    register,
+)
 from perflab.model.errors import UsageError
-from perflab.model.records import Measurement, MetricInfo, ProcessResult
+from perflab.model.records import MONITOR_HOMES
 
-PROFILE_FREQ_HZ = 800        # lkp-tests' perf-profile default: comparable with robot reports, cheap
-CALL_GRAPHS = ("fp", "dwarf")
-PROFILE_SCOPES = ("system", "process")
-
-
-class MonitorFailed(Exception):
-    """A monitor cannot go on; the message says why (shown once, as a warning)."""
-
-
-@dataclass(frozen=True)
-class MonitorConfig:
-    """The user's monitor choices (also what perflab stores in the run spec)."""
-
-    names: tuple[str, ...] = ()
-    events: tuple[str, ...] | None = None     # perf-stat --events; None: the default choice
-    profile_freq: int = PROFILE_FREQ_HZ
-    call_graph: str = "fp"
-    profile_scope: str = "system"
-    cpus: tuple[int, ...] | None = None       # --cpu: system-wide perf looks only there
-
-
-@dataclass(frozen=True)
-class SampleInfo:
-    """What a monitor knows of the sample it watches."""
-
-    benchmark: str
-    repetition: int
-    expected_s: float | None   # how long the sample should take, when known (for windows)
-
-
-@dataclass
-class ProfileRows:
-    """One sample's profile of one event, as store.profiles.add takes it."""
-
-    event: str
-    symbols: list[tuple[str, float, float]]
-    traces: list[tuple[str, str, float]]
-
-
-@dataclass
-class MonitorOutput:
-    measurements: list[Measurement] = field(default_factory=list)
-    profiles: list[ProfileRows] = field(default_factory=list)
-    artifacts: list[tuple[str, Path]] = field(default_factory=list)   # (kind, file to keep)
-
-
-class Monitor(abc.ABC):
-    name: ClassVar[str]
-    description: ClassVar[str]
-    # What watching costs the measured numbers, as `perflab show` states it ("" = nothing
-    # measurable); may name {profile_freq}.
-    overhead: ClassVar[str] = ""
-
-    def __init__(self, config: MonitorConfig):
-        self.config = config
-
-    def prepare(self) -> tuple[str | None, list[str]]:
-        """Once per run: (why this monitor cannot work here or None, notes to show once)."""
-        return None, []
-
-    def start(self, sample: SampleInfo) -> None:
-        """Before the sample: the slow part of setting up (start perf), nothing counted yet."""
-
-    def begin(self, sample: SampleInfo) -> None:
-        """Right before the spawn: start counting. Must be quick (every monitor's begin runs
-        after every monitor's start, so none counts another one's start-up)."""
-
-    def end(self, sample: SampleInfo) -> None:
-        """Right after the reap: stop counting. Quick, as begin."""
-
-    @abc.abstractmethod
-    def stop(self, sample: SampleInfo, result: ProcessResult) -> MonitorOutput:
-        """After every monitor's end: collect and post-process (also after a failed sample)."""
-
-    def abort(self) -> None:
-        """Stop anything still running (after an error or Ctrl-C between start and stop)."""
-
-    def close(self) -> None:
-        """End of the run: remove temporary files."""
-
-    @abc.abstractmethod
-    def metric_info(self, metric: str) -> MetricInfo:
-        """What one of this monitor's metrics means (unit, direction, noise floor)."""
-
-
-# -- the registry: every monitor by name, in the order they start (perf ones first) ----------
-_REGISTRY: dict[str, type[Monitor]] = {}
-
-
-def register(cls: type[Monitor]) -> type[Monitor]:
-    """Class decorator: make a monitor known by its ``name``."""
-    if cls.name in _REGISTRY:
-        raise ValueError(f"monitor {cls.name!r} registered twice")
-    _REGISTRY[cls.name] = cls
-    return cls
-
+__all__ = ["CALL_GRAPHS", "PROFILE_FREQ_HZ", "PROFILE_SCOPES", "Monitor", "MonitorConfig", "MonitorFailed",
+           "MonitorOutput", "ProfileRows", "SampleInfo", "build", "check_config", "check_names", "descriptions",
+           "expected_duration", "known", "names", "option_help", "parse_names", "register"]
 
 def known() -> dict[str, type[Monitor]]:
+    """Every monitor by name, in MONITOR_HOMES' order: the order they start in."""
     _load()
-    return dict(_REGISTRY)
+    return {name: _REGISTRY[name] for name in MONITOR_HOMES}
 
 
 def names() -> list[str]:
@@ -167,9 +86,9 @@ def check_config(config: MonitorConfig) -> None:
     if config.profile_freq < 1:
         raise UsageError(f"--profile-freq must be at least 1 Hz, got {config.profile_freq}")
     if config.call_graph not in CALL_GRAPHS:
-        raise UsageError(f"--call-graph {config.call_graph!r}: choose fp or dwarf")
+        raise UsageError(f"--call-graph {config.call_graph!r}: choose {' or '.join(CALL_GRAPHS)}")
     if config.profile_scope not in PROFILE_SCOPES:
-        raise UsageError(f"--profile-scope {config.profile_scope!r}: choose system or process")
+        raise UsageError(f"--profile-scope {config.profile_scope!r}: choose {' or '.join(PROFILE_SCOPES)}")
 
 
 def build(config: MonitorConfig) -> list[Monitor]:
@@ -194,5 +113,7 @@ def _known_list() -> str:
 
 
 def _load() -> None:
+    """Import every monitor's module (model.records.MONITOR_HOMES): they register."""
     if not _REGISTRY:
-        from perflab.execute.monitors import perf, procfs  # noqa: F401  (they register)
+        for module in dict.fromkeys(MONITOR_HOMES.values()):
+            importlib.import_module(f"perflab.execute.monitors.{module}")

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from perflab.execute import perf_profile, probe
-from perflab.execute.monitors import (
+from perflab.execute.monitors.base import (
     Monitor,
     MonitorConfig,
     MonitorFailed,

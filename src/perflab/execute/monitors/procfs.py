@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perflab.execute.monitors import Monitor, MonitorConfig, MonitorFailed, MonitorOutput, SampleInfo, register
+from perflab.execute.monitors.base import Monitor, MonitorConfig, MonitorFailed, MonitorOutput, SampleInfo, register
 from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult
 
 NOISE_FLOOR = 0.05   # lkp-tests: 5% for statistics that are not the performance metric

@@ -16,29 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from perflab.model.params import point_text
 from perflab.model.records import Direction, MeanKind, RunInfo
+from perflab.model.report.outcomes import Interval, RuleOutcome
+from perflab.model.report.profile import ProfileRow
 from perflab.model.verdicts import StatWarning, Verdict
-
-if TYPE_CHECKING:
-    from perflab.model.report.profile import ProfileReport
 
 # mmtests' extra summary rows whose change analysis computes (Stddev/CoeffVar: lower is better)
 STAT_KEYS = ("min", "mean", "median", "stddev", "coeffvar", "max", "best")
-
-
-@dataclass(frozen=True)
-class Interval:
-    low: float
-    high: float
-    confidence: float
-    warnings: tuple[StatWarning, ...] = ()   # why it is undefined or wider than asked
-
-    @property
-    def known(self) -> bool:
-        return math.isfinite(self.low) and math.isfinite(self.high)
 
 
 @dataclass(frozen=True)
@@ -98,15 +85,6 @@ class SideSummary:
         if key == "best":
             return dict(self.best).get(pct, math.nan)
         return float(getattr(self, key))
-
-
-@dataclass(frozen=True)
-class RuleOutcome:
-    """A reference tool's rule (mmtests band, lkp range): no p-value, its own verdict."""
-
-    name: str
-    changed: bool
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -282,3 +260,18 @@ class CompareReport:
             for i, cell in enumerate(row.cells):
                 if cell.change is not None:
                     yield row, i, cell.change
+
+
+@dataclass(frozen=True)
+class ProfileReport:
+    """The profile rows of a comparison, largest change first, and the counters that moved."""
+
+    rows: tuple[ProfileRow, ...]
+    method: str
+    method_name: str
+    q: float
+    noise_floor: float                   # percentage points
+    tested: int                          # rows x candidates under the FDR budget
+    rule: str                            # one sentence: how a row is called changed
+    counters: CompareReport | None = None   # monitor metrics (perf-stat.*, vmstat.* ...)
+    warnings: tuple[str, ...] = ()

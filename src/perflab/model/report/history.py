@@ -18,7 +18,7 @@ from perflab.model.alerts import ALERTED_METHOD as ALERTED_METHOD  # an alerted 
 from perflab.model.alerts import CONFIRMED as CONFIRMED  # Change.status, re-exported
 from perflab.model.alerts import SUSPECT as SUSPECT
 from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
-from perflab.model.alerts import Alert
+from perflab.model.alerts import Alert, Culprit
 from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.verdicts import StatWarning, Verdict
@@ -150,6 +150,7 @@ class History:
     order: str                  # ORDER_GRAPH or ORDER_TIME
     repo: str | None            # the repository whose commit graph ordered the points
     warnings: tuple[StatWarning, ...] = ()
+    keys: tuple[str, ...] = ()  # every point's key (HistoryPoint.key), in history order, across series
 
     def changes(self) -> tuple[Change, ...]:
         return tuple(c for s in self.series for c in s.changes)
@@ -213,6 +214,7 @@ class ChangeReport:
     reproduce: tuple[str, ...]    # shell lines
     warnings: tuple[StatWarning, ...] = ()
     alert: Alert | None = None    # the change's alert, when one was raised
+    culprit: Culprit | None = None  # the commit the robot's bisect of the alert's range named
 
 
 # --------------------------------------------------------------------------- changepoints FILE

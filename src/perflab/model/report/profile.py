@@ -1,5 +1,8 @@
 """Profiles in reports: the profile rows beside a comparison, and one run's profile.
 
+The rows of a comparison's profile (``ProfileReport``) sit in report/compare.py, beside
+the report that holds them and the counters' report they hold.
+
 Built by ``perflab.analysis.profile``; laid out by render/compare_profile.py (lkp style,
 under a comparison) and render/profile.py (``perflab profile``). Shares are % of a
 repetition's samples; changes are in percentage points, as the kernel test robot prints
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perflab.model.params import point_text
-from perflab.model.report.compare import CompareReport, Interval, RuleOutcome
+from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.verdicts import Shift
 
 
@@ -79,21 +82,6 @@ class ProfileRow:
         """The largest |change| over the candidates (0 where none is known)."""
         changes = [abs(d.change_points) for d in self.deltas if d is not None and math.isfinite(d.change_points)]
         return max(changes, default=0.0)
-
-
-@dataclass(frozen=True)
-class ProfileReport:
-    """The profile rows of a comparison, largest change first, and the counters that moved."""
-
-    rows: tuple[ProfileRow, ...]
-    method: str
-    method_name: str
-    q: float
-    noise_floor: float                   # percentage points
-    tested: int                          # rows x candidates under the FDR budget
-    rule: str                            # one sentence: how a row is called changed
-    counters: CompareReport | None = None   # monitor metrics (perf-stat.*, vmstat.* ...)
-    warnings: tuple[str, ...] = ()
 
 
 # -- one run's profile ------------------------------------------------------------------------

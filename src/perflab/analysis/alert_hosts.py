@@ -1,0 +1,87 @@
+"""One change seen on several hosts: one alert summary, and a way back seen on one host
+looked for on the others.
+
+Each host's series keeps its own detectors and its own alerts (its noise, its levels, its
+commit range), but a change of one stat (benchmark, point, metric) in one direction whose
+commit ranges on two hosts share a candidate culprit is one change: the second host's
+alert joins the first one's summary (unless a summary of its own range exists: alerts of
+one range stay one summary). Ranges are half-open, (last good, first bad]: two
+hosts that measured different commits around the change (a fleet spreads its jobs)
+overlap; a change placed on distinct commits is two summaries until bisect names one.
+
+A way back seen on one host (its alert recovered by a later change) is looked for at the
+same commit on each other host of the summary, reading that host's own series: its alert is
+recovered there when the level from that commit differs from the alerted one (Welch's
+t-test of the per-commit medians, p < levels.ALPHA, a test at one place named by the other
+host, not a search) and lies nearer the old level than the alerted one (levels.nearer).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+from perflab.analysis.levels import ALPHA, nearer
+from perflab.analysis.series import change_at, change_id
+from perflab.model.alerts import INVALID, Alert
+from perflab.model.report.history import ALERTED_METHOD, Change, History, Series
+
+__all__ = ["peer_summary", "way_back_elsewhere"]
+
+
+def _stat(host_free: Alert | Change) -> tuple[str, str, str, str]:
+    kind = host_free.kind if isinstance(host_free, Alert) else host_free.verdict.value
+    return (host_free.benchmark, json.dumps(host_free.params, sort_keys=True, default=str), host_free.metric, kind)
+
+
+def peer_summary(alerts: Sequence[Alert], c: Change, keys: Sequence[str]) -> int | None:
+    """The summary of the oldest alert of ``c``'s change on another host (see the module),
+    ``keys`` every point's key in history order; None when there is none."""
+    at = {k: i for i, k in enumerate(keys)}
+    mine = (at.get(c.previous.key), at.get(c.point.key))
+    if None in mine:
+        return None
+    for a in sorted(alerts, key=lambda a: a.id):
+        if a.host == c.host or a.state == INVALID or _stat(a) != _stat(c):
+            continue
+        theirs = (at.get(a.last_good), at.get(a.first_bad))
+        if None not in theirs and theirs[0] < mine[1] and mine[0] < theirs[1]:  # type: ignore[operator]
+            return a.summary_id
+    return None
+
+
+def way_back_elsewhere(alert: Alert, alerts: Sequence[Alert], history: History, s: Series) -> Change | None:
+    """The way back of ``alert`` (on series ``s``) at the commit where another host's alert
+    of its summary recovered, read on ``s`` (see the module), or None."""
+    keys = [p.point.key for p in s.points]
+    if alert.first_bad not in keys or not (math.isfinite(alert.before) and math.isfinite(alert.after)):
+        return None
+    start = keys.index(alert.first_bad)
+    order = {k: i for i, k in enumerate(history.keys)}
+    for peer in alerts:
+        if peer.summary_id != alert.summary_id or peer.host == alert.host or not peer.recovered:
+            continue
+        back = _recovery_key(peer, history)
+        if back is None or back not in order:
+            continue
+        # the first point of ``s`` at or after that commit (this host may not have measured it)
+        j = next((i for i, k in enumerate(keys) if order.get(k, -1) >= order[back]), None)
+        if j is None or j <= start:
+            continue
+        later = [c.index for c in (*s.changes, *((s.tip,) if s.tip else ())) if c.index > j]
+        found = change_at(s, j, start, min(later, default=len(keys)), method=ALERTED_METHOD)
+        if found.detection_p < ALPHA and nearer(found.after.centre, alert.before, alert.after):
+            return found
+    return None
+
+
+def _recovery_key(peer: Alert, history: History) -> str | None:
+    """The point key where ``peer``'s recovering change starts, on ``peer``'s own series."""
+    for s in history.series:
+        if (s.host, s.benchmark, s.metric) != (peer.host, peer.benchmark, peer.metric):
+            continue
+        for p in s.points:
+            if change_id(s.host, s.benchmark, s.params_key, s.metric, p.point.key) == peer.recovered_by:
+                return p.point.key
+    return None
