@@ -93,7 +93,7 @@ def fuzz_dashboard(n: int, store: str, random_seed: int):
                 raise
             counts["HTTP 500 or traceback" if not isinstance(error, cli_grammar.Hang) else "hang"] += 1
             if len(failures) < 5:
-                failures.append(f"{request}: {type(error).__name__}: {str(error)[:300]}")
+                failures.append(f"{str(request)[:300]}: {type(error).__name__}: {str(error)[:300]}")
     one()
     return counts, failures
 
