@@ -46,7 +46,10 @@ def damaged(target: str, error: BaseException) -> EnvironmentProblem:
 
 
 def translated(target: str, error: BaseException) -> PerflabError | None:
-    """The one line for ``error`` raised while using the store at ``target``, or None."""
+    """The one line for ``error`` raised while using the store at ``target``, or None (a
+    PerflabError already is one line: the runner's names the samples it kept)."""
+    if isinstance(error, PerflabError):
+        return None
     if is_disk_full(error):
         return EnvironmentProblem(f"disk full: cannot write the database {target}",
                                   hint="free space and run the command again")
