@@ -59,14 +59,20 @@ def test_a_full_disk_stops_the_run_in_one_line_keeps_every_sample_and_resume_fin
     listing = run_cli("runs", db=str(db))
     assert listing.returncode == 0 and f" {run_id} " in listing.stdout, listing.stderr
     assert run_cli("show", run_id, db=str(db)).returncode == 0
+    in_database = _time_samples(db)   # what the flushes before the disk filled committed (maybe none)
     exported = run_cli("export", run_id, "--format", "csv", db=str(db))
-    assert exported.returncode == 0 and exported.stdout.count("\n") > 1
+    assert exported.returncode == 0 and exported.stdout.count(",time,") == in_database, exported.stderr
     assert pending.exists()   # still waiting for space, under the name the line gave
-    in_database = _time_samples(db)
-    # a writer on the full disk says so in one line
-    again = run_cli("run", "-q", "-n", "3", "--", "true", db=str(db))
-    assert again.returncode == 3 and len(again.stderr.strip().splitlines()) == 1, again.stderr
-    assert "disk full" in again.stderr
+    assert run_cli("alerts", db=str(db)).returncode == 0
+    # a writer on the full disk says so in one line, and leaves the pending file as it was
+    hyperfine = small_disk.parent / "h.json"
+    hyperfine.write_text('{"results": [{"command": "x", "times": [0.1, 0.2, 0.3]}]}')
+    for argv in (["run", "-q", "-n", "3", "--", "true"], ["run", "--resume", run_id, "-q"],
+                 ["import", "hyperfine", str(hyperfine), "--label", "h"]):
+        again = run_cli(*argv, db=str(db))
+        assert again.returncode == 3 and len(again.stderr.strip().splitlines()) == 1, (argv, again.stderr)
+        assert "disk full" in again.stderr
+        assert pending.exists()
     _remount(small_disk, "256m")
     resumed = run_cli("run", "--resume", run_id, "-q", db=str(db), timeout=600)
     assert resumed.returncode == 0, resumed.stderr
