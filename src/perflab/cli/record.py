@@ -287,7 +287,7 @@ def _parse_cpus(text: str) -> list[int]:
         if not all(w.isascii() and w.isdigit() for w in ([first, last] if dash else [first])):
             raise UsageError(f"bad --cpu {text!r}: expected a list like 0 or 0,2-3")
         words = (first, last) if dash else (first, first)
-        low, high = (int(w) if len(w) < 8 else count for w in words)
+        low, high = (int(w) if len(w.lstrip("0")) < 8 else count for w in words)
         if high >= count:
             raise UsageError(f"--cpu {shorten(words[1 if low < count else 0])} is not an online CPU available "
                              f"to perflab (this machine has CPUs 0-{count - 1})")
