@@ -5,6 +5,7 @@ environment), or the answer the issue asks for. In-process (tests/clifuzz.py).""
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 import pytest
 
@@ -297,15 +298,21 @@ def test_a_build_cache_that_cannot_be_made_is_refused_before_the_store(tmp_path)
 
 @pytest.mark.parametrize("kind", ["hyperfine", "pyperf"])
 @pytest.mark.parametrize("text", ["[" * 65_536 + "]" * 65_536, '{"results": ' + "[" * 100_000,
-                                  '{"a":' * 30_000 + "1" + "}" * 30_000], ids=["arrays", "open", "objects"])
+                                  '{"a":' * 30_000 + "1" + "}" * 30_000,
+                                  # past the pre-scan's 64 KiB (a string of brackets first): the parser's limit
+                                  '{"pad": "' + "[" * 70_000 + '", "results": ' + "[" * 100_000],
+                         ids=["arrays", "open", "objects", "late"])
 def test_a_file_nested_65536_deep_is_refused_at_the_depth_limit(store, tmp_path, kind, text):
     """bench/nested_import.py measures the time and memory of the refusal."""
     path = tmp_path / "nested.json"
     path.write_text(text)
-    argv = ["--db", store, "import", kind, str(path), "--label", "nested"]
-    outcome = invoke(argv)
-    assert_one_line_refusal(argv, outcome, codes=(2,))
-    assert "nested too deeply" in outcome.lines[0]
+    gzipped = tmp_path / "nested.json.gz"
+    gzipped.write_bytes(gzip.compress(text.encode()))
+    for given in (path, gzipped):   # a gzip file is left to the parser's limit
+        argv = ["--db", store, "import", kind, str(given), "--label", "nested"]
+        outcome = invoke(argv)
+        assert_one_line_refusal(argv, outcome, codes=(2,))
+        assert "nested too deeply" in outcome.lines[0]
 
 
 # -- issue 42: odd answers ---------------------------------------------------------------------

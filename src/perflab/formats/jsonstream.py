@@ -27,6 +27,7 @@ from pydantic import PlainValidator, ValidationError
 from pydantic_core import PydanticCustomError
 
 from perflab.formats.common import Malformed, explain, quoted
+from perflab.formats.nesting import MAX_DEPTH
 from perflab.model.errors import UsageError
 
 JsonPath = tuple[str | int, ...]
@@ -37,7 +38,7 @@ Reducer = Callable[[JsonPath, Any], Any]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 8192          # items of a streamed array checked at once
-_MAX_DEPTH = 512       # deeper nesting is no result file (and would exhaust pydantic's recursion)
+_MAX_DEPTH = MAX_DEPTH
 _READ = 1 << 16
 
 
