@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -104,8 +105,32 @@ def test_unwritable_cache_is_reported(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))   # a file, so no directory below it
+    monkeypatch.setattr(tempfile, "tempdir", str(blocker))   # and no temporary directory either
     with pytest.raises(EnvironmentProblem, match="cannot write the build cache"):
         native.binary("wis")
+
+
+def test_without_a_writable_cache_home_the_build_goes_to_a_private_temporary_directory(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    built = Path(native.binary("deathsig"))
+    assert built.parent == tmp_path / f"perflab-{os.getuid()}" / "bin"
+    assert built.parent.stat().st_mode & 0o777 == 0o700 and os.access(built, os.X_OK)
+    assert native.binary("deathsig") == str(built)   # found there the next time
+
+
+def test_another_users_temporary_directory_is_never_used(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    planted = tmp_path / f"perflab-{os.getuid()}" / "bin"
+    planted.mkdir(parents=True)
+    planted.parent.chmod(0o777)   # anyone could have put a program in it
+    with pytest.raises(EnvironmentProblem, match="cannot write the build cache"):
+        native.binary("deathsig")
 
 
 @pytest.mark.parametrize("source", sorted((Path(native.CSRC)).glob("*.c")), ids=lambda p: p.name)

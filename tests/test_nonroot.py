@@ -10,6 +10,7 @@ version is used then); the store lives in a /tmp directory with the right modes.
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -55,9 +56,9 @@ pytestmark = pytest.mark.skipif(PYTHON is None, reason="needs root, runuser and 
                                                        "this checkout with")
 
 
-def _perflab_as_nobody(home: Path, *args: str) -> list[str]:
+def _perflab_as_nobody(home: Path, *args: str, env: tuple[str, ...] = ()) -> list[str]:
     assert PYTHON is not None
-    return _as_user("env", f"HOME={home}", f"PYTHONPATH={_pythonpath()}", "LC_ALL=C.UTF-8",
+    return _as_user("env", f"HOME={home}", *env, f"PYTHONPATH={_pythonpath()}", "LC_ALL=C.UTF-8",
                     PYTHON, "-m", "perflab.cli.main", *args)
 
 
@@ -82,8 +83,30 @@ def _sleeps(tag: str) -> list[int]:
                                           ("600.26", ["--shell", "--", "sleep 600.26; true"])],   # a grandchild
                          ids=["command", "shell-grandchild"])
 def test_kill_9_of_perflab_as_nobody_leaves_no_process_of_the_sample(open_dir, tag, command):
-    perflab = subprocess.Popen(_perflab_as_nobody(open_dir, "--db", str(open_dir / "s.db"), "run", "-n", "1",
-                                                  *command),
+    _kill_9_leaves_nothing(open_dir, open_dir, tag, command)
+
+
+def test_without_a_writable_home_the_guard_is_built_in_a_private_temporary_directory(open_dir):
+    """issue 42, case 11: HOME=/nonexistent (no ~/.cache to build the deathsig shim in)."""
+    uid = pwd.getpwnam(USER).pw_uid
+    _kill_9_leaves_nothing(open_dir, Path("/nonexistent"), "600.27", ["--", "sleep", "600.27"],
+                           env=(f"TMPDIR={open_dir}",))
+    own = open_dir / f"perflab-{uid}" / "bin"
+    assert own.is_dir() and own.stat().st_uid == uid and not own.stat().st_mode & 0o022
+    assert any(p.name.startswith("deathsig-") for p in own.iterdir())
+
+
+def test_with_no_guard_built_the_janitor_alone_kills_the_sample(open_dir):
+    """No compiler and no home: the deathsig shim cannot be built; the group janitor still
+    knows each sample's group and kills it when perflab is killed."""
+    _kill_9_leaves_nothing(open_dir, Path("/nonexistent"), "600.28", ["--", "sleep", "600.28"],
+                           env=(f"TMPDIR={open_dir}", "CC=/nonexistent/cc"), guarded=False)
+
+
+def _kill_9_leaves_nothing(open_dir: Path, home: Path, tag: str, command: list[str], env: tuple[str, ...] = (),
+                           guarded: bool = True) -> None:
+    perflab = subprocess.Popen(_perflab_as_nobody(home, "--db", str(open_dir / "s.db"), "run", "-n", "1",
+                                                  *command, env=env),
                                cwd=open_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         assert wait_for(lambda: _sleeps(tag), timeout=60), "the sample never started"
@@ -100,6 +123,7 @@ def test_kill_9_of_perflab_as_nobody_leaves_no_process_of_the_sample(open_dir, t
         perflab.kill()
         _, stderr = perflab.communicate(timeout=30)
     assert b"a sample's process dies with perflab" in stderr, stderr   # the warning says what is guarded
+    assert (b"cannot build its guard" not in stderr) == guarded, stderr
 
 
 def test_a_root_owned_0644_store_is_read_by_another_user_without_writing(open_dir, tmp_path):

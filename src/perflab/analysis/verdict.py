@@ -35,9 +35,13 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
     the base has it, else every metric). ``threshold`` (relative, 0.1 = 10%) is T above;
     None takes each row's noise floor."""
     chosen = set(metrics)
+    base_metrics = {g.metric for g in store.series.value_groups(base.id)}
     if not chosen:
-        base_metrics = {g.metric for g in store.series.value_groups(base.id)}
         chosen = {"time"} if "time" in base_metrics else set()
+    unknown = chosen - base_metrics - {g.metric for g in store.series.value_groups(candidate.id)}
+    if unknown:   # a typo is a usage error (2), not git bisect's skip (125)
+        raise UsageError(f"neither run has a metric {', '.join(sorted(unknown))} "
+                         f"(run {base.id} has: {', '.join(sorted(base_metrics)) or 'none'})")
     what = f" of {', '.join(sorted(chosen))}" if chosen else ""
     if not any(g.values.size for g in store.series.value_groups(candidate.id, None, chosen or None)):
         return RunVerdict(base, candidate, Outcome.SKIP, (), None, "",

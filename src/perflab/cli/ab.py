@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from perflab.cli.common import COMMAND_LINE, SECONDS, SEED, Finite, count, open_store, warn
+from perflab.cli.common import COMMAND_LINE, LABEL, SECONDS, SEED, Finite, count, open_store, warn
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 
@@ -36,7 +36,7 @@ def threshold_percent(text: str) -> float:
 @click.option("--alpha", type=Finite(0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Error rate of a decision (always valid: it holds however often the test looks).")
 @click.option("-w", "--warmup", type=count(least=0), default=1, show_default=True, help="Unrecorded rounds first.")
-@click.option("--label", help="Label of the run (default: ab).")
+@click.option("--label", type=LABEL, help="Label of the run (default: ab).")
 @click.option("--shell", is_flag=True,
               help="Run both lines through /bin/sh -c, or --shell=bash through bash (start-up subtracted).")
 @click.option("--shell-program", hidden=True)

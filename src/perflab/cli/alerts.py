@@ -7,7 +7,7 @@ import time
 
 import click
 
-from perflab.cli.common import RowId, format_option, open_store
+from perflab.cli.common import NAME, RowId, format_option, open_store
 from perflab.model.alerts import ACTIONS, STATES
 from perflab.model.errors import UsageError
 from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
@@ -76,7 +76,7 @@ def alerts(ctx: click.Context, state: str | None, summaries: bool, update: bool,
 @click.argument("action", required=False, type=click.Choice([*ACTIONS, RERUN]))
 @click.argument("target", metavar="[N]", required=False, type=RowId("alert id"))
 @click.option("--note", default="", help="Why: kept with the transition.")
-@click.option("--who", help="Who triages [default: $USER].")
+@click.option("--who", type=NAME, help="Who triages [default: $USER].")
 @click.option("--run", "runs", multiple=True, metavar="RUN",
               help="With rerun: attach this recorded run (id, label or commit) instead of running; repeatable.")
 @format_option(ALERT_FORMATS, "Of the alert shown (without ACTION).")

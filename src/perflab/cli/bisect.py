@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
-from perflab.cli.common import RATE, SECONDS, SEED, count, open_store, warn
+from perflab.cli.common import LABEL, RATE, SECONDS, SEED, count, open_store, warn
+from perflab.model.errors import EnvironmentProblem
 from perflab.model.report.bisect import BISECT_METRICS, FOUND
 from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, VERDICT_METHODS
 
 EXIT_FOUND = 0
 EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped commits left)
+
+
+def _check_build_cache(directory: str) -> None:
+    """--build-cache DIR made (as open_bench would) and writable, before the store is."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise EnvironmentProblem(f"cannot use --build-cache {directory}: {error.strerror}") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise EnvironmentProblem(f"cannot use --build-cache {directory}: not writable")
 
 
 @click.command()
@@ -54,7 +66,7 @@ EXIT_NOT_FOUND = 1   # good and bad do not differ, or no decision (only skipped 
 @click.option("--clean", metavar="CMD",
               help="Reuse one worktree for every build: check the commit out there, run CMD (e.g. "
                    "'make clean'), then --build; default: a fresh worktree per commit.")
-@click.option("--label", metavar="LABEL",
+@click.option("--label", type=LABEL, metavar="LABEL",
               help="Store the runs under LABEL (default: bisect-<8 hex digits>, printed at the end).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.pass_context
@@ -107,8 +119,8 @@ def bisect(ctx: click.Context, repo: str, good: str, bad: str, build: str, run_l
                             neither=neither, terms=(term_old, term_new), build_cache=build_cache, clean=clean)
     check_options(options)   # before the store is created: a refused bisect leaves nothing behind
     check_range(repo, good, bad)
-    if label is not None and not label.strip():
-        raise click.UsageError("--label must not be blank")
+    if build_cache is not None:
+        _check_build_cache(build_cache)
     progress = (lambda line: None) if quiet else (lambda line: click.echo(f"perflab: {line}", err=True))
     with open_store(ctx, create=True) as store:
         recorder = BisectRecorder(store, repo, label or new_label(), stored_metric(options), run_line, build,

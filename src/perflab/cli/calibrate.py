@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from perflab.cli.common import count, open_store, warn
+from perflab.cli.common import LABEL, count, open_store, warn
 from perflab.model.errors import UsageError
 from perflab.model.limits import MAX_SEPARATE_RUNS
 
@@ -12,7 +12,7 @@ from perflab.model.limits import MAX_SEPARATE_RUNS
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-k", "--runs", "k", type=count(MAX_SEPARATE_RUNS, least=2), default=5, show_default=True,
               help="Separate runs to record (2 or more; more runs, a surer estimate).")
-@click.option("--label", default="calibrate", show_default=True, help="Label of the runs.")
+@click.option("--label", type=LABEL, default="calibrate", show_default=True, help="Label of the runs.")
 @click.argument("run_args", nargs=-1, type=click.UNPROCESSED, metavar="[RUN OPTIONS] TARGET...")
 @click.pass_context
 def calibrate(ctx: click.Context, k: int, label: str, run_args: tuple[str, ...]) -> None:

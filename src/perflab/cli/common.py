@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from perflab.model.errors import UsageError
-from perflab.model.limits import MAX_REPETITIONS, parse_id
+from perflab.model.limits import MAX_REPETITIONS, is_id, parse_id, shorten
 from perflab.model.output_formats import FormatRegistry
 
 # this invocation's arguments (set by main), kept with a run to reproduce it
@@ -72,6 +72,21 @@ def open_store(ctx: click.Context, *, create: bool):
     return Store(ctx.find_root().obj["db"], create=create)
 
 
+def store_exists(ctx: click.Context) -> bool:
+    """Whether --db names a store to read (a URL, or an SQLite file that is there); a URL
+    perflab does not store in, or a name no file system holds, is refused here."""
+    from perflab.store import location
+    target = location.resolve(ctx.find_root().obj["db"])
+    if location.is_url(target) or os.path.lexists(os.path.expanduser(target)):
+        return True
+    if len(os.path.basename(target).encode()) > 255 or len(target.encode()) >= 4096:
+        raise UsageError(f"cannot use the database {shorten(target)}: File name too long")
+    folder = os.path.dirname(os.path.abspath(os.path.expanduser(target)))
+    if not os.path.isdir(folder) and target != str(location.default_path()):
+        raise UsageError(f"no perflab database at {target}: no such directory {folder}", hint="pass another --db")
+    return False
+
+
 class RowId(click.ParamType):
     """A row id argument (a run's, an alert's, a job's): 1..2^63-1, checked before the store."""
 
@@ -82,6 +97,27 @@ class RowId(click.ParamType):
 
     def convert(self, value, param, ctx) -> int:
         return value if isinstance(value, int) else parse_id(value, self.what)
+
+
+class Text(click.ParamType):
+    """A name the user gives (a label, a benchmark name, who triages): not empty, and for a
+    label not a run id, since `show 5` looks ids up first and would never find label 5."""
+
+    name = "text"
+
+    def __init__(self, *, label: bool = False):
+        self.label = label
+
+    def convert(self, value, param, ctx) -> str:
+        if not isinstance(value, str) or not value.strip():
+            self.fail("is empty", param, ctx)
+        if self.label and is_id(value):
+            self.fail(f"{value!r} reads as a run id: a label needs a character other than a digit", param, ctx)
+        return value
+
+
+LABEL = Text(label=True)
+NAME = Text()
 
 
 class Finite(click.FloatRange):

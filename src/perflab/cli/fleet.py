@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from perflab.cli.common import SECONDS, Finite, RowId, count, open_store, warn
+from perflab.cli.common import LABEL, SECONDS, Finite, RowId, count, open_store, warn
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.limits import MAX_ID
 
@@ -82,7 +82,7 @@ def worker(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 @click.option("--host", metavar="NAME", help="Run on this host (queue host.NAME).")
 @click.option("--class", "machine_class", metavar="NAME", help="Run on any machine of this class (queue class.NAME).")
 @click.option("-n", "--runs", "repetitions", type=count(), help="Measured repetitions per point.")
-@click.option("--label", help="Label of the run.")
+@click.option("--label", type=LABEL, help="Label of the run.")
 @click.option("--commit", help="Commit being measured.")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUES", help="A sweep, as in 'perflab run'.")
 @click.option("--monitor", metavar="LIST", help="Monitors, as in 'perflab run'.")
@@ -227,7 +227,7 @@ def jobs_wait(ctx: click.Context, job_id: int, timeout: float | None) -> None:
 @click.option("--build", required=True, metavar="CMD", help="Shell line that builds a commit (cwd: the worktree).")
 @click.option("--suite", required=True, type=click.Path(dir_okay=False), help="The suite run on each commit.")
 @click.option("--hosts", required=True, metavar="LIST", help="Hosts that run every commit: bm1,bm2.")
-@click.option("--label", help="Label of the robot's runs (default: robot-BRANCH).")
+@click.option("--label", type=LABEL, help="Label of the robot's runs (default: robot-BRANCH).")
 @click.option("--bisect-run", metavar="CMD",
               help="Shell line a bisect measures; without it, multi-commit changes are only reported.")
 @click.option("--tip-only", is_flag=True, help="Queue only the newest of the new commits (bisect fills the gaps).")

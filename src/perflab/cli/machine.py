@@ -28,22 +28,21 @@ def doctor(ctx: click.Context) -> None:
     from perflab.render.doctor import render_doctor
     env = environment.capture()
     findings = tuning.check(env, is_root=os.geteuid() == 0)
+    model = _host_model(ctx)   # first: a store that cannot be read is one line, not a report and then a line
     click.echo(render_doctor(env, findings, probe.perf_events(), probe.find_tools(), probe.TOOLS))
-    click.echo(_host_model(ctx))
+    click.echo(model)
 
 
 def _host_model(ctx: click.Context) -> str:
     """The host model of this machine, from the store if there is one."""
     from perflab.analysis.host_model import view
-    from perflab.cli.common import open_store
-    from perflab.model.errors import UsageError
+    from perflab.cli.common import open_store, store_exists
     from perflab.render.calibrate import render_host_model
     from perflab.store import this_host
-    try:
-        with open_store(ctx, create=False) as store:
-            return render_host_model(view(store, this_host()))
-    except UsageError:   # no store yet: nothing learned
+    if not store_exists(ctx):   # no store yet: nothing learned (a --db that names none is refused)
         return render_host_model(view(None, this_host()))
+    with open_store(ctx, create=False) as store:
+        return render_host_model(view(store, this_host()))
 
 
 COMMANDS: list[click.Command] = [workloads, doctor]

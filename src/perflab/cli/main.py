@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import os
@@ -11,12 +12,29 @@ import click
 
 from perflab import __version__
 from perflab.cli.common import COMMAND_LINE, Context, with_help_formatter
-from perflab.model.errors import EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted
+from perflab.model.errors import EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_USAGE, PerflabError, RunInterrupted
+
+# what would break the one line of an error, echoed from a value the user gave (a label with
+# a carriage return): shown escaped, as repr() shows it
+_LINE_BREAKING = {c: repr(chr(c))[1:-1] for c in [*range(0x20), 0x7F, 0x85, 0x2028, 0x2029] if c != 0x09}
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"perflab: error: {message}", err=True)
+    click.echo(f"perflab: error: {message.translate(_LINE_BREAKING)}", err=True)
     sys.exit(code)
+
+
+# errors of a path as typed (a name longer than the file system holds, a loop of links) and of
+# a full disk, wherever a command meets them: one line, not a traceback
+_OS_ERRORS = {errno.ENAMETOOLONG: EXIT_USAGE, errno.ELOOP: EXIT_USAGE, errno.ENOSPC: EXIT_ENVIRONMENT,
+              errno.EDQUOT: EXIT_ENVIRONMENT}
+
+
+def _os_error(error: OSError) -> None:
+    name = error.filename if isinstance(error.filename, str) else None
+    shown = f"{name[:40]}...({len(name)} characters)" if name and len(name) > 60 else name
+    what = "disk full" if error.errno in (errno.ENOSPC, errno.EDQUOT) else error.strerror
+    _fail(f"{what}: {shown}" if shown else f"{what}", _OS_ERRORS[error.errno or 0])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -46,6 +64,10 @@ def main(argv: list[str] | None = None) -> None:
         # `perflab export ... | head`: the reader left; that is not an error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+    except OSError as error:
+        if error.errno not in _OS_ERRORS:
+            raise
+        _os_error(error)
     finally:
         if collecting:
             gc.enable()

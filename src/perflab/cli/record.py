@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import textwrap
 from collections.abc import Callable
@@ -13,6 +12,8 @@ import click
 
 from perflab.cli.common import (
     COMMAND_LINE,
+    LABEL,
+    NAME,
     SECONDS,
     SEED,
     Finite,
@@ -20,12 +21,14 @@ from perflab.cli.common import (
     count,
     format_option,
     open_store,
+    store_exists,
     terminal_width,
     warn,
     write_output,
 )
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
+from perflab.model.limits import shorten
 from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_SCOPES
 from perflab.render.export import EXPORT_FORMATS
 
@@ -82,7 +85,7 @@ def _monitors() -> Any:
 @click.option("-m", "--min-runs", type=count(), metavar="N", help="With --max-time: rounds before it may stop.")
 @click.option("-M", "--max-runs", type=count(), metavar="N", help="Rounds at most (the same as -n).")
 @click.option("--max-time", metavar="DURATION", help="Stop at the first round end after this long (30s, 10m).")
-@click.option("--label", help="Name of what is measured (default: the kernel release).")
+@click.option("--label", type=LABEL, help="Name of what is measured (default: the kernel release).")
 @click.option("--commit", help="Commit being measured (resolved in --repo if given).")
 @click.option("--repo", type=click.Path(file_okay=False), help="Git repository: record its HEAD (or --commit).")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUES",
@@ -96,7 +99,7 @@ def _monitors() -> Any:
               help="Run the command through /bin/sh -c, or --shell=bash through that shell; the shell's "
                    "start-up time is subtracted.")
 @click.option("--shell-program", hidden=True)
-@click.option("--name", help="Benchmark name to store samples under (default: the command).")
+@click.option("--name", type=NAME, help="Benchmark name to store samples under (default: the command).")
 @click.option("--timeout", type=SECONDS, metavar="S", help="Kill the command's process group after S seconds.")
 @click.option("-i", "--ignore-failure", is_flag=True, help="Keep non-zero exits as values.")
 @click.option("--prepare", metavar="CMD",
@@ -148,11 +151,10 @@ def run(ctx: click.Context, **options: Any) -> None:
       perflab run wis -p test=poll2 --monitor perf-stat,perf-profile,vmstat
     """
     from perflab.execute import record
-    from perflab.model.run_request import RunRequest
 
     quiet = options["quiet"]
     if options["request_file"]:
-        request = RunRequest.from_json(json.loads(Path(options["request_file"]).read_text(encoding="utf-8")))
+        request = _read_request(options["request_file"])
     else:
         request = run_request(options, after_dashdash=ctx.meta.get("perflab.dashdash", False))
     if options["resume"] and request.target is not None and (request.target.words or request.target.commands):
@@ -171,6 +173,26 @@ def run(ctx: click.Context, **options: Any) -> None:
         write_exports(store, run_id, request.exports)
 
 
+def _read_request(path: str) -> RunRequest:
+    """--request FILE: a RunRequest document (a fleet worker's job); anything else one line."""
+    from perflab.formats.jsontext import parse_json
+    from perflab.model.run_request import RunRequest
+    try:
+        document = parse_json(Path(path).read_bytes().decode("utf-8"), f"--request {path}")
+    except UnicodeDecodeError:
+        raise UsageError(f"--request {path}: not UTF-8 JSON text") from None
+    except OSError as error:
+        raise UsageError(f"--request {path}: cannot read it: {error.strerror}") from None
+    if not isinstance(document, dict):
+        raise UsageError(f"--request {path}: expected a JSON object (a RunRequest), got {type(document).__name__}")
+    try:
+        return RunRequest.from_json(document)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:   # pydantic's ValidationError too
+        said = str(error).strip().splitlines()
+        raise UsageError(f"--request {path}: not a RunRequest ({said[0] if said else type(error).__name__}"
+                         + (f": {said[1].strip()}" if len(said) > 1 else "") + ")") from None
+
+
 def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
     """`perflab run`'s options as a RunRequest (checked here only as far as the CLI's
     spelling goes; the record service checks the rest before anything runs)."""
@@ -182,10 +204,10 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
     repetitions, least, seconds = run_limits(o["repetitions"], o["min_runs"], o["max_runs"], o["max_time"])
     run_options = RunOptions(
         warmup=o["warmup"], shuffle=o["shuffle"] or o["seed"] is not None, seed=o["seed"],
-        cpus=_parse_cpus(o["cpu_list"]) if o["cpu_list"] else None, timeout=o["timeout"], prepare=o["prepare"],
-        conclude=o["conclude"],
+        cpus=_parse_cpus(o["cpu_list"]) if o["cpu_list"] is not None else None, timeout=o["timeout"],
+        prepare=o["prepare"], conclude=o["conclude"],
         setup=o["setup"], cleanup=o["cleanup"], show_output=o["show_output"],
-        monitors=list(monitors.parse_names(o["monitor_list"])) if o["monitor_list"] else None,
+        monitors=list(monitors.parse_names(o["monitor_list"])) if o["monitor_list"] is not None else None,
         events=_event_list(o["events"]) if o["events"] is not None else None, profile_freq=o["profile_freq"],
         call_graph=o["call_graph"], profile_scope=o["profile_scope"], force=o["force"],
         settle=o["settle"])
@@ -261,16 +283,23 @@ def _event_list(text: str) -> list[str]:
 
 
 def _parse_cpus(text: str) -> list[int]:
-    from perflab.execute.environment import parse_cpu_list
-    try:
-        cpus = parse_cpu_list(text)
-    except ValueError:
-        cpus = []
-    if not cpus:
-        raise UsageError(f"bad --cpu {text!r}: expected a list like 0 or 0,2-3")
+    """--cpu's list (0 or 0,2-3), each number within the machine's CPUs before a range is
+    expanded: a typo of 0-99999999 is refused, not built as a list of a hundred million."""
+    count = os.cpu_count() or 1
+    cpus: list[int] = []
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not all(w.isascii() and w.isdigit() for w in ([first, last] if dash else [first])):
+            raise UsageError(f"bad --cpu {text!r}: expected a list like 0 or 0,2-3")
+        words = (first, last) if dash else (first, first)
+        low, high = (int(w) if len(w.lstrip("0")) < 8 else count for w in words)
+        if high >= count:
+            raise UsageError(f"--cpu {shorten(words[1 if low < count else 0])} is not an online CPU available "
+                             f"to perflab (this machine has CPUs 0-{count - 1})")
+        if high < low:
+            raise UsageError(f"bad --cpu {text!r}: the range {part.strip()!r} descends")
+        cpus.extend(range(low, high + 1))
     return cpus
-
-
 
 
 # -- runs / show / export ---------------------------------------------------------------
@@ -279,13 +308,7 @@ def _parse_cpus(text: str) -> list[int]:
 def runs(ctx: click.Context) -> None:
     """One line per run: id, label, commit, host, when, status, benchmarks, samples."""
     from perflab.render.runs import render_runs
-    from perflab.store import location
-    target = location.resolve(ctx.find_root().obj["db"])
-    path = os.path.expanduser(target)
-    if not location.is_url(target) and not os.path.lexists(path):
-        if not os.path.isdir(os.path.dirname(os.path.abspath(path))) and target != str(location.default_path()):
-            raise UsageError(f"no perflab database at {target}: no such directory "
-                             f"{os.path.dirname(os.path.abspath(path))}", hint="pass another --db")
+    if not store_exists(ctx):
         return  # no database yet: no runs, as `ls` of an empty directory (and none created)
     with open_store(ctx, create=False) as store:
         listing = render_runs(store.runs.all())

@@ -22,6 +22,8 @@ class ShellSpelling(click.Command):
         words: list[str] = []
         for word in args[:end]:
             if word.startswith("--shell="):
+                if not word.removeprefix("--shell=").strip():
+                    raise UsageError("--shell= names no shell: --shell alone runs /bin/sh, --shell=bash that shell")
                 words += ["--shell-program", word.removeprefix("--shell=")]
             else:
                 words.append(word)

@@ -115,6 +115,7 @@ def spawn_and_wait(executable: str, argv: Sequence[str], *, streams: Streams,
             exec_start = None
             pid = os.posix_spawn(executable, list(argv), environment,
                                  file_actions=file_actions, setpgroup=0)
+            GroupJanitor.watch(pid)   # no deathsig shim (it could not be built): the janitor alone guards
         try:
             timed_out, alone, status, usage, end = _await(pid, timeout, cgroups, group)
             start = start if exec_start is None else exec_start

@@ -25,13 +25,15 @@ from perflab.execute import monitors as monitoring
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams
 from perflab.execute.run_plan import RunPlan, interleaved, measure_shell_overhead, monitor_config
 from perflab.execute.sample import SampleExecutor, Taken
-from perflab.model.errors import RunInterrupted, UsageError
+from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
 from perflab.model.params import point_text
 from perflab.model.records import MetricInfo, Point, RunInfo, RunStatus, SampleStatus
 from perflab.model.report.live import LiveRow, LiveView
 from perflab.model.run_request import RunRequest, Stopped
 from perflab.stats.intervals import median_ci
 from perflab.store import Store, this_host
+from perflab.store.failures import is_disk_full
+from perflab.store.pending import count as pending_count
 from perflab.workloads.command import CommandWorkload
 
 CLEANUP_TIMEOUT_S = 60.0
@@ -185,6 +187,7 @@ class Runner:
         self._flushed_at = time.monotonic()
         self.executor.open()
         settled = 0.0
+        full = False
         try:
             with _terminate_as_interrupt():
                 settled = settle.settle(self.plans[0].options.settle)
@@ -196,17 +199,27 @@ class Runner:
             status = RunStatus.INTERRUPTED
             raise RunInterrupted(run_id, self.measured,
                                  terminated=isinstance(stop, _Terminated)) from None
+        except Exception as error:
+            if not is_disk_full(error):
+                raise
+            full = True   # said in the finally, once the samples' processes are gone
         finally:
             capture.close()
             self.executor.close()
             self.progress.stop()
+            settle.run_ended()
+            if not full:
+                snapshot = dict(snapshot, loadavg_end=environment.read_loadavg(), settle_s=round(settled, 3))
+                full = self._finish(run_id, status, snapshot)
+            if full:
+                raise self._kept_for_resume(run_id) from None
+
+    def _finish(self, run_id: int, status: RunStatus, snapshot: dict[str, Any]) -> bool:
+        """The last samples in, the run's end written; False when the disk filled first."""
+        try:
             # a PostgreSQL store that went away: wait for it (bounded) rather than lose the end
             self.store.when_reachable(lambda: self.store.pending.flush(run_id, self._pending),
                                       on_wait=self._warn_unreachable)
-            self._pending.close()
-            self._pending.path.unlink(missing_ok=True)
-            settle.run_ended()
-            snapshot = dict(snapshot, loadavg_end=environment.read_loadavg(), settle_s=round(settled, 3))
             if self.stopped is not None:
                 stopped = self.stopped
                 self.store.when_reachable(
@@ -216,6 +229,24 @@ class Runner:
             final = status
             self.store.when_reachable(lambda: self.store.runs.set_status(run_id, final, environment=snapshot))
             self.store.when_reachable(lambda: self.store.series.seal(run_id))
+        except Exception as error:
+            if not is_disk_full(error):
+                self._pending.close()
+                raise
+            return True
+        self._pending.close()
+        self._pending.path.unlink(missing_ok=True)
+        return False
+
+    def _kept_for_resume(self, run_id: int) -> EnvironmentProblem:
+        """The disk filled: the pending file keeps every sample the database has not (its
+        transaction rolled back), for `run --resume` once there is space."""
+        self._pending.close()
+        self.store.reconnect()   # the failed transaction's connection: rolled back, dropped
+        path = self._pending.path
+        kept = pending_count(path)
+        where = f"{kept} samples kept in {path}" if kept else "every sample is in the database"
+        return EnvironmentProblem(f"disk full: {where}; free space and `perflab run --resume {run_id}`")
 
     def _flush(self, run_id: int) -> None:
         """Move the pending samples in; while a PostgreSQL store is away they stay in the

@@ -31,6 +31,7 @@ given twice (``hyperfine 'cmd' 'cmd'``) becomes ``cmd #2``.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator
 from itertools import repeat
@@ -151,7 +152,7 @@ def _hyperfine(data: Any, file: JsonFile, digest: str, ignore_failure: bool, str
     seen: dict[tuple[str, str], int] = {}
     benchmarks = []
     for result, name in zip(parsed, names):
-        point_params = {k: coerce(v) for k, v in result.params.items()}
+        point_params = {k: _finite_or_text(v) for k, v in result.params.items()}
         key = (name, Point(name, point_params).key)
         seen[key] = seen.get(key, 0) + 1
         if seen[key] > 1:
@@ -205,6 +206,18 @@ class _HyperfineResult:
         return cls(index, result.command, params, result.times, result.exit_codes, result.memory_usage_byte)
 
 
+# hyperfine subtracts its shell's start-up from each time and writes 0 where the command took
+# less: no measurement, only "shorter than the shell"
+_CLAMPED = "0 s: shorter than hyperfine's shell start-up, which it subtracts (not a measurement)"
+
+
+def _finite_or_text(text: str) -> Any:
+    """A parameter as a number, as -p reads it; "1e400" or "inf" stays the text it was (JSON
+    has no Infinity to export)."""
+    value = coerce(text)
+    return value if not isinstance(value, float) or math.isfinite(value) else text
+
+
 def _plain(value: int | float) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
@@ -229,6 +242,8 @@ class _Repetitions:
         for time, code, rss in zip(times, codes, memory):
             note = "" if code == 0 else "killed by a signal" if code is None else f"exit status {code}"
             status = SampleStatus.OK if code == 0 or self._ignore_failure else SampleStatus.FAILED
+            if time == 0 and status is SampleStatus.OK:   # kept, as the raw record, but never as a value
+                status, note = SampleStatus.INVALID, _CLAMPED
             values = [Measurement("time", float(time), "s", status, note)]
             if rss is not None:
                 values.append(Measurement("max_rss", float(rss), "B", status, note))

@@ -27,6 +27,7 @@ from pydantic import PlainValidator, ValidationError
 from pydantic_core import PydanticCustomError
 
 from perflab.formats.common import Malformed, explain, quoted
+from perflab.formats.nesting import MAX_DEPTH
 from perflab.model.errors import UsageError
 
 JsonPath = tuple[str | int, ...]
@@ -37,7 +38,7 @@ Reducer = Callable[[JsonPath, Any], Any]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 8192          # items of a streamed array checked at once
-_MAX_DEPTH = 512       # deeper nesting is no result file (and would exhaust pydantic's recursion)
+_MAX_DEPTH = MAX_DEPTH
 _READ = 1 << 16
 
 
@@ -219,15 +220,17 @@ class Skeleton:
                 text = _Utf8Check(file.open(hashing), file.shown, file.kind)
                 stack: list[_Frame] = []
                 try:
-                    self._build(ijson.parse(text, use_float=True, buf_size=_READ), stack)
+                    self._build(ijson.basic_parse(text, use_float=True, buf_size=_READ), stack)
                 except ijson.JSONError as error:
                     raise self._not_json(error, stack, text.seen_text) from None
                 return self.root, hashing.rest()
         except (OSError, EOFError, zlib.error) as error:
             raise file.broken(error) from None
 
-    def _build(self, events: Iterator[tuple[str, str, Any]], stack: list[_Frame]) -> None:
-        for _, event, value in events:
+    def _build(self, events: Iterator[tuple[str, Any]], stack: list[_Frame]) -> None:
+        # basic_parse: events without ijson's prefix strings, which grow with the depth (a
+        # file of 65,536 '[' made 65,536 prefixes of up to 330 kB each: 10 GB before the limit)
+        for event, value in events:
             if event == "map_key":
                 frame = stack[-1]
                 if value in frame.value:

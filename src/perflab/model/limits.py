@@ -21,30 +21,45 @@ MAX_REPETITIONS = 1_000_000
 MAX_SEPARATE_RUNS = 10_000
 
 
+_ID_DIGITS = len(str(MAX_ID))
+
+
+def _digits_value(text: str) -> int | None:
+    """ASCII digits as a number, None for anything else; more digits than any id has read as
+    MAX_ID + 1, never through int() (Python refuses to convert over 4,300 digits)."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()):
+        return None
+    significant = text.lstrip("0")
+    return int(significant or "0") if len(significant) <= _ID_DIGITS else MAX_ID + 1
+
+
 def is_id(text: str) -> bool:
     """Whether ``text`` is a row id: ASCII digits naming 1..MAX_ID ('0012' is 12)."""
-    text = text.strip()
-    return text.isascii() and text.isdigit() and 0 < int(text) <= MAX_ID
+    value = _digits_value(text)
+    return value is not None and 0 < value <= MAX_ID
 
 
 def parse_id(text: str | int, what: str = "id") -> int:
     """``text`` as a row id (1..MAX_ID), else UsageError in one line naming ``what``."""
     if isinstance(text, int) and not isinstance(text, bool):
         value = text
-    elif isinstance(text, str) and text.strip().isascii() and text.strip().isdigit():
-        value = int(text.strip())
+    elif isinstance(text, str) and (digits := _digits_value(text)) is not None:
+        if not 0 < digits <= MAX_ID:
+            raise UsageError(f"bad {what} {shorten(text.strip())}: expected a whole number from 1 to {MAX_ID}")
+        value = digits
     else:
         shown = str(text)
-        raise UsageError(f"bad {what} {_short(shown)!r}: expected a whole number from 1 to {MAX_ID}")
+        raise UsageError(f"bad {what} {shorten(shown)!r}: expected a whole number from 1 to {MAX_ID}")
     if not 0 < value <= MAX_ID:
-        raise UsageError(f"bad {what} {_short(str(value))}: expected a whole number from 1 to {MAX_ID}")
+        raise UsageError(f"bad {what} {shorten(str(value))}: expected a whole number from 1 to {MAX_ID}")
     return value
 
 
 def check_count(value: int, option: str, *, least: int = 1, most: int = MAX_REPETITIONS) -> int:
     """A count option within [least, most], else UsageError naming the option and the range."""
     if not least <= value <= most:
-        raise UsageError(f"{option} must be from {least:,} to {most:,}, got {_short(str(value))}")
+        raise UsageError(f"{option} must be from {least:,} to {most:,}, got {shorten(str(value))}")
     return value
 
 
@@ -55,7 +70,7 @@ def check_number(value: float, option: str, *, least: float | None = None, most:
     high_ok = most is None or (value < most if open_high else value <= most)
     if not math.isfinite(value) or not low_ok or not high_ok:
         raise UsageError(f"{option} must be {describe_range(least, most, open_low, open_high)}, "
-                         f"got {_short(repr(value) if not math.isfinite(value) else f'{value:g}')}")
+                         f"got {shorten(repr(value) if not math.isfinite(value) else f'{value:g}')}")
     return value
 
 
@@ -71,6 +86,6 @@ def describe_range(least: float | None, most: float | None, open_low: bool = Fal
     return "a finite number"
 
 
-def _short(text: str, width: int = 40) -> str:
+def shorten(text: str, width: int = 40) -> str:
     """A value as echoed in an error: a 10,000-digit typo does not fill the terminal."""
     return text if len(text) <= width else f"{text[:20]}...({len(text)} characters)"

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from perflab.store import location
-from perflab.store.database import open_engine, opens_read_only
+from perflab.store.database import is_read_only, open_engine, opens_read_only, read_only_engine
 
 UNREACHABLE_WAIT_S = 600.0   # how long a writer waits for a PostgreSQL server to come back
 RECONNECT_PAUSE_S = 1.0
@@ -24,8 +24,8 @@ class StoreConnection:
 
     def __init__(self, target: str | None = None, *, create: bool = False):
         self.target = location.resolve(target)
-        self.read_only = opens_read_only(self.target, create=create)
         self.engine: Engine = open_engine(self.target, create=create)
+        self.read_only = opens_read_only(self.target, create=create) or is_read_only(self.engine)
         self._conn: sa.Connection | None = None
 
     @property
@@ -58,6 +58,14 @@ class StoreConnection:
                     on_wait()
                 self.reconnect()
                 time.sleep(RECONNECT_PAUSE_S)
+
+    def reopen_read_only(self) -> None:
+        """Read on without ever writing (an SQLite file on a full disk: finishing a dead
+        perflab's run cannot be written now, and waits for the next perflab with space)."""
+        self.reconnect()
+        self.engine.dispose()
+        self.engine = read_only_engine(self.target)
+        self.read_only = True
 
     def reconnect(self) -> None:
         """Drop the connection (after the server went away): the next use opens a new one."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import random
 import sqlite3
@@ -15,8 +16,10 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from perflab.model.errors import EnvironmentProblem, UsageError
+from perflab.model.errors import EnvironmentProblem, PerflabError, UsageError
+from perflab.model.limits import shorten
 from perflab.store import location
+from perflab.store.failures import damaged, is_damaged
 from perflab.store.schema import (
     APPLICATION,
     SCHEMA_VERSION,
@@ -93,16 +96,54 @@ def open_engine(target: str | None, *, create: bool) -> Engine:
     """
     target = location.resolve(target)
     if location.is_url(target):
-        engine = _url_engine(target)
-    else:
+        return _checked(_url_engine(target), target, create=create)
+    existed = os.path.lexists(os.path.expanduser(target))
+    try:
         engine = _sqlite_engine(Path(target).expanduser(), create=create)
+    except OSError as error:   # a path no file system holds (a 10,000-character name), a looping link
+        problem = UsageError if error.errno in (errno.ENAMETOOLONG, errno.ELOOP) else EnvironmentProblem
+        raise problem(f"cannot use the database {shorten(target)}: {error.strerror}") from None
+    try:
+        return _checked(engine, target, create=create)
+    except EnvironmentProblem:
+        if create and not existed:
+            _remove_if_empty(Path(target).expanduser())
+        # a reader where SQLite cannot write beside the file (a full disk: no room for its -shm)
+        # reads it read-only, or immutable; else the first failure is the one said
+        if create or is_read_only(engine):
+            raise
+        try:
+            return _checked(read_only_engine(target), target, create=False)
+        except PerflabError:
+            pass
+        raise
+
+
+def _remove_if_empty(path: Path) -> None:
+    """A database this perflab began and could not write (a full disk) is not left as a
+    0-byte file that the next perflab would take for a new one, nor are its empty journals."""
+    for name in (path, *(path.with_name(path.name + end) for end in ("-journal", "-wal", "-shm"))):
+        with contextlib.suppress(OSError):
+            if name.stat().st_size == 0:
+                name.unlink()
+
+
+def _checked(engine: Engine, target: str, *, create: bool) -> Engine:
+    """``engine`` once its database is checked (created or upgraded when ``create``), or the
+    failure as one PerflabError line; the engine is disposed of then."""
     try:
         _check_or_create(engine, target, create=create)
         if engine.dialect.name == "sqlite" and create:
             retry_busy(lambda: _set_wal(engine))
     except sa.exc.OperationalError as error:
         engine.dispose()
-        raise _operational_problem(target, error) from None
+        raise (damaged(target, error) if is_damaged(error) else _operational_problem(target, error)) from None
+    except UnicodeDecodeError as error:   # text SQLite hands back from overwritten pages
+        engine.dispose()
+        raise damaged(target, error) from None
+    except UnicodeError as error:   # a host name the resolver cannot encode (a label over 63 characters)
+        engine.dispose()
+        raise UsageError(f"bad database URL {shorten(target)!r}: its host name: {error}") from None
     except BaseException:
         engine.dispose()
         raise
@@ -186,7 +227,7 @@ def _sqlite_engine(path: Path, *, create: bool) -> Engine:
         except OSError as error:
             raise EnvironmentProblem(f"cannot create the database {path}: {error.strerror}") from None
     if not create and not writable(path):
-        return _read_only_engine(path)
+        return read_only_engine(str(path))
     engine = sa.create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
 
     @sa.event.listens_for(engine, "connect")
@@ -213,12 +254,17 @@ def opens_read_only(target: str, *, create: bool) -> bool:
     return not create and not location.is_url(target) and not writable(Path(target).expanduser())
 
 
-def _read_only_engine(path: Path) -> Engine:
+def is_read_only(engine: Engine) -> bool:
+    """Whether ``engine`` is one of ``read_only_engine``'s (its file is opened by a creator)."""
+    return engine.dialect.name == "sqlite" and not engine.url.database
+
+
+def read_only_engine(target: str) -> Engine:
     """An engine that never writes ``path``: SQLite's mode=ro, or immutable=1 where even
     that cannot open (a WAL store whose -shm this user may not create: the directory is
     not writable). immutable reads the main file only, without locks: a writer's commits
     that are still in its -wal are not seen, and a concurrent writer is not waited for."""
-    uri = "file:" + urllib.parse.quote(str(path.resolve()))
+    uri = "file:" + urllib.parse.quote(str(Path(target).expanduser().resolve()))
 
     def mode_ro() -> sqlite3.Connection:
         return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, check_same_thread=False)
@@ -233,7 +279,7 @@ def _read_only_engine(path: Path) -> Engine:
         finally:
             probe.close()
         creator = mode_ro
-    except sqlite3.OperationalError:
+    except sqlite3.DatabaseError:   # cannot open read-only (no -shm), or a damaged file: found on use
         creator = immutable
     return sa.create_engine("sqlite://", creator=creator)
 
@@ -249,7 +295,10 @@ def _url_engine(target: str) -> Engine:
     try:
         return sa.create_engine(url, pool_pre_ping=True)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as error:
-        raise UsageError(f"bad database URL {target!r}: {error}") from None
+        raise UsageError(f"bad database URL {shorten(target)!r}: {error}") from None
+    except ValueError:   # urllib's and SQLAlchemy's parse: a port that is not a number, an open '['
+        raise UsageError(f"bad database URL {shorten(target)!r}: cannot read its host and port",
+                         hint="postgresql://USER@HOST[:PORT]/DB") from None
 
 
 def _check_or_create(engine: Engine, target: str, *, create: bool) -> None:
@@ -262,8 +311,10 @@ def _check_or_create(engine: Engine, target: str, *, create: bool) -> None:
     try:
         retry_busy(lambda: _check_or_create_locked(engine, target, create=create))
     except sa.exc.OperationalError as error:
-        raise _operational_problem(target, error) from None
+        raise (damaged(target, error) if is_damaged(error) else _operational_problem(target, error)) from None
     except sa.exc.DatabaseError as error:
+        if is_damaged(error):
+            raise damaged(target, error) from None
         raise UsageError(f"{target} is not a perflab database ({_first_line(error)})") from None
 
 
@@ -305,13 +356,24 @@ def _check_or_create_in(conn: sa.Connection, target: str, *, create: bool) -> No
     values = dict(conn.execute(sa.select(meta.c.key, meta.c.value)).all())
     if values.get("application") != APPLICATION:
         raise UsageError(f"{target} is not a perflab database")
-    version = int(values.get("schema_version", "0"))
+    version = _schema_version(values.get("schema_version"), target)
     if version > SCHEMA_VERSION:
         raise EnvironmentProblem(
             f"{target} was written by a newer perflab (schema {version}; "
             f"this perflab reads up to {SCHEMA_VERSION})", hint="upgrade perflab")
     if version < SCHEMA_VERSION:
         _migrate(conn, version)
+
+
+def _schema_version(value: object, target: str) -> int:
+    """perflab_meta's schema_version as perflab writes it (1, 2, ...); anything else (edited,
+    emptied, deleted) is a damaged store, refused before a migration could write to it."""
+    text = "" if value is None else str(value)
+    if text.isascii() and text.isdigit() and len(text) < 10 and int(text) >= 1:
+        return int(text)
+    raise EnvironmentProblem(f"the database {target} is damaged: its perflab_meta.schema_version is "
+                             f"{'missing' if value is None else repr(text[:20])}, not a version perflab writes; "
+                             "perflab reads and writes nothing in it")
 
 
 def _migrate(conn: sa.Connection, version: int) -> None:

@@ -14,6 +14,7 @@ is claimed again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -94,13 +95,25 @@ class PendingFile:
                measurements: Sequence[Measurement]) -> None:
         line = json.dumps([point_id, repetition, measured_at,
                            [[m.metric, m.value, m.unit, m.status.value, m.note] for m in measurements]])
-        os.write(self.fd, line.encode() + b"\n")  # one write: whole or absent
+        data = line.encode() + b"\n"
+        if os.write(self.fd, data) != len(data):  # one write: whole or absent (a torn end is skipped)
+            raise OSError(errno.ENOSPC, "a sample's line was cut short", str(self.path))
 
     def truncate(self) -> None:
         os.ftruncate(self.fd, 0)
 
     def close(self) -> None:
-        os.close(self.fd)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def count(path: Path) -> int:
+    """The samples a pending file holds (its whole lines), 0 if it is gone."""
+    try:
+        return sum(1 for line in path.read_bytes().split(b"\n") if line.strip().endswith(b"]"))
+    except FileNotFoundError:
+        return 0
 
 
 def read_rows(path: Path, run_id: int) -> list[dict[str, Any]]:

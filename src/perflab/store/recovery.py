@@ -55,8 +55,12 @@ class PendingRepository:
             if self.runs.is_running(run_id):  # a --resume began between our look and the claim
                 pending.unclaim(claimed)
                 continue
-            if self.runs.exists(run_id):
-                self._ingest(run_id, claimed)
+            try:
+                if self.runs.exists(run_id):
+                    self._ingest(run_id, claimed)
+            except BaseException:   # a full disk: the file keeps its name for `run --resume`
+                pending.unclaim(claimed)
+                raise
             claimed.unlink(missing_ok=True)
         self.runs.mark_dead()
 

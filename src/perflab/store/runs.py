@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.model.errors import UsageError
-from perflab.model.limits import is_id
+from perflab.model.limits import is_id, shorten
 from perflab.model.records import ENVIRONMENT_NOT_LOADED, SPEC_NOT_LOADED, UNKNOWN_HOSTS, RunInfo, RunStatus
 from perflab.model.run_request import RunRequest
 from perflab.store import pending
@@ -192,7 +192,7 @@ class RunRepository:
             found = _run_infos(self.db.conn.execute(query.limit(1)))
             if found:
                 return found[0]
-        raise UsageError(f"no run with id or label {reference!r} (nor a commit of that prefix)",
+        raise UsageError(f"no run with id or label {shorten(reference)!r} (nor a commit of that prefix)",
                          hint="'perflab runs' lists them")
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
+
 from perflab.store.connection import StoreConnection
+from perflab.store.failures import is_disk_full, translated
 from perflab.store.recovery import PendingRepository
 from perflab.store.runs import RunRepository
 from perflab.store.samples import MetricRepository, SampleRepository
@@ -26,14 +30,25 @@ class Store(StoreConnection):
 
     def __init__(self, target: str | None = None, *, create: bool = False):
         super().__init__(target, create=create)
-        if not self.read_only:
-            self.pending.recover()
+        try:
+            if not self.read_only:
+                self.pending.recover()
+        except Exception as error:
+            if create or not is_disk_full(error):
+                self.__exit__(type(error), error, None)
+                raise
+            self.reopen_read_only()   # a reader on a full disk reads what the database holds
 
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        """Closes; a damaged file or a full disk met inside the block ends as one line."""
+        said = translated(self.target, error) if isinstance(error, Exception) else None
+        with contextlib.suppress(sa.exc.SQLAlchemyError) if said else contextlib.nullcontext():
+            self.close()
+        if said is not None:
+            raise said from None
 
     @cached_property
     def runs(self) -> RunRepository:

@@ -53,6 +53,7 @@ class Parameter:
     choices: tuple[Any, ...] | None = None
     kind: type = str                # int, float or str: values are checked against it
     minimum: float | None = None
+    maximum: float | None = None
 
     def check(self, value: Any) -> Any:
         """The value, checked and converted; a UsageError names what is wrong."""
@@ -61,20 +62,32 @@ class Parameter:
                 raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
             if isinstance(value, float) and not math.isfinite(value):
                 raise UsageError(f"parameter {self.name}={value}: must be a finite number")
-            if isinstance(value, int) and abs(value) > _LARGEST:
-                raise UsageError(f"parameter {self.name}: a {value.bit_length()}-bit number is "
-                                 "too large (the largest is 2**63-1)")
+            if abs(value) > _LARGEST:   # 1e23 as much as 10**23: int() of it is no count a program takes
+                size = f"a {value.bit_length()}-bit number" if isinstance(value, int) else f"{value:g}"
+                raise UsageError(f"parameter {self.name}: {size} is too large (the largest is 2**63-1)")
             if self.kind is int and not float(value).is_integer():
                 raise UsageError(f"parameter {self.name}={value!r}: expected {self.kind.__name__}")
             value = self.kind(value)
             if self.minimum is not None and value < self.minimum:
                 raise UsageError(f"parameter {self.name}={value}: must be at least {self.minimum:g}")
+            if self.maximum is not None and value > self.maximum:
+                raise UsageError(f"parameter {self.name}={value}: must be at most {self.maximum:g}")
         else:
             value = str(value)
         if self.choices is not None and value not in self.choices:
             raise UsageError(f"parameter {self.name}={value!r}: choose from "
                              + ", ".join(map(str, self.choices)))
         return value
+
+
+def tasks_max() -> int:
+    """The most processes and threads the kernel holds at once (pid_max): a workload asked
+    for more fails in fork, after its start-up, so its parameters are checked against it."""
+    try:
+        with open("/proc/sys/kernel/pid_max") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return 4_194_304   # the kernel's PID_MAX_LIMIT on 64-bit
 
 
 class Workload(abc.ABC):

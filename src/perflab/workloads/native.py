@@ -10,11 +10,14 @@ building at once never see a half-written binary.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -47,6 +50,27 @@ def cache_dir() -> Path:
     return Path(base) / "perflab" / "bin"
 
 
+def private_temp_dir(create: bool = False) -> Path:
+    """$TMPDIR/perflab-UID/bin, the build cache of a user without a writable home: used only
+    while it is this user's own and nobody else may write it (in a shared /tmp another
+    user could have made it first, with a program of their own in it)."""
+    directory = Path(tempfile.gettempdir()) / f"perflab-{os.getuid()}" / "bin"
+    if create:
+        for level in (directory.parent, directory):
+            with contextlib.suppress(FileExistsError):
+                level.mkdir(mode=0o700)
+    for level in (directory.parent, directory):
+        try:
+            status = os.lstat(level)
+        except FileNotFoundError:
+            if create:
+                raise
+            return directory   # nothing there yet: nothing cached to trust
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o022:
+            raise PermissionError(errno.EPERM, "not this user's own private directory", str(level))
+    return directory
+
+
 def binary(name: str) -> str:
     """The path of perflab's C program ``name`` (``csrc/<name>.c``), built if not cached."""
     return build(CSRC / f"{name}.c")
@@ -58,19 +82,28 @@ def build(source: Path) -> str:
     command = compiler()
     key = hashlib.sha256(b"\0".join([text, " ".join(command).encode(),
                                      " ".join(FLAGS).encode()])).hexdigest()[:16]
-    directory = cache_dir()
-    target = directory / f"{source.stem}-{key}"
-    if os.access(target, os.X_OK):
-        return str(target)
+    places = [cache_dir()]
+    with contextlib.suppress(OSError):   # another user's directory of that name is not looked in
+        places.append(private_temp_dir())
+    for directory in places:
+        target = directory / f"{source.stem}-{key}"
+        if os.access(target, os.X_OK):
+            return str(target)
     missing = compiler_missing()
     if missing:
         raise EnvironmentProblem(missing)
+    directory = cache_dir()
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        scratch = tempfile.mkdtemp(prefix=f".{target.name}.", dir=directory)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            scratch = tempfile.mkdtemp(prefix=f".{source.stem}-{key}.", dir=directory)
+        except OSError:   # no writable home (`nobody`, HOME=/nonexistent): this user's own temporary one
+            directory = private_temp_dir(create=True)
+            scratch = tempfile.mkdtemp(prefix=f".{source.stem}-{key}.", dir=directory)
     except OSError as error:
-        raise EnvironmentProblem(f"cannot write the build cache {directory}: {error.strerror}",
+        raise EnvironmentProblem(f"cannot write the build cache {cache_dir()} nor {directory}: {error.strerror}",
                                  hint="set XDG_CACHE_HOME to a writable directory") from None
+    target = directory / f"{source.stem}-{key}"
     try:
         output = os.path.join(scratch, target.name)
         done = subprocess.run([*command, *FLAGS, "-o", output, str(source)],

@@ -32,7 +32,7 @@ from typing import Any
 
 from perflab.model.errors import EnvironmentProblem
 from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult, SampleStatus
-from perflab.workloads.base import Invocation, Parameter, SampleContext, Workload
+from perflab.workloads.base import Invocation, Parameter, SampleContext, Workload, tasks_max
 from perflab.workloads.registry import register
 
 PERF_MISSING = "perf not found (apt-get install linux-perf)"
@@ -285,7 +285,7 @@ class Hackbench(_Benchmark):
                    "messages; perf bench sched messaging or rt-tests")
     programs = ("perf", "hackbench")
     parameters = (
-        Parameter("groups", "groups of 40 tasks (-g)", 10, kind=int, minimum=1),
+        Parameter("groups", "groups of 40 tasks (-g)", 10, kind=int, minimum=1, maximum=tasks_max() // 40),
         Parameter("loops", "messages each sender sends to each receiver (-l)", 100, kind=int,
                   minimum=1),
         Parameter("mode", "tasks are processes or threads", "process",

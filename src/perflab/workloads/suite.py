@@ -23,6 +23,7 @@ an error names the file and line.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -77,6 +78,8 @@ def load_suite(path: str | Path, variables: dict[str, int] | None = None) -> Sui
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:   # arrays or inline tables nested past the interpreter's stack: no suite
+        raise UsageError(f"{path}: not a suite: values nested too deeply") from None
     variables = machine_variables() if variables is None else variables
     locate = _Locator(text)
 
@@ -84,6 +87,8 @@ def load_suite(path: str | Path, variables: dict[str, int] | None = None) -> Sui
         return UsageError(f"{path}:{locate.line(entry, key)}: {message}")
 
     header = data.get("suite", {})
+    if not isinstance(header, dict):
+        raise fail("suite must be a table: [suite]", key="suite")
     unknown = set(data) - {"suite", "benchmark"}
     if unknown:
         raise fail(f"unknown table {sorted(unknown)[0]!r} (expected [suite] and [[benchmark]])")
@@ -93,6 +98,8 @@ def load_suite(path: str | Path, variables: dict[str, int] | None = None) -> Sui
     entries_data = data.get("benchmark", [])
     if not isinstance(entries_data, list) or not entries_data:
         raise fail("no [[benchmark]] entries")
+    if not all(isinstance(raw, dict) for raw in entries_data):
+        raise fail("each benchmark must be a table: [[benchmark]]", key="benchmark")
     entries = []
     for index, raw in enumerate(entries_data):
         try:
@@ -125,6 +132,8 @@ def _entry(raw: dict[str, Any], header: dict[str, Any], variables: dict[str, int
         raise _EntryError("params must be a table of name = values", "params")
     sweep: dict[str, list[Any]] = {}
     for key, value in params.items():
+        if not key.strip():
+            raise _EntryError("a parameter needs a name: \"\" = ... names none", "params")
         try:
             sweep[key] = _values(value, variables)
         except UsageError as error:
@@ -165,6 +174,8 @@ def _entry(raw: dict[str, Any], header: dict[str, Any], variables: dict[str, int
 
 
 def _workload(name: str, raw: dict[str, Any]) -> Workload:
+    if "name" in raw and not (isinstance(raw["name"], str) and raw["name"].strip()):
+        raise UsageError("name must be a non-empty string")
     if name != CommandWorkload.name:
         if "command" in raw or "name" in raw:
             raise UsageError("command and name belong to workload = \"command\"")
@@ -182,6 +193,8 @@ def _values(value: Any, variables: dict[str, int]) -> list[Any]:
         return parse_values(value, variables)
     if isinstance(value, bool):
         raise UsageError("booleans are not parameter values")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UsageError(f"{value!r} is not a finite number")
     if isinstance(value, (int, float)):
         return [value]
     if isinstance(value, list) and value:
@@ -201,7 +214,7 @@ def _count(value: Any, key: str, minimum: int) -> int | None:
 
 
 def _number(value: Any, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
         raise _EntryError(f"{key} must be a positive number of seconds, got {value!r}", key)
     return value
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult, SampleStatus
 from perflab.workloads import servers
-from perflab.workloads.base import Invocation, Parameter, SampleContext, Workload
+from perflab.workloads.base import Invocation, Parameter, SampleContext, Workload, tasks_max
 from perflab.workloads.registry import register
 
 PORT = 7003                 # compiled into dbench 4.0
@@ -76,7 +76,7 @@ class Tbench(servers.ServedWorkload, Workload):
     programs = ("tbench", "tbench_srv", "nsenter")
     parameters = (
         Parameter("clients", "simulated clients, one process and connection each", 1,
-                  kind=int, minimum=1),
+                  kind=int, minimum=1, maximum=tasks_max()),
         Parameter("duration", "measured seconds (whole; tbench -t), after a warm-up of "
                   "duration/5", 10, kind=int, minimum=1),
     )

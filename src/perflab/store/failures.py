@@ -1,0 +1,58 @@
+"""Database failures a user can do something about, as one line each: a damaged SQLite
+file (overwritten pages, text that is not UTF-8) and a full disk. Every command that opens
+the store goes through ``Store``, which turns these into a PerflabError; anything else the
+driver raises is a bug and keeps its traceback."""
+
+from __future__ import annotations
+
+import errno
+
+import sqlalchemy as sa
+
+from perflab.model.errors import EnvironmentProblem, PerflabError
+
+_DAMAGED = ("malformed", "file is not a database", "could not decode")
+_FULL = ("database or disk is full",)
+
+
+def _first_line(error: BaseException) -> str:
+    original = getattr(error, "orig", None) or error
+    text = str(original).strip()
+    return text.splitlines()[0][:200] if text else type(original).__name__
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """SQLite's 'database or disk is full', or an OSError of ENOSPC/EDQUOT, anywhere in the chain."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(error, sa.exc.SQLAlchemyError) and any(s in _first_line(error).lower() for s in _FULL):
+            return True
+        error = error.__cause__ or error.__context__   # type: ignore[assignment]
+    return False
+
+
+def is_damaged(error: BaseException) -> bool:
+    """An SQLite file whose pages or text cannot be read back."""
+    if isinstance(error, UnicodeDecodeError):
+        return True
+    return isinstance(error, sa.exc.DatabaseError) and any(s in _first_line(error).lower() for s in _DAMAGED)
+
+
+def damaged(target: str, error: BaseException) -> EnvironmentProblem:
+    return EnvironmentProblem(
+        f"the database {target} is damaged ({_first_line(error)}); perflab reads and writes nothing more "
+        "in it", hint=f"'sqlite3 {target} .recover' may save its data into a new file")
+
+
+def translated(target: str, error: BaseException) -> PerflabError | None:
+    """The one line for ``error`` raised while using the store at ``target``, or None (a
+    PerflabError already is one line: the runner's names the samples it kept)."""
+    if isinstance(error, PerflabError):
+        return None
+    if is_disk_full(error):
+        return EnvironmentProblem(f"disk full: cannot write the database {target}",
+                                  hint="free space and run the command again")
+    if is_damaged(error):
+        return damaged(target, error)
+    return None
