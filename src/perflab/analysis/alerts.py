@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
+from perflab.analysis.compare import Filters
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
 from perflab.model.alerts import (
     ACTIONS,
@@ -57,7 +58,7 @@ from perflab.store import Store
 
 ROBOT = "perflab"   # who creates alerts and marks them recovered
 
-__all__ = ["ROBOT", "alert_detail", "attach_evidence", "list_alerts", "mark_alerts", "with_alerted",
+__all__ = ["ROBOT", "alert_detail", "assign", "attach_evidence", "list_alerts", "mark_alerts", "with_alerted",
            "triage", "update_alerts", "who_default"]
 
 
@@ -248,7 +249,10 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     summary = store.alerts.summary(alert.summary_id)
     events = tuple(store.alerts.events(alert_id))
     try:
-        report = change_report(store, alert.change_id, method=detector_of(alert))  # the detector that raised it
+        # the detector that raised it, on the alert's series only (benchmark, point, metric)
+        report = change_report(store, alert.change_id, method=detector_of(alert), filters=Filters(
+            frozenset({alert.benchmark}), Filters.for_point(alert.benchmark, alert.params).params,
+            frozenset({alert.metric})))
     except UsageError as error:
         return AlertDetail(alert, summary, events, None, f"no report: {error}")
     return AlertDetail(alert, summary, events, report)
@@ -310,3 +314,16 @@ def attach_evidence(store: Store, alert_id: int, run_ref: str, *, who: str, note
     run = store.runs.resolve(run_ref)
     store.alerts.add_evidence(alert, run.id, who=who, note=note or f"run {run.id} ({run.label})")
     return alert
+
+
+def assign(store: Store, alert_id: int, *, assignee: str, bug_url: str, who: str) -> Alert:
+    """Set who looks into an alert and the bug that tracks it (empty: none), as an event.
+    A bug link is an http(s) URL; anything else is a UsageError."""
+    assignee, bug_url = assignee.strip(), bug_url.strip()
+    if len(assignee) > 100:
+        raise UsageError("an assignee is a name or an address of at most 100 characters")
+    if bug_url and (not bug_url.startswith(("https://", "http://")) or len(bug_url) > 2000 or " " in bug_url):
+        raise UsageError(f"bad bug link {bug_url[:60]!r}: expected an http(s) URL")
+    alert = store.alerts.get(alert_id)
+    store.alerts.set_owner(alert, assignee=assignee or None, bug_url=bug_url or None, who=who)
+    return store.alerts.get(alert_id)

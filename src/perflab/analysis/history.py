@@ -242,10 +242,12 @@ def list_changes(history: History, *, since: float | None = None, direction: str
                       history.warnings)
 
 
-def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
-                method: str = AUTO_METHOD) -> tuple[History, Series, Change]:
+def find_change(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
+                filters: Filters = Filters()) -> tuple[History, Series, Change]:
     """The change with id ``change``: searched among all runs, then each label's alone; for
-    an alert's change that no detector places now, the levels either side of its commit."""
+    an alert's change that no detector places now, the levels either side of its commit.
+    ``filters`` narrows the search to the series known to hold it (an alert's): the same
+    change, found without detecting on every other series."""
     wanted = change.strip().lower()
     if len(wanted) < 4 or any(ch not in "0123456789abcdef" for ch in wanted):
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
@@ -255,7 +257,7 @@ def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
         tries += [(label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)})]
     for selection in tries:
         try:
-            history = build_history(store, labels=selection, method=method)
+            history = build_history(store, labels=selection, method=method, filters=filters)
         except UsageError:
             continue
         for series in history.series:
@@ -285,12 +287,12 @@ def _side(series: Series, segment: Segment, points: int | None, *,
 
 
 def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
-                  points: int | None = None, q: float = 0.05) -> ChangeReport:
+                  points: int | None = None, q: float = 0.05, filters: Filters = Filters()) -> ChangeReport:
     """Everything the robot-style report of one change says, every part from the change's two
     segments (``points``: only the N measured points of each nearest the change)."""
     if points is not None and points < 1:
         raise UsageError(f"--points must be at least 1, got {points}")
-    history, series, c = find_change(store, change, labels=labels, method=method)
+    history, series, c = find_change(store, change, labels=labels, method=method, filters=filters)
     return report_of_change(store, history, series, c, points=points, q=q)
 
 

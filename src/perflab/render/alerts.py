@@ -65,7 +65,8 @@ def alert_json(alert: Alert) -> dict[str, Any]:
             "change_pct": number(alert.oriented_pct), "oriented_pct": number(alert.oriented_pct),  # SIGN
             "raw_change_pct": number(alert.change_pct),
             "p_value": number(alert.p_value), "method": alert.method,
-            "created_at": alert.created_at, "updated_at": alert.updated_at}
+            "created_at": alert.created_at, "updated_at": alert.updated_at,
+            "assignee": alert.assignee, "bug_url": alert.bug_url}
 
 
 def event_json(event: AlertEvent) -> dict[str, Any]:

@@ -136,6 +136,23 @@ class RunRepository:
                 info.samples, info.benchmarks = counts.get(info.id, (0, 0))
         return result
 
+    def recent(self, limit: int) -> list[RunInfo]:
+        """The newest ``limit`` runs, newest first, without their spec, environment and
+        counts: schema 9's ix_runs_started reads them in order."""
+        query = sa.select(*_LIGHT_COLUMNS).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
+        return _run_infos(self.db.conn.execute(query))
+
+    def since(self, moment: float) -> list[RunInfo]:
+        """The runs started at or after ``moment``, oldest first, counted (``all``'s rows for
+        a day, read through ix_runs_started, the counts of those runs only)."""
+        query = (sa.select(*_LIGHT_COLUMNS).where(runs.c.started_at >= moment)
+                 .order_by(runs.c.started_at, runs.c.id))
+        result = _run_infos(self.db.conn.execute(query))
+        counts = self.series.counts([r.id for r in result])
+        for info in result:
+            info.samples, info.benchmarks = counts.get(info.id, (0, 0))
+        return result
+
     def with_details(self, chosen: Iterable[RunInfo]) -> dict[int, RunInfo]:
         """Run id -> the run with its spec and environment, for the few of ``chosen`` that
         need them (a change report's named runs; the rest of a history stays light)."""

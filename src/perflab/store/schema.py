@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 9
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -161,6 +161,8 @@ alerts = sa.Table(
     sa.Column("recovered_by", sa.String(40)),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Column("assignee", sa.Text),                      # schema 9: who looks into it (the dashboard's field)
+    sa.Column("bug_url", sa.Text),                       # schema 9: the bug that tracks it
     sa.Index("ix_alerts_state", "state"),
 )
 
@@ -251,3 +253,11 @@ host_priors = sa.Table(
     sa.Column("stamp", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Float, nullable=False),
 )
+
+
+# Schema 9 (docs/database.md, "Indexes the fleet's figures call for"): a series' values by
+# point and metric (an alert's sparkline and page read one series, not every run's), runs by
+# start time (the newest runs, `runs --since`), runs by commit (a commit's runs).
+SERIES_BY_POINT = sa.Index("ix_series_point_metric", series.c.point_id, series.c.metric)
+RUNS_BY_START = sa.Index("ix_runs_started", runs.c.started_at)
+RUNS_BY_COMMIT = sa.Index("ix_runs_commit", runs.c.commit)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from perflab.store.connection import RUNS_BY_ID, StoreConnection
 from perflab.store.samples import decode_params
-from perflab.store.schema import points, samples, series
+from perflab.store.schema import points, runs, samples, series
 
 _SEAL_BATCH = 10_000      # sample rows read at once when sealing a run
 
@@ -102,20 +102,25 @@ class SeriesRepository:
         return self.db.conn.execute(sa.select(series.c.run_id).where(series.c.run_id == run_id)
                                     .limit(1)).first() is not None
 
-    def counts(self) -> dict[int, tuple[int, int]]:
-        """Run id -> (samples, benchmarks) of every run that has any. Sealed runs are
+    def counts(self, run_ids: list[int] | None = None) -> dict[int, tuple[int, int]]:
+        """Run id -> (samples, benchmarks) of every run that has any (of ``run_ids`` only,
+        when given: `runs --since` counts a day's runs, not a year's). Sealed runs are
         counted from their series (a repetition of a point is counted once: the metric with
         the most values and failures has them all); only unsealed runs from their sample rows."""
+        chosen = (series.c.run_id.in_(run_ids) if run_ids is not None and len(run_ids) <= RUNS_BY_ID
+                  else sa.true())
         per_point = (sa.select(series.c.run_id, points.c.benchmark,
                                sa.func.max(sa.func.length(series.c.ok_values) / 8
                                            + series.c.failures).label("n"))
-                     .select_from(series.join(points, points.c.id == series.c.point_id))
+                     .select_from(series.join(points, points.c.id == series.c.point_id)).where(chosen)
                      .group_by(series.c.run_id, series.c.point_id, points.c.benchmark).subquery())
         sealed = (sa.select(per_point.c.run_id, sa.func.sum(per_point.c.n).label("samples"),
                             sa.func.count(sa.distinct(per_point.c.benchmark)).label("benchmarks"))
                   .group_by(per_point.c.run_id))
         per_sample = (sa.select(samples.c.run_id, samples.c.point_id, samples.c.repetition).distinct()
-                      .where(samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()))
+                      .where(samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()),
+                             samples.c.run_id.in_(run_ids) if run_ids is not None and len(run_ids) <= RUNS_BY_ID
+                             else sa.true())
                       .subquery())
         unsealed = (sa.select(per_sample.c.run_id, sa.func.count().label("samples"),
                               sa.func.count(sa.distinct(points.c.benchmark)).label("benchmarks"))
@@ -124,6 +129,22 @@ class SeriesRepository:
         counts = {run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(sealed)}
         counts.update({run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(unsealed)})
         return counts
+
+    def of_one(self, host: str, benchmark: str, params: str, metric: str) -> list[tuple[int, str | None, float, Any]]:
+        """One series' sealed values on ``host``: (run id, commit, started at, values), oldest
+        run first; ``params`` the normalised JSON of its point. One indexed query (schema 9's
+        ix_series_point_metric): a sparkline or an alert page reads one series, not every run."""
+        import numpy as np
+        point = self.db.conn.execute(sa.select(points.c.id).where(points.c.benchmark == benchmark,
+                                                                  points.c.params == params)).scalar()
+        if point is None:
+            return []
+        query = (sa.select(runs.c.id, runs.c.commit, runs.c.started_at, series.c.ok_values)
+                 .select_from(series.join(runs, runs.c.id == series.c.run_id))
+                 .where(series.c.point_id == point, series.c.metric == metric, runs.c.host == host)
+                 .order_by(runs.c.started_at, runs.c.id))
+        return [(run_id, commit, started, np.frombuffer(blob, dtype="<f8"))
+                for run_id, commit, started, blob in self.db.conn.execute(query)]
 
     def value_groups(self, run_id: int, benchmarks: set[str] | None = None,
                      metrics: set[str] | None = None) -> list[ValueGroup]:
