@@ -180,3 +180,27 @@ def test_runs_since(tmp_path):
     assert run_cli("runs", "--since", "2999-01-01", db=db, check=True).stdout == ""
     bad = run_cli("runs", "--since", "yesterday", db=db)
     assert bad.returncode == 2 and "bad --since 'yesterday'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_narrowed_history_is_the_same_history(tmp_path):
+    """An alert's page reads its series alone (the runs that measured it, on its host): the
+    same points and changes as the history of every run."""
+    from perflab.analysis.compare import Filters
+    from perflab.analysis.history import build_history
+    from perflab.model.records import Measurement, Point, RunStatus
+    from perflab.model.run_request import RunRequest
+    from perflab.store import Store
+    db, _, shas = long_history(tmp_path)
+    with Store(db) as store:   # another host's run of another benchmark, between the commits
+        run_id = store.runs.create(label="nightly", host="other", request=RunRequest(), environment={},
+                                   commit=shas[20])
+        store.samples.add(run_id, Point("other", {}), 0, [Measurement("ops", 5.0, "ops/s")])
+        store.series.seal(run_id)
+        store.runs.set_status(run_id, RunStatus.COMPLETE)
+        every = build_history(store)
+        narrow = build_history(store, filters=Filters(frozenset({"wis"}), (), frozenset({"ops"})),
+                               hosts=frozenset({"box"}))
+    [wanted] = [s for s in every.series if s.benchmark == "wis" and s.metric == "ops" and s.host == "box"]
+    [found] = narrow.series
+    assert [p.point.key for p in found.points] == [p.point.key for p in wanted.points]
+    assert [c.id for c in found.changes] == [c.id for c in wanted.changes] and found.changes

@@ -249,10 +249,10 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     summary = store.alerts.summary(alert.summary_id)
     events = tuple(store.alerts.events(alert_id))
     try:
-        # the detector that raised it, on the alert's series only (benchmark, point, metric)
+        # the detector that raised it, on the alert's series only (host, benchmark, point, metric)
         report = change_report(store, alert.change_id, method=detector_of(alert), filters=Filters(
             frozenset({alert.benchmark}), Filters.for_point(alert.benchmark, alert.params).params,
-            frozenset({alert.metric})))
+            frozenset({alert.metric})), hosts=frozenset({alert.host}))
     except UsageError as error:
         return AlertDetail(alert, summary, events, None, f"no report: {error}")
     return AlertDetail(alert, summary, events, report)

@@ -22,7 +22,8 @@ import bisect
 import datetime as dt
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
@@ -124,8 +125,15 @@ def order_points(runs: Sequence[RunInfo],
 
 # --------------------------------------------------------------------------- series
 
-def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
-    runs = [r for r in store.runs.all(counted=False, details=False) if r.status is not RunStatus.RUNNING]
+def _selected_runs(store: Store, labels: Sequence[str], filters: Filters = Filters(),
+                   hosts: AbstractSet[str] = frozenset()) -> list[RunInfo]:
+    """The runs a history reads: those of ``labels`` (all when empty), not running; when the
+    filters name benchmarks or metrics (or ``hosts`` is given), only the runs that measured
+    them (store.runs.measuring), unless none did (then every run: the filters' error says why)."""
+    chosen = (store.runs.measuring(filters.benchmarks, filters.metrics, hosts)
+              if filters.benchmarks or filters.metrics or hosts else [])
+    every = chosen or store.runs.all(counted=False, details=False)
+    runs = [r for r in every if r.status is not RunStatus.RUNNING]
     if labels:
         wanted = set(labels)
         runs = [r for r in runs if r.label in wanted]
@@ -135,11 +143,12 @@ def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
 
 
 def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequence[str] = (),
-                  method: str = AUTO_METHOD) -> History:
-    """Every selected series in history order, with its change points."""
+                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset()) -> History:
+    """Every selected series in history order, with its change points (``hosts``: only
+    theirs, when given)."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
-    runs = _selected_runs(store, labels)
+    runs = _selected_runs(store, labels, filters, hosts)
     warnings: list[StatWarning] = []
     points, order, repo = order_points(runs, warnings)
     # (host, benchmark, params, metric) -> per point lists of value arrays
@@ -243,21 +252,24 @@ def list_changes(history: History, *, since: float | None = None, direction: str
 
 
 def find_change(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
-                filters: Filters = Filters()) -> tuple[History, Series, Change]:
+                filters: Filters = Filters(), hosts: AbstractSet[str] = frozenset()
+                ) -> tuple[History, Series, Change]:
     """The change with id ``change``: searched among all runs, then each label's alone; for
     an alert's change that no detector places now, the levels either side of its commit.
-    ``filters`` narrows the search to the series known to hold it (an alert's): the same
-    change, found without detecting on every other series."""
+    ``filters`` and ``hosts`` narrow the search to the series known to hold it (an alert's):
+    the same change, found without reading or detecting every other series."""
     wanted = change.strip().lower()
     if len(wanted) < 4 or any(ch not in "0123456789abcdef" for ch in wanted):
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
     alerted: bool | None = None
-    tries: list[tuple[str, ...]] = [tuple(labels)]
-    if not labels:
-        tries += [(label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)})]
-    for selection in tries:
+    def tries() -> Iterator[tuple[str, ...]]:   # each label's alone only when all runs do not hold it
+        yield tuple(labels)
+        if not labels:
+            yield from ((label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)}))
+
+    for selection in tries():
         try:
-            history = build_history(store, labels=selection, method=method, filters=filters)
+            history = build_history(store, labels=selection, method=method, filters=filters, hosts=hosts)
         except UsageError:
             continue
         for series in history.series:
@@ -287,12 +299,13 @@ def _side(series: Series, segment: Segment, points: int | None, *,
 
 
 def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
-                  points: int | None = None, q: float = 0.05, filters: Filters = Filters()) -> ChangeReport:
+                  points: int | None = None, q: float = 0.05, filters: Filters = Filters(),
+                  hosts: AbstractSet[str] = frozenset()) -> ChangeReport:
     """Everything the robot-style report of one change says, every part from the change's two
     segments (``points``: only the N measured points of each nearest the change)."""
     if points is not None and points < 1:
         raise UsageError(f"--points must be at least 1, got {points}")
-    history, series, c = find_change(store, change, labels=labels, method=method, filters=filters)
+    history, series, c = find_change(store, change, labels=labels, method=method, filters=filters, hosts=hosts)
     return report_of_change(store, history, series, c, points=points, q=q)
 
 

@@ -69,6 +69,7 @@ class FrontPage:
     recent: tuple[Alert, ...]            # confirmed changes of the last days, either direction
     fleet: FleetHealth
     runs: tuple[RunInfo, ...]            # the newest runs
+    untriaged_ranges: int = 0            # commit ranges with an untriaged alert (some may not be shown)
 
 
 @dataclass(frozen=True)

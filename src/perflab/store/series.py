@@ -130,10 +130,12 @@ class SeriesRepository:
         counts.update({run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(unsealed)})
         return counts
 
-    def of_one(self, host: str, benchmark: str, params: str, metric: str) -> list[tuple[int, str | None, float, Any]]:
+    def of_one(self, host: str, benchmark: str, params: str, metric: str, *, around: float | None = None,
+               runs_each_side: int = 0) -> list[tuple[int, str | None, float, Any]]:
         """One series' sealed values on ``host``: (run id, commit, started at, values), oldest
-        run first; ``params`` the normalised JSON of its point. One indexed query (schema 9's
-        ix_series_point_metric): a sparkline or an alert page reads one series, not every run."""
+        run first; ``params`` the normalised JSON of its point. With ``around`` (a time), only
+        the ``runs_each_side`` runs started before it and as many from it on. Indexed queries
+        (schema 9's ix_series_point_metric): a sparkline or an alert page reads one series."""
         import numpy as np
         point = self.db.conn.execute(sa.select(points.c.id).where(points.c.benchmark == benchmark,
                                                                   points.c.params == params)).scalar()
@@ -141,10 +143,21 @@ class SeriesRepository:
             return []
         query = (sa.select(runs.c.id, runs.c.commit, runs.c.started_at, series.c.ok_values)
                  .select_from(series.join(runs, runs.c.id == series.c.run_id))
-                 .where(series.c.point_id == point, series.c.metric == metric, runs.c.host == host)
-                 .order_by(runs.c.started_at, runs.c.id))
-        return [(run_id, commit, started, np.frombuffer(blob, dtype="<f8"))
-                for run_id, commit, started, blob in self.db.conn.execute(query)]
+                 .where(series.c.point_id == point, series.c.metric == metric, runs.c.host == host))
+        if around is None:
+            found = list(self.db.conn.execute(query.order_by(runs.c.started_at, runs.c.id)))
+        else:
+            before = query.where(runs.c.started_at < around).order_by(runs.c.started_at.desc(), runs.c.id.desc())
+            after = query.where(runs.c.started_at >= around).order_by(runs.c.started_at, runs.c.id)
+            found = [*reversed(list(self.db.conn.execute(before.limit(runs_each_side)))),
+                     *self.db.conn.execute(after.limit(runs_each_side))]
+        return [(run_id, commit, started, np.frombuffer(blob, dtype="<f8")) for run_id, commit, started, blob in found]
+
+    def started(self, host: str, key: str) -> float | None:
+        """When the first run of history point ``key`` (a commit, or run-<id>) on ``host`` started."""
+        where = (runs.c.id == int(key[4:])) if key.startswith("run-") and key[4:].isdigit() else (runs.c.commit == key)
+        return self.db.conn.execute(sa.select(sa.func.min(runs.c.started_at))
+                                    .where(where, runs.c.host == host)).scalar()
 
     def value_groups(self, run_id: int, benchmarks: set[str] | None = None,
                      metrics: set[str] | None = None) -> list[ValueGroup]:
