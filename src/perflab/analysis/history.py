@@ -175,8 +175,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     _check_filters(filters, seen_params, bool(found), bool(runs))
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
-    # each point's one host (None: runs of several), so a series keeps most points as they are
-    host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
+    on_host = _HostPoints(points)
     for (host, benchmark, params_key, metric), (unit, per_point) in found.items():
         if benchmark not in infos:
             infos[benchmark] = store.metrics.infos(benchmark)
@@ -186,12 +185,31 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        kept = [(p if h == host else _on_host(p, host), v[0] if len(v) == 1 else np.concatenate(v))
-                for p, h, v in zip(points, host_of, per_point) if v]
+        kept = [(on_host(i, host), v[0] if len(v) == 1 else np.concatenate(v))
+                for i, v in enumerate(per_point) if v]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     return History(tuple(series), order, repo, tuple(warnings))
+
+
+class _HostPoints:
+    """Each point with one host's runs only, made once per point and host (a fleet's commit
+    has runs of every host, and every series of a host keeps the same points)."""
+
+    def __init__(self, points: list[HistoryPoint]):
+        self.points = points
+        # each point's one host (None: runs of several), so a series keeps most points as they are
+        self.host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
+        self.made: dict[tuple[int, str], HistoryPoint] = {}
+
+    def __call__(self, i: int, host: str) -> HistoryPoint:
+        if self.host_of[i] == host:
+            return self.points[i]
+        found = self.made.get((i, host))
+        if found is None:
+            found = self.made[(i, host)] = _on_host(self.points[i], host)
+        return found
 
 
 def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:
