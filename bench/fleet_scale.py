@@ -110,22 +110,30 @@ def first_alert(db: str) -> int:
 
 
 def time_store(db: str, args, restart: Callable[[], None]) -> dict[str, object]:
+    """Each measurement, printed to stderr as it is made (a long run shows its progress)."""
     timings: dict[str, object] = {}
-    timings["alerts --update"] = cold_warm(lambda: perflab(db, "alerts", "--update"), 1, restart)
-    timings["front page"] = page_times(db, "/", args.repeat, restart)
-    timings["alert page"] = page_times(db, f"/alerts/{first_alert(db)}", args.repeat, restart)
-    timings[f"history page ({args.commits} commits)"] = page_times(
-        db, "/history?benchmark=bench000&metric=m0", args.repeat, restart)
-    timings["changes"] = cold_warm(lambda: perflab(db, "changes"), args.repeat, restart)
-    timings["runs --since 1d"] = cold_warm(lambda: perflab(db, "runs", "--since", "1d"), args.repeat, restart)
+
+    def note(name: str, measured: dict[str, float]) -> None:
+        timings[name] = measured
+        print(f"  {name}: {json.dumps(measured)}", file=sys.stderr, flush=True)
+
+    note("alerts --update", cold_warm(lambda: perflab(db, "alerts", "--update"), 1, restart))
+    note("front page", page_times(db, "/", args.repeat, restart))
+    note("alert page", page_times(db, f"/alerts/{first_alert(db)}", args.repeat, restart))
+    note(f"history page ({args.commits} commits)",
+         page_times(db, "/history?benchmark=bench000&metric=m0", args.repeat, restart))
+    note("changes", cold_warm(lambda: perflab(db, "changes"), args.repeat, restart))
+    note("runs --since 1d", cold_warm(lambda: perflab(db, "runs", "--since", "1d"), args.repeat, restart))
     return timings
 
 
 def generate(db: str, repo: Path, args) -> dict[str, object]:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_generate.py"), "--db", db, "--repo", str(repo),
                           "--commits", str(args.commits), "--hosts", str(args.hosts),
-                          "--benchmarks", str(args.benchmarks)], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+                          "--benchmarks", str(args.benchmarks)], check=True, stdout=subprocess.PIPE, text=True)
+    made = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"  generated: {json.dumps(made)}", file=sys.stderr, flush=True)
+    return made
 
 
 def run_backend(backend: str, args, work: Path) -> dict[str, object]:

@@ -261,12 +261,17 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
 def with_alerted(store: Store, history: History) -> History:
     """The history with the changes the robot alerted on and still holds, where the
     whole-series detector no longer separates them (a short history: stats/tip's
-    confirmed levels, `robot_change`), added to their series' changes."""
-    alerted = [a.change_id for a in store.alerts.all()]
+    confirmed levels, `robot_change`), added to their series' changes. Each series is
+    asked about its own alerts only (a fleet has thousands of alerts over thousands of
+    series: every pair would be millions of searches)."""
+    alerted: dict[tuple[str, str, str, str], list[str]] = {}
+    for a in store.alerts.all():
+        alerted.setdefault((a.host, a.benchmark, _params_text(a.params), a.metric), []).append(a.change_id)
     series = []
     for s in history.series:
         have = {c.id for c in (*s.changes, *((s.tip,) if s.tip else ()))}
-        more = [found for cid in alerted if cid not in have
+        mine = alerted.get((s.host, s.benchmark, _params_text(s.params), s.metric), [])
+        more = [found for cid in mine if cid not in have
                 for found in (robot_change(s, cid, alerted=True),) if found is not None]
         series.append(replace(s, changes=tuple(sorted((*s.changes, *more), key=lambda c: c.index)))
                       if more else s)
