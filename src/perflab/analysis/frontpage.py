@@ -67,9 +67,9 @@ def _groups(store: Store, alerts: Sequence[Alert], shown: int = SHOWN_GROUPS) ->
 def series_window(store: Store, alert: Alert, before: int = SPARK_BEFORE,
                   after: int = SPARK_AFTER) -> SeriesWindow:
     """The per-commit medians of the alert's series around its first bad commit: ``before``
-    points ahead of it, ``after`` from it on (read from that many runs each side, three a
-    point at most: a series measured more often per commit shows fewer points)."""
-    at = store.series.started(alert.host, alert.first_bad)
+    points ahead of it, ``after`` from it on, in the order their runs were recorded (read from
+    three runs a point each side: a series measured more often per commit shows fewer points)."""
+    at = store.series.first_run(alert.host, alert.first_bad)
     keys, medians = series_medians(store, alert, at, 3 * max(before, after))
     if alert.first_bad not in keys:
         return SeriesWindow(tuple(keys[-before:]), tuple(medians[-before:]), None)
@@ -79,11 +79,11 @@ def series_window(store: Store, alert: Alert, before: int = SPARK_BEFORE,
     return SeriesWindow(tuple(keys[first:end]), tuple(medians[first:end]), i - first, good)
 
 
-def series_medians(store: Store, alert: Alert, around: float | None = None,
+def series_medians(store: Store, alert: Alert, around: int | None = None,
                    runs_each_side: int = 0) -> tuple[list[str], list[float]]:
     """The alert's series (its host, benchmark, point and metric) as point keys and each
-    point's median, in the order the points' first runs started (around a time: see
-    store.series.of_one)."""
+    point's median, in the order the points' first runs started (around a run: in the order
+    recorded, see store.series.of_one)."""
     values: dict[str, list[np.ndarray]] = {}
     for run_id, commit, _, found in store.series.of_one(alert.host, alert.benchmark, normalise_params(alert.params),
                                                           alert.metric, around=around, runs_each_side=runs_each_side):

@@ -17,7 +17,7 @@ from perflab.model.records import RunInfo
 @dataclass(frozen=True)
 class SeriesWindow:
     """One series' per-commit medians around an alert's first bad commit, oldest first
-    (points in the order their first run started: a sparkline, not the commit graph)."""
+    (points in the order their first run was recorded: a sparkline, not the commit graph)."""
 
     keys: tuple[str, ...]          # history point keys: a commit, or run-<id>
     medians: tuple[float, ...]

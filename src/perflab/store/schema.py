@@ -256,8 +256,9 @@ host_priors = sa.Table(
 
 
 # Schema 9 (docs/database.md, "Indexes the fleet's figures call for"): a series' values by
-# point and metric (an alert's sparkline and page read one series, not every run's), runs by
-# start time (the newest runs, `runs --since`), runs by commit (a commit's runs).
-SERIES_BY_POINT = sa.Index("ix_series_point_metric", series.c.point_id, series.c.metric)
+# point and metric in the order their runs were recorded (an alert's sparkline and page read
+# one series, not every run's), runs by start time (the newest runs, `runs --since`), runs by
+# commit (a commit's runs).
+SERIES_BY_POINT = sa.Index("ix_series_point_metric", series.c.point_id, series.c.metric, series.c.run_id)
 RUNS_BY_START = sa.Index("ix_runs_started", runs.c.started_at)
 RUNS_BY_COMMIT = sa.Index("ix_runs_commit", runs.c.commit)

@@ -130,12 +130,13 @@ class SeriesRepository:
         counts.update({run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(unsealed)})
         return counts
 
-    def of_one(self, host: str, benchmark: str, params: str, metric: str, *, around: float | None = None,
+    def of_one(self, host: str, benchmark: str, params: str, metric: str, *, around: int | None = None,
                runs_each_side: int = 0) -> list[tuple[int, str | None, float, Any]]:
         """One series' sealed values on ``host``: (run id, commit, started at, values), oldest
-        run first; ``params`` the normalised JSON of its point. With ``around`` (a time), only
-        the ``runs_each_side`` runs started before it and as many from it on. Indexed queries
-        (schema 9's ix_series_point_metric): a sparkline or an alert page reads one series."""
+        run first; ``params`` the normalised JSON of its point. With ``around`` (a run id),
+        only the ``runs_each_side`` runs recorded before it and as many from it on, in the
+        order they were recorded: schema 9's ix_series_point_metric reads them and stops (a
+        sparkline costs its own rows, not its series')."""
         import numpy as np
         point = self.db.conn.execute(sa.select(points.c.id).where(points.c.benchmark == benchmark,
                                                                   points.c.params == params)).scalar()
@@ -147,17 +148,18 @@ class SeriesRepository:
         if around is None:
             found = list(self.db.conn.execute(query.order_by(runs.c.started_at, runs.c.id)))
         else:
-            before = query.where(runs.c.started_at < around).order_by(runs.c.started_at.desc(), runs.c.id.desc())
-            after = query.where(runs.c.started_at >= around).order_by(runs.c.started_at, runs.c.id)
+            before = query.where(series.c.run_id < around).order_by(series.c.run_id.desc())
+            after = query.where(series.c.run_id >= around).order_by(series.c.run_id)
             found = [*reversed(list(self.db.conn.execute(before.limit(runs_each_side)))),
                      *self.db.conn.execute(after.limit(runs_each_side))]
         return [(run_id, commit, started, np.frombuffer(blob, dtype="<f8")) for run_id, commit, started, blob in found]
 
-    def started(self, host: str, key: str) -> float | None:
-        """When the first run of history point ``key`` (a commit, or run-<id>) on ``host`` started."""
-        where = (runs.c.id == int(key[4:])) if key.startswith("run-") and key[4:].isdigit() else (runs.c.commit == key)
-        return self.db.conn.execute(sa.select(sa.func.min(runs.c.started_at))
-                                    .where(where, runs.c.host == host)).scalar()
+    def first_run(self, host: str, key: str) -> int | None:
+        """The first run of history point ``key`` (a commit, or run-<id>) on ``host``."""
+        if key.startswith("run-") and key[4:].isdigit():
+            return int(key[4:])
+        return self.db.conn.execute(sa.select(sa.func.min(runs.c.id))
+                                    .where(runs.c.commit == key, runs.c.host == host)).scalar()
 
     def value_groups(self, run_id: int, benchmarks: set[str] | None = None,
                      metrics: set[str] | None = None) -> list[ValueGroup]:
