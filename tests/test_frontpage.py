@@ -61,7 +61,15 @@ def test_front_page_shows_the_alerts_above_the_runs(alerted):
         text = rows[0].text
         # the first bad commit as people read it: its hash, subject and author
         assert shas[STEP_AT][:12] in text and f"change {STEP_AT}" in text and "-10.0%" in text and "box" in text
-        assert driver.find_elements("css selector", "#untriaged svg.spark path")
+        # the range's sparkline, an image of its own: drawn, with the first bad commit's dot
+        from selenium.webdriver.support.ui import WebDriverWait
+        spark = rows[0].find_element("css selector", "img.spark")
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script(
+            "return arguments[0].complete && arguments[0].naturalWidth > 0;", spark))
+        with urllib.request.urlopen(spark.get_attribute("src"), timeout=60) as response:
+            svg = response.read().decode()
+            assert response.headers["Content-Type"].startswith("image/svg+xml")
+        assert "<path d=\"M" in svg and "<circle" in svg
         assert top(driver, "#untriaged") < top(driver, "#fleet") < top(driver, "#recent-runs")
         assert driver.find_elements("css selector", "#recent-runs tbody tr")
         assert rows[0].find_element("css selector", "a").get_attribute("href") == f"{url}/alerts/{alert['id']}"

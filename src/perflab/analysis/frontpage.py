@@ -2,7 +2,8 @@
 
 Read from the store's alert book, job book and newest runs, never from a detection over
 every series (the robot's ``alerts --update`` did that): the page costs a few indexed
-queries and one series per alert group, whatever the store's size (bench/fleet_scale).
+queries whatever the store's size (bench/fleet_scale.py); each alert range's sparkline is
+its own request (``series_window``: an indexed window of one series), drawn as it arrives.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ RECENT_DAYS = 14      # confirmed changes shown on the front page: created this 
 RECENT_CHANGES = 20
 NEWEST_RUNS = 20
 SPARK_BEFORE, SPARK_AFTER = 24, 8   # commits either side of an alert's first bad commit
-SHOWN_GROUPS = 25     # commit ranges of untriaged alerts on the front page (with a sparkline each)
+SHOWN_GROUPS = 20     # commit ranges of untriaged alerts on the front page (with a sparkline each)
 
 
 def front_page(store: Store, now: float | None = None) -> FrontPage:
@@ -60,7 +61,7 @@ def _groups(store: Store, alerts: Sequence[Alert], shown: int = SHOWN_GROUPS) ->
         members.sort(key=lambda a: (-abs(a.oriented_pct) if math.isfinite(a.oriented_pct) else 0.0, a.id))
         head = members[0]
         groups.append(AlertGroup(summary_id, head.last_good, head.first_bad, store.alerts.repo_of(summary_id),
-                                 tuple(members), series_window(store, head)))
+                                 tuple(members)))
     return sorted(groups, key=lambda g: -g.created_at)
 
 
@@ -68,9 +69,9 @@ def series_window(store: Store, alert: Alert, before: int = SPARK_BEFORE,
                   after: int = SPARK_AFTER) -> SeriesWindow:
     """The per-commit medians of the alert's series around its first bad commit: ``before``
     points ahead of it, ``after`` from it on, in the order their runs were recorded (read from
-    three runs a point each side: a series measured more often per commit shows fewer points)."""
+    two runs a point: a series measured more often per commit shows fewer points)."""
     at = store.series.first_run(alert.host, alert.first_bad)
-    keys, medians = series_medians(store, alert, at, 3 * max(before, after))
+    keys, medians = series_medians(store, alert, at, 2 * before, 2 * after)
     if alert.first_bad not in keys:
         return SeriesWindow(tuple(keys[-before:]), tuple(medians[-before:]), None)
     i = keys.index(alert.first_bad)
@@ -79,14 +80,15 @@ def series_window(store: Store, alert: Alert, before: int = SPARK_BEFORE,
     return SeriesWindow(tuple(keys[first:end]), tuple(medians[first:end]), i - first, good)
 
 
-def series_medians(store: Store, alert: Alert, around: int | None = None,
-                   runs_each_side: int = 0) -> tuple[list[str], list[float]]:
+def series_medians(store: Store, alert: Alert, around: int | None = None, runs_before: int = 0,
+                   runs_after: int = 0) -> tuple[list[str], list[float]]:
     """The alert's series (its host, benchmark, point and metric) as point keys and each
     point's median, in the order the points' first runs started (around a run: in the order
     recorded, see store.series.of_one)."""
     values: dict[str, list[np.ndarray]] = {}
     for run_id, commit, _, found in store.series.of_one(alert.host, alert.benchmark, normalise_params(alert.params),
-                                                          alert.metric, around=around, runs_each_side=runs_each_side):
+                                                          alert.metric, around=around, runs_before=runs_before,
+                                                          runs_after=runs_after):
         values.setdefault(commit or f"run-{run_id}", []).append(found)
     keys = list(values)
     return keys, [float(np.median(np.concatenate(v))) if sum(x.size for x in v) else math.nan

@@ -33,8 +33,7 @@ class AlertGroup:
     last_good: str
     first_bad: str
     repo: str | None
-    alerts: tuple[Alert, ...]       # largest |change| first
-    window: SeriesWindow            # the first alert's series around the range
+    alerts: tuple[Alert, ...]       # largest |change| first (the first one's sparkline is shown)
     awaiting_rerun: bool = False    # a rerun was asked for and has no verdict yet
 
     def with_rerun(self) -> AlertGroup:

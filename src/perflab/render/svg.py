@@ -34,11 +34,14 @@ def _path(xs: Sequence[float], ys: Sequence[float | None]) -> str:
     return " ".join(parts)
 
 
-def sparkline_svg(window: SeriesWindow, width: int = 120, height: int = 24) -> str:
-    """The window's medians as a line, its first bad commit as a dot."""
+def sparkline_svg(window: SeriesWindow, width: int = 120, height: int = 24, *, standalone: bool = False) -> str:
+    """The window's medians as a line, its first bad commit as a dot (``standalone``: a
+    document of its own, an image's)."""
     n = len(window.medians)
+    space = ' xmlns="http://www.w3.org/2000/svg"' if standalone else ""
     if not n:
-        return ""
+        return f'<svg{space} class="spark" viewBox="0 0 {width} {height}"></svg>'
+
     y, _, _ = _scale(window.medians, (), height, 2)
     xs = [2 + (width - 4) * (i / max(1, n - 1)) for i in range(n)]
     ys = [y(v) if math.isfinite(v) else None for v in window.medians]
@@ -46,7 +49,8 @@ def sparkline_svg(window: SeriesWindow, width: int = 120, height: int = 24) -> s
     if window.marked is not None and ys[window.marked] is not None:
         mark = (f'<circle cx="{xs[window.marked]:.1f}" cy="{ys[window.marked]:.1f}" r="2.5" '
                 'fill="#b3261e"/>')
-    return (f'<svg class="spark" viewBox="0 0 {width} {height}" role="img" aria-label="{n} commits">'
+    return (f'<svg{space} class="spark" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+            f'role="img" aria-label="{n} commits">'
             f'<path d="{_path(xs, ys)}" fill="none" stroke="#20262e" stroke-width="1.2"/>{mark}</svg>')
 
 

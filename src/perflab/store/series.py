@@ -104,23 +104,31 @@ class SeriesRepository:
 
     def counts(self, run_ids: list[int] | None = None) -> dict[int, tuple[int, int]]:
         """Run id -> (samples, benchmarks) of every run that has any (of ``run_ids`` only,
-        when given: `runs --since` counts a day's runs, not a year's). Sealed runs are
-        counted from their series (a repetition of a point is counted once: the metric with
-        the most values and failures has them all); only unsealed runs from their sample rows."""
-        chosen = (series.c.run_id.in_(run_ids) if run_ids is not None and len(run_ids) <= RUNS_BY_ID
-                  else sa.true())
+        when given, read RUNS_BY_ID at a time: `runs --since` counts a day's runs, not a
+        year's). Sealed runs are counted from their series (a repetition of a point is counted
+        once: the metric with the most values and failures has them all); only unsealed runs
+        from their sample rows."""
+        if run_ids is None:
+            return self._counts(sa.true(), samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()))
+        found: dict[int, tuple[int, int]] = {}
+        for start in range(0, len(run_ids), RUNS_BY_ID):
+            chunk = run_ids[start:start + RUNS_BY_ID]
+            # a few runs: each probed by the series' key, not every sealed run listed
+            unsealed = ~sa.exists().where(series.c.run_id == samples.c.run_id)
+            found.update(self._counts(series.c.run_id.in_(chunk), samples.c.run_id.in_(chunk) & unsealed))
+        return found
+
+    def _counts(self, sealed_where: Any, samples_where: Any) -> dict[int, tuple[int, int]]:
         per_point = (sa.select(series.c.run_id, points.c.benchmark,
                                sa.func.max(sa.func.length(series.c.ok_values) / 8
                                            + series.c.failures).label("n"))
-                     .select_from(series.join(points, points.c.id == series.c.point_id)).where(chosen)
+                     .select_from(series.join(points, points.c.id == series.c.point_id)).where(sealed_where)
                      .group_by(series.c.run_id, series.c.point_id, points.c.benchmark).subquery())
         sealed = (sa.select(per_point.c.run_id, sa.func.sum(per_point.c.n).label("samples"),
                             sa.func.count(sa.distinct(per_point.c.benchmark)).label("benchmarks"))
                   .group_by(per_point.c.run_id))
         per_sample = (sa.select(samples.c.run_id, samples.c.point_id, samples.c.repetition).distinct()
-                      .where(samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()),
-                             samples.c.run_id.in_(run_ids) if run_ids is not None and len(run_ids) <= RUNS_BY_ID
-                             else sa.true())
+                      .where(samples_where)
                       .subquery())
         unsealed = (sa.select(per_sample.c.run_id, sa.func.count().label("samples"),
                               sa.func.count(sa.distinct(points.c.benchmark)).label("benchmarks"))
@@ -131,10 +139,10 @@ class SeriesRepository:
         return counts
 
     def of_one(self, host: str, benchmark: str, params: str, metric: str, *, around: int | None = None,
-               runs_each_side: int = 0) -> list[tuple[int, str | None, float, Any]]:
+               runs_before: int = 0, runs_after: int = 0) -> list[tuple[int, str | None, float, Any]]:
         """One series' sealed values on ``host``: (run id, commit, started at, values), oldest
         run first; ``params`` the normalised JSON of its point. With ``around`` (a run id),
-        only the ``runs_each_side`` runs recorded before it and as many from it on, in the
+        only the ``runs_before`` runs recorded before it and ``runs_after`` from it on, in the
         order they were recorded: schema 9's ix_series_point_metric reads them and stops (a
         sparkline costs its own rows, not its series')."""
         import numpy as np
@@ -150,8 +158,8 @@ class SeriesRepository:
         else:
             before = query.where(series.c.run_id < around).order_by(series.c.run_id.desc())
             after = query.where(series.c.run_id >= around).order_by(series.c.run_id)
-            found = [*reversed(list(self.db.conn.execute(before.limit(runs_each_side)))),
-                     *self.db.conn.execute(after.limit(runs_each_side))]
+            found = [*reversed(list(self.db.conn.execute(before.limit(runs_before)))),
+                     *self.db.conn.execute(after.limit(runs_after))]
         return [(run_id, commit, started, np.frombuffer(blob, dtype="<f8")) for run_id, commit, started, blob in found]
 
     def first_run(self, host: str, key: str) -> int | None:

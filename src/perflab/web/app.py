@@ -297,6 +297,7 @@ def create_app(db: str | None, *, token: str | None = None, commit_url: str | No
         Route("/alerts", guarded(pages.alert_list)),
         Route("/alerts/{id}", guarded(front.alert), methods=["GET"]),
         Route("/alerts/{id}", guarded_async(pages.alert_triage), methods=["POST"]),
+        Route("/alerts/{id}/spark.svg", guarded(front.sparkline)),
         Route("/alerts/{id}/rerun", guarded_async(front.rerun), methods=["POST"]),
         Route("/alerts/{id}/owner", guarded_async(front.owner), methods=["POST"]),
         Route("/changes/{id}", guarded(pages.change)),

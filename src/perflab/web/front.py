@@ -54,7 +54,15 @@ class FrontPages:
         commits = self.dashboard.commits
         commits.prefetch([(g.repo, g.first_bad) for g in groups] + [(r.repo, r.commit) for r in front.runs])
         return page("front.html.j2", here="front", front=front, commits=commits, age=age, stamp=stamp, pct=pct,
-                    spark=lambda g: sparkline_svg(g.window), now=front.now)
+                    now=front.now)
+
+    def sparkline(self, request: Request) -> Response:
+        """An alert's series around its first bad commit as a small SVG (the front page's)."""
+        number = alert_id(request)
+        with self.dashboard.store() as s:
+            window = series_window(s, s.alerts.get(number))
+        return Response(sparkline_svg(window, standalone=True), media_type="image/svg+xml",
+                        headers={"Cache-Control": "max-age=60"})
 
     def alert(self, request: Request) -> HTMLResponse:
         number = alert_id(request)
