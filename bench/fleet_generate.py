@@ -13,7 +13,7 @@ finds something to alert on.
 Rows go in as perflab writes them (runs, points, samples, the sealed series blobs, metric
 metadata), plus a repository of COMMITS commits made by `git fast-import` (subjects and
 authors for the dashboard), one job per (commit, host) in the job book and HOSTS workers.
-PostgreSQL: COPY FROM STDIN (psycopg 3), the secondary indexes dropped during the load and
+PostgreSQL: COPY FROM STDIN (psycopg 3's write_row), the secondary indexes dropped during the load and
 made again after; SQLite: executemany in one transaction per chunk. Prints the row counts,
 the database's size on disk and the rate.
 
@@ -90,27 +90,15 @@ class Writer:
             return
         raw = self.conn.connection.driver_connection
         names = ", ".join(f'"{c}"' for c in columns)
-        if self.postgres:
+        if self.postgres:   # psycopg's write_row adapts each value in C (its binary build)
             with raw.cursor() as cur, cur.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                buffer = io.StringIO()
                 for row in rows:
-                    buffer.write("\t".join(_pg_text(v) for v in row) + "\n")
-                copy.write(buffer.getvalue())
+                    copy.write_row(row)
         else:
             raw.executemany(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))})", rows)
 
     def commit(self) -> None:
         self.conn.connection.driver_connection.commit()
-
-
-def _pg_text(value) -> str:
-    if value is None:
-        return "\\N"
-    if isinstance(value, bytes):
-        return "\\\\x" + value.hex()
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    return str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
 
 
 SECONDARY = {"samples": ["ix_samples_run_point_metric"], "series": ["ix_series_point_metric"],
