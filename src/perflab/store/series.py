@@ -20,6 +20,7 @@ from perflab.store.samples import decode_params
 from perflab.store.schema import points, runs, samples, series
 
 _SEAL_BATCH = 10_000      # sample rows read at once when sealing a run
+CHUNKED_RUNS = 20 * RUNS_BY_ID   # up to this many runs are read by their key, not by a pass over the store
 
 
 @dataclass(frozen=True)
@@ -193,10 +194,14 @@ class SeriesRepository:
         if not wanted:
             return {}
         query = _series_query(benchmarks, metrics)
-        if len(wanted) <= RUNS_BY_ID:
-            query = query.where(series.c.run_id.in_(sorted(wanted)))
+        if len(wanted) <= CHUNKED_RUNS:   # by the key, RUNS_BY_ID at a time: one series' runs of a large store
+            ordered = sorted(wanted)
+            rows: Iterable[Any] = (row for start in range(0, len(ordered), RUNS_BY_ID) for row in self.db.conn.execute(
+                query.where(series.c.run_id.in_(ordered[start:start + RUNS_BY_ID]))))
+        else:                            # most of the store: one pass over it
+            rows = self.db.conn.execute(query)
         found: dict[int, list[ValueGroup]] = {}
-        for run_id, bench, params, metric, unit, failures, blob in self.db.conn.execute(query):
+        for run_id, bench, params, metric, unit, failures, blob in rows:
             if run_id in wanted:
                 found.setdefault(run_id, []).append(
                     ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures))
