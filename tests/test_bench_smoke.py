@@ -26,7 +26,10 @@ from conftest import ROOT
 BENCH = ROOT / "bench"
 
 # modules of the scripts, run through the script named
-MODULES = {"power_bound.py": "aa_host_prior.py"}
+MODULES = {"power_bound.py": "aa_host_prior.py", "fleet_generate.py": "fleet_scale.py"}
+# scripts whose smallest size runs in a test of their own, which also checks what they print
+OWN_TESTS = {"fleet_scale.py": "test_bench_fleet.py", "fuzz_cli.py": "test_cli_fuzz.py",
+             "nested_import.py": "test_badinput_regressions.py", "blocking_rules.py": "test_bench_blocking_rules.py"}
 
 
 def _git_history(tmp: Path) -> list[str]:
@@ -89,7 +92,6 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "ab_drift.py": (["--runs", "2", "--loop", "2000"],),
     "between_samples.py": (["--runs", "22", "--rounds", "1"],),
     "bisect_real_repo.py": (_git_history,),
-    "blocking_rules.py": (["--smoke", "--change", "2.0"],),
     "bisect_runs": (["--trials", "1"],),
     "cgroup_overhead": (["--pairs", "5"],),
     "cgroup_read_probe.py": (["--runs", "5", "--rounds", "1"],),
@@ -135,8 +137,10 @@ TARGETS = {"overhead", "compare_1m"}
 
 def test_every_bench_script_has_a_smoke_run():
     files = {p.name for p in BENCH.iterdir() if p.is_file() and p.suffix != ".md"}
-    assert files == set(SMOKE) | set(MODULES)
-    assert all(script in SMOKE for script in MODULES.values())
+    assert files == set(SMOKE) | set(MODULES) | set(OWN_TESTS)
+    assert all(script in SMOKE or script in OWN_TESTS for script in MODULES.values())
+    for script, test in OWN_TESTS.items():
+        assert f'"{script}"' in (ROOT / "tests" / test).read_text(), f"{test} runs no {script}"
 
 
 # its chromium runs on the browser tests' worker, one browser at a time (a second one started

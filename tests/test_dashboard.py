@@ -63,19 +63,19 @@ def test_binds_loopback_only(server):
 
 def test_runs_list_filters_and_pages(server):
     url, _, _ = server
-    status, page = get(url + "/")
+    status, page = get(url + "/runs")
     assert status == 200
     assert "3 run(s)" in page and ">slow<" in page and ">base<" in page
     assert HOSTILE not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
-    status, page = get(url + "/?label=slow")
+    status, page = get(url + "/runs?label=slow")
     assert "1 run(s)" in page and ">slow<" in page and ">base<" not in page
-    status, page = get(url + "/?per_page=2")
+    status, page = get(url + "/runs?per_page=2")
     assert "page 1 of 2" in page and 'rel="next"' in page
-    status, page = get(url + "/?per_page=2&page=2")
+    status, page = get(url + "/runs?per_page=2&page=2")
     assert "page 2 of 2" in page and 'rel="prev"' in page
-    status, page = get(url + "/?host=no-such-host")
+    status, page = get(url + "/runs?host=no-such-host")
     assert "0 run(s)" in page
-    status, page = get(url + "/?since=2000-01-01&until=2000-01-02")
+    status, page = get(url + "/runs?since=2000-01-01&until=2000-01-02")
     assert "0 run(s)" in page
 
 
@@ -83,7 +83,7 @@ def test_mistakes_are_one_line_pages(server):
     url, _, _ = server
     status, page = get(url + "/runs/no-such-run")
     assert status == 404 and "no run with id or label" in page and "Traceback" not in page
-    status, page = get(url + "/?since=yesterday-ish")
+    status, page = get(url + "/runs?since=yesterday-ish")
     assert status == 400 and "bad since" in page
     status, page = get(url + "/compare?run=base")
     assert status == 400 and "at least one candidate" in page
@@ -122,7 +122,7 @@ def test_compare_page_is_the_report(server):
 def test_pages_in_chromium(server):
     url, _, _ = server
     with chromium() as driver:
-        driver.get(url + "/")
+        driver.get(url + "/runs")
         assert driver.find_elements("css selector", "#runs tbody tr")
         assert HOSTILE in [td.text for td in driver.find_elements("css selector", "td.label")]
         assert driver.execute_script("return document.querySelectorAll('img').length;") == 0

@@ -84,25 +84,28 @@ def subject_and_author(repo: str | None, sha: str) -> tuple[str, str] | None:
 
 def commit_subjects(repo: str | None, shas: Iterable[str]) -> dict[str, str]:
     """sha -> subject line, for the commits ``repo`` knows (one git call); {} without it."""
+    return {sha: subject for sha, (subject, _) in commit_lines(repo, shas).items()}
+
+
+def commit_lines(repo: str | None, shas: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """sha -> (subject line, author's name), for the commits ``repo`` knows (one git call
+    for them all, or one each when one of them is unknown); {} without a repository."""
     wanted = sorted(set(shas))
     if not repo or not wanted or not Path(repo).is_dir():
         return {}
-    out = git_output(repo, "log", "--no-walk=unsorted", "--format=%H %s", *wanted, "--")
-    if out is None:  # one unknown commit fails the batch: ask one by one
-        found = {}
-        for sha in wanted:
-            line = git_output(repo, "log", "-1", "--format=%H %s", sha, "--")
-            if line:
-                _, _, subject = line.strip().partition(" ")
-                found[sha] = subject
-        return found
-    subjects = {}
-    for line in out.splitlines():
-        full, _, subject = line.partition(" ")
+    form = "--format=%H%x1f%an%x1f%s"
+    out = git_output(repo, "log", "--no-walk=unsorted", form, *wanted, "--")
+    if out is not None:
+        lines = out.splitlines()
+    else:  # one unknown commit fails the batch: ask one by one
+        lines = [line for sha in wanted for line in (git_output(repo, "log", "-1", form, sha, "--"),) if line]
+    found = {}
+    for line in lines:
+        full, author, subject = (line.split("\x1f") + ["", ""])[:3]
         for sha in wanted:
             if full.startswith(sha):
-                subjects[sha] = subject
-    return subjects
+                found[sha] = (subject, author)
+    return found
 
 
 def _resolve(repo: str, ref: str, which: str) -> str:

@@ -59,8 +59,9 @@ from perflab.model.verdicts import SIGN
 from perflab.stats import rerun as rerun_stats
 from perflab.store import Store
 
-__all__ = ["PendingRerun", "RerunRound", "RerunSide", "judge_reruns", "pending_reruns", "request_reruns",
-           "rerun_plan", "rounds_of", "rounds_plan"]
+__all__ = ["PendingRerun", "RerunRound", "RerunSide", "RoundMeasured", "ask_rerun", "awaiting_rerun",
+           "judge_reruns", "pending_reruns", "request_reruns", "rerun_plan", "rerun_rounds", "rounds_of",
+           "rounds_plan"]
 
 
 @dataclass(frozen=True)
@@ -253,3 +254,43 @@ def rounds_plan(store: Store, pending: PendingRerun, stamp: str) -> list[RerunSi
     sides = {s.side: s for s in rerun_plan(store, pending.alerts[0].id, stamp)}
     return [replace(sides[r.side], label=r.label, argv=with_option(sides[r.side].argv, "--label", r.label))
             for r in rounds_of(pending.alerts[0].id, stamp)]
+
+
+def awaiting_rerun(events: Sequence[AlertEvent]) -> bool:
+    """Whether the alert's latest rerun request has no verdict yet."""
+    after = _since_request(events)
+    return after is not None and not any(e.action in RERUN_VERDICTS for e in after)
+
+
+def ask_rerun(store: Store, alert_id: int, *, who: str, note: str = "") -> bool:
+    """A person's rerun request on an alert (the dashboard's "rerun" button): a "rerun
+    requested" event that ``perflab watch`` queues as a rerun job and ``perflab alerts
+    --rerun --as-recorded`` measures; False when a request is open already (nothing added)."""
+    alert = store.alerts.get(alert_id)
+    if awaiting_rerun(store.alerts.events(alert_id)):
+        return False
+    store.alerts.note(alert, RERUN_REQUESTED, who=who,
+                      note=note or f"asked by {who}: measure {alert.last_good[:12]} and {alert.first_bad[:12]} "
+                                   f"again, {rerun_stats.ROUNDS} rounds side by side")
+    return True
+
+
+@dataclass(frozen=True)
+class RoundMeasured:
+    """One run attached after the latest rerun request: its side and the median of the
+    alert's series in it (what ``judge_reruns`` reads)."""
+
+    run_id: int
+    side: str          # "good", "bad", or "other" (a run of neither commit)
+    median: float
+
+
+def rerun_rounds(store: Store, alert: Alert, events: Sequence[AlertEvent]) -> list[RoundMeasured]:
+    """The rounds measured for the alert's latest rerun request, in the order attached."""
+    after = _since_request(events) or []
+    runs = [e.run_id for e in after if e.action == EVIDENCE and e.run_id is not None]
+    if not runs:
+        return []
+    commits = {r: store.runs.resolve(str(r)).commit for r in runs}   # a few runs; a deleted one is SET NULL
+    sides = {alert.last_good: "good", alert.first_bad: "bad"}
+    return [RoundMeasured(r, sides.get(commits.get(r) or "", "other"), _median(store, alert, r)) for r in runs]

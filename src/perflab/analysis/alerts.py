@@ -41,6 +41,7 @@ from dataclasses import replace
 from perflab.analysis.alert_bisects import culprit_of
 from perflab.analysis.alert_hosts import peer_summary, way_back_elsewhere
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
+from perflab.analysis.compare import Filters
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
 from perflab.analysis.levels import nearer as _nearer
 from perflab.analysis.levels import with_levels
@@ -74,7 +75,7 @@ from perflab.store import Store
 
 ROBOT = "perflab"   # who creates alerts and marks them recovered
 
-__all__ = ["ROBOT", "alert_detail", "attach_evidence", "list_alerts", "mark_alerts", "with_alerted",
+__all__ = ["ROBOT", "alert_detail", "assign", "attach_evidence", "list_alerts", "mark_alerts", "with_alerted",
            "triage", "update_alerts", "who_default"]
 
 
@@ -303,7 +304,10 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     events = tuple(store.alerts.events(alert_id))
     culprit = culprit_of(store, alert)
     try:
-        report = change_report(store, alert.change_id, method=detector_of(alert))  # the detector that raised it
+        # the detector that raised it, on the alert's series only (host, benchmark, point, metric)
+        report = change_report(store, alert.change_id, method=detector_of(alert), filters=Filters(
+            frozenset({alert.benchmark}), Filters.for_point(alert.benchmark, alert.params).params,
+            frozenset({alert.metric})), hosts=frozenset({alert.host}))
     except UsageError as error:
         return AlertDetail(alert, summary, events, None, f"no report: {error}", culprit)
     # the header's figures are the report's: one change, one set of levels, % and p
@@ -317,12 +321,17 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
 def with_alerted(store: Store, history: History) -> History:
     """The history with the changes the robot alerted on and still holds, where the
     whole-series detector no longer separates them (a short history: stats/tip's
-    confirmed levels, `robot_change`), added to their series' changes."""
-    alerted = [a.change_id for a in store.alerts.all()]
+    confirmed levels, `robot_change`), added to their series' changes. Each series is
+    asked about its own alerts only (a fleet has thousands of alerts over thousands of
+    series: every pair would be millions of searches)."""
+    alerted: dict[tuple[str, str, str, str], list[str]] = {}
+    for a in store.alerts.all():
+        alerted.setdefault((a.host, a.benchmark, _params_text(a.params), a.metric), []).append(a.change_id)
     series = []
     for s in history.series:
         have = {c.id for c in (*s.changes, *((s.tip,) if s.tip else ()))}
-        more = [found for cid in alerted if cid not in have
+        mine = alerted.get((s.host, s.benchmark, _params_text(s.params), s.metric), [])
+        more = [found for cid in mine if cid not in have
                 for found in (robot_change(s, cid, alerted=True),) if found is not None]
         series.append(replace(s, changes=tuple(sorted((*s.changes, *more), key=lambda c: c.index)))
                       if more else s)
@@ -370,3 +379,16 @@ def attach_evidence(store: Store, alert_id: int, run_ref: str, *, who: str, note
     run = store.runs.resolve(run_ref)
     store.alerts.add_evidence(alert, run.id, who=who, note=note or f"run {run.id} ({run.label})")
     return alert
+
+
+def assign(store: Store, alert_id: int, *, assignee: str, bug_url: str, who: str) -> Alert:
+    """Set who looks into an alert and the bug that tracks it (empty: none), as an event.
+    A bug link is an http(s) URL; anything else is a UsageError."""
+    assignee, bug_url = assignee.strip(), bug_url.strip()
+    if len(assignee) > 100:
+        raise UsageError("an assignee is a name or an address of at most 100 characters")
+    if bug_url and (not bug_url.startswith(("https://", "http://")) or len(bug_url) > 2000 or " " in bug_url):
+        raise UsageError(f"bad bug link {bug_url[:60]!r}: expected an http(s) URL")
+    alert = store.alerts.get(alert_id)
+    store.alerts.set_owner(alert, assignee=assignee or None, bug_url=bug_url or None, who=who)
+    return store.alerts.get(alert_id)

@@ -23,7 +23,8 @@ import bisect
 import datetime as dt
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
@@ -127,8 +128,15 @@ def order_points(runs: Sequence[RunInfo],
 
 # --------------------------------------------------------------------------- series
 
-def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
-    runs = [r for r in store.runs.all(counted=False, details=False) if r.status is not RunStatus.RUNNING]
+def _selected_runs(store: Store, labels: Sequence[str], filters: Filters = Filters(),
+                   hosts: AbstractSet[str] = frozenset()) -> list[RunInfo]:
+    """The runs a history reads: those of ``labels`` (all when empty), not running; when the
+    filters name benchmarks or metrics (or ``hosts`` is given), only the runs that measured
+    them (store.runs.measuring), unless none did (then every run: the filters' error says why)."""
+    chosen = (store.runs.measuring(filters.benchmarks, filters.metrics, hosts)
+              if filters.benchmarks or filters.metrics or hosts else [])
+    every = chosen or store.runs.all(counted=False, details=False)
+    runs = [r for r in every if r.status is not RunStatus.RUNNING]
     if labels:
         wanted = set(labels)
         runs = [r for r in runs if r.label in wanted]
@@ -138,13 +146,13 @@ def _selected_runs(store: Store, labels: Sequence[str]) -> list[RunInfo]:
 
 
 def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequence[str] = (),
-                  method: str = AUTO_METHOD) -> History:
-    """Every selected series in history order, with its one change list (analysis.levels:
-    the detectors' changes and the levels the robot alerted on, each side bounded by the
-    next boundary)."""
+                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset()) -> History:
+    """Every selected series in history order (``hosts``: only theirs, when given), with its
+    one change list (analysis.levels: the detectors' changes and the levels the robot alerted
+    on, each side bounded by the next boundary)."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
-    runs = _selected_runs(store, labels)
+    runs = _selected_runs(store, labels, filters, hosts)
     warnings: list[StatWarning] = []
     points, order, repo = order_points(runs, warnings)
     # (host, benchmark, params, metric) -> per point lists of value arrays
@@ -171,8 +179,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     _check_filters(filters, seen_params, bool(found), bool(runs))
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
-    # each point's one host (None: runs of several), so a series keeps most points as they are
-    host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
+    on_host = _HostPoints(points)
     for (host, benchmark, params_key, metric), (unit, per_point) in found.items():
         if benchmark not in infos:
             infos[benchmark] = store.metrics.infos(benchmark)
@@ -182,14 +189,33 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        kept = [(p if h == host else _on_host(p, host), v[0] if len(v) == 1 else np.concatenate(v))
-                for p, h, v in zip(points, host_of, per_point) if v]
+        kept = [(on_host(i, host), v[0] if len(v) == 1 else np.concatenate(v))
+                for i, v in enumerate(per_point) if v]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours
     return with_levels(History(tuple(series), order, repo, tuple(warnings),
                                tuple(p.key for p in points)), store.alerts.all())
+
+
+class _HostPoints:
+    """Each point with one host's runs only, made once per point and host (a fleet's commit
+    has runs of every host, and every series of a host keeps the same points)."""
+
+    def __init__(self, points: list[HistoryPoint]):
+        self.points = points
+        # each point's one host (None: runs of several), so a series keeps most points as they are
+        self.host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
+        self.made: dict[tuple[int, str], HistoryPoint] = {}
+
+    def __call__(self, i: int, host: str) -> HistoryPoint:
+        if self.host_of[i] == host:
+            return self.points[i]
+        found = self.made.get((i, host))
+        if found is None:
+            found = self.made[(i, host)] = _on_host(self.points[i], host)
+        return found
 
 
 def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:
@@ -249,20 +275,25 @@ def list_changes(history: History, *, since: float | None = None, direction: str
                       history.warnings)
 
 
-def find_change(store: Store, change: str, *, labels: Sequence[str] = (),
-                method: str = AUTO_METHOD) -> tuple[History, Series, Change]:
+def find_change(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
+                filters: Filters = Filters(), hosts: AbstractSet[str] = frozenset()
+                ) -> tuple[History, Series, Change]:
     """The change with id ``change``: searched among all runs, then each label's alone; for
-    an alert's change that no detector places now, the levels either side of its commit."""
+    an alert's change that no detector places now, the levels either side of its commit.
+    ``filters`` and ``hosts`` narrow the search to the series known to hold it (an alert's):
+    the same change, found without reading or detecting every other series."""
     wanted = change.strip().lower()
     if len(wanted) < 4 or any(ch not in "0123456789abcdef" for ch in wanted):
         raise UsageError(f"bad change id {change!r}: ids are hex, as 'perflab changes' lists them")
     alerted: bool | None = None
-    tries: list[tuple[str, ...]] = [tuple(labels)]
-    if not labels:
-        tries += [(label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)})]
-    for selection in tries:
+    def tries() -> Iterator[tuple[str, ...]]:   # each label's alone only when all runs do not hold it
+        yield tuple(labels)
+        if not labels:
+            yield from ((label,) for label in sorted({r.label for r in store.runs.all(counted=False, details=False)}))
+
+    for selection in tries():
         try:
-            history = build_history(store, labels=selection, method=method)
+            history = build_history(store, labels=selection, method=method, filters=filters, hosts=hosts)
         except UsageError:
             continue
         for series in history.series:
@@ -292,12 +323,13 @@ def _side(series: Series, segment: Segment, points: int | None, *,
 
 
 def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
-                  points: int | None = None, q: float = 0.05) -> ChangeReport:
+                  points: int | None = None, q: float = 0.05, filters: Filters = Filters(),
+                  hosts: AbstractSet[str] = frozenset()) -> ChangeReport:
     """Everything the robot-style report of one change says, every part from the change's two
     segments (``points``: only the N measured points of each nearest the change)."""
     if points is not None and points < 1:
         raise UsageError(f"--points must be at least 1, got {points}")
-    history, series, c = find_change(store, change, labels=labels, method=method)
+    history, series, c = find_change(store, change, labels=labels, method=method, filters=filters, hosts=hosts)
     return report_of_change(store, history, series, c, points=points, q=q)
 
 

@@ -304,16 +304,42 @@ def _parse_cpus(text: str) -> list[int]:
 
 # -- runs / show / export ---------------------------------------------------------------
 @click.command()
+@click.option("--since", metavar="WHEN", help="Only the runs started since WHEN: a duration back from now "
+              "(30m, 12h, 1d, 2w) or an ISO date (2024-01-31).")
 @click.pass_context
-def runs(ctx: click.Context) -> None:
-    """One line per run: id, label, commit, host, when, status, benchmarks, samples."""
+def runs(ctx: click.Context, since: str | None) -> None:
+    """One line per run: id, label, commit, host, when, status, benchmarks, samples.
+
+    \b
+      perflab runs --since 1d       the last day's runs
+    """
     from perflab.render.runs import render_runs
     if not store_exists(ctx):
         return  # no database yet: no runs, as `ls` of an empty directory (and none created)
+    moment = since_moment(since) if since is not None else None
     with open_store(ctx, create=False) as store:
-        listing = render_runs(store.runs.all())
+        listing = render_runs(store.runs.all() if moment is None else store.runs.since(moment))
     if listing:
         click.echo(listing)
+
+
+_SPANS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def since_moment(text: str) -> float:
+    """``--since``: a duration back from now (30m, 12h, 1d, 2w) or an ISO date, as a timestamp."""
+    import time
+
+    from perflab.analysis.history import parse_since
+    text = text.strip()
+    number = text[:-1]
+    if text[-1:] in _SPANS and number.replace(".", "", 1).isdigit():
+        return time.time() - float(number) * _SPANS[text[-1]]
+    try:
+        return parse_since(text)
+    except UsageError:
+        raise UsageError(f"bad --since {text!r}: expected a duration like 12h or 1d, or a date like 2024-01-31") \
+            from None
 
 
 @click.command()

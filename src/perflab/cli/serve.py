@@ -21,8 +21,11 @@ from perflab.model.errors import EnvironmentProblem, UsageError
               help="Allow alert triage (POST) to requests carrying this token (header X-Perflab-Token, "
                    "or the form's token field); without it the dashboard is read-only. "
                    "[env: PERFLAB_SERVE_TOKEN, which 'ps' does not show]")
+@click.option("--commit-url", envvar="PERFLAB_COMMIT_URL", metavar="TEMPLATE",
+              help="Link every commit to its page: an http(s) URL with {sha} where the full hash goes, "
+                   "e.g. https://git.kernel.org/torvalds/c/{sha}. [env: PERFLAB_COMMIT_URL]")
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, token: str | None) -> None:
+def serve(ctx: click.Context, host: str, port: int, token: str | None, commit_url: str | None) -> None:
     """A dashboard over the store (--db) at http://HOST:PORT/: read-only unless --token.
 
     \b
@@ -31,9 +34,11 @@ def serve(ctx: click.Context, host: str, port: int, token: str | None) -> None:
     import uvicorn
 
     from perflab.web.app import create_app
+    from perflab.web.commits import check_url_template
 
     if token is not None and len(token) < 8:
         raise UsageError("--token must be at least 8 characters: it is the only guard of alert triage")
+    commit_url = check_url_template(commit_url)
     db = ctx.find_root().obj["db"]
     with open_store(ctx, create=False):  # a missing or unreadable store fails here, in one line
         pass
@@ -47,7 +52,7 @@ def serve(ctx: click.Context, host: str, port: int, token: str | None) -> None:
     if not address.is_loopback:
         warn(f"{host} is reachable from other machines: the dashboard has no login, anyone there reads the store")
     click.echo(f"perflab: serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    uvicorn.run(create_app(db, token=token), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(db, token=token, commit_url=commit_url), host=host, port=port, log_level="warning")
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:

@@ -86,6 +86,7 @@ def detector_of(alert: Alert) -> str:
     """The --method that finds the alert's change again ("auto": the tip detector runs behind it)."""
     return "auto" if alert.method in (TIP_METHOD, TIP_SUSPECT_METHOD) else alert.method
 EVIDENCE = "evidence"
+ASSIGNED = "assigned"   # the assignee or the bug link was set
 
 
 def summary_state(states: list[str] | tuple[str, ...]) -> str:
@@ -126,6 +127,8 @@ class Alert:
     recovered_by: str | None   # the later change's id that brought the level back
     created_at: float
     updated_at: float
+    assignee: str | None = None    # who looks into it (set on the dashboard)
+    bug_url: str | None = None     # the bug that tracks it
 
     @property
     def point_name(self) -> str:

@@ -67,7 +67,8 @@ def alert_json(alert: Alert) -> dict[str, Any]:
             "raw_change_pct": number(alert.change_pct),
             # the change's p, under the key history and changes give it too
             "p_value": number(alert.p_value), "detection_p": number(alert.p_value), "method": alert.method,
-            "created_at": alert.created_at, "updated_at": alert.updated_at}
+            "created_at": alert.created_at, "updated_at": alert.updated_at,
+            "assignee": alert.assignee, "bug_url": alert.bug_url}
 
 
 def event_json(event: AlertEvent) -> dict[str, Any]:

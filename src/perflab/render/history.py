@@ -217,9 +217,16 @@ SUSPECT_NOTE = ("; (suspect): the newest one or two commits are out of line, the
                 "confirmed (the tip detector: docs/change-detection.md)")
 
 
-def render_changes(listing: ChangeList) -> str:
-    if not listing.changes:
-        return "no change point found\n"
+CHANGE_HEADERS = ["id", "when", "commit", "subject", "benchmark", "point", "metric",
+                  "before", "after", "change", "verdict", "p", "detector p"]
+CHANGES_LEGEND = (f"before/after: the centres of the segments ({CENTRE_NOTE}); change % oriented: "
+                  "positive = better; p: Welch t-test of the per-commit medians, detector p: the detector's own (on "
+                  "commits the same test, a spread change's commits left out); "
+                  "'perflab report change ID' explains one")
+
+
+def change_cells(listing: ChangeList) -> tuple[list[str], list[list[str]]]:
+    """The headers and one row of cells per listed change: the text table's and the dashboard's."""
     hosts = {item.change.host for item in listing.changes}
     alerted = any(item.alert is not None for item in listing.changes)
     rows = []
@@ -235,13 +242,15 @@ def render_changes(listing: ChangeList) -> str:
                      + (f" (over {len(c.parts)} commits)" if c.parts else ""),
                      p_value(c.detection_p), p_value(c.p_value)]
                     + ([alert_mark(item.alert)] if alerted else []))
-    table = format_table(["id", "when", "commit", "subject", "benchmark", "point", "metric",
-                          "before", "after", "change", "verdict", "p", "detector p"] + (["alert"] if alerted else []),
-                         rows, align="lllllllrrrlrrl")
-    return (table + f"\n\nbefore/after: the centres of the segments ({CENTRE_NOTE}); change % oriented: "
-            "positive = better; p: Welch t-test of the per-commit medians, detector p: the detector's own (on "
-            "commits the same test, a spread change's commits left out); "
-            "'perflab report change ID' explains one"
+    return CHANGE_HEADERS + (["alert"] if alerted else []), rows
+
+
+def render_changes(listing: ChangeList) -> str:
+    if not listing.changes:
+        return "no change point found\n"
+    headers, rows = change_cells(listing)
+    table = format_table(headers, rows, align="lllllllrrrlrrl")
+    return (table + f"\n\n{CHANGES_LEGEND}"
             + (SUSPECT_NOTE if any(i.change.suspect for i in listing.changes) else "") + "\n")
 
 

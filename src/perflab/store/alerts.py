@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.model.alerts import (
+    ASSIGNED,
     CONFIRMED_EVENT,
     CREATED,
     TIP_METHOD,
@@ -41,7 +42,8 @@ def _alert(row: Any) -> Alert:
         change_pct=_number(row["change_pct"]), oriented_pct=_number(row["oriented_pct"]),
         p_value=_number(row["p_value"]), method=row["method"], state=row["state"],
         duplicate_of=row["duplicate_of"], recovered=bool(row["recovered"]), recovered_by=row["recovered_by"],
-        created_at=row["created_at"], updated_at=row["updated_at"])
+        created_at=row["created_at"], updated_at=row["updated_at"], assignee=row["assignee"],
+        bug_url=row["bug_url"])
 
 
 def _number(value: float | None) -> float:
@@ -150,6 +152,14 @@ class AlertRepository:
                     run_id=run_id)
         self.db.conn.commit()
 
+    def set_owner(self, alert: Alert, *, assignee: str | None, bug_url: str | None, who: str) -> None:
+        """Set who looks into ``alert`` and the bug that tracks it, recorded as an event."""
+        self.db.conn.execute(alerts.update().where(alerts.c.id == alert.id)
+                             .values(assignee=assignee, bug_url=bug_url, updated_at=time.time()))
+        self._event(alert.id, who=who, action=ASSIGNED, from_state=alert.state, to_state=alert.state,
+                    note=f"assignee {assignee or '-'}, bug {bug_url or '-'}")
+        self.db.conn.commit()
+
     def add_evidence(self, alert: Alert, run_id: int, *, who: str, note: str) -> None:
         self._event(alert.id, who=who, action="evidence", from_state=alert.state, to_state=alert.state,
                     note=note, run_id=run_id)
@@ -176,6 +186,16 @@ class AlertRepository:
         if summary_id is not None:
             query = query.where(alerts.c.summary_id == summary_id)
         return [_alert(row) for row in self.db.conn.execute(query).mappings()]
+
+    def recent(self, since: float) -> list[Alert]:
+        """The alerts created at or after ``since``, oldest first."""
+        return [_alert(row) for row in self.db.conn.execute(
+            _alert_query().where(alerts.c.created_at >= since)).mappings()]
+
+    def repo_of(self, summary_id: int) -> str | None:
+        """The repository a summary's commits are in (as history knew it), or None."""
+        return self.db.conn.execute(sa.select(alert_summaries.c.repo)
+                                    .where(alert_summaries.c.id == summary_id)).scalar()
 
     def get(self, alert_id: int) -> Alert:
         parse_id(alert_id, "alert id")   # an id no key can hold is refused before the driver overflows
@@ -219,6 +239,10 @@ class AlertRepository:
         """Every event newer than ``event_id``, oldest first."""
         found = self.all_events(alert_events.c.id > event_id)
         return sorted((e for events in found.values() for e in events), key=lambda e: e.id)
+
+    def events_of(self, alert_ids: list[int]) -> dict[int, list[AlertEvent]]:
+        """The events of these alerts, oldest first, by alert id."""
+        return self.all_events(alert_events.c.alert_id.in_(sorted(set(alert_ids)))) if alert_ids else {}
 
     def all_events(self, where: Any = None) -> dict[int, list[AlertEvent]]:
         """Every alert's events (those ``where`` selects), oldest first, by alert id."""

@@ -81,9 +81,21 @@ def _add_outbox(conn: sa.Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _add_alert_owners_and_indexes(conn: sa.Connection) -> None:
+    """Schema 8: an alert's assignee and bug link; the indexes of the fleet's queries."""
+    from perflab.store.schema import RUNS_BY_COMMIT, RUNS_BY_START, SERIES_BY_POINT
+    have = {c["name"] for c in sa.inspect(conn).get_columns("alerts")}
+    for column in ("assignee", "bug_url"):
+        if column not in have:
+            conn.exec_driver_sql(f"ALTER TABLE alerts ADD COLUMN {column} TEXT")
+    for index in (SERIES_BY_POINT, RUNS_BY_START, RUNS_BY_COMMIT):
+        index.create(conn, checkfirst=True)
+
+
 # version -> function(connection) upgrading from version-1
 MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables,
-                                 5: _add_host_priors, 6: _add_alert_ranges, 7: _add_outbox}
+                                 5: _add_host_priors, 6: _add_alert_ranges, 7: _add_outbox,
+                                 8: _add_alert_owners_and_indexes}
 
 
 def open_engine(target: str | None, *, create: bool) -> Engine:

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.model.errors import UsageError
+from perflab.model.frontpage import FleetHealth
 from perflab.model.jobs import Job, JobKind, JobState, WorkerInfo
 from perflab.model.limits import parse_id
 from perflab.store.connection import StoreConnection, inserted_id
@@ -67,6 +68,21 @@ class JobRepository:
         found = self._from_rows(list(self.db.conn.execute(query).mappings()))
         self.db.conn.rollback()
         return found[::-1]
+
+    def health(self, workers_now: list[WorkerInfo], now: float) -> FleetHealth:
+        """The queue's depth, its oldest job's submission, the running jobs and the failures of
+        the last day: aggregates over ix_jobs_state, not every job read."""
+        conn = self.db.conn
+        by_state: dict[str, int] = dict(conn.execute(sa.select(jobs.c.state, sa.func.count())
+                                     .where(jobs.c.state.in_([JobState.QUEUED.value, JobState.RUNNING.value]))
+                                     .group_by(jobs.c.state)).all())
+        oldest = conn.execute(sa.select(sa.func.min(jobs.c.submitted_at))
+                              .where(jobs.c.state == JobState.QUEUED.value)).scalar()
+        failed = conn.execute(sa.select(sa.func.count()).where(jobs.c.state == JobState.FAILED.value,
+                                                               jobs.c.finished_at >= now - 86400)).scalar()
+        conn.rollback()
+        return FleetHealth(tuple(workers_now), MISSED_BEATS, int(by_state.get(JobState.QUEUED.value, 0)),
+                           int(by_state.get(JobState.RUNNING.value, 0)), oldest, int(failed or 0))
 
     def claim(self, job_id: int, *, host: str, worker: str) -> bool:
         """queued -> running for this worker; False if another delivery or a cancel came first."""

@@ -19,7 +19,7 @@ from perflab.model.records import ENVIRONMENT_NOT_LOADED, SPEC_NOT_LOADED, UNKNO
 from perflab.model.run_request import RunRequest
 from perflab.store import pending
 from perflab.store.connection import RUNS_BY_ID, StoreConnection, inserted_id
-from perflab.store.schema import job_runs, runs, samples
+from perflab.store.schema import job_runs, points, runs, samples, series
 from perflab.store.series import SeriesRepository
 
 
@@ -134,6 +134,41 @@ class RunRepository:
             counts = self.series.counts()
             for info in result:
                 info.samples, info.benchmarks = counts.get(info.id, (0, 0))
+        return result
+
+    def measuring(self, benchmarks: AbstractSet[str], metrics: AbstractSet[str],
+                  hosts: AbstractSet[str] = frozenset()) -> list[RunInfo]:
+        """Light runs (``all(counted=False, details=False)``'s) that sealed values of these
+        benchmarks and metrics (either empty: any), on these hosts (empty: any), and every run
+        not complete (its values may be in sample rows only), oldest first: a history of a few
+        series reads their runs through ix_series_point_metric, not every run of the store."""
+        having = sa.select(series.c.run_id).select_from(series.join(points, points.c.id == series.c.point_id))
+        if benchmarks:
+            having = having.where(points.c.benchmark.in_(sorted(benchmarks)))
+        if metrics:
+            having = having.where(series.c.metric.in_(sorted(metrics)))
+        query = (sa.select(*_LIGHT_COLUMNS)
+                 .where(sa.or_(runs.c.id.in_(having), runs.c.status != RunStatus.COMPLETE.value))
+                 .order_by(runs.c.started_at, runs.c.id))
+        if hosts:
+            query = query.where(runs.c.host.in_(sorted(hosts)))
+        return _run_infos(self.db.conn.execute(query))
+
+    def recent(self, limit: int) -> list[RunInfo]:
+        """The newest ``limit`` runs, newest first, without their spec, environment and
+        counts: schema 8's ix_runs_started reads them in order."""
+        query = sa.select(*_LIGHT_COLUMNS).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
+        return _run_infos(self.db.conn.execute(query))
+
+    def since(self, moment: float) -> list[RunInfo]:
+        """The runs started at or after ``moment``, oldest first, counted (``all``'s rows for
+        a day, read through ix_runs_started, the counts of those runs only)."""
+        query = (sa.select(*_LIGHT_COLUMNS).where(runs.c.started_at >= moment)
+                 .order_by(runs.c.started_at, runs.c.id))
+        result = _run_infos(self.db.conn.execute(query))
+        counts = self.series.counts([r.id for r in result])
+        for info in result:
+            info.samples, info.benchmarks = counts.get(info.id, (0, 0))
         return result
 
     def with_details(self, chosen: Iterable[RunInfo]) -> dict[int, RunInfo]:

@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in database.py.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -165,6 +165,8 @@ alerts = sa.Table(
     # its summary's first alert: one summary per change across hosts, each host's range its own)
     sa.Column("last_good", sa.Text),
     sa.Column("first_bad", sa.Text),
+    sa.Column("assignee", sa.Text),                      # schema 8: who looks into it (the dashboard's field)
+    sa.Column("bug_url", sa.Text),                       # schema 8: the bug that tracks it
     sa.Index("ix_alerts_state", "state"),
 )
 
@@ -295,3 +297,10 @@ outbox_attempts = sa.Table(
     sa.Column("by", sa.Text, nullable=False),               # the sender: HOST:PID
     sa.Index("ix_outbox_attempts_notification", "notification_id", "at"),
 )
+# Schema 8 (docs/database.md, "Indexes the fleet's figures call for"): a series' values by
+# point and metric in the order their runs were recorded (an alert's sparkline and page read
+# one series, not every run's), runs by start time (the newest runs, `runs --since`), runs by
+# commit (a commit's runs).
+SERIES_BY_POINT = sa.Index("ix_series_point_metric", series.c.point_id, series.c.metric, series.c.run_id)
+RUNS_BY_START = sa.Index("ix_runs_started", runs.c.started_at)
+RUNS_BY_COMMIT = sa.Index("ix_runs_commit", runs.c.commit)

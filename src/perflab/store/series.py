@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 
 from perflab.store.connection import RUNS_BY_ID, StoreConnection
 from perflab.store.samples import decode_params
-from perflab.store.schema import points, samples, series
+from perflab.store.schema import points, runs, samples, series
 
 _SEAL_BATCH = 10_000      # sample rows read at once when sealing a run
+CHUNKED_RUNS = 20 * RUNS_BY_ID   # up to this many runs are read by their key, not by a pass over the store
 
 
 @dataclass(frozen=True)
@@ -102,20 +103,33 @@ class SeriesRepository:
         return self.db.conn.execute(sa.select(series.c.run_id).where(series.c.run_id == run_id)
                                     .limit(1)).first() is not None
 
-    def counts(self) -> dict[int, tuple[int, int]]:
-        """Run id -> (samples, benchmarks) of every run that has any. Sealed runs are
-        counted from their series (a repetition of a point is counted once: the metric with
-        the most values and failures has them all); only unsealed runs from their sample rows."""
+    def counts(self, run_ids: list[int] | None = None) -> dict[int, tuple[int, int]]:
+        """Run id -> (samples, benchmarks) of every run that has any (of ``run_ids`` only,
+        when given, read RUNS_BY_ID at a time: `runs --since` counts a day's runs, not a
+        year's). Sealed runs are counted from their series (a repetition of a point is counted
+        once: the metric with the most values and failures has them all); only unsealed runs
+        from their sample rows."""
+        if run_ids is None:
+            return self._counts(sa.true(), samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()))
+        found: dict[int, tuple[int, int]] = {}
+        for start in range(0, len(run_ids), RUNS_BY_ID):
+            chunk = run_ids[start:start + RUNS_BY_ID]
+            # a few runs: each probed by the series' key, not every sealed run listed
+            unsealed = ~sa.exists().where(series.c.run_id == samples.c.run_id)
+            found.update(self._counts(series.c.run_id.in_(chunk), samples.c.run_id.in_(chunk) & unsealed))
+        return found
+
+    def _counts(self, sealed_where: Any, samples_where: Any) -> dict[int, tuple[int, int]]:
         per_point = (sa.select(series.c.run_id, points.c.benchmark,
                                sa.func.max(sa.func.length(series.c.ok_values) / 8
                                            + series.c.failures).label("n"))
-                     .select_from(series.join(points, points.c.id == series.c.point_id))
+                     .select_from(series.join(points, points.c.id == series.c.point_id)).where(sealed_where)
                      .group_by(series.c.run_id, series.c.point_id, points.c.benchmark).subquery())
         sealed = (sa.select(per_point.c.run_id, sa.func.sum(per_point.c.n).label("samples"),
                             sa.func.count(sa.distinct(per_point.c.benchmark)).label("benchmarks"))
                   .group_by(per_point.c.run_id))
         per_sample = (sa.select(samples.c.run_id, samples.c.point_id, samples.c.repetition).distinct()
-                      .where(samples.c.run_id.not_in(sa.select(series.c.run_id).distinct()))
+                      .where(samples_where)
                       .subquery())
         unsealed = (sa.select(per_sample.c.run_id, sa.func.count().label("samples"),
                               sa.func.count(sa.distinct(points.c.benchmark)).label("benchmarks"))
@@ -124,6 +138,37 @@ class SeriesRepository:
         counts = {run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(sealed)}
         counts.update({run_id: (int(n), int(b)) for run_id, n, b in self.db.conn.execute(unsealed)})
         return counts
+
+    def of_one(self, host: str, benchmark: str, params: str, metric: str, *, around: int | None = None,
+               runs_before: int = 0, runs_after: int = 0) -> list[tuple[int, str | None, float, Any]]:
+        """One series' sealed values on ``host``: (run id, commit, started at, values), oldest
+        run first; ``params`` the normalised JSON of its point. With ``around`` (a run id),
+        only the ``runs_before`` runs recorded before it and ``runs_after`` from it on, in the
+        order they were recorded: schema 8's ix_series_point_metric reads them and stops (a
+        sparkline costs its own rows, not its series')."""
+        import numpy as np
+        point = self.db.conn.execute(sa.select(points.c.id).where(points.c.benchmark == benchmark,
+                                                                  points.c.params == params)).scalar()
+        if point is None:
+            return []
+        query = (sa.select(runs.c.id, runs.c.commit, runs.c.started_at, series.c.ok_values)
+                 .select_from(series.join(runs, runs.c.id == series.c.run_id))
+                 .where(series.c.point_id == point, series.c.metric == metric, runs.c.host == host))
+        if around is None:
+            found = list(self.db.conn.execute(query.order_by(runs.c.started_at, runs.c.id)))
+        else:
+            before = query.where(series.c.run_id < around).order_by(series.c.run_id.desc())
+            after = query.where(series.c.run_id >= around).order_by(series.c.run_id)
+            found = [*reversed(list(self.db.conn.execute(before.limit(runs_before)))),
+                     *self.db.conn.execute(after.limit(runs_after))]
+        return [(run_id, commit, started, np.frombuffer(blob, dtype="<f8")) for run_id, commit, started, blob in found]
+
+    def first_run(self, host: str, key: str) -> int | None:
+        """The first run of history point ``key`` (a commit, or run-<id>) on ``host``."""
+        if key.startswith("run-") and key[4:].isdigit():
+            return int(key[4:])
+        return self.db.conn.execute(sa.select(sa.func.min(runs.c.id))
+                                    .where(runs.c.commit == key, runs.c.host == host)).scalar()
 
     def value_groups(self, run_id: int, benchmarks: set[str] | None = None,
                      metrics: set[str] | None = None) -> list[ValueGroup]:
@@ -149,10 +194,14 @@ class SeriesRepository:
         if not wanted:
             return {}
         query = _series_query(benchmarks, metrics)
-        if len(wanted) <= RUNS_BY_ID:
-            query = query.where(series.c.run_id.in_(sorted(wanted)))
+        if len(wanted) <= CHUNKED_RUNS:   # by the key, RUNS_BY_ID at a time: one series' runs of a large store
+            ordered = sorted(wanted)
+            rows: Iterable[Any] = (row for start in range(0, len(ordered), RUNS_BY_ID) for row in self.db.conn.execute(
+                query.where(series.c.run_id.in_(ordered[start:start + RUNS_BY_ID]))))
+        else:                            # most of the store: one pass over it
+            rows = self.db.conn.execute(query)
         found: dict[int, list[ValueGroup]] = {}
-        for run_id, bench, params, metric, unit, failures, blob in self.db.conn.execute(query):
+        for run_id, bench, params, metric, unit, failures, blob in rows:
             if run_id in wanted:
                 found.setdefault(run_id, []).append(
                     ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures))

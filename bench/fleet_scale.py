@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""A fleet's store, timed: generate it (bench/fleet_generate.py), then time the dashboard's
+front page, an alert page and a history page of every commit, and `perflab alerts --update`
+over every series, `perflab changes` and `perflab runs --since 1d`, cold and warm.
+
+For each backend (a throwaway PostgreSQL server on 127.0.0.1, or an SQLite file under
+--dir): generate, then per measurement a cold time and the median of --repeat warm ones.
+Cold: a new perflab process (a new `perflab serve` for a page) and, on PostgreSQL, the
+server restarted first (its shared buffers empty). The OS page cache is not dropped (a
+shared machine: that would slow everyone), so a cold read hits memory, not the disk.
+The PostgreSQL server runs with fsync off (-F), as the tests' does.
+
+Usage: bench/fleet_scale.py [--backends postgresql,sqlite] [--commits 5000] [--hosts 4]
+       [--benchmarks 20] [--repeat 3] [--dir DIR]
+Prints one JSON line per backend: the generator's counts and sizes, then the timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))   # conftest.PostgresServer: the tests' throwaway server
+PERFLAB = [sys.executable, "-m", "perflab.cli.main"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def perflab(db: str, *args: str) -> float:
+    """Seconds one `perflab ARGS` takes (it must succeed)."""
+    started = time.monotonic()
+    subprocess.run([*PERFLAB, "--db", db, *args], check=True, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return time.monotonic() - started
+
+
+def get(url: str) -> tuple[float, int]:
+    """Seconds a GET of ``url`` takes, and the page's bytes (it must answer 200)."""
+    started = time.monotonic()
+    with urllib.request.urlopen(url, timeout=600) as response:
+        body = response.read()
+    return time.monotonic() - started, len(body)
+
+
+def serve(db: str) -> tuple[subprocess.Popen, str]:
+    """A new `perflab serve` over ``db``, answering (probed on a path that opens no store)."""
+    port = free_port()
+    process = subprocess.Popen([*PERFLAB, "--db", db, "serve", "--port", str(port)], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + "/no-such-page", timeout=5)
+        except urllib.error.HTTPError:
+            return process, url   # it answers (404)
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("perflab serve did not start")
+
+
+def cold_warm(measure: Callable[[], float], repeat: int, restart: Callable[[], None]) -> dict[str, float]:
+    restart()
+    cold = measure()
+    return {"cold_s": round(cold, 3), "warm_s": round(statistics.median(measure() for _ in range(repeat)), 3)}
+
+
+def page_times(db: str, path: str, repeat: int, restart: Callable[[], None]) -> dict[str, float]:
+    """A page's cold time (a new server, the database restarted) and its warm median."""
+    restart()
+    process, url = serve(db)
+    try:
+        cold, size = get(url + path)
+        warm = statistics.median(get(url + path)[0] for _ in range(repeat))
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    return {"cold_s": round(cold, 3), "warm_s": round(warm, 3), "bytes": size}
+
+
+def first_alert(db: str) -> int:
+    from perflab.store import Store
+    with Store(db) as store:
+        found = store.alerts.all(state="untriaged") or store.alerts.all()
+    if not found:
+        raise RuntimeError("alerts --update raised no alert: nothing to time on an alert page")
+    return found[0].id
+
+
+def time_store(db: str, args, restart: Callable[[], None]) -> dict[str, object]:
+    """Each measurement, printed to stderr as it is made (a long run shows its progress)."""
+    timings: dict[str, object] = {}
+
+    def note(name: str, measured: dict[str, float]) -> None:
+        timings[name] = measured
+        print(f"  {name}: {json.dumps(measured)}", file=sys.stderr, flush=True)
+
+    note("alerts --update", cold_warm(lambda: perflab(db, "alerts", "--update"), 1, restart))
+    note("front page", page_times(db, "/", args.repeat, restart))
+    note("alert page", page_times(db, f"/alerts/{first_alert(db)}", args.repeat, restart))
+    note(f"history page ({args.commits} commits)",
+         page_times(db, "/history?benchmark=bench000&metric=m0", args.repeat, restart))
+    note("changes", cold_warm(lambda: perflab(db, "changes"), args.repeat, restart))
+    note("runs --since 1d", cold_warm(lambda: perflab(db, "runs", "--since", "1d"), args.repeat, restart))
+    return timings
+
+
+def generate(db: str, repo: Path, args) -> dict[str, object]:
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_generate.py"), "--db", db, "--repo", str(repo),
+                          "--commits", str(args.commits), "--hosts", str(args.hosts),
+                          "--benchmarks", str(args.benchmarks)], check=True, stdout=subprocess.PIPE, text=True)
+    made = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"  generated: {json.dumps(made)}", file=sys.stderr, flush=True)
+    return made
+
+
+def run_backend(backend: str, args, work: Path) -> dict[str, object]:
+    if backend == "postgresql":
+        from conftest import PostgresServer
+        server = PostgresServer()
+        try:
+            def restart() -> None:
+                server.stop()
+                server.start()
+            db = server.url + "/postgres"
+            made = generate(db, work / "repo-pg", args)
+            return {**made, "timings": time_store(db, args, restart)}
+        finally:
+            server.close()
+    db = str(work / "fleet.db")
+    made = generate(db, work / "repo-sqlite", args)
+    return {**made, "timings": time_store(db, args, lambda: None)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", default="postgresql,sqlite")
+    parser.add_argument("--commits", type=int, default=5000)
+    parser.add_argument("--hosts", type=int, default=4)
+    parser.add_argument("--benchmarks", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dir", type=Path, help="where the SQLite file and the repositories go (default: a "
+                        "temporary directory, removed at the end)")
+    args = parser.parse_args()
+    work = args.dir or Path(tempfile.mkdtemp(prefix="perflab-fleet-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        for backend in args.backends.split(","):
+            print(json.dumps(run_backend(backend, args, work)), flush=True)
+    finally:
+        if args.dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

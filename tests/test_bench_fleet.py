@@ -1,0 +1,33 @@
+"""The smoke run of bench/fleet_scale.py (and so bench/fleet_generate.py) at its smallest
+size, on PostgreSQL and SQLite: the generator's rows are what perflab reads, and every
+timed command and page answers. The figures at the timing size are in docs/fleet.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import require_postgres
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_fleet_scale_smallest(tmp_path):
+    require_postgres()
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_scale.py"), "--commits", "60", "--hosts", "2",
+                          "--benchmarks", "3", "--repeat", "1", "--dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=1200)
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["db"] for r in results] == ["postgresql", "sqlite"]
+    for r in results:
+        # 60 commits x 2 hosts x 3 benchmarks, 5 metrics x 5 repetitions each
+        assert (r["runs"], r["samples"], r["series"], r["commits"]) == (360, 9000, 1800, 60)
+        assert r["bytes"] > 0
+        timings = r["timings"]
+        assert set(timings) == {"alerts --update", "front page", "alert page", "history page (60 commits)",
+                                "changes", "runs --since 1d"}
+        assert all(t["cold_s"] > 0 and t["warm_s"] > 0 for t in timings.values())
+        assert timings["front page"]["bytes"] < 300_000
