@@ -23,6 +23,7 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   mosum_noise   its noise model: Hampel filter, variogram, null sd, long-run variances
   mosum_tail    its thresholds: Siegmund's tail of the maximum of the standardised MOSUM
   selfnormalised  Shao & Zhang's self-normalised test for one step in a segment (mosum's)
+  commit_series a commit series' changes: excursions kept, steps placed robustly, p per commit
   tip           the tip detector: do the newest commits differ from the history before them?
   rerun         does an alerted step reproduce when both its commits are measured again?
   sequential    bisect's paired SPRT: is a commit like the good end or the bad end?
