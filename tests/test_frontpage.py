@@ -212,3 +212,25 @@ def test_a_narrowed_history_is_the_same_history(tmp_path):
     [found] = narrow.series
     assert [p.point.key for p in found.points] == [p.point.key for p in wanted.points]
     assert [c.id for c in found.changes] == [c.id for c in wanted.changes] and found.changes
+
+
+def test_a_bisected_range_is_told_by_its_culprit(tmp_path):
+    """Once the robot's bisect answered (its "bisected" event, its run the culprit's), the front
+    page tells the range by the bisected commit and the alert page names it with the answer."""
+    from perflab.store import Store
+    db, _, shas = long_history(tmp_path)
+    run_cli("alerts", "--update", db=db, check=True)
+    with Store(db) as store:
+        alert = store.alerts.all()[0]
+        run = next(r for r in store.runs.all() if r.commit == alert.first_bad)
+        store.alerts.note(alert, "bisected", who="perflab", run_id=run.id,
+                          note=f"bisect job 3 on box: first slower commit (a regression): {run.commit[:12]}")
+    with serving(db) as (url, _, _):
+        with urllib.request.urlopen(url + "/", timeout=60) as response:
+            front = response.read().decode()
+        with urllib.request.urlopen(f"{url}/alerts/{alert.id}", timeout=60) as response:
+            page = response.read().decode()
+    row = front[front.index('id="untriaged"'):]
+    assert 'class="pill">bisected<' in row and alert.first_bad[:12] in row
+    culprit = page[page.index('id="culprit"'):]
+    assert alert.first_bad[:12] in culprit and "bisect job 3 on box" in culprit

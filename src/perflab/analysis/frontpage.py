@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from perflab.analysis.alert_bisects import culprit_of
 from perflab.analysis.alert_reruns import awaiting_rerun
 from perflab.model.alerts import DUPLICATE, INVALID, SUSPECT, UNTRIAGED, Alert
 from perflab.model.frontpage import AlertGroup, FrontPage, Level, SeriesWindow
@@ -61,7 +62,7 @@ def _groups(store: Store, alerts: Sequence[Alert], shown: int = SHOWN_GROUPS) ->
         members.sort(key=lambda a: (-abs(a.oriented_pct) if math.isfinite(a.oriented_pct) else 0.0, a.id))
         head = members[0]
         groups.append(AlertGroup(summary_id, head.last_good, head.first_bad, store.alerts.repo_of(summary_id),
-                                 tuple(members)))
+                                 tuple(members), culprit=culprit_of(store, head)))
     return sorted(groups, key=lambda g: -g.created_at)
 
 

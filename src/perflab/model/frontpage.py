@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from perflab.model.alerts import Alert
+from perflab.model.alerts import Alert, Culprit
 from perflab.model.jobs import WorkerInfo
 from perflab.model.records import RunInfo
 
@@ -35,6 +35,12 @@ class AlertGroup:
     repo: str | None
     alerts: tuple[Alert, ...]       # largest |change| first (the first one's sparkline is shown)
     awaiting_rerun: bool = False    # a rerun was asked for and has no verdict yet
+    culprit: Culprit | None = None  # the commit the robot's bisect of the range named, once it answered
+
+    @property
+    def commit(self) -> str:
+        """The commit the range is told by: the bisected one, else its first bad commit."""
+        return self.culprit.commit if self.culprit is not None else self.first_bad
 
     def with_rerun(self) -> AlertGroup:
         return replace(self, awaiting_rerun=True)

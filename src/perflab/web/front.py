@@ -10,6 +10,7 @@ events, its rerun's rounds and its report. Commits show their subject and author
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from starlette.requests import Request
@@ -52,7 +53,7 @@ class FrontPages:
             front = front_page(s)
         groups = (*front.untriaged, *front.suspects)
         commits = self.dashboard.commits
-        commits.prefetch([(g.repo, g.first_bad) for g in groups] + [(r.repo, r.commit) for r in front.runs])
+        commits.prefetch([(g.repo, g.commit) for g in groups] + [(r.repo, r.commit) for r in front.runs])
         return page("front.html.j2", here="front", front=front, commits=commits, age=age, stamp=stamp, pct=pct,
                     now=front.now)
 
@@ -69,11 +70,14 @@ class FrontPages:
         with self.dashboard.store() as s:
             detail = alert_detail(s, number)
             window = series_window(s, detail.alert, ALERT_BEFORE, ALERT_AFTER)
+            if detail.culprit is not None and detail.culprit.commit in window.keys:   # the culprit marked
+                window = replace(window, marked=window.keys.index(detail.culprit.commit))
             rounds = rerun_rounds(s, detail.alert, detail.events)
             repo = s.alerts.repo_of(detail.alert.summary_id)
         a = detail.alert
         levels = report_levels(detail.report, window) if detail.report is not None else ()
-        self.dashboard.commits.prefetch([(repo, a.last_good), (repo, a.first_bad)])
+        self.dashboard.commits.prefetch([(repo, a.last_good), (repo, a.first_bad)]
+                                        + ([(repo, detail.culprit.commit)] if detail.culprit else []))
         return page("alert.html.j2", here="alerts", detail=detail, alert=a, state=state_text(a), repo=repo,
                     commits=self.dashboard.commits, pct=pct, stamp=stamp, rounds=rounds,
                     awaiting=awaiting_rerun(detail.events), levels=levels,
