@@ -10,6 +10,7 @@ events, its rerun's rounds and its report. Commits show their subject and author
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +25,7 @@ from perflab.render.alerts import event_cells
 from perflab.render.change_report import render_change_report
 from perflab.render.history import pct, state_text
 from perflab.render.svg import series_svg, sparkline_svg
+from perflab.store import Store
 from perflab.web.app import alert_id, form_of, page, refusal
 
 ALERT_BEFORE, ALERT_AFTER = 150, 60   # commits drawn either side of an alert's first bad commit
@@ -89,23 +91,22 @@ class FrontPages:
 
     async def rerun(self, request: Request) -> Response:
         """Ask for a rerun of the alert's range (``perflab watch`` queues it)."""
-        number = alert_id(request)
-        form = await form_of(request)
-        refused = refusal(request, form, self.dashboard.token)
-        if refused is not None:
-            return refused
-        with self.dashboard.store() as s:
-            ask_rerun(s, number, who=form.get("who", "").strip() or "dashboard", note=form.get("note", ""))
-        return RedirectResponse(f"/alerts/{number}", status_code=303)
+        return await self._write(request, lambda s, number, form, who: ask_rerun(
+            s, number, who=who, note=form.get("note", "")))
 
     async def owner(self, request: Request) -> Response:
         """Set the alert's assignee and bug link."""
+        return await self._write(request, lambda s, number, form, who: assign(
+            s, number, assignee=form.get("assignee", ""), bug_url=form.get("bug", ""), who=who))
+
+    async def _write(self, request: Request, act: Callable[[Store, int, Any, str], object]) -> Response:
+        """``act`` on the alert of the request's path with its form, if the form carries the
+        token; then back to the alert's page."""
         number = alert_id(request)
         form = await form_of(request)
         refused = refusal(request, form, self.dashboard.token)
         if refused is not None:
             return refused
         with self.dashboard.store() as s:
-            assign(s, number, assignee=form.get("assignee", ""), bug_url=form.get("bug", ""),
-                   who=form.get("who", "").strip() or "dashboard")
+            act(s, number, form, form.get("who", "").strip() or "dashboard")
         return RedirectResponse(f"/alerts/{number}", status_code=303)
