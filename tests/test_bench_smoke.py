@@ -88,7 +88,7 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "aa_calibration.py": (["--trials", "2", "--n", "5", "--k", "2"],),
     "aa_host_prior.py": (_separate_runs,),
     "aa_separate_runs.py": (["--pairs", "1", "-n", "2"],),
-    "ab_drift.py": (["--runs", "2", "--loop", "2000"],),
+    "ab_drift.py": (["--runs", "2", "--loop", "20000"],),   # a shorter loop can be under the shell's start-up
     "between_samples.py": (["--runs", "22", "--rounds", "1"],),
     "bisect_real_repo.py": (_git_history,),
     "bisect_runs": (["--trials", "1"],),

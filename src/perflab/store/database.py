@@ -19,84 +19,14 @@ from sqlalchemy.engine import Engine
 from perflab.model.errors import EnvironmentProblem, PerflabError, UsageError
 from perflab.model.limits import shorten
 from perflab.store import location
-from perflab.store.failures import damaged, is_damaged
-from perflab.store.schema import (
-    APPLICATION,
-    SCHEMA_VERSION,
-    job_runs,
-    jobs,
-    meta,
-    metadata,
-    profile_symbols,
-    profile_traces,
-    watched_branches,
-    workers,
-)
+from perflab.store.failures import damaged, first_line, is_damaged
+from perflab.store.migrations import migrate
+from perflab.store.schema import APPLICATION, SCHEMA_VERSION, meta, metadata
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_WAIT_S = 120.0        # how long a writer keeps retrying a locked database before giving up
 _PG_SCHEMA_LOCK = 0x7065726C   # "perl": the advisory lock that serialises schema work
 _T = TypeVar("_T")
-
-def _add_profile_tables(conn: sa.Connection) -> None:
-    """Schema 2: the profile tables (a schema-1 database has none)."""
-    profile_symbols.create(conn, checkfirst=True)
-    profile_traces.create(conn, checkfirst=True)
-
-
-def _add_alert_tables(conn: sa.Connection) -> None:
-    """Schema 3: the alert tables (regression alerts and their triage)."""
-    from perflab.store.schema import alert_events, alert_summaries, alerts  # this step's block of the schema
-    for table in (alert_summaries, alerts, alert_events):
-        table.create(conn, checkfirst=True)
-
-
-def _add_fleet_tables(conn: sa.Connection) -> None:
-    """Schema 4: the fleet's jobs, job_runs, workers and watched_branches."""
-    for table in (jobs, job_runs, workers, watched_branches):
-        table.create(conn, checkfirst=True)
-
-
-def _add_host_priors(conn: sa.Connection) -> None:
-    """Schema 5: the host model of run-to-run variance."""
-    from perflab.store.schema import host_priors
-    host_priors.create(conn, checkfirst=True)
-
-
-def _add_alert_ranges(conn: sa.Connection) -> None:
-    """Schema 6: each alert's own commit range, filled from its summary's."""
-    have = {c["name"] for c in sa.inspect(conn).get_columns("alerts")}  # made by step 3 of this schema
-    for column in ("last_good", "first_bad"):
-        if column in have:
-            continue
-        conn.execute(sa.text(f"ALTER TABLE alerts ADD COLUMN {column} TEXT"))
-        conn.execute(sa.text(f"UPDATE alerts SET {column} = (SELECT s.{column} FROM alert_summaries s "
-                             "WHERE s.id = alerts.summary_id)"))
-
-
-def _add_outbox(conn: sa.Connection) -> None:
-    """Schema 7: the notifications' outbox and their delivery attempts."""
-    from perflab.store.schema import outbox, outbox_attempts
-    for table in (outbox, outbox_attempts):
-        table.create(conn, checkfirst=True)
-
-
-def _add_alert_owners_and_indexes(conn: sa.Connection) -> None:
-    """Schema 8: an alert's assignee and bug link; the indexes of the fleet's queries."""
-    from perflab.store.schema import RUNS_BY_COMMIT, RUNS_BY_START, SERIES_BY_POINT
-    have = {c["name"] for c in sa.inspect(conn).get_columns("alerts")}
-    for column in ("assignee", "bug_url"):
-        if column not in have:
-            conn.exec_driver_sql(f"ALTER TABLE alerts ADD COLUMN {column} TEXT")
-    for index in (SERIES_BY_POINT, RUNS_BY_START, RUNS_BY_COMMIT):
-        index.create(conn, checkfirst=True)
-
-
-# version -> function(connection) upgrading from version-1
-MIGRATIONS: dict[int, object] = {2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables,
-                                 5: _add_host_priors, 6: _add_alert_ranges, 7: _add_outbox,
-                                 8: _add_alert_owners_and_indexes}
-
 
 def open_engine(target: str | None, *, create: bool) -> Engine:
     """An engine on a checked perflab database.
@@ -186,7 +116,7 @@ def retry_busy(action: Callable[[], _T], wait_s: float = BUSY_WAIT_S) -> _T:
 
 
 def is_busy(error: sa.exc.OperationalError) -> bool:
-    text = _first_line(error).lower()
+    text = first_line(error).lower()
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 
@@ -291,7 +221,7 @@ def read_only_engine(target: str) -> Engine:
         finally:
             probe.close()
         creator = mode_ro
-    except sqlite3.DatabaseError:   # cannot open read-only (no -shm), or a damaged file: found on use
+    except (sqlite3.DatabaseError, UnicodeDecodeError):   # cannot open read-only (no -shm), or damaged: found on use
         creator = immutable
     return sa.create_engine("sqlite://", creator=creator)
 
@@ -327,7 +257,7 @@ def _check_or_create(engine: Engine, target: str, *, create: bool) -> None:
     except sa.exc.DatabaseError as error:
         if is_damaged(error):
             raise damaged(target, error) from None
-        raise UsageError(f"{target} is not a perflab database ({_first_line(error)})") from None
+        raise UsageError(f"{target} is not a perflab database ({first_line(error)})") from None
 
 
 def _check_or_create_locked(engine: Engine, target: str, *, create: bool) -> None:
@@ -374,7 +304,7 @@ def _check_or_create_in(conn: sa.Connection, target: str, *, create: bool) -> No
             f"{target} was written by a newer perflab (schema {version}; "
             f"this perflab reads up to {SCHEMA_VERSION})", hint="upgrade perflab")
     if version < SCHEMA_VERSION:
-        _migrate(conn, version)
+        migrate(conn, version)
 
 
 def _schema_version(value: object, target: str) -> int:
@@ -388,22 +318,10 @@ def _schema_version(value: object, target: str) -> int:
                              "perflab reads and writes nothing in it")
 
 
-def _migrate(conn: sa.Connection, version: int) -> None:
-    for step in range(version + 1, SCHEMA_VERSION + 1):
-        MIGRATIONS[step](conn)  # type: ignore[operator]
-    conn.execute(meta.update().where(meta.c.key == "schema_version")
-                 .values(value=str(SCHEMA_VERSION)))
-
-
 def _operational_problem(target: str, error: sa.exc.OperationalError) -> Exception:
-    text = _first_line(error)
+    text = first_line(error)
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return EnvironmentProblem(f"cannot write the database {target}: {text}")
     if "file is not a database" in text:
         return UsageError(f"{target} is not a perflab database (not an SQLite file)")
     return EnvironmentProblem(f"cannot use the database {target}: {text}")
-
-
-def _first_line(error: Exception) -> str:
-    original = getattr(error, "orig", None) or error
-    return str(original).strip().splitlines()[0] if str(original).strip() else type(original).__name__

@@ -15,7 +15,8 @@ _DAMAGED = ("malformed", "file is not a database", "could not decode")
 _FULL = ("database or disk is full",)
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The error's first line (the driver's own message under SQLAlchemy's), at most 200 characters."""
     original = getattr(error, "orig", None) or error
     text = str(original).strip()
     return text.splitlines()[0][:200] if text else type(original).__name__
@@ -26,7 +27,7 @@ def is_disk_full(error: BaseException) -> bool:
     while error is not None:
         if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
-        if isinstance(error, sa.exc.SQLAlchemyError) and any(s in _first_line(error).lower() for s in _FULL):
+        if isinstance(error, sa.exc.SQLAlchemyError) and any(s in first_line(error).lower() for s in _FULL):
             return True
         error = error.__cause__ or error.__context__   # type: ignore[assignment]
     return False
@@ -36,12 +37,12 @@ def is_damaged(error: BaseException) -> bool:
     """An SQLite file whose pages or text cannot be read back."""
     if isinstance(error, UnicodeDecodeError):
         return True
-    return isinstance(error, sa.exc.DatabaseError) and any(s in _first_line(error).lower() for s in _DAMAGED)
+    return isinstance(error, sa.exc.DatabaseError) and any(s in first_line(error).lower() for s in _DAMAGED)
 
 
 def damaged(target: str, error: BaseException) -> EnvironmentProblem:
     return EnvironmentProblem(
-        f"the database {target} is damaged ({_first_line(error)}); perflab reads and writes nothing more "
+        f"the database {target} is damaged ({first_line(error)}); perflab reads and writes nothing more "
         "in it", hint=f"'sqlite3 {target} .recover' may save its data into a new file")
 
 

@@ -6,7 +6,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 
 import sqlalchemy as sa
 
-# Bump when the schema changes, and add the step to MIGRATIONS in database.py.
+# Bump when the schema changes, and add the step to MIGRATIONS in migrations.py.
 SCHEMA_VERSION = 8
 APPLICATION = "perflab"
 

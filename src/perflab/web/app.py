@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import hmac
 import math
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
-import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -39,7 +37,7 @@ from perflab.analysis.compare import Filters, compare_named
 from perflab.analysis.history import build_history, change_report, list_changes, parse_since, preload
 from perflab.analysis.summary import summarize_run
 from perflab.model.alerts import STATES
-from perflab.model.errors import PerflabError, UsageError
+from perflab.model.errors import UsageError
 from perflab.model.jobs import parse_states
 from perflab.model.limits import MAX_ID, is_id
 from perflab.model.records import RunInfo
@@ -53,11 +51,9 @@ from perflab.render.runs import render_show
 from perflab.store import Store
 from perflab.vcs import commit_subjects
 from perflab.web.commits import CommitNames
+from perflab.web.pages import TEMPLATES, BadRequest, alert_id, form_of, guarded, guarded_async, page, refusal
 
 PAGE_SIZE = 50
-TEMPLATES = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-                               autoescape=True, undefined=jinja2.StrictUndefined,
-                               trim_blocks=True, lstrip_blocks=True)
 
 
 def _day(text: str, name: str) -> float:
@@ -67,14 +63,6 @@ def _day(text: str, name: str) -> float:
     except ValueError:
         raise BadRequest(f"bad {name} {text!r}: expected a date YYYY-MM-DD") from None
     return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp()
-
-
-class BadRequest(Exception):
-    pass
-
-
-def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    return HTMLResponse(TEMPLATES.get_template(template).render(**context), status_code=status)
 
 
 def _matches(run: RunInfo, label: str, host: str, commit: str, since: float | None, until: float | None) -> bool:
@@ -95,64 +83,6 @@ def _paged(request: Request, items: list[Any], name: str) -> dict[str, Any]:
     return {name: items[(page - 1) * size: page * size], "total": len(items), "page": page,
             "pages": max(1, math.ceil(len(items) / size)),
             "page_url": lambda n: "?" + urlencode({**keep, "page": n})}
-
-
-def _token_of(request: Request, form: dict[str, str]) -> str:
-    """The token a request carries: the X-Perflab-Token header, a bearer token, or the form's."""
-    bearer = request.headers.get("authorization", "")
-    return (request.headers.get("x-perflab-token")
-            or (bearer[7:] if bearer.lower().startswith("bearer ") else "")
-            or form.get("token", ""))
-
-
-def _failure(error: Exception) -> HTMLResponse:
-    """A one-line page for a user's mistake: 404 for what names nothing, else 400."""
-    if isinstance(error, BadRequest):
-        return page("error.html.j2", 400, message=str(error))
-    missing = ("no run", "no change with", "not found", "no alert")
-    return page("error.html.j2", 404 if any(w in str(error) for w in missing) else 400, message=str(error))
-
-
-def guarded(handler):  # never a traceback
-    def endpoint(request: Request) -> HTMLResponse:
-        try:
-            return handler(request)
-        except (BadRequest, PerflabError) as error:
-            return _failure(error)
-    return endpoint
-
-
-def guarded_async(handler):
-    async def endpoint(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except (BadRequest, PerflabError) as error:
-            return _failure(error)
-    return endpoint
-
-
-def refusal(request: Request, form: dict[str, str], token: str | None) -> HTMLResponse | None:
-    """The 403 page of a write the request may not make (no token set, or not carried), else None."""
-    if token is None:
-        return page("error.html.j2", 403, message="the dashboard is read-only: "
-                     "start it with 'perflab serve --token T' to triage alerts")
-    if not hmac.compare_digest(_token_of(request, form).encode(), token.encode()):
-        return page("error.html.j2", 403, message="a wrong or missing token: triage needs the token "
-                     "given to 'perflab serve --token'")
-    return None
-
-
-async def form_of(request: Request) -> dict[str, str]:
-    """A POST's urlencoded form, each field's last value."""
-    body = (await request.body()).decode("utf-8", "replace")
-    return {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
-
-
-def alert_id(request: Request) -> int:
-    text = request.path_params["id"]
-    if not is_id(text):   # names no alert (404), and never reaches the database
-        raise UsageError(f"no alert {text[:40]!r}: ids are numbers from 1 to {MAX_ID}, as /alerts lists them")
-    return int(text)
 
 
 class _Dashboard:

@@ -26,7 +26,7 @@ from perflab.render.change_report import render_change_report
 from perflab.render.history import pct, state_text
 from perflab.render.svg import series_svg, sparkline_svg
 from perflab.store import Store
-from perflab.web.app import alert_id, form_of, page, refusal
+from perflab.web.pages import alert_id, form_of, page, refusal
 
 ALERT_BEFORE, ALERT_AFTER = 150, 60   # commits drawn either side of an alert's first bad commit
 
