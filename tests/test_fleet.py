@@ -481,7 +481,8 @@ def _watch_the_step_arrive(fleet: Fleet, repo: Path, watch: list[str],
         assert f"Z {event}: " in output, (event, output)
     alerts = [line for line in fleet.cli("alerts").stdout.splitlines()
               if f"{commits[3][:12]}..{commits[7][:12]}" in line and "regression" in line]
-    assert sorted(line.split("@")[1].split()[0] for line in alerts) == ["bm1", "bm2"]   # one alert per host
+    assert sorted(line.split("@")[1].split()[0] for line in alerts) == ["bm1", "bm2"], \
+        (fleet.cli("alerts").stdout, output)   # one alert per host
     bisects = sorted({int(m) for m in re.findall(r"Z bisect queued: .*: bisect job (\d+) on ", output)})
     assert len(bisects) == 2, output                                       # one per host that saw it
     return bisects, skipped.stdout + last.stdout
