@@ -302,19 +302,20 @@ def alert_detail(store: Store, alert_id: int) -> AlertDetail:
     alert = store.alerts.get(alert_id)
     summary = store.alerts.summary(alert.summary_id)
     events = tuple(store.alerts.events(alert_id))
-    culprit = culprit_of(store, alert)
     try:
         # the detector that raised it, on the alert's series only (host, benchmark, point, metric)
         report = change_report(store, alert.change_id, method=detector_of(alert), filters=Filters(
             frozenset({alert.benchmark}), Filters.for_point(alert.benchmark, alert.params).params,
             frozenset({alert.metric})), hosts=frozenset({alert.host}))
     except UsageError as error:
-        return AlertDetail(alert, summary, events, None, f"no report: {error}", culprit)
+        return AlertDetail(alert, summary, events, None, f"no report: {error}", culprit_of(store, alert))
     # the header's figures are the report's: one change, one set of levels, % and p
     c = report.change
     if c.id == alert.change_id and c.verdict is not Verdict.UNDECIDED:
         alert = replace(alert, kind=c.verdict.value, before=c.before.centre, after=c.after.centre,
                         change_pct=c.change_pct, oriented_pct=c.oriented_pct, p_value=c.detection_p)
+    # the report of the alert's own change named its culprit already (one git look-up, not two)
+    culprit = report.culprit if c.id == alert.change_id else culprit_of(store, alert)
     return AlertDetail(alert, summary, events, report, culprit=culprit)
 
 
