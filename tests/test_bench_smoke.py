@@ -98,6 +98,7 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "changepoints_short.py": (["--series", "1"],),
     "changepoints_tcpd.py": (_tcpd,),
     "changepoints_vs_otava": (["--series", "1", "--length", "200", "--changes", "2", "--repeat", "1", "--no-otava"],),
+    "commit_excursions.py": (["--series", "2"],),
     "compare_1m": (["--benchmarks", "2", "--reps", "10", "--repeat", "1", "--db", "{tmp}/c.db"],),
     "fleet_throughput": (["--jobs", "2", "--workers", "1", "--peer-runs", "1"],),
     "fuzz_inputs": (["--count", "5"],),

@@ -5,7 +5,9 @@ Each host's series keeps its own detectors and its own alerts (its noise, its le
 commit range), but a change of one stat (benchmark, point, metric) in one direction whose
 commit ranges on two hosts share a candidate culprit is one change: the second host's
 alert joins the first one's summary (unless a summary of its own range exists: alerts of
-one range stay one summary). Ranges are half-open, (last good, first bad]: two
+one range stay one summary). On one host, a benchmark's alerts whose ranges share a
+candidate culprit are one change too (one point's change spread over two commits, the
+other's one step at the second). Ranges are half-open, (last good, first bad]: two
 hosts that measured different commits around the change (a fleet spreads its jobs)
 overlap; a change placed on distinct commits is two summaries until bisect names one.
 
@@ -36,14 +38,16 @@ def _stat(host_free: Alert | Change) -> tuple[str, str, str, str]:
 
 
 def peer_summary(alerts: Sequence[Alert], c: Change, keys: Sequence[str]) -> int | None:
-    """The summary of the oldest alert of ``c``'s change on another host (see the module),
-    ``keys`` every point's key in history order; None when there is none."""
+    """The summary of the oldest alert of ``c``'s change on another host, or of its
+    benchmark on its own host, over a range that shares a commit with ``c``'s (see the
+    module); ``keys`` every point's key in history order; None when there is none."""
     at = {k: i for i, k in enumerate(keys)}
-    mine = (at.get(c.previous.key), at.get(c.point.key))
+    mine = tuple(at.get(k) for k in c.commit_range)
     if None in mine:
         return None
     for a in sorted(alerts, key=lambda a: a.id):
-        if a.host == c.host or a.state == INVALID or _stat(a) != _stat(c):
+        same = a.benchmark == c.benchmark if a.host == c.host else _stat(a) == _stat(c)
+        if a.state == INVALID or not same:
             continue
         theirs = (at.get(a.last_good), at.get(a.first_bad))
         if None not in theirs and theirs[0] < mine[1] and mine[0] < theirs[1]:  # type: ignore[operator]

@@ -143,10 +143,11 @@ def _update_pass(store: Store, history: History, moment: float | None, alerts: l
             if moment is not None and c.point.started_at < moment:
                 continue
             # the summary of its commit range; else that of the same change on another host
-            joins = store.alerts.find_summary(c.previous.key, c.point.key)
+            last_good, first_bad = c.commit_range
+            joins = store.alerts.find_summary(last_good, first_bad)
             if joins is None:
                 joins = peer_summary([*alerts, *created], c, history.keys)
-            alert_id = store.alerts.create(_alert_values(c), last_good=c.previous.key, first_bad=c.point.key,
+            alert_id = store.alerts.create(_alert_values(c), last_good=last_good, first_bad=first_bad,
                                            repo=history.repo, who=ROBOT, summary_id=joins)
             if alert_id is not None:
                 created.append(store.alerts.get(alert_id))

@@ -6,6 +6,8 @@ Commits are versions of the code: an excursion of a few commits that comes back 
 regression and its fix, a level reached over several commits is a change spread over them.
 So on commits (`changes`):
 
+scale      positive values (times, rates) are read as their logs (`ratio_scale`): their
+           noise grows with the level, a change is a ratio.
 detection  mosum with its transient rule off (`mosum.search(transients=False)`), then binary
            segmentation between its points (`more_steps`: the self-normalised one-step test
            of each segment, or of the parts beside its best split, or Kendall's trend test
@@ -20,7 +22,8 @@ p          `commit_p`: Welch's t-test between the commits either side (each comm
            neighbouring change's new level to this one's first commit and from its new
            level to the next change. Not corrected for the search that placed the change.
 spread     a change whose commits lie clearly between its two levels (each beyond
-           BETWEEN_Z robust sds of the commits' noise from both) is spread over them, and
+           BETWEEN_Z robust sds of the commits' noise from both, and a material share of
+           the change, MATERIAL_SHARE, from each) is spread over them, and
            consecutive changes in one direction whose commits between lie between the outer
            levels are one change: `Spread` names each commit's share of the whole.
 """
@@ -32,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+
+from perflab.model.report.bisect import MATERIAL_SHARE
 
 #: A commit is between two levels when it is beyond this many of the commits' robust noise
 #: sds from both: the one-sided normal 0.1% point, so a commit at one of the levels is taken
@@ -61,6 +66,14 @@ def noise_sd(x: NDArray[np.float64]) -> float:
     one large difference among many, an outlying commit two)."""
     from perflab.stats.mosum_noise import robust_sd
     return robust_sd(np.diff(x)) / math.sqrt(2.0) if x.size > 2 else math.nan
+
+
+def ratio_scale(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The values the search reads: log x when all are positive (times, rates: their noise
+    grows with the level, as a machine's other load multiplies a time, so a slow level's
+    spread read on the raw scale hides a step or makes one of its own commits "between"
+    the levels), else x as it is."""
+    return np.log(x) if x.size and bool(np.all(x > 0.0)) else x
 
 
 def commit_p(before: NDArray[np.float64], after: NDArray[np.float64]) -> float:
@@ -137,44 +150,63 @@ def _between(v: float, low: float, high: float, margin: float) -> bool:
     return v - low > margin and high - v > margin
 
 
+def _material(v: float, before: float, after: float) -> bool:
+    """v (a value as measured, not its log) a material part of the way from ``before`` to
+    ``after`` and as far from ``after``: MATERIAL_SHARE of the change, bisect's bar for a
+    commit that carries part of it (on a quiet machine a first slow commit 1.5% short of a
+    4x step's level is beyond 3 sds of the noise from it, but carries nothing)."""
+    share = (v - before) / (after - before) if after != before else 0.0
+    return MATERIAL_SHARE <= share <= 1.0 - MATERIAL_SHARE
+
+
 def _levels(x: NDArray[np.float64], lo: int, first: int, last: int, hi: int) -> tuple[float, float]:
     before = x[lo:first] if first > lo else x[lo:first + 1]
     after = x[last:hi] if hi > last else x[last - 1:hi]
     return float(np.median(before)), float(np.median(after))
 
 
-def _extent(x: NDArray[np.float64], lo: int, at: int, hi: int, margin: float) -> tuple[int, int]:
+def _extent(z: NDArray[np.float64], x: NDArray[np.float64], lo: int, at: int, hi: int,
+            margin: float) -> tuple[int, int]:
     """(first, last) of the change placed at ``at`` in [lo, hi): the commits before ``at``
-    and from it on that lie clearly between the levels either side, and the first commit
-    after them (at the new level); (at, at) for one step. The levels are re-read without
-    the commits between once."""
+    and from it on that lie clearly between the levels either side (``z`` beyond ``margin``
+    of both, ``x`` a material part of the way: `_material`), and the first commit after
+    them (at the new level); (at, at) for one step. The levels are re-read without the
+    commits between once."""
     first, last = at, at
+
+    def between(i: int) -> bool:
+        return _between(sign * z[i], low, high, margin) and _material(float(x[i]), *raw)
+
     for _ in range(2):
-        before, after = _levels(x, lo, first, last, hi)
+        before, after = _levels(z, lo, first, last, hi)
+        raw = _levels(x, lo, first, last, hi)
         sign = 1.0 if after >= before else -1.0
         low, high = sign * before, sign * after
         first = at
-        while first - 1 > lo and _between(sign * x[first - 1], low, high, margin):
+        while first - 1 > lo and between(first - 1):
             first -= 1
         last = at
-        while last < hi - 1 and _between(sign * x[last], low, high, margin):
+        while last < hi - 1 and between(last):
             last += 1
     return first, last
 
 
-def _merged(x: NDArray[np.float64], cuts: list[int], margin: float) -> list[int]:
+def _merged(z: NDArray[np.float64], x: NDArray[np.float64], cuts: list[int], margin: float) -> list[int]:
     """``cuts`` less each point that continues the one before it: the same direction, and the
     commits between the two (their median) clearly between the levels before the first and
-    after the second -- one change reached in steps, as a spread change."""
+    after the second (as `_extent` reads a commit) -- one change reached in steps, as a
+    spread change."""
     cuts = list(cuts)
     i = 0
     while i + 1 < len(cuts):
         lo = cuts[i - 1] if i else 0
-        hi = cuts[i + 2] if i + 2 < len(cuts) else x.size
+        hi = cuts[i + 2] if i + 2 < len(cuts) else z.size
         a, b = cuts[i], cuts[i + 1]
-        before, mid, after = (float(np.median(x[s:e])) for s, e in ((lo, a), (a, b), (b, hi)))
+        before, mid, after = (float(np.median(z[s:e])) for s, e in ((lo, a), (a, b), (b, hi)))
+        raw = [float(np.median(x[s:e])) for s, e in ((lo, a), (a, b), (b, hi))]
         sign = 1.0 if after >= before else -1.0
-        if _between(sign * mid, sign * before, sign * after, margin) and _not_a_level(sign * x[a:b]):
+        if _between(sign * mid, sign * before, sign * after, margin) and _material(raw[1], raw[0], raw[2]) \
+                and _not_a_level(sign * z[a:b]):
             del cuts[i + 1]
         else:
             i += 1
@@ -267,16 +299,17 @@ def changes(x: NDArray[np.float64], *, found: list[int] | None = None,
     """The changes of the commit series x (finite values in commit order): see the module.
     ``found`` replaces the detection by these candidate points; ``rate`` is mosum's."""
     from perflab.stats.mosum import FALSE_RATE_PER_1000, search
+    z = ratio_scale(x)
     if found is None:
         rate = rate or FALSE_RATE_PER_1000
-        found = [f.index for f in search(x, rate=rate, transients=False)]
-        found = more_steps(x, found, -math.expm1(-rate * x.size / 1000.0))
-    cuts = placed(x, found)
+        found = [f.index for f in search(z, rate=rate, transients=False)]
+        found = more_steps(z, found, -math.expm1(-rate * z.size / 1000.0))
+    cuts = placed(z, found)
     if not cuts:
         return []
-    margin = BETWEEN_Z * noise_sd(x)
+    margin = BETWEEN_Z * noise_sd(z)
     if math.isfinite(margin) and margin > 0.0:
-        cuts = _merged(x, cuts, margin)
+        cuts = _merged(z, x, cuts, margin)
     out = []
     for j, at in enumerate(cuts):
         lo = cuts[j - 1] if j else 0
@@ -284,7 +317,7 @@ def changes(x: NDArray[np.float64], *, found: list[int] | None = None,
         parts: tuple[tuple[int, float], ...] = ()
         first = last = at
         if math.isfinite(margin) and margin > 0.0:
-            first, last = _extent(x, lo, at, hi, margin)
+            first, last = _extent(z, x, lo, at, hi, margin)
             before, after = _levels(x, lo, first, last, hi)
             parts = _parts(x, first, last, before, after)
             if not parts:

@@ -141,7 +141,10 @@ def _scan(z: NDArray[np.float64], kind: str, alpha: float, tests: int,
     if "spread" not in cache:
         cache["spread"] = np.abs(z - running_median(z, HAMPEL_HALF))
     spread = cache["spread"]
-    overall = float(np.median(spread))
+    # values equal to their running median (its own, or one the Hampel filter set them to)
+    # carry no spread: on a short series they were most values, and the median of the rest
+    # of nothing widened every window
+    overall = float(np.median(spread[spread > 0.0])) if np.any(spread > 0.0) else 0.0
     out: list[Detection] = []
     for h in scales:
         out += _scan_window(z, s, v, h, kind, per_test, searched * tests, out, cache, spread, overall)

@@ -125,6 +125,13 @@ class Change:
         return point_text(self.params)
 
     @property
+    def commit_range(self) -> tuple[str, str]:
+        """(last good, first bad] of the change, by point key: the commits that may carry it.
+        A spread change's range runs to its first commit at the new level, so the commits
+        of its parts (the culprits a bisect looks for) all lie in it."""
+        return self.previous.key, (self.parts[-1].point if self.parts else self.point).key
+
+    @property
     def suspect(self) -> bool:
         return self.status == SUSPECT
 
