@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import signal
@@ -409,10 +410,40 @@ def test_watch_queues_each_commit_and_bisects_a_change_that_spans_several(fleet,
     _assert_recorded_as_the_robot_made_them(fleet, built)
     _assert_the_culprit_is_named(fleet, commits[5])
     _assert_reproduce_lines_measure_the_commit(fleet, tmp_path, commits[5])
+    _assert_one_summary_with_both_hosts(fleet, commits[3], commits[7])
     # the robot remembers: nothing new, nothing queued
     again = fleet.cli(*watch, timeout=300)
     assert again.returncode == 0 and "queued" not in again.stdout and "bisect job" not in again.stdout
     assert "rerun job" not in again.stdout
+    _assert_the_way_back_recovers_both_hosts(fleet, repo, watch, commits)
+
+
+def _assert_one_summary_with_both_hosts(fleet: Fleet, good: str, bad: str) -> None:
+    """The step on two hosts is one alert summary, both hosts' alerts in it (as `alerts
+    --summary` prints it), with the bisected commit in its headline."""
+    with Store(fleet.db) as store:
+        step = [a for a in store.alerts.all() if (a.last_good, a.first_bad) == (good, bad)
+                and a.kind == "regression" and a.state != INVALID]
+    assert {a.host for a in step} == {"bm1", "bm2"} and len({a.summary_id for a in step}) == 1, step
+    summaries = fleet.cli("alerts", "--summary", "--format", "json")
+    assert summaries.returncode == 0, summaries.stderr
+    (mine,) = [s for s in json.loads(summaries.stdout)["summaries"] if s["id"] == step[0].summary_id]
+    assert {a["host"] for a in mine["alerts"]} == {"bm1", "bm2"}, mine
+
+
+def _assert_the_way_back_recovers_both_hosts(fleet: Fleet, repo: Path, watch: list[str],
+                                             commits: list[str]) -> None:
+    """Five commits after the step's last, the sleep is restored: one more watch round, and
+    the step's alert is marked recovered on both hosts."""
+    commits += [_commit(repo, 0.01, "Sleep as before")] + [_commit(repo, 0.01, f"Change {i}") for i in range(11, 16)]
+    with services.alone():
+        back = fleet.cli(*watch, timeout=900)
+    assert back.returncode == 0, back.stderr
+    with Store(fleet.db) as store:
+        step = [a for a in store.alerts.all() if (a.last_good, a.first_bad) == (commits[3], commits[7])
+                and a.kind == "regression" and a.state != INVALID]
+        shown = [(a.id, a.host, a.method, a.recovered) for a in store.alerts.all()]
+    assert {a.host for a in step if a.recovered} == {"bm1", "bm2"}, (shown, back.stdout)
 
 
 @pytest.mark.long   # 20-60 s: started early (tests/scheduling.py)
