@@ -7,6 +7,7 @@ commits names each one's share. Runs are written through the Store API the runne
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -89,6 +90,17 @@ def test_a_step_on_the_last_three_of_33_commits_is_shown(tmp_path):
     db = str(tmp_path / "perflab.db")
     text = run_cli("history", db=db, check=True).stdout
     assert "newest commits (tip detector)" in text or "change [" in text
+    # the chart draws the new level, not one centre line across it (issue 40)
+    page = tmp_path / "h.html"
+    run_cli("history", "--format", "html", "-o", str(page), db=db, check=True)
+    figure = json.loads(re.search(r'<script type="application/json"[^>]*>(.*?)</script>', page.read_text(),
+                                  re.S).group(1))
+    (centre,) = [t for t in figure["data"] if t["name"] == "segment centre"]
+    levels = [(x, y) for x, y in zip(centre["x"], centre["y"]) if y is not None]
+    assert levels[-1][1] == pytest.approx(float(np.median(medians[30:])), rel=0.01), levels
+    assert levels[-3][1] == pytest.approx(float(np.median(medians[:30])), rel=0.01), levels
+    (marks,) = [t for t in figure["data"] if t["name"] == "change point"]
+    assert marks["x"] == [29.5] and "newest commits" in marks["text"][0]
 
 
 def test_a_change_spread_evenly_over_three_commits_names_each_one(tmp_path):

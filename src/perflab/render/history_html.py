@@ -2,7 +2,8 @@
 
 Per series: every sample (a dot per sample at its commit's position), each commit's
 median (the value detection runs on), the centre of every segment between change points
-(flat lines, as the detector saw the levels) and each change point as a dashed line.
+(flat lines, as the detector saw the levels) and each change point as a dashed line, the
+tip detector's finding on the newest commits among them (`drawn`).
 Hovering a commit shows its commit, describe, subject, n, median and its segment's
 centre. A diamond at the top of each change point's line opens the change's report when
 clicked (the dashboard's page of it, or the report text embedded in the file). Numbers
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from math import isfinite
 from typing import Any
 
-from perflab.model.report.history import History, Segment, Series, SeriesPoint
+from perflab.model.report.history import Change, History, Segment, Series, SeriesPoint
 from perflab.render.compare_data import number
 from perflab.render.compare_html import FULL, environment, plot_text, plotly_script, script_json
 from perflab.render.history import shift
@@ -25,10 +26,17 @@ from perflab.render.units import format_number
 SAMPLES_WEBGL = 5000   # above this many samples a series draws with WebGL (scattergl)
 
 
+def drawn(series: Series) -> tuple[Change, ...]:
+    """The changes a series' chart draws: its change list and the tip detector's finding on
+    its newest commits (a level of the last few commits, suspect or confirmed, is a level)."""
+    return (*series.changes, *((series.tip,) if series.tip is not None else ()))
+
+
 def _segments(series: Series) -> list[Segment]:
-    if not series.changes:
+    changes = drawn(series)
+    if not changes:
         return []
-    return [series.changes[0].before, *(c.after for c in series.changes)]
+    return [changes[0].before, *(c.after for c in changes)]
 
 
 def _centre_lines(segments: list[Segment], unit: str) -> dict[int, str]:
@@ -91,11 +99,11 @@ def _change_trace(series: Series, links: Mapping[str, str]) -> dict[str, Any]:
     """A marker per change point at the top of its dashed line (an overlaid 0..1 axis keeps
     it clear of the samples): hover names the change, a click opens its report."""
     return {"type": "scatter", "mode": "markers", "name": "change point", "yaxis": "y2",
-            "x": [c.index - 0.5 for c in series.changes], "y": [0.97] * len(series.changes),
-            "customdata": [links[c.id] for c in series.changes],
-            "text": [plot_text(f"change {c.id}: {shift(c)} {c.verdict.value} at "
-                               f"{c.point.short[:12]}") + "<br>click for its report"
-                     for c in series.changes],
+            "x": [c.index - 0.5 for c in drawn(series)], "y": [0.97] * len(drawn(series)),
+            "customdata": [links[c.id] for c in drawn(series)],
+            "text": [plot_text(f"change {c.id}: {shift(c)} {c.verdict.value} at {c.point.short[:12]}"
+                               + (f" (newest commits, {c.status})" if c is series.tip else ""))
+                     + "<br>click for its report" for c in drawn(series)],
             "hovertemplate": "%{text}<extra></extra>",
             "marker": {"symbol": "diamond", "size": 13, "color": "#d62728"}}
 
@@ -104,9 +112,9 @@ def _layout(series: Series) -> dict[str, Any]:
     """Axes with a commit's short name every twelfth of the series, a dashed line and the
     change's % at each change point."""
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": c.index - 0.5, "x1": c.index - 0.5,
-               "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in series.changes]
+               "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in drawn(series)]
     annotations = [{"x": c.index - 0.5, "y": 1, "yref": "paper", "showarrow": False, "yanchor": "bottom",
-                    "text": plot_text(f"{shift(c)} {c.verdict.value}")} for c in series.changes
+                    "text": plot_text(f"{shift(c)} {c.verdict.value}")} for c in drawn(series)
                    if c.kind == "spread" or number(c.change_pct) is not None]
     ticks = list(range(0, len(series.points), max(1, len(series.points) // 12)))
     return {"height": 380, "margin": {"t": 30, "b": 60, "l": 70, "r": 20}, "hovermode": "closest",
@@ -123,7 +131,7 @@ def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str
     data = _point_traces(series, subjects, unit, _centre_lines(segments, unit))
     if segments:
         data.append(_centre_trace(segments))
-    if series.changes:
+    if drawn(series):
         data.append(_change_trace(series, links))
     return {"data": data, "layout": _layout(series)}
 
@@ -145,14 +153,14 @@ def render_history_html(history: History, subjects: Mapping[str, str] | None = N
 
     series = []
     for i, s in enumerate(history.series):
-        links = {c.id: link(c.id) for c in s.changes}
+        links = {c.id: link(c.id) for c in drawn(s)}
         figure = _figure(s, subjects, links)
         series.append({"id": f"series-{i}", "title": " ".join(filter(None, (s.benchmark, s.point_name, s.metric))),
                        "host": s.host, "method": s.method, "direction": s.info.direction.value,
                        "changes": [{"id": c.id, "href": links[c.id], "short": c.point.short,
                                     "pct": shift(c, 2), "verdict": c.verdict.value,
                                     "subject": subjects.get(c.point.commit or "", "")}
-                                   for c in s.changes],
+                                   for c in drawn(s)],
                        "height": figure["layout"]["height"], "spec": script_json(figure)})
     page = environment().get_template("history.html.j2").render(
         title="perflab history", order=history.order, series=series,
