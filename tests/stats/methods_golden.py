@@ -68,25 +68,18 @@ _OWN_CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
 
 
 def _detect(method: str, values: Any, keywords: dict[str, Any]) -> Any:
-    """stats.changepoints.detect's points with `keywords`, or the error it raised."""
+    """stats.changepoints.detect's points with `keywords` (the method's parameters, and
+    centre and commits), or the error it raised. (Recorded when detect took every method's
+    parameters as its own keywords.)"""
+    from perflab.model.methods import change_point_method
     from perflab.stats.changepoints import detect
     options = dict(keywords)
+    common = {k: options.pop(k) for k in ("centre", "commits") if k in options}
     try:
-        points = _call_detect(detect, method, values, options)
+        points = detect(values, method=method, params=change_point_method(method).params(**options), **common)
     except ValueError as error:
         return {"error": str(error)}
     return [_plain(p) for p in points]
-
-
-def _call_detect(detect: Callable[..., Any], method: str, values: Any, options: dict[str, Any]) -> Any:
-    """detect's call, as the registry's parameters when it has them (after issue 43)."""
-    try:
-        from perflab.model.methods import change_point_method
-    except ImportError:    # before the registry: detect took every method's keywords
-        return detect(values, method=method, **options)
-    common = {k: options.pop(k) for k in ("centre", "commits") if k in options}
-    params = change_point_method(method).params(**options)
-    return detect(values, method=method, params=params, **common)
 
 
 def changepoints() -> dict[str, Any]:
@@ -121,13 +114,9 @@ def file_changes() -> dict[str, Any]:
 
 
 def _file_changes(changes: Callable[..., Any], file: Any, method: str, spread: bool) -> Any:
-    settings = {"window": 30, "max_pvalue": 0.005, "penalty": "bic", "min_magnitude": 0.01}
-    try:
-        from perflab.model.methods import DetectSettings
-    except ImportError:
-        return changes(file, [], method=method, direction=Direction.LOWER, spread=spread, **settings)
-    return changes(file, [], method=method, direction=Direction.LOWER, spread=spread,
-                   settings=DetectSettings(**settings))
+    from perflab.model.methods import DetectSettings
+    settings = DetectSettings(window=30, max_pvalue=0.005, penalty="bic", min_magnitude=0.01, spread=spread)
+    return changes(file, [], method=method, direction=Direction.LOWER, settings=settings)
 
 
 def _pairs() -> list[tuple[str, Any]]:

@@ -30,15 +30,6 @@ def better_pct(raw_pct: float, interval: tuple[float, float],
         return raw_pct, interval
     return -raw_pct + 0.0, (-interval[1] + 0.0, -interval[0] + 0.0)
 
-# the tests and rules a comparison row may use (stats.difference): key -> the name reports print
-METHOD_NAMES: dict[str, str] = {
-    "welch-log": "Welch t-test on log values",
-    "mann-whitney": "Mann-Whitney U test",
-    "mmtests": "mmtests band rule (|Δmean| > 1.96·(sd_base+sd_new))",
-    "lkp": "lkp-tests range rule (disjoint ranges, median ratio > 1%)",
-}
-
-
 class Verdict(str, enum.Enum):
     """The three-way decision on one directed change (plus "no change" when the interval
     lies inside the noise floor). Compares equal to its text."""
