@@ -23,6 +23,11 @@ def oriented(change_pct: float, direction: Direction) -> float:
     return -change_pct if direction is Direction.LOWER else change_pct
 
 
+def oriented_ratio(ratio: float, direction: Direction) -> float:
+    """new/base as a % change with positive = better (mmtests'); never -0."""
+    return oriented(100.0 * (ratio - 1.0), direction) + 0.0
+
+
 def better_pct(raw_pct: float, interval: tuple[float, float],
                lower_is_better: bool) -> tuple[float, tuple[float, float]]:
     """A raw % change (new/old - 1) and its interval in the SIGN convention."""

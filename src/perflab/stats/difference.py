@@ -34,9 +34,9 @@ from numpy.typing import ArrayLike
 
 from perflab.model.methods import CompareTest, compare_test
 from perflab.model.records import Direction, MeanKind
-from perflab.model.verdicts import Verdict, WarningSide
+from perflab.model.verdicts import Verdict, WarningSide, oriented_ratio
 from perflab.stats.checks import split_gap
-from perflab.stats.compare_tests.row import Outcome, Row, better_pct
+from perflab.stats.compare_tests.row import Outcome, Row
 from perflab.stats.distributions import norm_ppf
 from perflab.stats.methods import tester
 from perflab.stats.resolution import quantum_pairs, unjudgeable
@@ -224,7 +224,7 @@ def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, see
 def _change(base: Summary, new: Summary, direction: Direction, pair: list[StatWarning]) -> float:
     """The oriented change of the centres in % (NaN, with a warning, when a centre is <= 0)."""
     if base.centre > 0 and new.centre >= 0:
-        return better_pct(new.centre / base.centre, direction)
+        return oriented_ratio(new.centre / base.centre, direction)
     if base.n and new.n and not (math.isnan(base.centre) or math.isnan(new.centre)):
         pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
     return math.nan

@@ -1,5 +1,6 @@
 """What every compare test reads of one row (`Row`) and gives (`Outcome`), and the two
-things several tests share: the interval oriented + = better, and the bootstrap interval."""
+things several tests share: an interval of new/base as a % change with + = better, and the
+bootstrap interval."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perflab.model.records import Direction, MeanKind
-from perflab.model.verdicts import StatWarning, oriented
+from perflab.model.verdicts import StatWarning, oriented_ratio
 from perflab.stats.intervals import bootstrap_ratio_ci
 from perflab.stats.rules import RuleResult
 from perflab.stats.significance import Moments
@@ -49,14 +50,9 @@ class Outcome:
     warnings: tuple[StatWarning, ...] = ()
 
 
-def better_pct(ratio: float, direction: Direction) -> float:
-    """new/base as a % change with + = better (mmtests); never -0."""
-    return oriented(100.0 * (ratio - 1.0), direction) + 0.0
-
-
 def oriented_interval(low: float, high: float, direction: Direction) -> tuple[float, float]:
     """An interval of new/base as an interval of the % change, + = better."""
-    ends = (better_pct(low, direction), better_pct(high, direction))
+    ends = (oriented_ratio(low, direction), oriented_ratio(high, direction))
     return min(ends), max(ends)
 
 
