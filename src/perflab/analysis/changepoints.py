@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from perflab.formats.series import SeriesFile
 from perflab.model.errors import UsageError
@@ -34,6 +34,9 @@ from perflab.model.report.history import (
     directed_verdict,
 )
 from perflab.model.verdicts import oriented
+
+if TYPE_CHECKING:
+    from perflab.stats.detectors.points import ChangePoint
 
 
 def is_commit_series(series: SeriesFile) -> bool:
@@ -100,7 +103,8 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, set
     return FileChanges(series.path, used[0] if one else method, parameters, direction, tuple(results))
 
 
-def _tip(groups: Sequence[Sequence[float]], found: list[Any], min_magnitude: float) -> list[tuple[Any, str]]:
+def _tip(groups: Sequence[Sequence[float]], found: list[ChangePoint],
+         min_magnitude: float) -> list[tuple[ChangePoint, str]]:
     """The tip detector's look at the newest commits after the last change (as history's
     `tip_change`): one ChangePoint of method TIP_METHOD with its status (suspect or
     confirmed), or none. Its p is `commit_p` of the commits since the last change before it and after."""
