@@ -176,3 +176,16 @@ def test_mosum_s_default_false_rate_is_the_search_s_own():
     from perflab.model.methods import MosumParams
     from perflab.stats.mosum import FALSE_RATE_PER_1000
     assert MosumParams().false_rate == FALSE_RATE_PER_1000
+
+
+def test_the_methods_code_is_imported_only_when_a_method_runs():
+    """The registries are names and help: a command's --help lists the methods without
+    importing any detector or test (nor numpy), so start-up stays fast (bench/startup.py)."""
+    import subprocess
+    import sys
+    for command in (["changepoints", "--help"], ["compare", "--help"], ["history", "--help"]):
+        found = subprocess.run([sys.executable, "-X", "importtime", "-m", "perflab.cli.main", *command],
+                               capture_output=True, text=True, timeout=60, check=True)
+        imported = {line.rsplit("|", 1)[-1].strip() for line in found.stderr.splitlines()}
+        assert "perflab.model.methods" in imported, command
+        assert not {m for m in imported if m.startswith(("perflab.stats", "numpy"))}, command
