@@ -309,6 +309,7 @@ def otava(series: list[np.ndarray]) -> list[list[int]] | None:
 def main() -> int:
     from test_changepoints_accuracy import tcpd_f1
 
+    from perflab.model.methods import MosumParams
     from perflab.stats.changepoints import detect
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -324,7 +325,7 @@ def main() -> int:
     recordings = {name: load_noise(folder) for name, folder in NOISE_SETS.items()}
     methods = {m: (lambda x, m=m: [c.index for c in detect(x, method=m)]) for m in PERFLAB}
     # mosum with its search for changes in spread as well (off by default: stats/mosum.py)
-    methods["mosum+spread"] = lambda x: [c.index for c in detect(x, method="mosum", spread=True)]
+    methods["mosum+spread"] = lambda x: [c.index for c in detect(x, method="mosum", params=MosumParams(spread=True))]
     methods |= ruptures_methods()
     names = [*methods, "otava", "no change"]
 

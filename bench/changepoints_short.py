@@ -2,7 +2,7 @@
 """Change points on short series (30, 50, 80 points): mosum against e-divisive and "no change".
 
 Part of the data behind `auto`'s choice of short-series detector (perflab.model.
-report.history: resolve_method; real series annotated by people are
+methods: resolve_method; real series annotated by people are
 bench/changepoints_tcpd.py), measured the way bench/changepoints_accuracy.py measures long
 series:
 

@@ -12,7 +12,7 @@ every method on its univariate series exactly as its benchmark, TCPDBench, does:
   covering  the mean over annotators of the covering of their partition by the found one.
 
 Methods: perflab's mosum, e-divisive, pelt, binseg at their defaults, `auto` (what
-`perflab changepoints`, history and alerts use: perflab.model.report.history.resolve_method),
+`perflab changepoints`, history and alerts use: perflab.model.methods.resolve_method),
 ruptures' Pelt and Binseg with their documented BIC penalty and Otava's defaults (as in
 bench/changepoints_accuracy.py), and "no change". Means are also given for the series
 shorter than 100 points and the rest, the length where detectors differ most.
@@ -98,8 +98,9 @@ def finite_only(method: Callable[[np.ndarray], list[int]]) -> Callable[[np.ndarr
 
 
 def main() -> int:
-    from perflab.model.report.history import AUTO_METHOD, resolve_method
-    from perflab.stats.changepoints import METHODS, detect
+    from perflab.model.methods import AUTO_METHOD, resolve_method
+    from perflab.model.methods import CHANGE_POINT_NAMES as METHODS
+    from perflab.stats.changepoints import detect
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tcpd", type=Path, required=True, help="a clone of github.com/alan-turing-institute/TCPD")

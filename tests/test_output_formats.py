@@ -10,9 +10,9 @@ import pytest
 
 from perflab.cli.main import _COMMANDS, cli
 from perflab.model.errors import UsageError
+from perflab.model.methods import METHOD_NAMES
 from perflab.model.output_formats import FormatRegistry, OutputFormat
 from perflab.model.report.verdict import DEFAULT_VERDICT_METHOD, VERDICT_METHODS
-from perflab.model.verdicts import METHOD_NAMES
 from perflab.render.alerts import ALERT_FORMATS
 from perflab.render.changepoints import CHANGEPOINT_FORMATS
 from perflab.render.compare import FORMATS as COMPARE_FORMATS

@@ -114,8 +114,10 @@ def test_a_hyperfine_export_format_is_one_registry_entry(tmp_path):
 def test_the_stats_package_map_names_every_module():
     import perflab.stats
     named = set(re.findall(r"^  (\w+) ", perflab.stats.__doc__, re.M))
-    modules = {p.stem for p in (ROOT / "src" / "perflab" / "stats").glob("*.py") if p.stem != "__init__"}
-    assert named == modules
+    home = ROOT / "src" / "perflab" / "stats"
+    modules = {p.stem for p in home.glob("*.py") if p.stem != "__init__"}
+    packages = {p.parent.name for p in home.glob("*/__init__.py")}   # the methods, one module each
+    assert named == modules | packages
 
 
 def test_each_monitor_module_registers_exactly_the_names_the_table_maps_to_it():
@@ -130,3 +132,60 @@ def test_each_monitor_module_registers_exactly_the_names_the_table_maps_to_it():
         defined = {cls.name for cls in vars(importlib.import_module(f"perflab.execute.monitors.{module}")).values()
                    if isinstance(cls, type) and cls in registered.values()}
         assert defined == {n for n, home in MONITOR_HOMES.items() if home == module}
+
+
+def _bold_names(section: str) -> set[str]:
+    """The methods a section of docs/methods.md names: its bullets' bold names."""
+    page = _page("methods")
+    text = page[page.index(section):]
+    text = text[:text.index("\n## ", 1)]
+    return set(re.findall(r"^ *- \*\*([a-z][a-z-]*)\*\*", text, re.M))
+
+
+def test_docs_and_help_name_exactly_the_registered_change_point_methods():
+    from perflab.model.methods import CHANGE_POINT_METHODS, method_help
+    assert _bold_names("## Change points in a history") == {m.name for m in CHANGE_POINT_METHODS}
+    for method in CHANGE_POINT_METHODS:
+        assert method.help.strip() and "\n" not in method.help, method.name
+        assert f"{method.name}: {method.help}" in method_help(auto=True)
+
+
+def test_docs_and_help_name_exactly_the_registered_compare_tests():
+    from perflab.model.methods import COMPARE_TESTS
+    assert _bold_names("## The tests of a comparison row") == {t.name for t in COMPARE_TESTS}
+    help_text = " ".join(run_cli("compare", "--help", check=True).stdout.split())
+    for test in COMPARE_TESTS:
+        assert test.title.strip() and "\n" not in test.title, test.name
+        assert f"{test.name}: {test.title}" in help_text, test.name
+
+
+def test_each_registered_method_s_home_is_its_entry_point():
+    """Each method is imported by its dotted path only when used: the path must name a
+    function, and the detector's parameters type must be one of model.methods'."""
+    import inspect
+
+    from perflab.model.methods import CHANGE_POINT_METHODS, COMPARE_TESTS, DetectorParams
+    from perflab.stats.methods import detector, tester
+    for method in CHANGE_POINT_METHODS:
+        assert inspect.isfunction(detector(method.name)) and issubclass(method.params, DetectorParams)
+    for test in COMPARE_TESTS:
+        assert inspect.isfunction(tester(test.name))
+
+
+def test_mosum_s_default_false_rate_is_the_search_s_own():
+    from perflab.model.methods import MosumParams
+    from perflab.stats.mosum import FALSE_RATE_PER_1000
+    assert MosumParams().false_rate == FALSE_RATE_PER_1000
+
+
+def test_the_methods_code_is_imported_only_when_a_method_runs():
+    """The registries are names and help: a command's --help lists the methods without
+    importing any detector or test (nor numpy), so start-up stays fast (bench/startup.py)."""
+    import subprocess
+    import sys
+    for command in (["changepoints", "--help"], ["compare", "--help"], ["history", "--help"]):
+        found = subprocess.run([sys.executable, "-X", "importtime", "-m", "perflab.cli.main", *command],
+                               capture_output=True, text=True, timeout=60, check=True)
+        imported = {line.rsplit("|", 1)[-1].strip() for line in found.stderr.splitlines()}
+        assert "perflab.model.methods" in imported, command
+        assert not {m for m in imported if m.startswith(("perflab.stats", "numpy"))}, command

@@ -38,11 +38,10 @@ from perflab.model.report.compare import Block, Cell, Change, CompareReport, Pro
 from perflab.model.report.outcomes import Interval
 from perflab.model.report.profile import ProfileDelta, ProfileRow, ShareSide
 from perflab.model.run_request import RunRequest
-from perflab.model.verdicts import Shift, Verdict
+from perflab.model.verdicts import Shift, Verdict, oriented
 from perflab.render.compare import FORMATS, render_comparison
 from perflab.render.texttable import TextTab
 from perflab.render.units import common_scale
-from perflab.stats import oriented
 from perflab.stats.host_prior import Prior
 from perflab.store import Store
 from perflab.store.schema import runs

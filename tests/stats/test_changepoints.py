@@ -10,12 +10,25 @@ import math
 import numpy as np
 import pytest
 
+from perflab.model.methods import CHANGE_POINT_NAMES as METHODS
+from perflab.model.methods import EDivisiveParams, change_point_method
 from perflab.model.records import Direction
-from perflab.stats import ChangePoint, e_divisive, oriented, pelt
-from perflab.stats.changepoints import CENTRES, METHODS, binseg, detect
+from perflab.model.verdicts import oriented
+from perflab.stats import ChangePoint
+from perflab.stats.changepoints import CENTRES, detect
 from perflab.stats.energy import energy_statistic
 from perflab.stats.penalised import robust_noise_sd
 
+
+def _by(name):
+    """The detector ``name`` with its parameters as keywords."""
+    def find(values, **params):
+        return detect(values, method=name, params=change_point_method(name).params(**params))
+    find.__name__ = name
+    return find
+
+
+e_divisive, pelt, binseg = _by("e-divisive"), _by("pelt"), _by("binseg")
 STEP = np.concatenate([np.full(40, 100.0), np.full(40, 110.0)]) + np.random.default_rng(3).normal(0, 1, 80)
 
 
@@ -153,7 +166,9 @@ def test_detect_runs_each_method():
     with pytest.raises(ValueError, match="unknown method"):
         detect(STEP, method="otava")
     with pytest.raises(ValueError, match="window"):
-        detect(STEP, method="e-divisive", window=2)  # window is e-divisive's
+        detect(STEP, method="e-divisive", params=EDivisiveParams(window=2))  # window is e-divisive's
+    with pytest.raises(ValueError, match="takes PenaltyParams"):
+        detect(STEP, method="pelt", params=EDivisiveParams())
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -204,7 +219,7 @@ def test_each_points_description_is_welch_ts_on_its_two_segments():
     """The segments are described from prefix sums in one pass: the same means, sds and p
     as welch_t side by side, NaN where it is undefined (a side of one value, two constant
     sides at one level)."""
-    from perflab.stats.changepoints import _describe
+    from perflab.stats.detectors.points import describe as _describe
     from perflab.stats.significance import welch_t
     rng = np.random.default_rng(3)
     cases = [(rng.normal(100, 1, rng.integers(1, 8)), rng.normal(100 + rng.normal(), 1, rng.integers(1, 8)))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from perflab.model.methods import CHANGE_POINT_NAMES as METHODS
 from perflab.stats.changepoints import detect
 
 MARGIN = 5
-METHODS = ("mosum", "e-divisive", "pelt", "binseg")  # perflab.stats.changepoints.METHODS
 STEPS = (0.01, 0.02, 0.05, 0.10)
 COVS = (0.01, 0.02, 0.05)
 #: length -> (series per cell, changes per series): ~10-20 changes per cell and length

@@ -8,12 +8,15 @@ import math
 
 import numpy as np
 
+from perflab.model.methods import MosumParams
 from perflab.stats.changepoints import detect
 from perflab.stats.mosum import log_spread
 
+SPREAD = MosumParams(spread=True)
+
 
 def spread_points(x: np.ndarray) -> list:
-    return [c for c in detect(x, method="mosum", spread=True) if c.kind == "spread"]
+    return [c for c in detect(x, method="mosum", params=SPREAD) if c.kind == "spread"]
 
 
 def test_a_fourfold_change_of_spread_is_found_as_a_spread_change():
@@ -23,7 +26,7 @@ def test_a_fourfold_change_of_spread_is_found_as_a_spread_change():
     for seed in range(10):
         x = np.random.default_rng(seed).normal(0, 1, 600)
         x[300:] *= 4
-        points = detect(100 + x, method="mosum", spread=True)
+        points = detect(100 + x, method="mosum", params=SPREAD)
         near = [c for c in points if abs(c.index - 300) <= 10]
         if near:
             (c,) = near
@@ -46,9 +49,9 @@ def test_a_single_spike_is_no_spread_change():
     for n in (100, 400, 1000):
         for where in (0, 2, n // 2, n - 3, n - 1):
             x = 100 + rng.normal(0, 1, n)
-            alone = [(c.index, c.kind) for c in detect(x, method="mosum", spread=True)]
+            alone = [(c.index, c.kind) for c in detect(x, method="mosum", params=SPREAD)]
             x[where] = 1e4
-            assert [(c.index, c.kind) for c in detect(x, method="mosum", spread=True)] == alone, (n, where)
+            assert [(c.index, c.kind) for c in detect(x, method="mosum", params=SPREAD)] == alone, (n, where)
 
 
 def test_flat_gaussian_noise_rarely_gives_a_spread_change():
@@ -62,7 +65,7 @@ def test_a_level_step_is_not_a_spread_change():
     """The differences across the known level changes are not counted as noise."""
     x = 100 + np.random.default_rng(3).normal(0, 1, 600)
     x[300:] += 10
-    assert [(c.index, c.kind) for c in detect(x, method="mosum", spread=True)] == [(300, "mean")]
+    assert [(c.index, c.kind) for c in detect(x, method="mosum", params=SPREAD)] == [(300, "mean")]
 
 
 def test_log_spread_moves_by_log_of_the_ratio():

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from perflab.model.methods import METHOD_NAMES
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict, WarningSide
-from perflab.stats import METHOD_NAMES, compare, decide, hmean
+from perflab.stats import compare, decide, hmean
 
 METHODS = list(METHOD_NAMES)
 JITTER = np.array([-0.5, 0.0, 0.5, -0.25, 0.25, 0.1, -0.1, 0.3, -0.3, 0.0])
@@ -193,11 +194,15 @@ def test_a_test_that_cannot_reach_the_level_is_undecided_never_no_change():
 
 
 def test_min_attainable_p():
-    from perflab.stats import min_attainable_p
-    assert min_attainable_p("mann-whitney", 3, 3) == pytest.approx(0.1)
-    assert min_attainable_p("mann-whitney", 4, 4) == pytest.approx(2 / 70)
-    assert min_attainable_p("welch-log", 2, 2) == 0.0 and min_attainable_p("welch-log", 1, 5) == 1.0
-    assert math.isnan(min_attainable_p("mmtests", 5, 5))
+    """Each test says the smallest p it can give at the row's sizes (Difference.min_p)."""
+    def min_p(method, n_base, n_new):
+        return compare(np.arange(1.0, n_base + 1), np.arange(2.0, n_new + 2), method=method,
+                       direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC).min_p
+    assert min_p("mann-whitney", 3, 3) == pytest.approx(0.1)
+    assert min_p("mann-whitney", 4, 4) == pytest.approx(2 / 70)
+    assert min_p("mann-whitney", 0, 4) == 1.0
+    assert min_p("welch-log", 2, 2) == 0.0 and min_p("welch-log", 1, 5) == 1.0
+    assert math.isnan(min_p("mmtests", 5, 5)) and math.isnan(min_p("lkp", 5, 5))
 
 
 def test_mann_whitney_rows_rule_out_a_regression_no_more_often_than_stated_at_5_vs_5():

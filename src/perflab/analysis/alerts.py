@@ -60,16 +60,8 @@ from perflab.model.alerts import (
     detector_of,
 )
 from perflab.model.errors import UsageError
-from perflab.model.report.history import (
-    ALERTED_METHOD,
-    AUTO_METHOD,
-    CONFIRMED,
-    SUSPECT,
-    Change,
-    ChangeList,
-    History,
-    Series,
-)
+from perflab.model.methods import AUTO_METHOD
+from perflab.model.report.history import ALERTED_METHOD, CONFIRMED, SUSPECT, Change, ChangeList, History, Series
 from perflab.model.verdicts import SIGN, Verdict
 from perflab.store import Store
 

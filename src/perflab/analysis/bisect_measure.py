@@ -34,8 +34,7 @@ from perflab.analysis.bisect_options import BisectOptions
 from perflab.execute.bisect_runs import Bench, Skip
 from perflab.model.records import Direction
 from perflab.model.report.bisect import BAD_END, BEYOND_OLD, PROBE, BisectStep, Commit, EndsSummary
-from perflab.model.verdicts import StatWarning, WarningSide
-from perflab.stats.changepoints import oriented
+from perflab.model.verdicts import StatWarning, WarningSide, oriented
 from perflab.stats.sequential import Call, Classification, EndsCheck, EndsDistance, SequentialTest, ends_distance
 
 SMALL_STEP = "small-step"   # StatWarning kind: the step is small for the noise

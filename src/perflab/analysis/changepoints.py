@@ -10,23 +10,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from perflab.formats.series import SeriesFile
 from perflab.model.errors import UsageError
+from perflab.model.methods import (
+    AUTO_METHOD,
+    CHANGE_POINT_NAMES,
+    DetectorParams,
+    DetectSettings,
+    Shown,
+    change_point_method,
+    method_choices,
+    resolve_method,
+)
 from perflab.model.records import Direction
 from perflab.model.report.history import (
-    AUTO_METHOD,
-    CHANGEPOINT_METHODS,
     CONFIRMED,
     TIP_METHOD,
     ColumnChanges,
     FileChangePoint,
     FileChanges,
     directed_verdict,
-    method_choices,
-    resolve_method,
 )
+from perflab.model.verdicts import oriented
+
+if TYPE_CHECKING:
+    from perflab.stats.detectors.points import ChangePoint
 
 
 def is_commit_series(series: SeriesFile) -> bool:
@@ -34,15 +44,15 @@ def is_commit_series(series: SeriesFile) -> bool:
     return bool(series.labels) or any(len(g) > 1 for c in series.columns.values() for g in c)
 
 
-def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, window: int, max_pvalue: float,
-                 penalty: str | float, min_magnitude: float, direction: Direction | None,
-                 spread: bool = False, commits: bool | None = None) -> FileChanges:
-    """Detect change points in ``columns`` (all numeric ones when empty) of ``series``;
-    with ``spread`` (mosum only) changes in the noise's spread as well. ``commits``: read
-    the points as commits (None: `is_commit_series`; never with ``spread``)."""
-    from perflab.stats.changepoints import FALSE_RATE_PER_1000 as FALSE_RATE
+def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, settings: DetectSettings,
+                 direction: Direction | None, commits: bool | None = None) -> FileChanges:
+    """Detect change points in ``columns`` (all numeric ones when empty) of ``series`` by
+    ``method`` with the parameters ``settings`` give it; with ``settings.spread`` (mosum
+    only) changes in the noise's spread as well. ``commits``: read the points as commits
+    (None: `is_commit_series`; never with spread)."""
     from perflab.stats.changepoints import MIN_POINTS, detect
-    if method != AUTO_METHOD and method not in CHANGEPOINT_METHODS:
+    spread = settings.spread
+    if method != AUTO_METHOD and method not in CHANGE_POINT_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(method_choices())}")
     chosen = list(dict.fromkeys(columns)) or list(series.columns)
     for name in chosen:
@@ -52,6 +62,7 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
     as_commits = (is_commit_series(series) if commits is None else commits) and not spread
     results = []
     used: list[str] = []
+    params: list[DetectorParams] = []
     for name in chosen:
         groups = series.columns[name]
         present = sum(1 for g in groups if g)
@@ -62,46 +73,45 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
         if spread and used[-1] != "mosum":
             raise UsageError(f"--spread searches with mosum only, and column {name!r} would use {used[-1]}",
                              "pass --method mosum")
+        params.append(change_point_method(used[-1]).params_from(settings))
         try:
-            found = detect(groups, method=used[-1], window=window, max_pvalue=max_pvalue,
-                           min_magnitude=min_magnitude, penalty=penalty, spread=spread, commits=as_commits,
+            found = detect(groups, method=used[-1], params=params[-1], commits=as_commits,
                            centre="median" if as_commits else "mean")
         except ValueError as error:
             raise UsageError(str(error)) from None
-        entries = [(cp, CONFIRMED) for cp in found] + (_tip(groups, found, min_magnitude) if as_commits else [])
+        entries = [(cp, CONFIRMED) for cp in found]
+        entries += _tip(groups, found, settings.min_magnitude or 0.0) if as_commits else []
         labels = series.labels
         points = []
         for cp, status in entries:
-            oriented = None
-            if direction is not None:
-                oriented = -cp.change_pct if direction is Direction.LOWER else cp.change_pct
+            better = oriented(cp.change_pct, direction) if direction is not None else None
             points.append(FileChangePoint(
                 cp.index, labels[cp.index] if labels else None, cp.mean_before, cp.stddev_before,
-                cp.mean_after, cp.stddev_after, cp.change_pct, oriented,
-                directed_verdict(oriented) if oriented is not None and math.isfinite(cp.change_pct) else None,
+                cp.mean_after, cp.stddev_after, cp.change_pct, better,
+                directed_verdict(better) if better is not None and math.isfinite(cp.change_pct) else None,
                 cp.p_value, cp.kind, cp.magnitude if cp.kind == "spread" else math.nan,
                 status=status, method=cp.method,
                 parts=tuple((i, labels[i] if labels else None, share) for i, share in cp.parts)))
         results.append(ColumnChanges(name, len(groups), bool(series.labels), tuple(points), as_commits))
-    method = used[0] if len(set(used)) == 1 else method
-    parameters: dict[str, Any] = ({"window": window, "max_pvalue": max_pvalue} if method == "e-divisive"
-                                  else {"false_alarms_per_1000_points": FALSE_RATE} if method == "mosum"
-                                  else {"penalty": penalty} if method in ("pelt", "binseg") else {})
-    if min_magnitude:
-        parameters["min_magnitude"] = min_magnitude
+    one = len(set(used)) == 1
+    # the parameters of the one method used (none when auto took several), then the common ones
+    parameters: Shown = params[0].shown() if one else {}
+    if settings.min_magnitude:
+        parameters["min_magnitude"] = settings.min_magnitude
     if spread:
         parameters["spread"] = True
-    return FileChanges(series.path, method, parameters, direction, tuple(results))
+    return FileChanges(series.path, used[0] if one else method, parameters, direction, tuple(results))
 
 
-def _tip(groups: Sequence[Sequence[float]], found: list[Any], min_magnitude: float) -> list[tuple[Any, str]]:
+def _tip(groups: Sequence[Sequence[float]], found: list[ChangePoint],
+         min_magnitude: float) -> list[tuple[ChangePoint, str]]:
     """The tip detector's look at the newest commits after the last change (as history's
     `tip_change`): one ChangePoint of method TIP_METHOD with its status (suspect or
     confirmed), or none. Its p is `commit_p` of the commits since the last change before it and after."""
     import numpy as np
 
     from perflab.stats import commit_series
-    from perflab.stats.changepoints import ChangePoint
+    from perflab.stats.detectors.points import ChangePoint
     from perflab.stats.tip import CONFIRMED as TIP_CONFIRMED
     from perflab.stats.tip import SUSPECT, look
     centres = np.array([float(np.median(g)) if len(g) else math.nan for g in groups])

@@ -23,6 +23,7 @@ from perflab.analysis.next_step import with_next_steps
 from perflab.analysis.paired_runs import paired_samples
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
+from perflab.model.methods import METHOD_NAMES
 from perflab.model.params import coerce, format_value, point_text
 from perflab.model.records import (
     Direction,
@@ -35,7 +36,6 @@ from perflab.model.records import (
 from perflab.model.report.calibration import Calibration
 from perflab.model.report.compare import Change, CompareReport, Row
 from perflab.model.verdicts import Verdict
-from perflab.stats import METHOD_NAMES
 from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
 from perflab.store import Store
 from perflab.store.series import ValueGroup

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from perflab.model.methods import METHOD_NAMES
 from perflab.model.params import format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.report.compare import (
@@ -31,7 +32,7 @@ from perflab.model.report.compare import (
 )
 from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide, oriented
-from perflab.stats import METHOD_NAMES, Difference, Summary, best_mean, decide
+from perflab.stats import Difference, Summary, best_mean, decide
 from perflab.stats.difference import Pair, compare_rows
 from perflab.stats.intervals import Interval as MedianInterval
 from perflab.stats.intervals import median_ci_rows
@@ -142,7 +143,7 @@ def _tested_cells(tables: Tables, keys: list[Key], infos: dict[tuple[str, str], 
                               info.noise_floor if noise_floor is None else noise_floor, apart,
                               run_variances.get(key) if apart else None, (shares[0], shares[c + 1]),
                               (figures[(0, key)].summary, figures[(c + 1, key)].summary), known))
-    tested = compare_rows(pairs, method=method, confidence=confidence)  # type: ignore[arg-type]
+    tested = compare_rows(pairs, method=method, confidence=confidence)
     return [(r, c, d) for (r, c), d in zip(cells, tested)]
 
 

@@ -40,10 +40,9 @@ from perflab.analysis.series import make_series, preload
 from perflab.analysis.series import robot_change as robot_change  # re-exported: analysis/alerts.py
 from perflab.analysis.series import tip_change as tip_change  # re-exported: analysis/alerts.py
 from perflab.model.errors import UsageError
+from perflab.model.methods import AUTO_METHOD, method_choices
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_pressure_metric
 from perflab.model.report.history import (
-    AUTO_METHOD,
-    CHANGEPOINT_METHODS,
     ORDER_GRAPH,
     ORDER_TIME,
     Change,
@@ -60,7 +59,7 @@ from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
 from perflab.vcs import commit_subjects, graph_order, is_repository
 
-METHODS = (AUTO_METHOD, *CHANGEPOINT_METHODS)
+METHODS = tuple(method_choices(auto=True))
 DIRECTIONS = (Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value)
 
 # warning kinds of a history (StatWarning.kind)

@@ -31,21 +31,14 @@ import numpy as np
 
 from perflab.analysis.compare import Filters, compare_runs, single_benchmark_name
 from perflab.model.errors import UsageError
+from perflab.model.methods import METHOD_NAMES
 from perflab.model.params import point_text
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import CompareReport, ProfileReport
 from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.report.profile import PointProfile, ProfileDelta, ProfileRow, Share, ShareSide
 from perflab.model.verdicts import Shift
-from perflab.stats import (
-    METHOD_NAMES,
-    RuleResult,
-    benjamini_hochberg,
-    lkp_range_rule,
-    mann_whitney,
-    mmtests_band_rule,
-    welch_t,
-)
+from perflab.stats import RuleResult, benjamini_hochberg, lkp_range_rule, mann_whitney, mmtests_band_rule, welch_t
 from perflab.store import Store
 from perflab.store.profiles import ProfileSymbol, ProfileTrace
 

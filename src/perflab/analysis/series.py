@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from perflab.model.records import Direction, MetricInfo
+from perflab.model.methods import AUTO_METHOD, DetectSettings, change_point_method, resolve_method
+from perflab.model.records import MetricInfo
 from perflab.model.report.history import (
     ALERTED_METHOD,
-    AUTO_METHOD,
     CONFIRMED,
     SUSPECT,
     TIP_METHOD,
@@ -43,8 +43,8 @@ from perflab.model.report.history import (
     Series,
     SeriesPoint,
     directed_verdict,
-    resolve_method,
 )
+from perflab.model.verdicts import oriented
 
 
 def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
@@ -77,8 +77,9 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
     # one group of samples per point: detection on their medians
     # points are commits (stats/commit_series.py), but for the spread search, which reads
     # the noise of samples
+    settings = DetectSettings(min_magnitude=info.noise_floor, spread=spread)
     found = _DETECTED.get(samples, chosen + "+spread" * spread, info.noise_floor, lambda: find_points(
-        list(samples), method=chosen, min_magnitude=info.noise_floor, centre="median", spread=spread,
+        list(samples), method=chosen, params=change_point_method(chosen).params_from(settings), centre="median",
         commits=not spread))
     changes = []
     for k, cp in enumerate(found):
@@ -87,15 +88,15 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
         after = _segment(samples, centres, cp.last, found[k + 1].index if k + 1 < len(found) else len(points))
         raw = (100.0 * (after.centre - before.centre) / before.centre
                if before.centre != 0 and cp.kind == "mean" else math.nan)  # spread: no level step
-        oriented = -raw if info.direction is Direction.LOWER else raw
+        better = oriented(raw, info.direction)
         previous = next(points[i] for i in range(cp.index - 1, -1, -1) if samples[i].size)
         point = points[cp.index]
         changes.append(Change(
             id=change_id(host, benchmark, params_key, metric, point.key),
             host=host, benchmark=benchmark, params=params, metric=metric, unit=unit,
             direction=info.direction, index=cp.index, point=point, previous=previous,
-            before=before, after=after, change_pct=raw, oriented_pct=oriented,
-            verdict=directed_verdict(oriented), p_value=cp.p_value,
+            before=before, after=after, change_pct=raw, oriented_pct=better,
+            verdict=directed_verdict(better), p_value=cp.p_value,
             detection_p=welch_p(centres[before.first:before.end], centres[after.first:after.end]),
             method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan,
             parts=tuple(ChangePart(i, points[i], share) for i, share in cp.parts)))
@@ -138,15 +139,15 @@ def change_at(series: Series, index: int, first: int, end: int, samples: Sequenc
     before = _segment(samples, centres, first, index)
     after = _segment(samples, centres, index, end)
     raw = 100.0 * (after.centre - before.centre) / before.centre if before.centre else math.nan
-    oriented = -raw if series.info.direction is Direction.LOWER else raw
+    better = oriented(raw, series.info.direction)
     points = [p.point for p in series.points]
     previous = next(points[i] for i in range(index - 1, -1, -1) if samples[i].size)
     return Change(
         id=change_id(series.host, series.benchmark, series.params_key, series.metric, points[index].key),
         host=series.host, benchmark=series.benchmark, params=series.params, metric=series.metric,
         unit=series.unit, direction=series.info.direction, index=index, point=points[index],
-        previous=previous, before=before, after=after, change_pct=raw, oriented_pct=oriented,
-        verdict=directed_verdict(oriented), p_value=math.nan,
+        previous=previous, before=before, after=after, change_pct=raw, oriented_pct=better,
+        verdict=directed_verdict(better), p_value=math.nan,
         detection_p=welch_p(centres[first:index], centres[index:end]), method=method, status=status)
 
 

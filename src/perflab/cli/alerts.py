@@ -10,7 +10,7 @@ import click
 from perflab.cli.common import NAME, RowId, format_option, open_store
 from perflab.model.alerts import ACTIONS, STATES
 from perflab.model.errors import UsageError
-from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
+from perflab.model.methods import AUTO_METHOD, method_choices, method_help
 from perflab.render.alerts import ALERT_FORMATS
 
 RERUN = "rerun"

@@ -8,7 +8,7 @@ import click
 
 from perflab.cli.common import Finite, count, format_option
 from perflab.model.errors import UsageError
-from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
+from perflab.model.methods import AUTO_METHOD, EDivisiveParams, PenaltyParams, method_choices, method_help, takers
 from perflab.render.changepoints import CHANGEPOINT_FORMATS
 
 METHOD_CHOICES = method_choices(auto=True)
@@ -47,18 +47,19 @@ def _fraction(text: str) -> float:
               help="Metric column to analyse; repeat for several [default: every numeric column].")
 @click.option("--method", type=click.Choice(METHOD_CHOICES), default=AUTO_METHOD, show_default=True,
               help=method_help(auto=True))
-@click.option("--window", type=count(MAX_WINDOW, least=MIN_WINDOW), default=50, show_default=True,
-              help="e-divisive: points per sliding window.")
-@click.option("--max-pvalue", type=Finite(0, 1, min_open=True), default=0.001, show_default=True,
-              help="e-divisive: keep change points with a t-test p-value at or below this.")
-@click.option("--penalty", default="mbic", show_default=True,
-              help="pelt/binseg: mbic, bic, aic or a number (times the noise variance).")
+@click.option("--window", type=count(MAX_WINDOW, least=MIN_WINDOW), default=EDivisiveParams().window,
+              show_default=True, help=f"{takers('window')}: points per sliding window.")
+@click.option("--max-pvalue", type=Finite(0, 1, min_open=True), default=EDivisiveParams().max_pvalue,
+              show_default=True, help=f"{takers('max_pvalue')}: keep change points with a t-test p-value at or "
+                                      "below this.")
+@click.option("--penalty", default=PenaltyParams().penalty, show_default=True,
+              help=f"{takers('penalty')}: mbic, bic, aic or a number (times the noise variance).")
 @click.option("--min-magnitude", default="0", show_default=True, metavar="PCT",
               help="Drop changes smaller than this relative change: 5% or 0.05.")
 @click.option("--direction", type=click.Choice(["higher", "lower"]),
               help="Which way is better: orients the % change (+ = better) and names each point.")
 @click.option("--spread", is_flag=True,
-              help="mosum: also report changes in the noise's spread alone (shown as 'spread xF', the "
+              help=f"{takers('spread')}: also report changes in the noise's spread alone (shown as 'spread xF', the "
                    "ratio after/before; the false-alarm budget is split between the two searches). "
                    "Off by default: it costs the level search some power (bench/changepoints_accuracy.py).")
 @format_option(CHANGEPOINT_FORMATS)
@@ -74,10 +75,11 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
     """
     from perflab.analysis.changepoints import file_changes
     from perflab.formats.series import read_series_file
+    from perflab.model.methods import DetectSettings
     from perflab.model.records import Direction
 
-    magnitude = _fraction(min_magnitude)
-    penalty_value = _penalty(penalty)
+    settings = DetectSettings(window=window, max_pvalue=max_pvalue, penalty=_penalty(penalty),
+                              min_magnitude=_fraction(min_magnitude), spread=spread)
     series = read_series_file(file)
     if series.dropped:
         from perflab.cli.common import warn
@@ -85,9 +87,8 @@ def changepoints(file: str, columns: tuple[str, ...], method: str, window: int, 
         counts = ", ".join(f"{n} of {column!r}" for column, n in series.dropped.items())
         warn(f"{series.path}: dropped {sum(series.dropped.values())} values too large to analyse "
              f"(infinite or beyond ±{MAX_MAGNITUDE:g}): {counts}")
-    found = file_changes(series, columns, method=method, window=window, max_pvalue=max_pvalue,
-                         penalty=penalty_value, min_magnitude=magnitude,
-                         direction=Direction(direction) if direction else None, spread=spread)
+    found = file_changes(series, columns, method=method, settings=settings,
+                         direction=Direction(direction) if direction else None)
     click.echo(CHANGEPOINT_FORMATS[fmt].render(found), nl=False)
 
 

@@ -9,7 +9,7 @@ import click
 
 from perflab.cli.common import LABEL, RATE, check_output, format_option, open_store, write_output
 from perflab.model.errors import EXIT_SKIP, EXIT_VERDICT, UsageError
-from perflab.model.verdicts import METHOD_NAMES
+from perflab.model.methods import DEFAULT_COMPARE_TEST, METHOD_NAMES
 from perflab.render.compare import FORMATS as COMPARE_FORMATS
 
 
@@ -32,7 +32,7 @@ def percent(text: str, option: str) -> float:
               help="Only these metrics; repeatable (default: each benchmark's primary one, e.g. time).")
 @click.option("--all", "all_metrics", is_flag=True, help="Every metric the benchmarks recorded.")
 @click.option("-v", "--verbose", is_flag=True, help="Every warning of every row, not counts by kind.")
-@click.option("--method", type=click.Choice(list(METHOD_NAMES)), default="welch-log", show_default=True,
+@click.option("--method", type=click.Choice(list(METHOD_NAMES)), default=DEFAULT_COMPARE_TEST, show_default=True,
               help="The test (or a reference tool's rule): "
               + "; ".join(f"{key}: {name}" for key, name in METHOD_NAMES.items()) + ".")
 @click.option("--fdr", type=RATE, default=0.05, show_default=True,

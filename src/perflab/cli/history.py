@@ -6,7 +6,7 @@ import click
 
 from perflab.cli.common import RATE, check_output, count, format_option, open_store, warn, write_output
 from perflab.model.limits import MAX_ID
-from perflab.model.report.history import AUTO_METHOD, method_choices, method_help
+from perflab.model.methods import AUTO_METHOD, method_choices, method_help
 from perflab.model.verdicts import Verdict
 from perflab.render.history_formats import CHANGES_FORMATS, HISTORY_FORMATS
 

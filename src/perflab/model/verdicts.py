@@ -23,21 +23,17 @@ def oriented(change_pct: float, direction: Direction) -> float:
     return -change_pct if direction is Direction.LOWER else change_pct
 
 
+def oriented_ratio(ratio: float, direction: Direction) -> float:
+    """new/base as a % change with positive = better (mmtests'); never -0."""
+    return oriented(100.0 * (ratio - 1.0), direction) + 0.0
+
+
 def better_pct(raw_pct: float, interval: tuple[float, float],
                lower_is_better: bool) -> tuple[float, tuple[float, float]]:
     """A raw % change (new/old - 1) and its interval in the SIGN convention."""
     if not lower_is_better:
         return raw_pct, interval
     return -raw_pct + 0.0, (-interval[1] + 0.0, -interval[0] + 0.0)
-
-# the tests and rules a comparison row may use (stats.difference): key -> the name reports print
-METHOD_NAMES: dict[str, str] = {
-    "welch-log": "Welch t-test on log values",
-    "mann-whitney": "Mann-Whitney U test",
-    "mmtests": "mmtests band rule (|Δmean| > 1.96·(sd_base+sd_new))",
-    "lkp": "lkp-tests range rule (disjoint ranges, median ratio > 1%)",
-}
-
 
 class Verdict(str, enum.Enum):
     """The three-way decision on one directed change (plus "no change" when the interval

@@ -15,7 +15,10 @@ Modules, one job each (modelled on golang.org/x/perf benchmath):
   host_prior    a host's prior of run-to-run variance, fitted by empirical Bayes (limma's)
   separate_runs the moderated test of two separate runs, borrowing the host's variance
   difference    compare one row, decide the verdicts of a report under FDR control
-  changepoints  change points in a history: detect() by mosum, E-divisive (Otava), PELT, binseg
+  compare_tests the tests of a row, one module each: welch-log, mann-whitney, mmtests, lkp
+  methods       the code of a registered method (model/methods.py), imported by name on first use
+  changepoints  change points in a history: detect() by a detector of the registry
+  detectors     the detectors, one module each: mosum, e-divisive (Otava), pelt, binseg
   segment_tests segment statistics from prefix sums, Welch's test of neighbouring segments
   energy        E-divisive candidates (the energy statistic in sliding windows)
   penalised     PELT and seeded binary segmentation (penalised least squares)
@@ -37,7 +40,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from perflab.stats.changepoints import ChangePoint, binseg, detect, e_divisive, oriented, pelt
+    from perflab.stats.changepoints import detect
     from perflab.stats.checks import (
         bimodality_ratio,
         check_bimodal,
@@ -48,7 +51,8 @@ if TYPE_CHECKING:
         check_trend,
         modified_z_scores,
     )
-    from perflab.stats.difference import METHOD_NAMES, Difference, Method, compare, decide
+    from perflab.stats.detectors.points import ChangePoint
+    from perflab.stats.difference import Difference, compare, decide
     from perflab.stats.intervals import Interval, bootstrap_ratio_ci, mean_ci, median_ci
     from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
     from perflab.stats.significance import (
@@ -57,7 +61,6 @@ if TYPE_CHECKING:
         benjamini_hochberg,
         mann_kendall,
         mann_whitney,
-        min_attainable_p,
         spearman_trend,
         welch_t,
     )
@@ -78,12 +81,8 @@ if TYPE_CHECKING:
     from perflab.stats.warnings import StatWarning
 
 _SUBMODULE_OF = {
-    "ChangePoint": "changepoints",
-    "binseg": "changepoints",
+    "ChangePoint": "detectors.points",
     "detect": "changepoints",
-    "e_divisive": "changepoints",
-    "oriented": "changepoints",
-    "pelt": "changepoints",
     "bimodality_ratio": "checks",
     "check_bimodal": "checks",
     "check_cov": "checks",
@@ -92,9 +91,7 @@ _SUBMODULE_OF = {
     "check_spread": "checks",
     "check_trend": "checks",
     "modified_z_scores": "checks",
-    "METHOD_NAMES": "difference",
     "Difference": "difference",
-    "Method": "difference",
     "compare": "difference",
     "decide": "difference",
     "Interval": "intervals",
@@ -109,7 +106,6 @@ _SUBMODULE_OF = {
     "benjamini_hochberg": "significance",
     "mann_kendall": "significance",
     "mann_whitney": "significance",
-    "min_attainable_p": "significance",
     "spearman_trend": "significance",
     "welch_t": "significance",
     "Summary": "summary",
@@ -137,13 +133,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "METHOD_NAMES", "ChangePoint", "Difference", "FdrResult", "Interval", "Method", "RuleResult",
+    "ChangePoint", "Difference", "FdrResult", "Interval", "RuleResult",
     "StatWarning",
     "Summary", "WelchResult", "amean", "benjamini_hochberg", "best_mean", "binseg",
     "bimodality_ratio", "bootstrap_ratio_ci", "centre", "check_bimodal", "check_cov",
     "check_outliers", "check_sample_size", "check_spread", "check_trend", "clean", "compare",
-    "cov", "decide", "detect", "e_divisive", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",
-    "mean_ci", "median", "median_ci", "min_attainable_p", "mmtests_band_rule", "modified_z_scores", "oriented",
-    "pelt", "percentiles",
+    "cov", "decide", "detect", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",
+    "mean_ci", "median", "median_ci", "mmtests_band_rule", "modified_z_scores",
+    "percentiles",
     "spearman_trend", "stddev", "summarize", "welch_t",
 ]

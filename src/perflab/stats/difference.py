@@ -28,43 +28,24 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from perflab.model.methods import CompareTest, compare_test
 from perflab.model.records import Direction, MeanKind
-from perflab.model.verdicts import METHOD_NAMES as METHOD_NAMES  # re-exported: its old home
-from perflab.model.verdicts import Verdict, WarningSide
+from perflab.model.verdicts import Verdict, WarningSide, oriented_ratio
 from perflab.stats.checks import split_gap
+from perflab.stats.compare_tests.row import Outcome, Row
 from perflab.stats.distributions import norm_ppf
-from perflab.stats.intervals import bootstrap_ratio_ci, hodges_lehmann_ratio_ci
+from perflab.stats.methods import tester
 from perflab.stats.resolution import quantum_pairs, unjudgeable
-from perflab.stats.rules import RuleResult, lkp_range_rule, mmtests_band_rule
+from perflab.stats.rules import RuleResult
 from perflab.stats.separate_runs import Judged, RunToRun, judge, within_run
-from perflab.stats.significance import (
-    Moments,
-    benjamini_hochberg,
-    mann_whitney,
-    min_attainable_p,
-    moments_rows,
-    welch_from_moments,
-)
+from perflab.stats.significance import Moments, benjamini_hochberg, moments_rows
 from perflab.stats.summary import Summary, clean, summarize_rows
 from perflab.stats.variance import RunVariance
-from perflab.stats.warnings import (
-    BIMODAL,
-    NONPOSITIVE_CENTRE,
-    NONPOSITIVE_LOG,
-    OPPOSITE_ESTIMATE,
-    RUN_VARIANCE,
-    TOO_FEW_SAMPLES,
-    UNEQUAL_N,
-    StatWarning,
-)
-
-Method = Literal["welch-log", "mann-whitney", "mmtests", "lkp"]
-
+from perflab.stats.warnings import BIMODAL, NONPOSITIVE_CENTRE, OPPOSITE_ESTIMATE, RUN_VARIANCE, UNEQUAL_N, StatWarning
 
 
 @dataclass(frozen=True)
@@ -82,7 +63,7 @@ class Difference:
     q_value: float        # BH-adjusted p across the report (after `decide`; = p for one row)
     min_p: float          # the smallest p the test can give at these sample sizes
     method: str           # human-readable, e.g. "Welch t-test on log values"
-    method_key: Method
+    method_key: str       # its name in the registry (model.methods.COMPARE_TESTS)
     interval: str         # how the interval was computed
     noise_floor: float    # relative, 0.01 = 1%
     verdict: Verdict
@@ -97,16 +78,6 @@ class Difference:
     runs_needed: int | None = None  # replicate runs a side that would decide a change of run_change
     run_change: float = math.nan    # that change (relative): the row's own, at least the noise floor
     run_spread: float = math.nan    # the posterior run-to-run spread (sd of logs, in %)
-
-
-def _oriented(ratio: float, direction: Direction) -> float:
-    """new/base as a % change with positive = better (mmtests)."""
-    return 100.0 * (ratio - 1.0) if direction is Direction.HIGHER else 100.0 * (1.0 - ratio)
-
-
-def _oriented_interval(low: float, high: float, direction: Direction) -> tuple[float, float]:
-    ends = (_oriented(low, direction), _oriented(high, direction))
-    return min(ends), max(ends)
 
 
 def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rejected: bool,
@@ -133,22 +104,14 @@ def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rej
 
 
 def compare(base: ArrayLike, new: ArrayLike, *, direction: Direction, mean_kind: MeanKind,
-            noise_floor: float = 0.01, method: Method = "welch-log", confidence: float = 0.95,
+            noise_floor: float = 0.01, method: str = "welch-log", confidence: float = 0.95,
             seed: int = 0, separate_runs: bool = False, run_variance: RunVariance | None = None,
             run_shares: tuple[float, float] = (1.0, 1.0),
             summaries: tuple[Summary, Summary] | None = None, run_to_run: RunToRun | None = None,
             skip: frozenset[str] = frozenset()) -> Difference:
-    """Compare two samples of one metric (values in repetition order) with `method`.
-
-    welch-log     Welch's t-test on log values: the noise is taken as multiplicative, the
-                  change as a common factor c (new ~ c·base), under which every centre's
-                  ratio is c; the interval is exp of the t interval of the mean-log
-                  difference. Needs positive values and 2+ per side.
-    mann-whitney  two-sided Mann-Whitney U (distribution-free; 4+ per side to ever reach
-                  p < 0.05); interval: the Hodges-Lehmann interval of the factor between
-                  the sides, the one that inverts the test (none when the test cannot
-                  reject; positive values up to 1,000 a side, else the bootstrap).
-    mmtests, lkp  the tools' rules (see `rules`); interval: bootstrap of the ratio of centres.
+    """Compare two samples of one metric (values in repetition order) with `method`, a test
+    of the registry (model.methods.COMPARE_TESTS: welch-log, mann-whitney, and the mmtests
+    and lkp rules; each one module of stats/compare_tests, which says what it assumes).
 
     Separate runs (``separate_runs``: recorded by different runs) differ by their run-to-run
     variance too: Welch's test takes the run as its unit with ``run_variance``
@@ -196,12 +159,12 @@ class _Sides:
     within: tuple[float, float]
 
 
-def compare_rows(pairs: Sequence[Pair], *, method: Method = "welch-log", confidence: float = 0.95,
+def compare_rows(pairs: Sequence[Pair], *, method: str = "welch-log", confidence: float = 0.95,
                  seed: int = 0) -> list[Difference]:
     """`compare` of each pair, the same rows: what the sides' arrays give (summaries, the
-    moments of their logs, the grid step) is taken along the rows of equal n at once."""
-    if method not in METHOD_NAMES:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHOD_NAMES)}")
+    moments of their logs, the grid step) is taken along the rows of equal n at once.
+    ValueError: no such method."""
+    test = compare_test(method)
     cleaned = [(clean(p.base)[0], clean(p.new)[0]) for p in pairs]
     wanted = [i for i, p in enumerate(pairs) if p.summaries is None]
     made = summarize_rows([x for i in wanted for x in (pairs[i].base, pairs[i].new)],
@@ -214,28 +177,31 @@ def compare_rows(pairs: Sequence[Pair], *, method: Method = "welch-log", confide
         moments = (logs[2 * i], logs[2 * i + 1])
         within = tuple(float(m.var) if m is not None else within_run(x) for m, x in zip(moments, (a, b)))
         sides = _Sides(a, b, p.summaries or summaries[i], moments, steps[i], within)  # type: ignore[arg-type]
-        out.append(_compare(p, sides, method, confidence, seed))
+        out.append(_compare(p, sides, test, confidence, seed))
     return out
 
 
-def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: int) -> Difference:
-    """One row of `compare_rows`."""
+def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, seed: int) -> Difference:
+    """One row of `compare_rows` by the test ``method``."""
     (a, b), (base_summary, new_summary) = (sides.a, sides.b), sides.summaries
     run_variance, run_shares, noise_floor, direction = p.run_variance, p.run_shares, p.noise_floor, p.direction
     warnings = [w.on(WarningSide.BASE) for w in base_summary.warnings]
     warnings += [w.on(WarningSide.CANDIDATE) for w in new_summary.warnings]
     pair: list[StatWarning] = []
-    min_p = min_attainable_p(method, a.size, b.size)
     if a.size and b.size and a.size != b.size:
         pair.append(StatWarning(UNEQUAL_N, f"base has {a.size} values, new {b.size}"))
     change = _change(base_summary, new_summary, direction, pair)
     judged, refused = None, None   # refused: why separate runs may not be judged
     if p.separate_runs:
         judged, run_variance, run_shares, noise_floor = _separate_runs(
-            sides, change, method, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair, p.skip)
+            sides, change, method.run_unit, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair,
+            p.skip)
         refused = judged.blocked if judged is not None else _unknown(run_variance)
-    test = _test(sides, method, p.mean_kind, direction, confidence, seed, min_p,
-                 run_variance if p.separate_runs else None, run_shares, pair)
+    test = tester(method.name)(Row(a=a, b=b, logs=sides.logs, mean_kind=p.mean_kind, direction=direction,
+                                   confidence=confidence, seed=seed, run_shares=run_shares,
+                                   run_variance=run_variance if p.separate_runs else None))
+    pair += test.warnings
+    min_p = test.min_p
     blocked = _blocked(sides, change, test, refused, pair, p.skip)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
@@ -246,7 +212,7 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
         base=base_summary, new=new_summary, direction=direction, change_pct=change,
         ci_low=test.ci_low, ci_high=test.ci_high, confidence=confidence, p_value=test.p_value,
         q_value=test.p_value, min_p=min_p,
-        method=METHOD_NAMES[method], method_key=method, interval=test.interval, noise_floor=noise_floor,
+        method=method.title, method_key=method.name, interval=test.interval, noise_floor=noise_floor,
         verdict=verdict, significant=verdict.significant,
         warnings=(*warnings, *(w.on(WarningSide.PAIR) for w in pair)), rule=test.rule,
         judgeable=blocked is None, blocked=blocked.message if blocked is not None else "",
@@ -258,17 +224,18 @@ def _compare(p: Pair, sides: _Sides, method: Method, confidence: float, seed: in
 def _change(base: Summary, new: Summary, direction: Direction, pair: list[StatWarning]) -> float:
     """The oriented change of the centres in % (NaN, with a warning, when a centre is <= 0)."""
     if base.centre > 0 and new.centre >= 0:
-        return _oriented(new.centre / base.centre, direction)
+        return oriented_ratio(new.centre / base.centre, direction)
     if base.n and new.n and not (math.isnan(base.centre) or math.isnan(new.centre)):
         pair.append(StatWarning(NONPOSITIVE_CENTRE, "a centre <= 0: a change in % is undefined"))
     return math.nan
 
 
-def _separate_runs(sides: _Sides, change: float, method: Method, noise_floor: float, confidence: float,
+def _separate_runs(sides: _Sides, change: float, run_unit: bool, noise_floor: float, confidence: float,
                    run_variance: RunVariance | None, run_shares: tuple[float, float], run_to_run: RunToRun | None,
                    pair: list[StatWarning], skip: frozenset[str] = frozenset()
                    ) -> tuple[Judged | None, RunVariance | None, tuple[float, float], float]:
-    """(host prior's judgement, run variance, run shares, noise floor) of a row of separate runs."""
+    """(host prior's judgement, run variance, run shares, noise floor) of a row of separate runs;
+    ``run_unit``: the test takes the run-to-run variance in (its unit is the run)."""
     judged = None
     if run_to_run is not None:
         base, new = sides.summaries
@@ -277,60 +244,17 @@ def _separate_runs(sides: _Sides, change: float, method: Method, noise_floor: fl
                        skip=skip, beyond_split=_beyond_split(sides, base, new))
     if judged is None:
         if run_variance is not None:   # without it, `_unknown` blocks the row and says why
-            noise_floor, note = _run_floor(run_variance, method, noise_floor, confidence)
+            noise_floor, note = _run_floor(run_variance, run_unit, noise_floor, confidence)
             pair.append(StatWarning(RUN_VARIANCE, note))
         return None, run_variance, run_shares, noise_floor
-    if method != "welch-log":   # the other methods cannot take it into their test: a wider floor
-        noise_floor, _ = _run_floor(judged.variance, method, noise_floor, confidence)
+    if not run_unit:   # a test that cannot take it in: a wider floor
+        noise_floor, _ = _run_floor(judged.variance, run_unit, noise_floor, confidence)
     pair.append(StatWarning(RUN_VARIANCE, f"separate runs: {judged.variance.source} (prior d0 "
                             f"{judged.d0:.3g}) is part of the test"))
     return judged, judged.variance, (1.0, 1.0), noise_floor
 
 
-@dataclass(frozen=True)
-class _Test:
-    """What `method` gives one row: its p-value (NaN for rules), interval and rule result."""
-
-    p_value: float
-    ci_low: float
-    ci_high: float
-    interval: str
-    rule: RuleResult | None
-
-
-def _test(sides: _Sides, method: Method, mean_kind: MeanKind, direction: Direction,
-          confidence: float, seed: int, min_p: float, run_variance: RunVariance | None,
-          run_shares: tuple[float, float], pair: list[StatWarning]) -> _Test:
-    """Run `method` on the clean values; its warnings are appended to ``pair``."""
-    a, b = sides.a, sides.b
-    if method == "welch-log":
-        welch = welch_from_moments(*sides.logs, confidence=confidence, run_variance=run_variance,
-                                   run_shares=run_shares)
-        low, high = _oriented_interval(math.exp(welch.ci_low), math.exp(welch.ci_high), direction)
-        if np.any(a <= 0) or np.any(b <= 0):
-            pair.append(StatWarning(NONPOSITIVE_LOG, "values <= 0: no test on log values"))
-        return _Test(welch.p_value, low, high, "t interval of the ratio of geometric means", None)
-    shift = hodges_lehmann_ratio_ci(a, b, confidence) if method == "mann-whitney" else None
-    if shift is not None and (not math.isnan(shift.low) or shift.warnings):
-        # the interval that inverts the test: exact at small n, where the bootstrap's is too narrow
-        interval = "Hodges-Lehmann interval of the ratio (inverts Mann-Whitney)"
-        low, high = _oriented_interval(shift.low, shift.high, direction)
-    else:
-        interval = f"bootstrap interval of the ratio of {mean_kind.value}s"
-        boot = bootstrap_ratio_ci(a, b, mean_kind=mean_kind, confidence=confidence, seed=seed)
-        low, high = _oriented_interval(boot.low, boot.high, direction)
-    if method == "mann-whitney":
-        if min(a.size, b.size) > 0 and min_p >= 1.0 - confidence:
-            pair.append(StatWarning(TOO_FEW_SAMPLES, f"{a.size} vs {b.size} samples cannot reach p < "
-                                    f"{1.0 - confidence:g} with Mann-Whitney U (its smallest p is "
-                                    f"{min_p:.2g}); record more"))
-        return _Test(mann_whitney(a, b), low, high, interval, None)
-    rule = mmtests_band_rule(a, b, mean_kind) if method == "mmtests" else lkp_range_rule(a, b)
-    pair += rule.warnings
-    return _Test(math.nan, low, high, interval, rule)
-
-
-def _blocked(sides: _Sides, change: float, test: _Test, separate: StatWarning | None,
+def _blocked(sides: _Sides, change: float, test: Outcome, separate: StatWarning | None,
              pair: list[StatWarning], skip: frozenset[str] = frozenset()) -> StatWarning | None:
     """The warning that keeps the row from a mark, if any (appended to ``pair`` with the others)."""
     if (change > 0 and test.ci_high < 0) or (change < 0 and test.ci_low > 0):
@@ -368,12 +292,13 @@ def _unknown(variance: RunVariance | None) -> StatWarning | None:
                        "measures it; not judged ('perflab calibrate', or more runs of the same command, measures it)")
 
 
-def _run_floor(variance: RunVariance, method: str, floor: float, confidence: float) -> tuple[float, str]:
-    """(noise floor, warning) for separate runs whose run-to-run variance is known."""
+def _run_floor(variance: RunVariance, run_unit: bool, floor: float, confidence: float) -> tuple[float, str]:
+    """(noise floor, warning) for separate runs whose run-to-run variance is known: a test
+    whose unit is the run (``run_unit``) takes it in, the others' floor widens to its spread."""
     spread = 100.0 * math.sqrt(2 * variance.sigma2) * norm_ppf(0.5 + confidence / 2)
     what = (f"separate runs: run-to-run spread {variance.cov_pct:.2g}% (from {variance.source}, "
             f"{variance.runs} of them)")
-    if method == "welch-log":
+    if run_unit:
         return floor, what + " is part of the test (the run is its unit)"
     wider = max(floor, spread / 100.0)
     return wider, what + f": changes below {100 * wider:.2g}% are not judged"

@@ -2,7 +2,7 @@
 
 `e_divisive_cuts` splits windows of a series recursively at the maximum of the energy
 statistic while Welch's test between the sides passes, then merges the weakest cuts away
-(`segment_tests.merge_weakest`). `stats.changepoints.e_divisive` is the callers' entry.
+(`segment_tests.merge_weakest`). `stats.detectors.e_divisive` is the method's entry.
 """
 
 from __future__ import annotations

@@ -146,23 +146,6 @@ def mann_whitney_is_exact(a: np.ndarray, b: np.ndarray) -> bool:
     return a.size * b.size <= 2500 and np.unique(np.concatenate([a, b])).size == a.size + b.size
 
 
-def min_attainable_p(method: str, n_base: int, n_new: int) -> float:
-    """The smallest two-sided p-value ``method`` can return at these sample sizes.
-
-    Mann-Whitney U (exact, no ties): 2 / C(n_base + n_new, n_base), reached when the sides
-    do not overlap; 3 vs 3 gives 0.1, so such a row can never be significant at 5%.
-    Welch's t: 0 with 2+ values a side (any p is reachable), 1 below that (no test).
-    The rules (mmtests, lkp) give no p-value: NaN.
-    """
-    if method == "mann-whitney":
-        if n_base < 1 or n_new < 1:
-            return 1.0
-        return min(1.0, 2.0 / math.comb(n_base + n_new, n_base))
-    if method == "welch-log":
-        return 0.0 if n_base >= 2 and n_new >= 2 else 1.0
-    return math.nan
-
-
 def spearman_trend(values: ArrayLike) -> tuple[float, float]:
     """Daniels' trend test: Spearman's rho of the values against their order: (z, p).
 

@@ -19,6 +19,7 @@ from perflab.model.alerts import CONFIRMED as CONFIRMED  # Change.status, re-exp
 from perflab.model.alerts import SUSPECT as SUSPECT
 from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
 from perflab.model.alerts import Alert, Culprit
+from perflab.model.methods import Shown
 from perflab.model.params import point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.verdicts import StatWarning, Verdict
@@ -276,7 +277,7 @@ class ColumnChanges:
 class FileChanges:
     source: str
     method: str
-    parameters: dict[str, Any]
+    parameters: Shown
     direction: Direction | None
     columns: tuple[ColumnChanges, ...]
 
@@ -288,49 +289,3 @@ def directed_verdict(oriented_pct: float) -> Verdict:
     return Verdict.IMPROVEMENT if oriented_pct > 0 else Verdict.REGRESSION
 
 
-# --------------------------------------------------------------------------- method names
-
-#: The change-point methods perflab.stats.changepoints.detect accepts, with what each does:
-#: the one list behind the --method choices and help of history, changes, report change
-#: and changepoints (a test checks it against stats.changepoints.METHODS).
-CHANGEPOINT_METHODS: dict[str, str] = {
-    "mosum": "robust moving sums at windows 8..256: spikes filtered, noise and autocorrelation "
-             "from the series' own lag differences, drift removed, thresholds for a stated false-alarm "
-             "rate (0.2 per 1,000 points); the most accurate on long series (bench/changepoints_accuracy.py)",
-    "e-divisive": "Otava's method: E-divisive means in sliding windows, then a t-test between "
-                  "neighbouring segments",
-    "pelt": "exact penalised least squares for changes in mean (PELT)",
-    "binseg": "seeded binary segmentation with PELT's penalty, the fastest on long series",
-}
-#: The default choice: mosum from 10 points (e-divisive below, where mosum cannot cut). On real
-#: annotated series under 100 points (bench/changepoints_tcpd.py: TCPD, TCPDBench's F1 /
-#: covering) it scores 0.785/0.679, where e-divisive (the short-series choice until 2026-11-25)
-#: scored 0.704/0.552, below "no change" 0.710/0.603, and cut every short trending series.
-#: mosum reports a new regime only once it has lasted 5 points, so the newest commits are read
-#: by the tip detector (stats/tip.py: a suspect after 1-2 commits, confirmed when the new level
-#: holds), which alerts and watch run behind it.
-AUTO_METHOD = "auto"
-
-
-#: Below this many points mosum cannot place a change (two of its 5-point segments), and
-#: `auto` takes e-divisive, whose t-test needs 3 a side (TCPD has no series this short).
-AUTO_MOSUM_FROM = 10
-
-
-def resolve_method(method: str, points: int) -> str:
-    """The detector ``method`` names for a series of ``points`` points."""
-    if method != AUTO_METHOD:
-        return method
-    return "mosum" if points >= AUTO_MOSUM_FROM else "e-divisive"
-
-
-def method_help(*, auto: bool = True) -> str:
-    """The --method help text, from the registry."""
-    listed = "; ".join(f"{name}: {text}" for name, text in CHANGEPOINT_METHODS.items())
-    return (f"Change-point detector (auto: mosum from {AUTO_MOSUM_FROM} points, e-divisive below; alerts and "
-            f"watch read the newest "
-            f"commits with the tip detector). {listed}." if auto else f"{listed}.")
-
-
-def method_choices(*, auto: bool = True) -> list[str]:
-    return ([AUTO_METHOD] if auto else []) + list(CHANGEPOINT_METHODS)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Change, Row
 
-#: The tests ``perflab verdict`` judges with (keys of model.verdicts.METHOD_NAMES), the
+#: The tests ``perflab verdict`` judges with (keys of model.methods.METHOD_NAMES), the
 #: first the default: key -> why one would pick it (its --method help).
 VERDICT_METHODS: dict[str, str] = {
     "mann-whitney": "Mann-Whitney U, on ranks (one stray run moves one rank)",
