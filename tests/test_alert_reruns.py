@@ -10,13 +10,16 @@ One commit measured while the machine was far slower is a suspect, withdrawn the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from perflab.analysis.alert_reruns import request_reruns
+from perflab.analysis.alert_reruns import request_reruns, rounds_of
 from perflab.analysis.alerts import update_alerts
 from perflab.model.alerts import INVALID, REPRODUCED, RERUN_REQUESTED, RERUN_UNDECIDED, UNTRIAGED, WITHDRAWN
+from perflab.stats import rerun as rerun_stats
 from perflab.store import Store
 
 from conftest import run_cli
@@ -144,3 +147,41 @@ def test_a_suspect_whose_rerun_was_undecided_is_rerun_again_once_confirmed(tmp_p
         assert request_reruns(store, "perflab") == 1 and request_reruns(store, "perflab") == 0
         requests = [e for e in store.alerts.events(alert_id) if e.action == RERUN_REQUESTED]
         assert [e.note.split(" at the tip")[0] for e in requests] == ["suspect", "confirmed"]
+
+
+def _round_medians(db: str, labels: list[str]) -> list[float]:
+    """Each run's median time, as the robot's verdict reads a round's run (alert_reruns._median)."""
+    with Store(db) as store:
+        return [float(np.median(store.series.value_groups(store.runs.resolve(label).id, {"nap"}, {"time"})[0].values))
+                for label in labels]
+
+
+def test_compare_reads_a_reruns_rounds_as_the_pairs_they_were(tmp_path):
+    """An alert's rerun recorded as the robot records it (rounds_of: 4 rounds ABBA, each side
+    a real `perflab run`): `perflab compare` of a good and a bad run of it compares every
+    round as a pair, as the rerun's own verdict (stats/rerun.judge) reads them, and agrees
+    with it; runs of two different reruns stay separate runs. (Before, the two runs named
+    were compared alone as separate runs: undecided where the rerun had reproduced the step.)"""
+    db = str(tmp_path / "perflab.db")
+    labels = {"good": [], "bad": []}
+    for stamp in ("20261128160000", "20261128170000"):
+        for r in rounds_of(7, stamp):
+            seconds = "0.010" if r.side == "good" else "0.030"
+            run_cli("run", "-q", "-n", "5", "--label", r.label, "--name", "nap", "--", "sleep", seconds,
+                    db=db, check=True)
+            if stamp == "20261128160000":
+                labels[r.side].append(r.label)
+    verdict = rerun_stats.judge(_round_medians(db, labels["good"]), _round_medians(db, labels["bad"]), 0.010, 0.030)
+    result = run_cli("compare", labels["good"][0], labels["bad"][0], "--format", "json", "--metric", "time",
+                     db=db, check=True)
+    data = json.loads(result.stdout)
+    assert any("alert7-20261128160000: an alert's rerun of 4 rounds" in w for w in data["warnings"]), data["warnings"]
+    assert [run["label"] for run in data["runs"]] == ["alert7-good-20261128160000", "alert7-bad-20261128160000"]
+    found = data["rows"][0]["candidates"][0]["comparison"]["verdict"]
+    # the rerun's outcome, as compare says it; both may honestly be undecided under a load they name
+    called = {"reproduced": "regression", "undecided": "undecided"}.get(verdict.outcome)
+    named = any("another load" in w for w in data["warnings"])
+    assert found == called or (found == "undecided" and named), (verdict, found, data["warnings"])
+    apart = run_cli("compare", labels["good"][0], "alert7-bad-20261128170000-2", "--metric", "time", db=db,
+                    check=True)
+    assert "an alert's rerun" not in apart.stdout, apart.stdout

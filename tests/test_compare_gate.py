@@ -21,10 +21,10 @@ KERNEL = {"kernel": {"release": "6.1", "version": "#1"}}
 
 
 def record(store: Store, label: str, levels: dict[str, float], rng: np.random.Generator, *,
-           n: int = 25, spread: float = 0.01, run_spread: float = 0.01) -> int:
+           n: int = 25, spread: float = 0.01, run_spread: float = 0.01, drift: float = 0.0) -> int:
     """A run of the commands ``levels`` (command line -> seconds a sample), interleaved
     round by round when there are several; each run's level off by ``run_spread`` (its
-    run-to-run variance), each sample by ``spread``."""
+    run-to-run variance), each sample by ``spread``, and rising by ``drift`` along the run."""
     names = list(levels)
     plans = [{"workload": {"workload": "command", "argv": shlex.split(name), "benchmark": name},
               "sweep": {}, "options": {}} for name in names]
@@ -38,7 +38,7 @@ def record(store: Store, label: str, levels: dict[str, float], rng: np.random.Ge
         store.metrics.save(name, [MetricInfo("time", "s", Direction.LOWER)])
     for rep in range(n):
         for name in names:
-            value = levels[name] * float(np.exp(shifts[name] + rng.normal(0, spread)))
+            value = levels[name] * float(np.exp(shifts[name] + drift * rep / (n - 1) + rng.normal(0, spread)))
             store.samples.add(run_id, Point(name, {}), rep, [Measurement("time", value, "s")])
     store.runs.set_status(run_id, RunStatus.COMPLETE)
     store.series.seal(run_id)
@@ -94,6 +94,29 @@ def test_a_gate_passes_what_its_interval_clears(sqlite_db):
     open_ = run_cli("compare", "old", "new", "--fail-on", "regression", "--noise-floor", "0.01%", db=sqlite_db)
     assert open_.returncode == 125 and "does not rule out a regression of 0.01%" in open_.stderr, \
         open_.stdout + open_.stderr
+
+
+def test_a_drift_small_against_the_threshold_does_not_hold_the_gate(sqlite_db, tmp_path):
+    """Equal commands, 3 runs a side, the new runs drifting 0.5% along each run (the trend
+    test flags it): the drift cannot move the row across a 10% threshold, so the gate passes
+    (issue 41: the drift rule left such an A/A row unjudged, 125). Runs drifting 30% could:
+    125, naming what their drift could make of the interval."""
+    rng = np.random.default_rng(5)
+    far_db = str(tmp_path / "far.db")
+    for db, drift in ((sqlite_db, 0.005), (far_db, 0.3)):
+        with Store(db, create=True) as store:
+            for _ in range(3):
+                record(store, "old", {"./tool": 0.0200}, rng, spread=0.0005, run_spread=0.002)
+                record(store, "new", {"./tool": 0.0200 * np.exp(-drift / 2)}, rng, spread=0.0005,
+                       run_spread=0.002, drift=drift)
+    shown = run_cli("compare", "old", "new", "-v", db=sqlite_db, check=True)
+    assert "keep rising" in shown.stdout, shown.stdout
+    passed = run_cli("compare", "old", "new", "--fail-on", "regression", "--threshold", "10%", db=sqlite_db)
+    assert passed.returncode == 0 and "passed: no significant regression" in passed.stderr, \
+        passed.stdout + passed.stderr
+    held = run_cli("compare", "old", "new", "--fail-on", "regression", "--threshold", "10%", db=far_db)
+    assert held.returncode == 125 and "its runs' drift or two groups could make" in held.stderr, \
+        held.stdout + held.stderr
 
 
 def test_one_unit_per_metric_across_the_blocks(sqlite_db):

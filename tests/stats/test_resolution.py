@@ -9,7 +9,7 @@ import numpy as np
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict
 from perflab.stats import compare
-from perflab.stats.resolution import quantum, unjudgeable
+from perflab.stats.resolution import margin, quantum, unjudgeable
 
 LOWER = dict(direction=Direction.LOWER, mean_kind=MeanKind.ARITHMETIC)
 
@@ -48,3 +48,33 @@ def test_drift_with_overlapping_sides_is_not_judged_but_a_clear_step_is():
 
 def test_unjudgeable_needs_data():
     assert unjudgeable([], [1.0], math.nan, 1.0, ()) is None
+
+
+def test_a_drift_small_against_the_decision_does_not_block():
+    """A drift blocks only where it could move the row across its verdict (issue 41). A side
+    drifting 0.5% along its run (Mann-Kendall flags it) beside a steady one: 8.7% apart, the
+    interval's distance to 0 is far beyond the drift: a regression; at the same level, the
+    interval inside the 10% floor by more than the drift: no change. A drift of 30% under a
+    change of 10% could have made it: not judged."""
+    rng = np.random.default_rng(41)
+    drifting = np.exp(np.linspace(0.0, 0.005, 30) + rng.normal(0, 0.0005, 30))
+    steady = np.exp(rng.normal(0.0025, 0.0005, 30))
+    called = compare(steady, drifting * 1.087, **LOWER)
+    assert any(w.kind == "trend" for w in called.warnings)
+    assert called.verdict is Verdict.REGRESSION and called.judgeable, [w.message for w in called.warnings]
+    assert 0.5 < called.unsettled < 1.5   # twice the halves' difference: the span of the drift
+    same = compare(steady, drifting, noise_floor=0.10, **LOWER)
+    assert same.verdict is Verdict.NO_CHANGE and same.judgeable, [w.message for w in same.warnings]
+    wide = compare(steady, np.exp(np.linspace(0.0, 0.3, 30) + rng.normal(0, 0.0005, 30)) * 0.95, **LOWER)
+    assert wide.verdict is Verdict.UNDECIDED and not wide.judgeable
+    assert any(w.kind == "unstable-run" for w in wide.warnings)
+
+
+def test_margin_is_the_distance_to_the_verdicts_edge():
+    """From 0 and the floor for a call, from the floor for no change, none for undecided."""
+    assert math.isclose(margin(-8.7, -9.2, -8.3, 1.0, higher=False), math.log(1.087) - math.log(1.01))
+    assert math.isclose(margin(-8.7, -9.2, -5.0, 1.0, higher=False), math.log(1.05))
+    assert math.isclose(margin(-1.5, -3.0, -1.2, 1.0, higher=False), math.log(1.015) - math.log(1.01))
+    assert math.isclose(margin(0.1, -2.0, 3.0, 10.0, higher=True), math.log(1.10) - math.log(1.03))
+    assert margin(0.5, -2.0, 3.0, 1.0, higher=True) == math.inf
+    assert margin(math.nan, -2.0, 3.0, 1.0, higher=True) == 0.0

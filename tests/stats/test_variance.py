@@ -10,7 +10,7 @@ import pytest
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict
 from perflab.stats import compare, decide, welch_t
-from perflab.stats.variance import RunVariance, between_runs, pooled
+from perflab.stats.variance import RunVariance, between_runs, paired_runs, pooled
 
 
 def _runs(rng, k: int, n: int, sigma_b: float, sigma_w: float) -> list[np.ndarray]:
@@ -105,3 +105,20 @@ def test_sides_pooling_many_runs_test_the_run_means_and_keep_a_finite_interval()
     # one run per side is the unit as before: 2 MS_between / n0 for runs of n0 values
     variance, df = estimate.difference_variance(5, 5, 0.0, 1.0)
     assert variance == pytest.approx(2 * estimate.ms_between / 5) and df == pytest.approx(estimate.df)
+
+
+def test_runs_measured_in_pairs_cancel_what_a_round_shares():
+    """Rounds whose machine state moves both of their runs by up to 30%: between the runs
+    of each side that is run-to-run variance (ANOVA), read as pairs it cancels; the paired
+    estimate is half the variance of the rounds' differences, on R - 1 df."""
+    rng = np.random.default_rng(9)
+    states = rng.normal(0, 0.3, 4)
+    good = [np.exp(s + rng.normal(0, 0.01, 5)) for s in states]
+    bad = [1.5 * np.exp(s + rng.normal(0, 0.01, 5)) for s in states]
+    paired = paired_runs(good, bad)
+    assert paired is not None and paired.df == 3 and paired.runs == 4
+    d = [np.log(b).mean() - np.log(a).mean() for a, b in zip(good, bad)]
+    assert np.isclose(paired.sigma2, np.var(d, ddof=1) / 2)
+    unpaired = between_runs(good)
+    assert unpaired is not None and paired.sigma2 < unpaired.sigma2 / 100
+    assert paired_runs(good[:1], bad[:1]) is None

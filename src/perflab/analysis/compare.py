@@ -20,7 +20,7 @@ from perflab.analysis.compare_report import Key, Tables, build_report, recorded_
 from perflab.analysis.contention import contention_warnings
 from perflab.analysis.host_model import separate_runs_knowledge
 from perflab.analysis.next_step import with_next_steps
-from perflab.analysis.paired_runs import paired_samples
+from perflab.analysis.paired_runs import RerunRounds, paired_samples, rerun_rounds
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
 from perflab.model.methods import METHOD_NAMES
@@ -36,7 +36,7 @@ from perflab.model.records import (
 from perflab.model.report.calibration import Calibration
 from perflab.model.report.compare import Change, CompareReport, Row
 from perflab.model.verdicts import Verdict
-from perflab.stats.variance import RunVariance, between_runs, pooled, run_shares
+from perflab.stats.variance import RunVariance, between_runs, paired_runs, pooled, run_shares
 from perflab.store import Store
 from perflab.store.series import ValueGroup
 
@@ -93,10 +93,24 @@ def compare_runs(store: Store, runs: list[RunInfo], *, filters: Filters = Filter
     """
     if len(runs) < 2:
         raise UsageError("compare needs a baseline and at least one candidate")
-    return _compare_sides(store, [[run] for run in runs], runs, filters=filters, method=method, q=q,
+    sides = [[run] for run in runs]
+    rounds = rerun_rounds(store, runs[0], runs[1]) if len(runs) == 2 else None
+    if rounds is not None:   # an alert rerun's rounds: each side all of its rounds, compared as pairs
+        first, second = (rounds.good, rounds.bad) if runs[0].id in {r.id for r in rounds.good} else \
+            (rounds.bad, rounds.good)
+        sides = [list(first), list(second)]
+        runs = [replace(run, label=_side_label(rounds, run)) for run in runs]
+    return _compare_sides(store, sides, runs, filters=filters, method=method, q=q,
                           confidence=confidence, noise_floor=noise_floor, monitor_metrics=monitor_metrics,
                           best_pcts=best_pcts, exclude_metrics=frozenset(exclude_metrics),
-                          primary_only=not all_metrics and monitor_metrics is False)
+                          primary_only=not all_metrics and monitor_metrics is False, rounds=rounds)
+
+
+def _side_label(rounds: RerunRounds, run: RunInfo) -> str:
+    """alert<ID>-<side>-<stamp>: the side of a rerun, all its rounds."""
+    alert, _, stamp = rounds.name.partition("-")
+    side = "good" if run.id in {r.id for r in rounds.good} else "bad"
+    return f"{alert}-{side}-{stamp}"
 
 
 def compare_named(store: Store, runs: list[RunInfo], reference: str | None = None, **options: Any) -> CompareReport:
@@ -189,8 +203,10 @@ def compare_benchmarks(store: Store, run: RunInfo, reference: str | None = None,
 def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo], *, filters: Filters,
                    method: str, q: float, confidence: float, noise_floor: float | None,
                    monitor_metrics: bool | None, best_pcts: Sequence[int],
-                   exclude_metrics: frozenset[str], primary_only: bool = False) -> CompareReport:
-    """compare_runs over sides of one or more runs each; ``runs`` name the sides."""
+                   exclude_metrics: frozenset[str], primary_only: bool = False,
+                   rounds: RerunRounds | None = None) -> CompareReport:
+    """compare_runs over sides of one or more runs each; ``runs`` name the sides; ``rounds``:
+    the sides are an alert rerun's, their runs paired round by round."""
     if method not in METHOD_NAMES:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
     warnings: list[str] = []
@@ -213,7 +229,10 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
     for run, other in zip(runs[1:], ids[1:]):
         if other == ids[0]:
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
-    variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
+    if rounds is not None:
+        variances = _round_variances(rounds, parts, keys, warnings)
+    else:
+        variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     shares = {key: [run_shares([len(values) for values in side.get(key, [])]) for side in parts] for key in keys}
     # single runs a side: the host prior moderates their run-to-run variance (pooled sides measure their own)
     known = (separate_runs_knowledge(store, sides, keys, infos, variances)
@@ -240,6 +259,18 @@ def _as_pairs(store: Store, sides: list[list[RunInfo]], tables: Tables, warnings
     warnings.append(f"runs {sides[0][0].id} and {sides[1][0].id} were measured in {len(paired.base)} interleaved "
                     f"pairs by one bisect ({paired.label}): compared as those pairs, as the bisect judged them")
     return True
+
+
+def _round_variances(rounds: RerunRounds, parts: list[dict[Key, list[np.ndarray]]], keys: list[Key],
+                     warnings: list[str]) -> dict[Key, RunVariance | None]:
+    """Per row, the run-to-run variance of an alert rerun's rounds read as the pairs they
+    were (stats.variance.paired_runs), as the rerun's own verdict reads them (stats/rerun.py)."""
+    warnings.append(f"{rounds.name}: an alert's rerun of {len(rounds.good)} rounds, each two runs back to back "
+                    f"(runs {', '.join(str(r.id) for r in rounds.good)} and "
+                    f"{', '.join(str(r.id) for r in rounds.bad)}): each side all of its rounds, compared as those "
+                    "pairs, as the rerun judged them")
+    return {key: paired_runs(parts[0].get(key, []), parts[1].get(key, []), "the rerun's rounds, as pairs")
+            for key in keys}
 
 
 def _primary(found: dict[Key, ValueGroup], filters: Filters,

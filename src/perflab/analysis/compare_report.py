@@ -249,6 +249,7 @@ def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Dif
         ci=Interval(d.ci_low, d.ci_high, d.confidence), method=d.method_key, test=d.method,
         interval=d.interval, p_value=d.p_value, q_value=d.q_value, min_p=d.min_p, noise_floor=d.noise_floor,
         verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes), blocked=d.blocked,
+        unsettled=d.unsettled,
         run_to_run=RunToRunUsed(d.variance_source, d.d0, d.d, d.runs_needed, d.run_change, d.run_spread)
         if d.variance_source else None)
     # how run-to-run variance entered the test is said once for the report, not per row

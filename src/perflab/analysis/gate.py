@@ -6,8 +6,9 @@ noise floor, where regressions start being called):
   failed     a row's regression is significant (Benjamini-Hochberg across the report)
              and at least ``--threshold`` large;
   passed     every row is cleared: its verdict is "no change" or "improvement", or its
-             interval rules out a regression of T (its lower end, + = better, above -T)
-             from a test that could reach the level and data that could carry a mark;
+             interval rules out a regression of T (its lower end, + = better, above -T
+             by more than its runs' drift or two groups could move it) from a test that
+             could reach the level and data that could carry a mark;
   undecided  anything else: the rows the gate could not judge, each with what would
              decide it. A gate that passes a change it could not judge is the worst
              answer it can give, so this is its own exit (125), as in `verdict` and `ab`.
@@ -55,8 +56,9 @@ def _cleared(change: Change, limit_pct: float, q: float) -> bool:
     """The row rules out a regression of ``limit_pct`` % (or the gate fails on it anyway)."""
     if change.verdict in (Verdict.NO_CHANGE, Verdict.IMPROVEMENT, Verdict.REGRESSION):
         return change.verdict is not Verdict.REGRESSION or -change.pct >= limit_pct or (
-            change.ci.known and change.ci.low > -limit_pct)
-    return not change.blocked and change.min_p < q and change.ci.known and change.ci.low > -limit_pct
+            change.ci.known and change.ci.low - change.unsettled > -limit_pct)
+    return not change.blocked and change.min_p < q and change.ci.known and \
+        change.ci.low - change.unsettled > -limit_pct
 
 
 def _missing(row: Row, index: int, change: Change, limit_pct: float) -> str:
@@ -65,6 +67,11 @@ def _missing(row: Row, index: int, change: Change, limit_pct: float) -> str:
     said = [w.message.removeprefix("undecided: ") for w in row.cells[index].warnings if w.kind == RUNS_TO_DECIDE]
     if change.blocked:
         return change.blocked + (f"; {said[0]}" if said else "")
+    if change.ci.known and change.ci.low > -limit_pct:   # its interval clears it; its runs' drift or split not
+        return (f"its {100 * change.ci.confidence:g}% interval [{change.ci.low:+.2f}%, {change.ci.high:+.2f}%] "
+                f"moved by the {change.unsettled:.2g}% its runs' drift or two groups could make does not rule out "
+                f"a regression of {limit_pct:g}%: record both sides again, interleaved in one run "
+                "(perflab run 'A' 'B')")
     if said:
         return said[0]
     if not change.ci.known:

@@ -1,4 +1,5 @@
-"""Runs a bisect measured in interleaved pairs, read again as the pairs they were.
+"""Runs measured in interleaved pairs, read again as the pairs they were: a bisect's
+samples (`paired_samples`) and an alert rerun's rounds (`rerun_rounds`).
 
 `perflab bisect` (execute.bisect_record) stores one run per measured commit, all under
 one label, and takes their samples two at a time: a pair of two commits back to back, the
@@ -17,10 +18,12 @@ them as separate runs. Two commits' paired samples are the pairs that hold one o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from perflab.model.errors import UsageError
 from perflab.model.records import RunInfo
 from perflab.store import Store
 from perflab.store.series import ValueGroup
@@ -87,3 +90,52 @@ def _pairs(owners: list[int], values: list[float]) -> list[tuple[int, int, float
         else:
             return None
     return out
+
+
+# the robot's rerun rounds (analysis.alert_reruns.rounds_of): alert<ID>-<side>-<stamp>-<n>
+_ROUND = re.compile(r"^(alert\d+)-(good|bad)-(\d+)-(\d+)$")
+
+
+@dataclass(frozen=True)
+class RerunRounds:
+    """An alert rerun's runs, round by round: its runs of the last good and of the first
+    bad commit, the two of a round measured back to back (ABBA ABBA ...), in round order."""
+
+    name: str                     # alert<ID>-<stamp>
+    good: tuple[RunInfo, ...]
+    bad: tuple[RunInfo, ...]
+
+
+def rerun_rounds(store: Store, base: RunInfo, new: RunInfo) -> RerunRounds | None:
+    """The rounds of the alert rerun that ``base`` and ``new`` (one of each side) are runs
+    of, read by their labels (``alert<ID>-<side>-<stamp>-<n>``: runs n = 2i - 1 and 2i are
+    round i) on their host; None for any other two runs, or fewer than 2 whole rounds."""
+    one, other = (_ROUND.match(run.label or "") for run in (base, new))
+    if one is None or other is None or base.host != new.host or {one.group(2), other.group(2)} != {"good", "bad"} \
+            or (one.group(1), one.group(3)) != (other.group(1), other.group(3)):
+        return None
+    alert, stamp = one.group(1), one.group(3)
+    rounds: list[dict[str, RunInfo]] = []
+    for n in range(1, 1000):
+        side = _side(store, alert, stamp, n, base.host)
+        if side is None:
+            break
+        if n % 2:
+            rounds.append({})
+        rounds[-1][side[0]] = side[1]
+    whole = [r for r in rounds if len(r) == 2]
+    if len(whole) < 2 or len(whole) < len(rounds) - 1:   # a round lost in the middle: not the rerun's design
+        return None
+    return RerunRounds(f"{alert}-{stamp}", tuple(r["good"] for r in whole), tuple(r["bad"] for r in whole))
+
+
+def _side(store: Store, alert: str, stamp: str, n: int, host: str) -> tuple[str, RunInfo] | None:
+    """(side, run) of a rerun's n-th run; None when it has none."""
+    for side in ("good", "bad"):
+        try:
+            run = store.runs.resolve(f"{alert}-{side}-{stamp}-{n}")
+        except UsageError:
+            continue
+        if run.host == host:
+            return side, run
+    return None

@@ -17,7 +17,7 @@ from perflab.model.params import format_value
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Block, CompareReport, Row
 from perflab.model.verdicts import StatWarning, WarningSide
-from perflab.render.units import scale_for
+from perflab.render.units import metric_scale
 
 MEAN_NAMES = {"amean": "Amean", "hmean": "Hmean", "gmean": "Gmean"}
 
@@ -161,9 +161,9 @@ KIND_TITLES = {
     "trend": "values drifting along the repetitions",
     "opposite-estimate": "the change and the test's interval point opposite ways",
     "coarse-resolution": "values in steps coarser than the change: not judged",
-    "unstable-run": "a side drifts or splits in two and the ranges overlap: not judged",
+    "unstable-run": "a side drifts or splits in two, enough to move the row across its verdict: not judged",
     "failed": "failed samples left out",
-    "two-groups": "separate runs with values in two groups: not judged",
+    "two-groups": "separate runs with values in two groups, enough to move the row across its verdict: not judged",
     "unequal-load": "separate runs beside another load not shown equal on both sides: not judged",
     "beyond-host-prior": "separate runs whose own replicates vary beyond the host prior: not judged",
     "run-variance": "separate runs whose run-to-run variance is unknown: not judged",
@@ -213,13 +213,10 @@ def metric_centres(blocks: Sequence[Block]) -> dict[tuple[str, str], list[float]
     return out
 
 
-def tool_scale(centres: Sequence[float], unit: str) -> tuple[float, str]:
-    """The divisor and unit of a block as mmtests and perf stat print times: seconds with 4
-    decimals while those keep 3 digits (hackbench's 0.0310, not 31.0000 ms), else the
-    unit that gives the largest centre 1..999 before the point."""
-    if unit == "s" and centres and min(centres) >= 0.01:
-        return 1.0, "s"
-    return scale_for(max(centres, default=0.0), unit)
+def metric_scales(blocks: Sequence[Block]) -> dict[tuple[str, str], tuple[float, str]]:
+    """The divisor and unit of each (metric, unit) of a report (`units.metric_scale` of its
+    centres across every block): every cell and chart of one metric, in every format, alike."""
+    return {key: metric_scale(centres, key[1]) for key, centres in metric_centres(blocks).items()}
 
 
 def titled(title: str, metric: str) -> str:

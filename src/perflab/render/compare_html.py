@@ -2,7 +2,8 @@
 
 The table shows what ``--format markdown`` shows (centre ± stddev, change with its
 interval, p / q, verdict) and carries the exact numbers of ``--format json`` in
-``data-*`` attributes, so a program (and the browser test) can check the two agree.
+``data-*`` attributes, so a program (and the browser test) can check the two agree. The
+table and the charts of a metric share its one unit (`compare_common.metric_scales`).
 Per block: each side's distribution (a box with every sample as a point: plotly's box
 trace draws the quartiles from the raw samples in the browser), the samples in
 measurement order (drift shows as a slope), for a sweep the median with its
@@ -28,7 +29,14 @@ import markupsafe
 
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import Block, CompareReport, SideSummary
-from perflab.render.compare_common import block_op, block_title, describe_run, row_warnings, significance_rule
+from perflab.render.compare_common import (
+    block_op,
+    block_title,
+    describe_run,
+    metric_scales,
+    row_warnings,
+    significance_rule,
+)
 from perflab.render.compare_data import number
 from perflab.render.compare_markdown import change_text, p_text, side_text
 
@@ -95,8 +103,9 @@ def plot_text(text: str) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _values(side: SideSummary | None) -> list[float]:
-    return [v for v in (number(x) for x in side.values) if v is not None] if side is not None else []
+def _values(side: SideSummary | None, factor: float = 1.0) -> list[float]:
+    """The side's finite samples, divided by ``factor`` (the metric's unit in the page)."""
+    return [v / factor for v in (number(x) for x in side.values) if v is not None] if side is not None else []
 
 
 def _side_data(side: SideSummary | None) -> dict[str, Any]:
@@ -106,15 +115,15 @@ def _side_data(side: SideSummary | None) -> dict[str, Any]:
             "stddev": number(side.stddev), "min": number(side.min), "max": number(side.max)}
 
 
-def _table_rows(report: CompareReport) -> list[dict[str, Any]]:
+def _table_rows(report: CompareReport, scales: dict[tuple[str, str], tuple[float, str]]) -> list[dict[str, Any]]:
     rows = []
     for row in report.rows:
-        reference = next((s.centre for s in row.sides if s is not None and number(s.centre) is not None), 0.0)
+        scale = scales[(row.metric, row.unit)]
         cells = []
         for cell in row.cells:
             d = cell.change
             cells.append({
-                "side": side_text(cell.side, row.unit, reference), "side_data": _side_data(cell.side),
+                "side": side_text(cell.side, scale), "side_data": _side_data(cell.side),
                 "change": change_text(d), "pq": "-" if d is None else f"{p_text(d.p_value)} / {p_text(d.q_value)}",
                 "verdict": "-" if d is None else d.verdict.value, "significant": bool(d and d.significant),
                 "change_data": {} if d is None else {
@@ -123,8 +132,8 @@ def _table_rows(report: CompareReport) -> list[dict[str, Any]]:
             })
         own = [cell.benchmark for cell in row.cells if cell.benchmark]   # the changed side's own name
         rows.append({"benchmark": " vs ".join([row.benchmark, *own]), "point": row.point, "metric": row.metric,
-                     "unit": row.unit,
-                     "base": side_text(row.base, row.unit, reference), "base_data": _side_data(row.base),
+                     "unit": scale[1],
+                     "base": side_text(row.base, scale), "base_data": _side_data(row.base),
                      "cells": cells})
     return rows
 
@@ -135,10 +144,12 @@ def _layout(title: str, xtitle: str, ytitle: str, **extra: Any) -> dict[str, Any
             "height": 360, **extra}
 
 
-def _figures(block: Block, labels: list[str]) -> list[dict[str, Any]]:
-    """The block's figures as plotly {data, layout} dicts; the numbers are the model's."""
+def _figures(block: Block, labels: list[str], scale: tuple[float, str]) -> list[dict[str, Any]]:
+    """The block's figures as plotly {data, layout} dicts; the numbers are the model's, in
+    ``scale`` (divisor, unit): the table's unit for the metric."""
     ops = [block_op(block, row) or row.metric for row in block.rows]
-    unit = f"{block.metric} ({block.unit})" if block.unit else block.metric
+    factor = scale[0]
+    unit = f"{block.metric} ({scale[1]})" if scale[1] else block.metric
     name = block_title(block)
     boxes, orders = [], []
     for s, label in enumerate(labels):
@@ -146,7 +157,7 @@ def _figures(block: Block, labels: list[str]) -> list[dict[str, Any]]:
         xs: list[str] = []
         ys: list[float] = []
         for op, row in zip(ops, block.rows):
-            values = _values(row.sides[s])
+            values = _values(row.sides[s], factor)
             xs += [plot_text(op)] * len(values)
             ys += values
             if values:
@@ -169,10 +180,10 @@ def _figures(block: Block, labels: list[str]) -> list[dict[str, Any]]:
             xs, ys, plus, minus = [], [], [], []
             for op, row in zip(ops, block.rows):
                 side = row.sides[s]
-                median = number(side.median) if side is not None else None
+                median = number(side.median / factor) if side is not None else None
                 if side is None or median is None:
                     continue
-                low, high = number(side.median_ci.low), number(side.median_ci.high)
+                low, high = number(side.median_ci.low / factor), number(side.median_ci.high / factor)
                 xs.append(plot_text(op))
                 ys.append(median)
                 plus.append(0 if high is None else max(high - median, 0))
@@ -208,9 +219,11 @@ def render_html(report: CompareReport, *, plotly_src: str | None = None) -> str:
     """The page; plotly.js embedded, or from ``plotly_src`` (see `plotly_script`)."""
     labels = report.labels
     blocks = []
+    scales = metric_scales(report.blocks)
     for b, block in enumerate(report.blocks):
-        figures = _figures(block, labels)
-        blocks.append({"title": block_title(block), "metric": block.metric, "unit": block.unit,
+        scale = scales[(block.metric, block.unit)]
+        figures = _figures(block, labels, scale)
+        blocks.append({"title": block_title(block), "metric": block.metric, "unit": scale[1],
                        "direction": block.direction.value,
                        "warnings": [f"{row.title}: " + "; ".join(found) for row in block.rows
                                     if (found := row_warnings(row, labels))],
@@ -222,7 +235,7 @@ def render_html(report: CompareReport, *, plotly_src: str | None = None) -> str:
         title="perflab compare: " + " vs ".join(labels),
         runs=[{"role": "baseline" if i == 0 else "candidate", "text": describe_run(r)}
               for i, r in enumerate(report.runs)],
-        labels=labels, rows=_table_rows(report), blocks=blocks, report_warnings=list(report.warnings),
+        labels=labels, rows=_table_rows(report, scales), blocks=blocks, report_warnings=list(report.warnings),
         significance=significance_rule(report), confidence=f"{100 * report.confidence:g}%",
         intervals="; ".join(intervals), environment=environment_differences(report.runs),
         env_labels=labels, plotly=plotly_script(plotly_src), script_json=script_json)

@@ -3,15 +3,16 @@
 One line per row (benchmark, point, metric): the baseline's centre ± stddev, then for
 every candidate its centre ± stddev, the change in % (positive = better) with its
 confidence interval, the p-value / q-value (the Benjamini-Hochberg adjusted p) and the
-verdict, bold when significant. Values of a line share one unit. Under the table: the
+verdict, bold when significant. Every value of one metric shares one unit (`units.metric_scale`,
+as every format of a comparison). Under the table: the
 runs, the method, and every warning.
 """
 
 from __future__ import annotations
 
 from perflab.model.report.compare import Change, CompareReport, SideSummary
-from perflab.render.compare_common import describe_run, finite, significance_rule, warning_lines
-from perflab.render.units import format_number, scale_for
+from perflab.render.compare_common import describe_run, finite, metric_scales, significance_rule, warning_lines
+from perflab.render.units import format_number
 
 
 def p_text(p: float) -> str:
@@ -24,11 +25,12 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def side_text(summary: SideSummary | None, unit: str, reference: float) -> str:
-    """``centre ± stddev unit``, the stddev to the centre's decimals; ``-`` where undefined."""
+def side_text(summary: SideSummary | None, scale: tuple[float, str]) -> str:
+    """``centre ± stddev unit`` in ``scale`` (divisor, unit), the stddev to the centre's
+    decimals; ``-`` where undefined."""
     if summary is None or not finite(summary.centre):
         return "-"
-    factor, name = scale_for(reference, unit)
+    factor, name = scale
     centre = format_number(summary.centre / factor)
     if not finite(summary.stddev):
         return f"{centre} ± - {name}"
@@ -62,14 +64,15 @@ def render_markdown(report: CompareReport, verbose: bool = False) -> str:
         headers += [label, f"change {label}", "p / q", "verdict"]
         align += ["---:", "---:", "---:", "---"]
     lines = ["| " + " | ".join(_escape(h) for h in headers) + " |", "|" + "|".join(align) + "|"]
+    scales = metric_scales(report.blocks)
     for row in report.rows:
-        reference = next((s.centre for s in row.sides if s is not None and finite(s.centre)), 0.0)
+        scale = scales[(row.metric, row.unit)]
         # the commands of one run head the columns: their baseline's name is no row's benchmark
         benchmark = "" if row.benchmark in labels else row.benchmark
-        cells = [benchmark, row.point, row.metric, side_text(row.base, row.unit, reference)]
+        cells = [benchmark, row.point, row.metric, side_text(row.base, scale)]
         for cell in row.cells:
             d = cell.change
-            cells += [side_text(cell.side, row.unit, reference), change_text(d),
+            cells += [side_text(cell.side, scale), change_text(d),
                       "-" if d is None else f"{p_text(d.p_value)} / {p_text(d.q_value)}", _verdict(d)]
         lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
 

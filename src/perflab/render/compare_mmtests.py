@@ -29,12 +29,11 @@ from perflab.render.compare_common import (
     block_op,
     block_title,
     finite,
-    metric_centres,
+    metric_scales,
     note_lines,
     short_commit,
     significance_rule,
     titled,
-    tool_scale,
     verdict_lines,
     warning_lines,
 )
@@ -72,10 +71,9 @@ def _changes(stat: Stat, row: Row) -> list[tuple[float, bool]]:
 
 
 def _block(block: Block, stats: Sequence[Stat], runs: Sequence[RunInfo], max_width: int | None = None,
-           centres: Sequence[float] = ()) -> str:
-    """One block's table; ``centres``: its metric's across the report (one unit per metric)."""
-    factor, unit = tool_scale(centres or [abs(s.centre) for row in block.rows for s in row.sides
-                                          if s is not None and finite(s.centre)], block.unit)
+           scale: tuple[float, str] | None = None) -> str:
+    """One block's table; ``scale``: its metric's divisor and unit in the report (`metric_scales`)."""
+    factor, unit = scale or metric_scales([block])[(block.metric, block.unit)]
     lines_data = []  # (stat name, op, [numbers], [(change, marked)], stat key)
     for stat in stats:
         for row in block.rows:
@@ -126,8 +124,8 @@ def render_mmtests(report: CompareReport, stats: Sequence[Stat], show_all: bool 
                    width: int | None = None, verbose: bool = False) -> str:
     """``width``: narrow the value columns (to the widest number and a space) so that a table
     fits that many columns where it can; run labels longer than a column are cut."""
-    centres = metric_centres(report.blocks)
-    parts = [_block(block, stats, report.runs, width, centres[(block.metric, block.unit)]) for block in report.blocks]
+    scales = metric_scales(report.blocks)
+    parts = [_block(block, stats, report.runs, width, scales[(block.metric, block.unit)]) for block in report.blocks]
     footer = [f"* = significant: {significance_rule(report)}",
               "% = change vs the baseline, positive = better"]
     verdicts = verdict_lines(report)

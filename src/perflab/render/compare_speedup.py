@@ -30,11 +30,10 @@ from perflab.render.compare_common import (
     block_title,
     describe_run,
     finite,
-    metric_centres,
+    metric_scales,
     note_lines,
     significance_rule,
     titled,
-    tool_scale,
     warning_lines,
 )
 from perflab.render.texttable import format_table
@@ -57,10 +56,10 @@ def _mark(d: Change | None) -> str:
     return " *" if d.verdict is Verdict.IMPROVEMENT else " !"
 
 
-def _table(block: Block, labels: Sequence[str], every: Sequence[float] = ()) -> tuple[str, list[str]]:
-    """One block's table; ``every``: its metric's centres across the report (one unit per metric)."""
+def _table(block: Block, labels: Sequence[str], scale: tuple[float, str] | None = None) -> tuple[str, list[str]]:
+    """One block's table; ``scale``: its metric's divisor and unit in the report (`metric_scales`)."""
     centres = [abs(s.centre) for row in block.rows for s in row.sides if s is not None and finite(s.centre)]
-    factor, unit = tool_scale(every or centres, block.unit)   # perf stat's seconds, as the cover letter shows
+    factor, unit = scale or metric_scales([block])[(block.metric, block.unit)]   # perf stat's seconds
     decimals = 4 if max(centres, default=0.0) / factor < 100 else 2
     names = block.param_names
     one = len(labels) == 2
@@ -109,9 +108,9 @@ def render_speedup(report: CompareReport, verbose: bool = False) -> str:
     head = ([f"Before: {describe_run(runs[0])}", f"After:  {describe_run(runs[1])}"] if len(runs) == 2
             else [f"{'base' if i == 0 else 'candidate'}: {describe_run(r)}" for i, r in enumerate(runs)])
     parts, slower = ["\n".join(head)], []
-    every = metric_centres(report.blocks)
+    scales = metric_scales(report.blocks)
     for block in report.blocks:
-        text, found = _table(block, labels, every[(block.metric, block.unit)])
+        text, found = _table(block, labels, scales[(block.metric, block.unit)])
         parts.append(text)
         slower += found
     footer = ["Speed up: change in %, positive = faster (better); "

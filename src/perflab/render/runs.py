@@ -17,7 +17,7 @@ from perflab.model.records import RunInfo
 from perflab.model.run_request import PlanRecord
 from perflab.render.machine import render_machine
 from perflab.render.texttable import format_table
-from perflab.render.units import format_number, format_scaled
+from perflab.render.units import format_number, metric_scale
 
 _MEAN_NAMES = {"amean": "Amean", "hmean": "Hmean", "gmean": "Gmean"}
 
@@ -58,15 +58,16 @@ def _benchmark_table(benchmark: str, members: list[Any], width: int) -> str:
     values = {k: {format_value(s.params.get(k)) for s in members} for k in names}
     shared = [k for k in names if len(values[k]) == 1 and all(k in s.params for s in members)]
     heading = " ".join([benchmark, *(f"{k}={format_value(members[0].params[k])}" for k in shared)])
-    scales: dict[str, float] = {}
+    centres: dict[tuple[str, str], list[float]] = {}
     for s in members:
-        centre = abs(s.summary.centre) if math.isfinite(s.summary.centre) else 0.0
-        scales[s.metric] = max(scales.get(s.metric, 0.0), centre)
+        centres.setdefault((s.metric, s.unit), []).append(s.summary.centre)
+    scales = {key: metric_scale(found, key[1]) for key, found in centres.items()}   # as compare scales them
     rows = []
     for s in members:
         stats = s.summary
-        cells, unit = format_scaled([stats.centre, stats.median, stats.stddev, stats.min, stats.max],
-                                    s.unit, reference=scales[s.metric])
+        factor, unit = scales[(s.metric, s.unit)]
+        cells = [format_number(v / factor) if math.isfinite(v) else "-"
+                 for v in (stats.centre, stats.median, stats.stddev, stats.min, stats.max)]
         point = " ".join(f"{k}={format_value(v)}" for k, v in s.params.items() if k not in shared) or "-"
         cov = f"{stats.cov:.2f}%" if math.isfinite(stats.cov) else "-"
         failures = str(s.failures) + (f" ({s.failure_note})" if s.failures else "")

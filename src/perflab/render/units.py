@@ -22,6 +22,18 @@ def scale_for(reference: float, unit: str) -> tuple[float, str]:
     return ladder[-1]
 
 
+def metric_scale(centres: Sequence[float], unit: str) -> tuple[float, str]:
+    """The divisor and unit of every cell and chart of one metric in one view (a table of
+    `show`, a comparison in any format): times in seconds while every non-zero centre keeps
+    3 significant digits with 4 decimals (10 ms and up: hackbench's 0.0310, as mmtests and
+    perf stat print it), else the unit that gives the largest centre 1..999 before the
+    point; other units by the largest centre (`scale_for`)."""
+    finite = [abs(c) for c in centres if math.isfinite(c)]
+    if unit == "s" and any(finite) and min(c for c in finite if c) >= 0.01:
+        return 1.0, "s"
+    return scale_for(max(finite, default=0.0), unit)
+
+
 def format_number(value: float, digits: int = 4) -> str:
     """Significant digits without scientific notation for everyday magnitudes."""
     if value is None or not math.isfinite(value):

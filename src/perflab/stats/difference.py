@@ -16,7 +16,7 @@ Verdicts (``model.verdicts.Verdict``), for the test methods (welch-log, mann-whi
                   cannot reach the level at its sample sizes (``min_p``) is always this,
                   and so is one whose data cannot carry the claim (``stats.resolution``:
                   a change below the values' step, or drift or two groups in a run with
-                  overlapping sides)
+                  overlapping sides, large enough to move the row across its verdict)
 For the rule methods (mmtests, lkp) there is no p-value: the rule's own verdict is the
 significance, with no noise floor and no FDR control (that is how those tools work), but
 for separate runs, whose run-to-run spread widens the floor: a flagged change inside it is undecided;
@@ -35,17 +35,24 @@ from numpy.typing import ArrayLike
 from perflab.model.methods import CompareTest, compare_test
 from perflab.model.records import Direction, MeanKind
 from perflab.model.verdicts import Verdict, WarningSide, oriented_ratio
-from perflab.stats.checks import split_gap
 from perflab.stats.compare_tests.row import Outcome, Row
 from perflab.stats.distributions import norm_ppf
 from perflab.stats.methods import tester
-from perflab.stats.resolution import quantum_pairs, unjudgeable
+from perflab.stats.resolution import margin, quantum_pairs, unjudgeable, unsettled
 from perflab.stats.rules import RuleResult
-from perflab.stats.separate_runs import Judged, RunToRun, judge, within_run
+from perflab.stats.separate_runs import TWO_GROUPS, Judged, RunToRun, judge, two_groups, within_run
 from perflab.stats.significance import Moments, benjamini_hochberg, moments_rows
 from perflab.stats.summary import Summary, clean, summarize_rows
 from perflab.stats.variance import RunVariance
-from perflab.stats.warnings import BIMODAL, NONPOSITIVE_CENTRE, OPPOSITE_ESTIMATE, RUN_VARIANCE, UNEQUAL_N, StatWarning
+from perflab.stats.warnings import (
+    BIMODAL,
+    NONPOSITIVE_CENTRE,
+    OPPOSITE_ESTIMATE,
+    RUN_VARIANCE,
+    TREND,
+    UNEQUAL_N,
+    StatWarning,
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,7 @@ class Difference:
     runs_needed: int | None = None  # replicate runs a side that would decide a change of run_change
     run_change: float = math.nan    # that change (relative): the row's own, at least the noise floor
     run_spread: float = math.nan    # the posterior run-to-run spread (sd of logs, in %)
+    unsettled: float = 0.0          # % the change could move by with the sides' drift or two groups
 
 
 def _verdict(change: float, ci_low: float, ci_high: float, floor_pct: float, rejected: bool,
@@ -202,7 +210,14 @@ def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, see
                                    run_variance=run_variance if p.separate_runs else None))
     pair += test.warnings
     min_p = test.min_p
-    blocked = _blocked(sides, change, test, refused, pair, p.skip)
+    # a drift or split blocks only where it could move the row across its verdict (the rules'
+    # own verdicts have no interval that says how far: any does)
+    room = 0.0 if test.rule is not None else margin(change, test.ci_low, test.ci_high, 100.0 * noise_floor,
+                                                    direction is Direction.HIGHER)
+    bimodal = (_bimodal(sides.summaries[0]), _bimodal(sides.summaries[1]))
+    if judged is not None and any(bimodal) and TWO_GROUPS not in p.skip and _split(sides, (BIMODAL,)) >= room:
+        refused = two_groups(bimodal)
+    blocked = _blocked(sides, change, test, refused, pair, p.skip, room)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
     if test.rule is not None and p.separate_runs and verdict.significant and not abs(change) > 100.0 * noise_floor:
@@ -218,7 +233,8 @@ def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, see
         judgeable=blocked is None, blocked=blocked.message if blocked is not None else "",
         variance_source=judged.variance.source if judged else "", d0=judged.d0 if judged else math.nan,
         d=judged.d if judged else math.nan, runs_needed=judged.runs_needed if judged else None,
-        run_change=judged.size if judged else math.nan, run_spread=judged.variance.cov_pct if judged else math.nan)
+        run_change=judged.size if judged else math.nan, run_spread=judged.variance.cov_pct if judged else math.nan,
+        unsettled=100.0 * math.expm1(_split(sides)))
 
 
 def _change(base: Summary, new: Summary, direction: Direction, pair: list[StatWarning]) -> float:
@@ -238,10 +254,8 @@ def _separate_runs(sides: _Sides, change: float, run_unit: bool, noise_floor: fl
     ``run_unit``: the test takes the run-to-run variance in (its unit is the run)."""
     judged = None
     if run_to_run is not None:
-        base, new = sides.summaries
         judged = judge(run_to_run, (sides.a.size, sides.b.size), sides.within, floor=noise_floor,
-                       change=change / 100, confidence=confidence, bimodal=(_bimodal(base), _bimodal(new)),
-                       skip=skip, beyond_split=_beyond_split(sides, base, new))
+                       change=change / 100, confidence=confidence, skip=skip)
     if judged is None:
         if run_variance is not None:   # without it, `_unknown` blocks the row and says why
             noise_floor, note = _run_floor(run_variance, run_unit, noise_floor, confidence)
@@ -255,15 +269,15 @@ def _separate_runs(sides: _Sides, change: float, run_unit: bool, noise_floor: fl
 
 
 def _blocked(sides: _Sides, change: float, test: Outcome, separate: StatWarning | None,
-             pair: list[StatWarning], skip: frozenset[str] = frozenset()) -> StatWarning | None:
+             pair: list[StatWarning], skip: frozenset[str] = frozenset(), room: float = 0.0) -> StatWarning | None:
     """The warning that keeps the row from a mark, if any (appended to ``pair`` with the others)."""
     if (change > 0 and test.ci_high < 0) or (change < 0 and test.ci_low > 0):
         pair.append(StatWarning(OPPOSITE_ESTIMATE, f"the centres' change ({change:+.2f}%) and the "
                                 f"{test.interval} [{test.ci_low:+.2f}%, {test.ci_high:+.2f}%] point "
                                 "opposite ways: outliers or skew move the centres; no direction is called"))
     base, new = sides.summaries
-    blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (*base.warnings, *new.warnings), sides.step,
-                          skip)
+    blocked = unjudgeable(sides.a, sides.b, base.centre, new.centre, (_kinds(base), _kinds(new)), sides.step,
+                          skip, room)
     if blocked is None:
         blocked = separate
     if blocked is not None:
@@ -271,12 +285,13 @@ def _blocked(sides: _Sides, change: float, test: Outcome, separate: StatWarning 
     return blocked
 
 
-def _beyond_split(sides: _Sides, base: Summary, new: Summary) -> bool:
-    """The change of the centres is larger than the level either side's split or drift could
-    make (checks.split_gap): how the samples split cannot have made it."""
-    if not (_bimodal(base) or _bimodal(new)) or not (base.centre > 0 and new.centre > 0):
-        return False
-    return abs(math.log(new.centre / base.centre)) > max(split_gap(sides.a), split_gap(sides.b))
+def _kinds(summary: Summary) -> frozenset[str]:
+    return frozenset(w.kind for w in summary.warnings)
+
+
+def _split(sides: _Sides, flags: tuple[str, ...] = (TREND, BIMODAL)) -> float:
+    """`resolution.unsettled` of the row's sides (log scale)."""
+    return unsettled((sides.a, sides.b), (_kinds(sides.summaries[0]), _kinds(sides.summaries[1])), flags)
 
 
 def _bimodal(summary: Summary) -> bool:

@@ -8,9 +8,10 @@ row takes, by what its data support: the prior alone without replicates; the mod
 one with them; its own replicates alone (s^2 on d df) where they lie beyond the prior's
 upper tail at TAIL_ALPHA (F test: the prior does not describe this benchmark, and
 moderating would pull its variance below its own). It returns a ``blocked`` warning (the
-row stays undecided) where nothing stands for the row: two groups of values on a side
-further apart than the change (``beyond_split`` False); competing load not shown equal on
-both sides; its within-run part beyond any a trended prior learned from. What each rule
+row stays undecided) where nothing stands for the row: competing load not shown equal on
+both sides; its within-run part beyond any a trended prior learned from. Two groups of
+values on a side (`two_groups`) block it where the caller finds them far enough apart to
+move it across its verdict (stats.resolution.unsettled against its margin). What each rule
 buys and costs: bench/README.md, "Blocking rules". Method: docs/methods.md, docs/separate-runs.md.
 """
 
@@ -83,14 +84,11 @@ def within_run(x: np.ndarray) -> float:
 
 
 def judge(known: RunToRun, sizes: tuple[int, int], within_runs: tuple[float, float], *, floor: float,
-          change: float, bimodal: tuple[bool, bool], confidence: float = 0.95,
-          skip: frozenset[str] = frozenset(), beyond_split: bool = False) -> Judged | None:
+          change: float, confidence: float = 0.95, skip: frozenset[str] = frozenset()) -> Judged | None:
     """The posterior run-to-run variance of a row of separate runs of ``sizes`` values a
     side (``within_runs``: each side's `within_run`) and whether the row may be judged at
     all; None without a prior. ``change`` (relative) and ``floor`` size the change that
-    `runs_to_decide` is asked about: the larger of the two. ``beyond_split``: the change
-    is larger than any level the sides' split in two groups could make (checks.split_gap),
-    so two groups do not leave it undecided; ``skip``: rules, by kind, not applied."""
+    `runs_to_decide` is asked about: the larger of the two. ``skip``: rules, by kind, not applied."""
     prior = known.prior
     if prior is None:
         return None
@@ -111,7 +109,7 @@ def judge(known: RunToRun, sizes: tuple[int, int], within_runs: tuple[float, flo
         # a flat prior stands for runs of its groups' typical within-run part: noisier runs'
         # means vary by their excess too (the levels add, Kalibera and Jones)
         variance += max(0.0, part - math.exp(prior.centre))
-    blocked = _blocked(known, prior, within, (False, False) if beyond_split else bimodal, skip)
+    blocked = _blocked(known, prior, within, skip)
     size = max(floor, abs(change)) if math.isfinite(change) else floor
     needed = runs_to_decide(variance, d0, size, alpha=1 - confidence)
     # as mean squares at the pair's run size: 2 s~^2 on d0 + d df is the difference's variance
@@ -132,14 +130,17 @@ def _unequal_load(known: RunToRun) -> str:
             "5 points (its clock ticks' error included): a difference may be the load's; not judged")
 
 
-def _blocked(known: RunToRun, prior: Prior, within: list[float], bimodal: tuple[bool, bool],
-             skip: frozenset[str]) -> StatWarning | None:
+def two_groups(bimodal: tuple[bool, bool]) -> StatWarning:
+    """Separate runs with values in two groups on a side, far enough apart to move the row
+    across its verdict: a run's level is then how its samples split."""
+    return StatWarning(TWO_GROUPS, "separate runs: values in two groups on "
+                       + ("both sides" if all(bimodal) else "one side")
+                       + ", far enough apart to move the row across its verdict: a run's level is then how its "
+                       "samples split; not judged")
+
+
+def _blocked(known: RunToRun, prior: Prior, within: list[float], skip: frozenset[str]) -> StatWarning | None:
     """The first rule (by kind, less those in ``skip``) that leaves the row undecided."""
-    if any(bimodal) and TWO_GROUPS not in skip:
-        return StatWarning(TWO_GROUPS, "separate runs: values in two groups on "
-                           + ("both sides" if all(bimodal) else "one side")
-                           + ", further apart than the change: a run's level is then how its samples split; "
-                           "not judged")
     if any(known.unequal) and UNEQUAL_LOAD not in skip:
         return StatWarning(UNEQUAL_LOAD, _unequal_load(known))
     if BEYOND_PRIOR in skip:

@@ -120,3 +120,21 @@ def pooled(estimates: Sequence[RunVariance | None]) -> RunVariance | None:
 
     return RunVariance(by_df("sigma2"), df, sum(e.runs for e in known), known[0].source,
                        by_df("ms_between"), by_df("ms_within", "within_df"), within_df, by_df("n0"))
+
+
+def paired_runs(base_runs: Sequence[ArrayLike], new_runs: Sequence[ArrayLike],
+                source: str = "runs measured in pairs") -> RunVariance | None:
+    """sigma_b^2 from runs measured in pairs (round i: ``base_runs[i]`` beside
+    ``new_runs[i]``, back to back): half the variance of the rounds' differences of mean
+    logs, on R - 1 df. Two sides pooled from the R rounds then differ with the variance of
+    the rounds' mean difference (var(d_i) / R, Student's paired t): whatever the machine's
+    state did to both runs of a round cancels, as in stats/rerun.py. None below 2 rounds
+    of positive values on both sides."""
+    d = []
+    for a, b in zip(base_runs, new_runs):
+        la, lb = _logs(a), _logs(b)
+        if la.size and lb.size:
+            d.append(float(lb.mean() - la.mean()))
+    if len(d) < 2:
+        return None
+    return RunVariance(float(np.var(d, ddof=1)) / 2, float(len(d) - 1), len(d), source)

@@ -119,6 +119,7 @@ class Change:
     stat_changes: tuple[tuple[tuple[str, int], float], ...] = ()
     run_to_run: RunToRunUsed | None = None   # separate runs with a prior: which variance it used
     blocked: str = ""          # why the data could not carry a mark (then undecided whatever the test said)
+    unsettled: float = 0.0     # % the change could move by with its runs' drift or two groups
 
     @property
     def significant(self) -> bool:
