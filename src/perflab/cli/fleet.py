@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from perflab.cli.common import LABEL, SECONDS, Finite, RowId, count, open_store, warn
+from perflab.cli.common import LABEL, REPETITIONS, SECONDS, Finite, RowId, count, open_store, warn
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.limits import MAX_ID
 
@@ -81,7 +81,7 @@ def worker(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 @_BROKER
 @click.option("--host", metavar="NAME", help="Run on this host (queue host.NAME).")
 @click.option("--class", "machine_class", metavar="NAME", help="Run on any machine of this class (queue class.NAME).")
-@click.option("-n", "--runs", "repetitions", type=count(), help="Measured repetitions per point.")
+@click.option("-n", "--runs", "repetitions", type=REPETITIONS, help="Measured repetitions per point.")
 @click.option("--label", type=LABEL, help="Label of the run.")
 @click.option("--commit", help="Commit being measured.")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUES", help="A sweep, as in 'perflab run'.")

@@ -14,6 +14,7 @@ from perflab.cli.common import (
     COMMAND_LINE,
     LABEL,
     NAME,
+    REPETITIONS,
     SECONDS,
     SEED,
     Finite,
@@ -71,7 +72,7 @@ def _monitors() -> Any:
 
 
 @click.command(cls=ShellSpelling)
-@click.option("-n", "-r", "--runs", "repetitions", type=count(),
+@click.option("-n", "-r", "--runs", "repetitions", type=REPETITIONS,
               help="Measured repetitions per point [default: 10, or the suite's].")
 @click.option("-w", "--warmup", type=count(least=0), default=0, show_default=True,
               help="Unrecorded runs per point first.")

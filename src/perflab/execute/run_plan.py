@@ -60,8 +60,6 @@ def interleaved(plans: list[RunPlan]) -> bool:
 
 def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOptions) -> RunPlan:
     """Check everything the user gave, without touching the database."""
-    if options.repetitions < 1:
-        raise UsageError(f"-n must be at least 1, got {options.repetitions}")
     if options.warmup < 0:
         raise UsageError(f"--warmup cannot be negative, got {options.warmup}")
     if options.timeout is not None and not (0 < options.timeout < math.inf):  # NaN fails too

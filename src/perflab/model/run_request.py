@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from perflab.model.exact_decode import decode
-from perflab.model.limits import check_count, check_number
+from perflab.model.limits import check_count, check_number, check_repetitions
 
 SCHEMA_VERSION = 2
 MAX_SETTLE_S = 60.0   # a pause longer than a minute is a mistyped option, not settling
@@ -57,7 +57,7 @@ class RunOptions:
     def __post_init__(self) -> None:
         # the limits of docs/limits.md, for a request made without the CLI (a fleet job, a
         # suite file): a count beyond them is refused before any plan is built
-        check_count(self.repetitions, "repetitions (-n)")
+        check_repetitions(self.repetitions)
         check_count(self.warmup, "warm-ups (-w)", least=0)
         if self.settle is not None:
             check_number(self.settle, "--settle", least=0, most=MAX_SETTLE_S)
@@ -217,7 +217,7 @@ class RunRequest:
 
     def __post_init__(self) -> None:
         if self.repetitions is not None:
-            check_count(self.repetitions, "-n/--runs")
+            check_repetitions(self.repetitions)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(replace(self, version=SCHEMA_VERSION))
