@@ -30,7 +30,7 @@ from perflab.cli.common import (
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 from perflab.model.limits import shorten
-from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_SCOPES
+from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_FREQ_MAX_HZ, PROFILE_SCOPES
 from perflab.render.export import EXPORT_FORMATS
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def _monitors() -> Any:
               help_from=lambda: _monitors().option_help())
 @click.option("--events", metavar="LIST", help="perf-stat's events (default: cycles,instructions "
               "where supported, else task-clock,context-switches,cpu-migrations,page-faults).")
-@click.option("--profile-freq", type=click.IntRange(1, 1_000_000), metavar="HZ", default=PROFILE_FREQ_HZ,
+@click.option("--profile-freq", type=click.IntRange(1, PROFILE_FREQ_MAX_HZ), metavar="HZ", default=PROFILE_FREQ_HZ,
               show_default=True,
               help="perf-profile sampling frequency (lkp's).")
 @click.option("--call-graph", type=click.Choice(CALL_GRAPHS), default=CALL_GRAPHS[0], show_default=True,

@@ -21,13 +21,6 @@ from perflab.workloads.registry import from_spec
 SHELL_CALIBRATION_RUNS = 50
 
 
-def monitor_config(options: RunOptions) -> monitoring.MonitorConfig:
-    return monitoring.MonitorConfig(
-        names=tuple(options.monitors or ()), events=tuple(options.events) if options.events is not None else None,
-        profile_freq=options.profile_freq, call_graph=options.call_graph,
-        profile_scope=options.profile_scope, cpus=tuple(options.cpus) if options.cpus else None)
-
-
 @dataclass
 class RunPlan:
     workload: Workload
@@ -70,7 +63,7 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         if outside:
             raise UsageError(f"--cpu {outside[0]} is not an online CPU available to perflab "
                              f"(available: {_cpu_list(allowed)})")
-    monitoring.check_config(monitor_config(options))
+    monitoring.check_config(options)
     reason = workload.unavailable()
     if reason:
         raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from perflab.execute import environment, plan, settle
 from perflab.execute import monitors as monitoring
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams
-from perflab.execute.run_plan import RunPlan, interleaved, measure_shell_overhead, monitor_config
+from perflab.execute.run_plan import RunPlan, interleaved, measure_shell_overhead
 from perflab.execute.sample import SampleExecutor, Taken
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
 from perflab.model.params import point_text
@@ -339,7 +339,7 @@ class Runner:
         return _PlanState(run_plan, [self.store.samples.point_id(point) for point in points],
                           [(point.benchmark, point.key) for point in points],
                           [point.describe() for point in points],
-                          self.executor.monitors.usable(monitor_config(run_plan.options)))
+                          self.executor.monitors.usable(run_plan.options))
 
     def _rule_value(self, taken: Taken) -> float:
         """What the stop rule sees of a sample: its primary value, or its ``stop.metric``'s."""

@@ -14,13 +14,15 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from perflab.model.errors import UsageError
 from perflab.model.exact_decode import decode
 from perflab.model.limits import check_count, check_number, check_repetitions
 
 SCHEMA_VERSION = 2
 MAX_SETTLE_S = 60.0   # a pause longer than a minute is a mistyped option, not settling
-# perf-profile's options, their one home (the CLI's choices and defaults, the monitors' config):
+# the monitors' options, their one home (MonitorOptions' defaults and checks, the CLI's choices):
 PROFILE_FREQ_HZ = 800   # lkp-tests' perf-profile default: comparable with robot reports, cheap
+PROFILE_FREQ_MAX_HZ = 1_000_000
 CALL_GRAPHS = ("fp", "dwarf")          # unwinding; the first is the default
 PROFILE_SCOPES = ("system", "process")  # every CPU, or the benchmark's processes; the first is the default
 
@@ -30,15 +32,35 @@ def draw_seed() -> int:
     return random.SystemRandom().randrange(2**31)
 
 
-@dataclass(frozen=True)
-class RunOptions:
+@dataclass(frozen=True, kw_only=True)
+class MonitorOptions:
+    """What the monitors of a run are told (execute/monitors take it as is): which watch each
+    measured sample and how. A RunOptions is one, beside the rest of a run's options."""
+
+    cpus: list[int] | None = None      # --cpu: the benchmark's CPUs; system-wide perf watches only those
+    monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
+    events: list[str] | None = None    # perf-stat's events; None: its default choice
+    profile_freq: int = PROFILE_FREQ_HZ
+    call_graph: str = CALL_GRAPHS[0]
+    profile_scope: str = PROFILE_SCOPES[0]
+
+    def __post_init__(self) -> None:
+        # the CLI's click choices say the same first; a fleet job's request meets these
+        check_count(self.profile_freq, "--profile-freq", most=PROFILE_FREQ_MAX_HZ)
+        if self.call_graph not in CALL_GRAPHS:
+            raise UsageError(f"--call-graph {self.call_graph!r}: choose {' or '.join(CALL_GRAPHS)}")
+        if self.profile_scope not in PROFILE_SCOPES:
+            raise UsageError(f"--profile-scope {self.profile_scope!r}: choose {' or '.join(PROFILE_SCOPES)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions(MonitorOptions):
     """How each sample of a plan is taken. With ``shuffle`` and no ``seed`` one is drawn here."""
 
     repetitions: int = 10
     warmup: int = 0
     shuffle: bool = False
     seed: int | None = None
-    cpus: list[int] | None = None
     timeout: float | None = None
     prepare: str | None = None
     conclude: str | None = None        # hyperfine's --conclude: a shell line after every sample
@@ -46,11 +68,6 @@ class RunOptions:
     cleanup: str | None = None
     show_output: bool = False
     metrics: list[str] | None = None   # keep only these (a suite's choice); None keeps all
-    monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
-    events: list[str] | None = None    # perf-stat's events; None: its default choice
-    profile_freq: int = PROFILE_FREQ_HZ
-    call_graph: str = CALL_GRAPHS[0]
-    profile_scope: str = PROFILE_SCOPES[0]
     force: bool = False                # run a sweep above params.MAX_POINTS
     settle: float | None = None        # idle seconds before the first sample; None: execute/settle's rule
 
@@ -61,6 +78,7 @@ class RunOptions:
         check_count(self.warmup, "warm-ups (-w)", least=0)
         if self.settle is not None:
             check_number(self.settle, "--settle", least=0, most=MAX_SETTLE_S)
+        super().__post_init__()
         if self.shuffle and self.seed is None:
             object.__setattr__(self, "seed", draw_seed())
 
