@@ -98,7 +98,7 @@ def test_bad_monitor_options_are_usage_errors(sqlite_db):
 def test_monitor_choices_survive_the_run_spec_for_resume():
     from perflab.model.run_request import PlanRecord, RunRequest
     options = RunOptions(monitors=["perf-stat"], events=["task-clock"], profile_freq=99)
-    stored = RunRequest(plans=(PlanRecord({"workload": "command"}, {}, options),)).to_json()
+    stored = RunRequest(plans=(PlanRecord(workload={"workload": "command"}, sweep={}, options=options),)).to_json()
     again = RunRequest.from_json(stored).plans[0].options
     assert again == options and monitors.alike(again, options)
     older = RunRequest.from_json({"plans": [{"workload": {}, "sweep": {}, "options": {"repetitions": 3}}]})

@@ -76,13 +76,14 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
             if direction is not None:
                 oriented = -cp.change_pct if direction is Direction.LOWER else cp.change_pct
             points.append(FileChangePoint(
-                cp.index, labels[cp.index] if labels else None, cp.mean_before, cp.stddev_before,
-                cp.mean_after, cp.stddev_after, cp.change_pct, oriented,
-                directed_verdict(oriented) if oriented is not None and math.isfinite(cp.change_pct) else None,
-                cp.p_value, cp.kind, cp.magnitude if cp.kind == "spread" else math.nan,
-                status=status, method=cp.method,
+                index=cp.index, label=labels[cp.index] if labels else None, mean_before=cp.mean_before,
+                stddev_before=cp.stddev_before, mean_after=cp.mean_after, stddev_after=cp.stddev_after,
+                change_pct=cp.change_pct, oriented_pct=oriented, p_value=cp.p_value, kind=cp.kind, status=status,
+                verdict=directed_verdict(oriented) if oriented is not None and math.isfinite(cp.change_pct) else None,
+                spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan, method=cp.method,
                 parts=tuple((i, labels[i] if labels else None, share) for i, share in cp.parts)))
-        results.append(ColumnChanges(name, len(groups), bool(series.labels), tuple(points), as_commits))
+        results.append(ColumnChanges(column=name, points=len(groups), has_labels=bool(series.labels),
+                                     change_points=tuple(points), commits=as_commits))
     method = used[0] if len(set(used)) == 1 else method
     parameters: dict[str, Any] = ({"window": window, "max_pvalue": max_pvalue} if method == "e-divisive"
                                   else {"false_alarms_per_1000_points": FALSE_RATE} if method == "mosum"
@@ -91,7 +92,8 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, win
         parameters["min_magnitude"] = min_magnitude
     if spread:
         parameters["spread"] = True
-    return FileChanges(series.path, method, parameters, direction, tuple(results))
+    return FileChanges(source=series.path, method=method, parameters=parameters, direction=direction,
+                       columns=tuple(results))
 
 
 def _tip(groups: Sequence[Sequence[float]], found: list[Any], min_magnitude: float) -> list[tuple[Any, str]]:

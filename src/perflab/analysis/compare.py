@@ -297,8 +297,10 @@ def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
         variance = between_runs(groups)
         logs = [np.log(g[g > 0]) for g in groups if np.sum(g > 0) >= 2]
         within = float(np.sqrt(np.mean([x.var(ddof=1) for x in logs]))) if logs else math.nan
-        out.append(Calibration(benchmark, point_text(params[point]), metric, len(groups), 100.0 * within,
-                               variance.cov_pct if variance else math.nan, variance.df if variance else 0.0))
+        out.append(Calibration(benchmark=benchmark, point=point_text(params[point]), metric=metric, runs=len(groups),
+                               within_cov_pct=100.0 * within,
+                               between_cov_pct=variance.cov_pct if variance else math.nan,
+                               df=variance.df if variance else 0.0))
     return out
 
 

@@ -217,8 +217,8 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
                     shell=o["shell_program"] or o["shell"] or None, ignore_failure=o["ignore_failure"],
                     duration=o["duration"])
     return RunRequest(
-        target=target, sweep=SweepText(o["params"], o["lists"], o["scans"], o["scan_step"]),
-        repetitions=repetitions, options=run_options, limits=StopSpec(seconds, least),
+        target=target, sweep=SweepText(params=o["params"], lists=o["lists"], scans=o["scans"], step=o["scan_step"]),
+        repetitions=repetitions, options=run_options, limits=StopSpec(max_time_s=seconds, min_rounds=least),
         identity=Identity(label=o["label"], commit=o["commit"], repo=o["repo"], job_id=o["job_id"],
                           command_line=("perflab", *COMMAND_LINE)),
         exports=exports)

@@ -32,9 +32,11 @@ class RunPlan:
     def record(self) -> PlanRecord:
         """What the stored request keeps of this plan; the layout (how compare lays out its
         rows) and monitor overheads (for `perflab show`) are not read back by from_record."""
-        return PlanRecord(self.workload.spec(), self.sweep, self.options, self.shell_overhead,
-                          Layout(self.workload.benchmark, self.workload.report_title, self.workload.report_row),
-                          monitor_overheads(self.options))
+        return PlanRecord(workload=self.workload.spec(), sweep=self.sweep, options=self.options,
+                          shell_overhead=self.shell_overhead,
+                          layout=Layout(benchmark=self.workload.benchmark, title=self.workload.report_title,
+                                        row=self.workload.report_row),
+                          monitor_overhead=monitor_overheads(self.options))
 
     @classmethod
     def from_record(cls, record: PlanRecord) -> RunPlan:

@@ -309,12 +309,13 @@ class Runner:
             i, point = block.units[unit]
             values = [v for v in self.samples.get(key, []) if math.isfinite(v)]
             interval = median_ci(values) if len(values) >= 2 else None
-            rows.append(LiveRow(f"{key[0]} {point_text(block.plans[i].points[point])}".removesuffix(" -"),
-                                block.plans[i].workload.metrics[0].unit, len(values),
-                                statistics.median(values) if values else math.nan,
-                                interval.low if interval else math.nan, interval.high if interval else math.nan))
+            rows.append(LiveRow(name=f"{key[0]} {point_text(block.plans[i].points[point])}".removesuffix(" -"),
+                                unit=block.plans[i].workload.metrics[0].unit, n=len(values),
+                                median=statistics.median(values) if values else math.nan,
+                                ci_low=interval.low if interval else math.nan,
+                                ci_high=interval.high if interval else math.nan))
         describe = self.stop.describe
-        show(LiveView(tuple(rows), describe() if describe is not None else None))
+        show(LiveView(rows=tuple(rows), decision=describe() if describe is not None else None))
 
     def _should_stop(self, keys: list[tuple[str, str]]) -> bool:
         """After a complete round: does the stop rule or --max-time end the run?"""
@@ -328,7 +329,7 @@ class Runner:
             reason = f"--max-time {self.stop.max_time_s:g} s reached"
         if reason is None:
             return False
-        self.stopped = Stopped(reason, rounds, round(elapsed, 3), time.time())
+        self.stopped = Stopped(reason=reason, rounds=rounds, elapsed_s=round(elapsed, 3), at=time.time())
         return True
 
     def _plan_state(self, run_plan: RunPlan) -> _PlanState:

@@ -83,7 +83,7 @@ class RunOptions(MonitorOptions):
             object.__setattr__(self, "seed", draw_seed())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     """What to run, as given: words (a command, a workload's name, a suite file) or -c lines."""
 
@@ -97,7 +97,7 @@ class Target:
     duration: float | None = None         # a built-in workload's sample duration
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepText:
     """The sweep as written (-p, -L, -P, -D): parsed where the run happens (machine variables)."""
 
@@ -107,7 +107,7 @@ class SweepText:
     step: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StopSpec:
     """When a run may end before its repetitions: at a round end after ``max_time_s``."""
 
@@ -118,7 +118,7 @@ class StopSpec:
         check_count(self.min_rounds, "-m/--min-runs")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbSettings:
     """What `perflab ab` was asked: the sequential test's threshold, error rate and limits."""
 
@@ -135,7 +135,7 @@ class AbSettings:
         check_count(self.max_runs, "-M/--max-runs")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbDecision:
     verdict: str | None
     n: int
@@ -145,13 +145,13 @@ class AbDecision:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbRecord:
     settings: AbSettings
     decision: AbDecision | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Identity:
     """What the run is recorded as. ``label`` None: the kernel release, chosen at record time."""
 
@@ -169,7 +169,7 @@ class Identity:
 Exports = dict[str, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Layout:
     """How compare lays out a plan's rows (a suite may name its own)."""
 
@@ -178,7 +178,7 @@ class Layout:
     row: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanRecord:
     """One resolved plan: the workload's own spec (workloads.registry.from_spec reads it),
     its sweep, options and measured shell start-up (wall, user, system)."""
@@ -195,7 +195,7 @@ class PlanRecord:
         return str(self.workload.get("benchmark") or self.workload.get("workload", "?"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Stopped:
     """Why and when a run ended before its repetitions."""
 
@@ -205,7 +205,7 @@ class Stopped:
     at: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Imported:
     """The file an imported run came from."""
 
@@ -214,7 +214,7 @@ class Imported:
     sha256: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunRequest:
     """What a run does (everything `perflab run` and `ab` take), what it resolved to and how
     it ended. Build one, hand it to ``execute.record.record``; store it with ``to_json``."""

@@ -27,7 +27,7 @@ ORDER_GRAPH = "commit-graph"   # first-parent spine, merged branches at their me
 ORDER_TIME = "time"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HistoryPoint:
     """One commit (all of its runs), or one run without a commit."""
 
@@ -46,7 +46,7 @@ class HistoryPoint:
         return self.commit[:12] if self.commit else f"run {self.runs[0].id}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PointSummary:
     """The ok samples of one point of a series (n = 0: a gap)."""
 
@@ -57,14 +57,14 @@ class PointSummary:
     cov_pct: float    # 100·sd/mean; NaN when undefined
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SeriesPoint:
     point: HistoryPoint
     values: tuple[float, ...]
     summary: PointSummary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Segment:
     """The points between two change points: series positions [first, end)."""
 
@@ -78,7 +78,7 @@ class Segment:
     stddev: float      # of the raw samples (n-1); NaN below 2 samples
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChangePart:
     """One commit of a change spread over several: its share of the whole change (its step
     from the commit before; the last part is the first commit at the new level)."""
@@ -88,7 +88,7 @@ class ChangePart:
     share: float                # of the whole change: the parts sum to 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Change:
     id: str
     host: str
@@ -140,7 +140,7 @@ class Change:
         return f"{self.benchmark}.{self.metric}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Series:
     host: str
     benchmark: str
@@ -164,7 +164,7 @@ class Series:
         return tuple(p.summary.median for p in self.points)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class History:
     series: tuple[Series, ...]
     order: str                  # ORDER_GRAPH or ORDER_TIME
@@ -180,7 +180,7 @@ class History:
         return tuple(s.tip for s in self.series if s.tip is not None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ListedChange:
     """One line of `perflab changes`: a change and its commit's subject."""
 
@@ -189,13 +189,13 @@ class ListedChange:
     alert: Alert | None = None      # the change's alert, when one was raised (analysis.alerts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChangeList:
     changes: tuple[ListedChange, ...]       # largest |oriented %| first
     warnings: tuple[StatWarning, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReportSide:
     """One side of `report change`'s detailed comparison: points of one segment."""
 
@@ -213,7 +213,7 @@ CHANGE_TABLE_ESTIMATOR = ("per commit the median of its samples, per side the me
                           "above), the test Welch's t on their logs (the commit is the unit)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChangeReport:
     """Everything the robot-style report of one change says.
 
@@ -239,7 +239,7 @@ class ChangeReport:
 
 # --------------------------------------------------------------------------- changepoints FILE
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileChangePoint:
     """One change point of a column of a series file."""
 
@@ -263,7 +263,7 @@ class FileChangePoint:
     parts: tuple[tuple[int, str | None, float], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ColumnChanges:
     column: str
     points: int                        # positions in the series (commits, rows)
@@ -272,7 +272,7 @@ class ColumnChanges:
     commits: bool = False              # read as a commit series (stats/commit_series.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileChanges:
     source: str
     method: str

@@ -26,7 +26,7 @@ def stat_event(event: str) -> str:
     return event.replace(":", "-") or "cycles-pp"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShareSide:
     """One side of a profile row: the share per repetition, their mean and population stddev."""
 
@@ -35,7 +35,7 @@ class ShareSide:
     stddev: float   # population (ddof 0), as lkp's ±N%
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProfileDelta:
     """One candidate against the baseline on one profile row."""
 
@@ -51,7 +51,7 @@ class ProfileDelta:
         return self.verdict.significant
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProfileRow:
     """One (benchmark, point, event, kind, symbol): every side's shares and each candidate's delta."""
 
@@ -85,7 +85,7 @@ class ProfileRow:
 
 
 # -- one run's profile ------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Share:
     """A symbol's (or a call trace's) share over the repetitions: mean, population sd, and
     that sd in % of the mean (lkp's ±N%; NaN where the mean is 0)."""
@@ -99,7 +99,7 @@ class Share:
     children_spread_pct: float = math.nan
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PointProfile:
     benchmark: str
     params: dict[str, Any]
