@@ -16,6 +16,7 @@ from typing import Any
 
 from perflab.model.errors import UsageError
 from perflab.model.exact_decode import decode
+from perflab.model.json_types import JsonObject
 from perflab.model.limits import check_count, check_number, check_repetitions
 
 SCHEMA_VERSION = 2
@@ -183,7 +184,7 @@ class PlanRecord:
     """One resolved plan: the workload's own spec (workloads.registry.from_spec reads it),
     its sweep, options and measured shell start-up (wall, user, system)."""
 
-    workload: dict[str, Any]
+    workload: dict[str, object]   # the workload's own JSON (not JsonObject: decoded, see exact_decode)
     sweep: dict[str, list[Any]]
     options: RunOptions
     shell_overhead: tuple[float, float, float] | None = None
@@ -237,11 +238,11 @@ class RunRequest:
         if self.repetitions is not None:
             check_repetitions(self.repetitions)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(replace(self, version=SCHEMA_VERSION))
 
     @classmethod
-    def from_json(cls, document: dict[str, Any]) -> RunRequest:
+    def from_json(cls, document: JsonObject) -> RunRequest:
         """A stored spec, of any version, as a RunRequest (pydantic checks its types where
         they are not exactly the declared ones: model/exact_decode.py)."""
         migrated = _asked_exports(migrate(dict(document)))
@@ -256,13 +257,14 @@ class RunRequest:
         return bool(self.plans)
 
 
-def migrate(document: dict[str, Any]) -> dict[str, Any]:
+def migrate(document: JsonObject) -> JsonObject:
     """A version-less spec (perflab before RunRequest: ``asdict(RunOptions)`` plans beside
     ``command_line``, ``limits``, ``ab``, ``stopped``, or an import's ``imported`` and
     ``file``) in this version's shape."""
-    if document.get("version", 1) >= SCHEMA_VERSION:
+    version = document.get("version", 1)
+    if isinstance(version, int) and version >= SCHEMA_VERSION:
         return document
-    out: dict[str, Any] = {"version": SCHEMA_VERSION}
+    out: JsonObject = {"version": SCHEMA_VERSION}
     for key in ("plans", "interleaved", "limits", "ab", "stopped"):
         if document.get(key) is not None:
             out[key] = document[key]
@@ -274,7 +276,7 @@ def migrate(document: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _asked_exports(document: dict[str, Any]) -> dict[str, Any]:
+def _asked_exports(document: JsonObject) -> JsonObject:
     """Version 2 wrote every export format's key, None where not asked: only the asked stay."""
     exports = document.get("exports")
     if isinstance(exports, dict) and None in exports.values():

@@ -16,9 +16,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from perflab.model.params import point_text
+from perflab.model.params import Params, Value, point_text
 from perflab.model.records import Direction, MeanKind, RunInfo
 from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.report.profile import ProfileRow
@@ -149,7 +148,7 @@ class Cell:
 @dataclass(frozen=True, kw_only=True)
 class Row:
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     metric: str
     unit: str
     direction: Direction
@@ -206,7 +205,7 @@ class Block:
     mean_kind: MeanKind
     rows: tuple[Row, ...]
     geomean: Geomean | None = None             # only for blocks of more than one row
-    hoisted: tuple[tuple[str, Any], ...] = ()  # parameters with one value across the block
+    hoisted: tuple[tuple[str, Value], ...] = ()  # parameters with one value across the block
     row_param: str | None = None               # the parameter that labels the rows
     title: str | None = None                   # from a layout's template, else None
 
@@ -217,7 +216,7 @@ class Block:
         return [name for name in dict.fromkeys(name for row in self.rows for name in row.params)
                 if name not in hoisted]
 
-    def row_params(self, row: Row) -> dict[str, Any]:
+    def row_params(self, row: Row) -> Params:
         """A row's parameters less the hoisted ones."""
         hoisted = {name for name, _ in self.hoisted}
         return {k: v for k, v in row.params.items() if k not in hoisted}

@@ -19,7 +19,8 @@ from perflab.model.alerts import CONFIRMED as CONFIRMED  # Change.status, re-exp
 from perflab.model.alerts import SUSPECT as SUSPECT
 from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
 from perflab.model.alerts import Alert, Culprit
-from perflab.model.params import point_text
+from perflab.model.json_types import JsonObject
+from perflab.model.params import Params, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.verdicts import StatWarning, Verdict
 
@@ -93,7 +94,7 @@ class Change:
     id: str
     host: str
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     metric: str
     unit: str
     direction: Direction
@@ -144,7 +145,7 @@ class Change:
 class Series:
     host: str
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     params_key: str
     metric: str
     unit: str
@@ -276,7 +277,7 @@ class ColumnChanges:
 class FileChanges:
     source: str
     method: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
     direction: Direction | None
     columns: tuple[ColumnChanges, ...]
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from perflab.model.params import point_text
+from perflab.model.params import Params, point_text
 from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.verdicts import Shift
 
@@ -56,7 +55,7 @@ class ProfileRow:
     """One (benchmark, point, event, kind, symbol): every side's shares and each candidate's delta."""
 
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     event: str
     kind: str                              # self / children / calltrace
     symbol: str                            # a calltrace's frames joined by ";", callee first
@@ -102,7 +101,7 @@ class Share:
 @dataclass(frozen=True, kw_only=True)
 class PointProfile:
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     event: str
     repetitions: int
     symbols: list[Share]      # sorted by the chosen share, largest first
