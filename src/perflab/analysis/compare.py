@@ -23,7 +23,8 @@ from perflab.analysis.next_step import with_next_steps
 from perflab.analysis.paired_runs import paired_samples
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
-from perflab.model.params import coerce, format_value, point_text
+from perflab.model.json_types import JsonObject
+from perflab.model.params import Params, coerce, format_value, point_text
 from perflab.model.records import (
     Direction,
     MetricInfo,
@@ -63,11 +64,11 @@ class Filters:
         return cls(frozenset(benchmarks), tuple(params), frozenset(metrics))
 
     @classmethod
-    def for_point(cls, benchmark: str, params: dict[str, Any]) -> Filters:
+    def for_point(cls, benchmark: str, params: Params) -> Filters:
         """Exactly one benchmark's parameter point."""
         return cls(frozenset({benchmark}), tuple((k, format_value(v)) for k, v in params.items()))
 
-    def keeps(self, params: dict[str, Any]) -> bool:
+    def keeps(self, params: Params) -> bool:
         for key, wanted in self.params:
             if key not in params or not any(format_value(params[key]) == format_value(coerce(w))
                                             for w in wanted.split(",")):
@@ -287,7 +288,7 @@ def groups_of_runs(store: Store, runs: Sequence[RunInfo], filters: Filters, moni
 def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
     """Per (benchmark, point, metric) of replicate runs: the spread inside a run and between runs."""
     per_key: dict[Key, list[np.ndarray]] = {}
-    params: dict[str, dict[str, Any]] = {}
+    params: dict[str, Params] = {}
     for run_id in run_ids:
         for g in store.series.value_groups(run_id):
             per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
@@ -394,7 +395,7 @@ def environment_warnings(runs: list[RunInfo]) -> list[str]:
     return out
 
 
-def _get(env: dict[str, Any], path: tuple[str, ...]) -> Any:
+def _get(env: JsonObject, path: tuple[str, ...]) -> Any:
     for key in path:
         if not isinstance(env, dict):
             return None

@@ -12,11 +12,10 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
-from perflab.model.params import format_value, point_text
+from perflab.model.params import Params, format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.report.compare import (
     Block,
@@ -309,7 +308,7 @@ def _blocks(rows: list[Row], n_sides: int, layouts: dict[str, Layout],
     return tuple(blocks)
 
 
-def _title(template: str | None, params: dict[str, Any]) -> str | None:
+def _title(template: str | None, params: Params) -> str | None:
     """A layout's title with the block's parameters filled in; None when it names a
     parameter the block does not hold constant (then the default title is used)."""
     if template is None:

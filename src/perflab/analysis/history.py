@@ -40,6 +40,7 @@ from perflab.analysis.series import make_series, preload
 from perflab.analysis.series import robot_change as robot_change  # re-exported: analysis/alerts.py
 from perflab.analysis.series import tip_change as tip_change  # re-exported: analysis/alerts.py
 from perflab.model.errors import UsageError
+from perflab.model.params import Params
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_pressure_metric
 from perflab.model.report.history import (
     AUTO_METHOD,
@@ -158,7 +159,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     # (host, benchmark, params, metric) -> per point lists of value arrays
     found: dict[tuple[str, str, str, str], tuple[str, list[list[np.ndarray]]]] = {}
     seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
-    params_of: dict[str, dict[str, Any]] = {}  # each point's parameters, as the store decoded them
+    params_of: dict[str, Params] = {}  # each point's parameters, as the store decoded them
     groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
                                                   set(filters.metrics) or None)
     for i, point in enumerate(points):
@@ -368,7 +369,7 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
-                  benchmark: str, params: dict[str, Any]) -> Any:
+                  benchmark: str, params: Params) -> Any:
     """The changed point's profile rows, before vs after (None when neither side has a profile)."""
     from perflab.analysis.profile import compare_pooled_profiles
     try:

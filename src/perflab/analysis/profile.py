@@ -25,14 +25,13 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from perflab.analysis.compare import Filters, compare_runs, single_benchmark_name
 from perflab.analysis.compare_report import rule_outcome
 from perflab.model.errors import UsageError
-from perflab.model.params import point_text
+from perflab.model.params import Params, point_text
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import CompareReport, ProfileReport
 from perflab.model.report.outcomes import Interval
@@ -86,7 +85,7 @@ def _rule_text(method: str, method_name: str, q: float, tested: int, noise_floor
 
 
 Key = tuple[str, str, str, str, str]   # benchmark, point (normalised JSON), event, kind, symbol
-Points = dict[str, dict[str, Any]]     # each point's parameters (as the store decoded them) by its JSON
+Points = dict[str, Params]     # each point's parameters (as the store decoded them) by its JSON
 
 
 def _side(store: Store, runs: Sequence[RunInfo], filters: Filters, kinds: Sequence[str],
