@@ -34,11 +34,12 @@ def _result(store: Store, repo: Path, found: str | None) -> BisectResult:
         run = store.runs.create(label="bisect-0", host="bm1", request=RunRequest(identity=Identity(commit=found)),
                                 environment={}, commit=found, repo=str(repo))
         stored = ((found, run),)
-    first = Commit(found, "Sleep longer", 2) if found else None
-    return BisectResult(FOUND if found else NO_DIFFERENCE,
-                        f"first slower commit (a regression): {found[:12]} Sleep longer" if found else
-                        "good and bad do not differ", first, (), (), None, 12, 3, 4, "s",
-                        StepTest(0.01, 0.01, 3, 100), 0.99, 1, True, None, 1.0, stored=stored)
+    first = Commit(sha=found, subject="Sleep longer", index=2) if found else None
+    return BisectResult(outcome=FOUND if found else NO_DIFFERENCE,
+                        message=f"first slower commit (a regression): {found[:12]} Sleep longer" if found else
+                        "good and bad do not differ", first_bad=first, candidates=(), steps=(), ends=None, runs=12,
+                        builds=3, commits=4, unit="s", test=StepTest(alpha=0.01, beta=0.01, min_n=3, max_n=100),
+                        confidence=0.99, seed=1, paired=True, runs_per_commit=None, typical=1.0, stored=stored)
 
 
 def test_a_confirmed_alert_over_several_commits_is_bisected_once_per_host_and_range(tmp_path):

@@ -54,7 +54,7 @@ def test_a_huge_repetition_count_is_refused_before_anything_runs(store):
     before = invoke(["--db", store, "runs"]).lines
     outcome = invoke(["--db", store, "run", "-n", "99999999999999999999999", "--", "true"])
     assert_one_line_refusal([], outcome, codes=(2,))
-    assert "is not in the range 1<=x<=1000000" in outcome.lines[0]
+    assert "repetitions (-n) must be a whole number from 1 to 1,000,000" in outcome.lines[0]
     assert invoke(["--db", store, "runs"]).lines == before   # refused at parsing: no run was made
 
 

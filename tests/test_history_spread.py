@@ -27,7 +27,7 @@ def spread_history() -> History:
               for i in range(600)]
     series = make_series("vm", "nap", {}, "{}", "time", "s", MetricInfo("time", "s", Direction.LOWER),
                          points, [np.array([10.0 + v / 10]) for v in values], method="mosum", spread=True)
-    return History((series,), ORDER_TIME, None)
+    return History(series=(series,), order=ORDER_TIME, repo=None)
 
 
 def test_a_spread_change_keeps_its_kind_and_shows_its_ratio():

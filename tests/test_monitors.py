@@ -96,14 +96,35 @@ def test_bad_monitor_options_are_usage_errors(sqlite_db):
 
 
 def test_monitor_choices_survive_the_run_spec_for_resume():
-    from perflab.execute.run_plan import monitor_config
     from perflab.model.run_request import PlanRecord, RunRequest
     options = RunOptions(monitors=["perf-stat"], events=["task-clock"], profile_freq=99)
-    stored = RunRequest(plans=(PlanRecord({"workload": "command"}, {}, options),)).to_json()
+    stored = RunRequest(plans=(PlanRecord(workload={"workload": "command"}, sweep={}, options=options),)).to_json()
     again = RunRequest.from_json(stored).plans[0].options
-    assert monitor_config(again) == monitor_config(options)
+    assert again == options and monitors.alike(again, options)
     older = RunRequest.from_json({"plans": [{"workload": {}, "sweep": {}, "options": {"repetitions": 3}}]})
-    assert monitor_config(older.plans[0].options).names == ()
+    assert older.plans[0].options.monitors is None and monitors.build(older.plans[0].options) == []
+
+
+def test_the_monitor_options_have_one_home():
+    """MonitorOptions (model) holds the defaults and choices: `perflab run`'s options show
+    them, a RunOptions is one (no copy), and a request made without the CLI meets its checks."""
+    from perflab.cli.record import run
+    from perflab.model.run_request import CALL_GRAPHS, PROFILE_SCOPES, MonitorOptions
+    cli = {p.name: p for p in run.params}
+    defaults = MonitorOptions()
+    for name in ("profile_freq", "call_graph", "profile_scope"):
+        assert cli[name].default == getattr(defaults, name) == getattr(RunOptions(), name)
+    assert list(cli["call_graph"].type.choices) == list(CALL_GRAPHS)
+    assert list(cli["profile_scope"].type.choices) == list(PROFILE_SCOPES)
+    assert isinstance(RunOptions(), MonitorOptions)
+    for bad, said in (({"call_graph": "lbr"}, "--call-graph 'lbr': choose fp or dwarf"),
+                      ({"profile_scope": "cpu"}, "--profile-scope 'cpu': choose system or process"),
+                      ({"profile_freq": 0}, "--profile-freq must be from 1 to 1,000,000, got 0")):
+        with pytest.raises(UsageError, match=said):
+            RunOptions(**bad)
+    # plans alike in their monitors share them, whatever else differs (a suite's entries)
+    assert monitors.alike(RunOptions(monitors=["vmstat"], repetitions=3), RunOptions(monitors=["vmstat"]))
+    assert not monitors.alike(RunOptions(monitors=["vmstat"]), RunOptions(monitors=["vmstat"], cpus=[0]))
 
 
 # -- parsers on real captures ---------------------------------------------------------------
@@ -195,7 +216,7 @@ def test_a_field_is_stored_from_the_sample_it_first_moved_in(tmp_path):
     class Fake(procfs.VmstatMonitor):
         path = str(counters)
 
-    monitor = Fake(monitors.MonitorConfig(names=("vmstat",)))
+    monitor = Fake(monitors.MonitorOptions(monitors=["vmstat"]))
     sample = monitors.SampleInfo("bench", 0, None)
     result = ProcessResult(0.1, 0, 0, None, 0, None, False)
 

@@ -64,7 +64,8 @@ def test_the_cli_has_no_hard_coded_format_branch_or_choice():
 
 
 def test_a_registry_lists_its_formats_first_as_default_and_refuses_an_unknown_name():
-    formats = FormatRegistry(OutputFormat("text", "a table", str.upper), OutputFormat("json", "keys", str.lower))
+    formats = FormatRegistry(OutputFormat(name="text", help="a table", render=str.upper),
+                             OutputFormat(name="json", help="keys", render=str.lower))
     assert (formats.names, formats.default, "json" in formats, len(formats)) == (["text", "json"], "text", True, 2)
     assert formats.help() == "text: a table; json: keys."
     assert formats["json"].render("AbC") == "abc"

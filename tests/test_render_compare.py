@@ -206,13 +206,14 @@ SEED_LINE = re.compile(r"^(\w+) +(\S+) +([\d.]+) \( +0\.00%\) +([\d.]+) ([(*]) *
 
 def _side(centre: float, n: int = 10) -> SideSummary:
     return SideSummary(n=n, failures=0, values=(centre,) * n, mean_kind=MeanKind.ARITHMETIC, centre=centre,
-                       median=centre, median_ci=Interval(math.nan, math.nan, 0.95), stddev=0.01 * centre,
+                       median=centre, median_ci=Interval(low=math.nan, high=math.nan,
+                                                         confidence=0.95), stddev=0.01 * centre,
                        cov=1.0, population_cov=0.95, min=centre, max=centre)
 
 
 def _change(pct: float, marked: bool, direction: Direction) -> Change:
     verdict = (Verdict.IMPROVEMENT if pct > 0 else Verdict.REGRESSION) if marked else Verdict.UNDECIDED
-    return Change(pct=pct, raw_pct=oriented(pct, direction), ci=Interval(math.nan, math.nan, 0.95),
+    return Change(pct=pct, raw_pct=oriented(pct, direction), ci=Interval(low=math.nan, high=math.nan, confidence=0.95),
                   method="welch-log", test="Welch t-test on log values", interval="", p_value=math.nan,
                   q_value=math.nan, min_p=0.0, noise_floor=0.01, verdict=verdict)
 
@@ -225,21 +226,26 @@ def _fake(param: str, lines: list[str], direction: Direction) -> CompareReport:
         rows.append(Row(benchmark="b", params={param: op}, metric="m", unit="x", direction=direction,
                         mean_kind=MeanKind.ARITHMETIC if direction is Direction.LOWER else MeanKind.HARMONIC,
                         noise_floor=0.01, base=_side(float(base)),
-                        cells=(Cell("sis_core", _side(float(new)), _change(float(change), mark == "*", direction)),)))
+                        cells=(Cell(label="sis_core", side=_side(float(new)),
+                                    change=_change(float(change), mark == "*", direction)),)))
     runs = tuple(RunInfo(i, label, None, None, "h", 0.0, None, RunStatus.COMPLETE, {}, {})
                  for i, label in enumerate(("baseline", "sis_core")))
-    block = Block("b", "m", "x", direction, rows[0].mean_kind, tuple(rows))
-    return CompareReport(runs, (block,), "welch-log", "Welch t-test on log values", 0.05, 0.95, len(rows), (0.01,))
+    block = Block(benchmark="b", metric="m", unit="x", direction=direction, mean_kind=rows[0].mean_kind,
+                  rows=tuple(rows))
+    return CompareReport(runs=runs, blocks=(block,), method="welch-log", method_name="Welch t-test on log values",
+                         q=0.05, confidence=0.95, tested=len(rows), noise_floors=(0.01,))
 
 
 def _profile_row(name: str, sides: list[list[float]]) -> ProfileRow:
     """A profile row of the shares given per side (the deltas undecided)."""
     kind, event, symbol = name.split(".", 3)[1:]
-    shares = tuple(ShareSide(tuple(v), float(np.mean(v)), float(np.std(v))) for v in sides)
-    deltas = tuple(ProfileDelta(s.mean - shares[0].mean, Interval(math.nan, math.nan, 0.95), math.nan, math.nan,
-                                Shift.UNDECIDED) for s in shares[1:])
-    return ProfileRow("will-it-scale", {"mode": "thread", "test": "poll2"}, event.replace("-", ":"), kind, symbol,
-                      shares, deltas, True)
+    shares = tuple(ShareSide(values=tuple(v), mean=float(np.mean(v)), stddev=float(np.std(v))) for v in sides)
+    deltas = tuple(ProfileDelta(change_points=s.mean - shares[0].mean,
+                                ci=Interval(low=math.nan, high=math.nan, confidence=0.95), p_value=math.nan,
+                                q_value=math.nan, verdict=Shift.UNDECIDED) for s in shares[1:])
+    return ProfileRow(benchmark="will-it-scale", params={"mode": "thread", "test": "poll2"},
+                      event=event.replace("-", ":"), kind=kind, symbol=symbol, sides=shares, deltas=deltas,
+                      visible=True)
 
 
 @pytest.mark.parametrize("first, count, param, direction", [
@@ -387,7 +393,8 @@ def test_speedup_shows_small_slowdowns():
 def test_profile_is_rendered(ab):
     row = _profile_row("perf-profile.self.cycles-pp.__fget_light", [[30.0, 31.0], [10.0, 11.0]])
     row = replace(row, deltas=(replace(row.deltas[0], verdict=Shift.DOWN),))
-    profile = ProfileReport((row,), "welch-log", "Welch t-test on the shares", 0.05, 0.1, 1, "a test")
+    profile = ProfileReport(rows=(row,), method="welch-log", method_name="Welch t-test on the shares", q=0.05,
+                            noise_floor=0.1, tested=1, rule="a test")
     with_profile = replace(ab, profile=profile)
     assert "-20.0" in render_comparison(with_profile, "lkp")
     assert "perf-profile.self.cycles-pp.__fget_light" in render_comparison(with_profile, "mmtests")

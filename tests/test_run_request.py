@@ -26,10 +26,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "perflab"
 def test_a_request_round_trips_through_its_json_document():
     request = RunRequest(target=Target(words=("true",), after_dashdash=True), repetitions=3,
                          options=RunOptions(shuffle=True, cpus=[0]),
-                         ab=AbRecord(AbSettings(threshold_pct=2.0)),
+                         ab=AbRecord(settings=AbSettings(threshold_pct=2.0)),
                          identity=Identity(label="x", command_line=("perflab", "run", "--", "true")),
-                         plans=(PlanRecord({"workload": "command", "benchmark": "true"}, {"n": [1, 2]},
-                                           RunOptions(repetitions=3)),))
+                         plans=(PlanRecord(workload={"workload": "command", "benchmark": "true"}, sweep={"n": [1, 2]},
+                                           options=RunOptions(repetitions=3)),))
     document = request.to_json()
     assert document["version"] == SCHEMA_VERSION
     assert RunRequest.from_json(document) == request
@@ -139,13 +139,17 @@ def _full_request() -> RunRequest:
                       duration=1.5),
         sweep=SweepText(params=("n=1,2",), lists=(("n", "1,2"),), scans=(("n", "1", "4"),), step="2"),
         repetitions=4, options=options, limits=StopSpec(max_time_s=9.0, min_rounds=2),
-        ab=AbRecord(AbSettings(threshold_pct=2.0, max_time_s=3.0),
-                    AbDecision("better", 12, 3.5, (1.0, 6.0), 0.05, "crossed")),
+        ab=AbRecord(settings=AbSettings(threshold_pct=2.0, max_time_s=3.0),
+                    decision=AbDecision(verdict="better", n=12, estimate_pct=3.5, ci_pct=(1.0, 6.0), alpha=0.05,
+                                        reason="crossed")),
         identity=Identity(label="x", commit="abc", job_id=3, command_line=("perflab", "run")),
         exports={"json": "/tmp/x.json"},
-        plans=(PlanRecord({"workload": "command", "benchmark": "a", "argv": ["a"]}, {"n": [1, 2]}, options,
-                          (0.001, 0.0, 0.0005), Layout("a", "title {n}", "n"), {"vmstat": "0.1%"}),),
-        interleaved=True, stopped=Stopped("time", 3, 1.25, 100.0), imported=Imported("hyperfine", "/f", "ab"))
+        plans=(PlanRecord(workload={"workload": "command", "benchmark": "a", "argv": ["a"]}, sweep={"n": [1, 2]},
+                          options=options, shell_overhead=(0.001, 0.0, 0.0005),
+                          layout=Layout(benchmark="a", title="title {n}", row="n"),
+                          monitor_overhead={"vmstat": "0.1%"}),),
+        interleaved=True, stopped=Stopped(reason="time", rounds=3, elapsed_s=1.25, at=100.0),
+        imported=Imported(kind="hyperfine", file="/f", sha256="ab"))
 
 
 def test_an_exactly_typed_document_is_read_without_pydantic_and_equals_its_reading():

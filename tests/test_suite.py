@@ -53,7 +53,7 @@ def test_load_expands_machine_variables(tmp_path):
     ('[[benchmark]]\nworkload = "command"\ncommand = "true"\n\n[[benchmark]]\n'
      'workload = "command"\ncommand = "true"\nparams = { n = "5..1" }\n', 8, "parameter n"),
     ('[[benchmark]]\nworkload = "command"\ncommand = "true {x}"\n', 3, "unknown placeholder {x}"),
-    ('[[benchmark]]\nworkload = "command"\ncommand = "true"\nrepetitions = 0\n', 4, "repetitions must be"),
+    ('[[benchmark]]\nworkload = "command"\ncommand = "true"\nrepetitions = 0\n', 4, "repetitions (-n) must be"),
     ('[[benchmark]]\nworkload = "command"\ncommand = "true"\nmetrics = ["ops"]\n', 4, "no metric 'ops'"),
     ('[suite]\nrepeat = 3\n[[benchmark]]\nworkload = "command"\ncommand = "true"\n', 2, "unknown key 'repeat'"),
     ('[suite]\ndescription = "none"\n', 1, "no [[benchmark]] entries"),

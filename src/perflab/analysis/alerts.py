@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from perflab.analysis.alert_bisects import culprit_of
@@ -235,7 +235,7 @@ def shift_text(c: Change) -> str:
     return f"{c.oriented_pct:+.1f}% ({SIGN})"
 
 
-def _params_text(params: dict[str, object]) -> str:
+def _params_text(params: Mapping[str, object]) -> str:
     return json.dumps(params, sort_keys=True, default=str)
 
 

@@ -41,9 +41,10 @@ def _row(row: Row, confidence: float) -> Row:
         change = None
         if base is not None and side is not None and base.benchstat and side.benchstat:
             c = benchmath.u_test(base.values, side.values)
-            change = BenchstatChange(c.p, c.n1, c.n2, c.alpha,
-                                     benchmath.delta_pct(base.benchstat.center, side.benchstat.center), c.warnings)
-        cells.append(Cell(cell.label, side, cell.change, cell.warnings, change))
+            change = BenchstatChange(p=c.p, n1=c.n1, n2=c.n2, alpha=c.alpha,
+                                     delta_pct=benchmath.delta_pct(base.benchstat.center,
+                                                                   side.benchstat.center), warnings=c.warnings)
+        cells.append(Cell(label=cell.label, side=side, change=cell.change, warnings=cell.warnings, benchstat=change))
     return replace(row, base=base, cells=tuple(cells))
 
 
@@ -77,7 +78,7 @@ def _geomean(rows: tuple[Row, ...], n_sides: int) -> Geomean:
             changes.append((ratio - 1) * 100 if math.isfinite(ratio) else math.nan)
         medians.append(gm)
         notes.append(tuple(why))
-    return Geomean(tuple(medians), tuple(changes), tuple(notes))
+    return Geomean(medians=tuple(medians), changes=tuple(changes), warnings=tuple(notes))
 
 
 def _go_geomean(xs: list[float]) -> float:

@@ -152,13 +152,16 @@ class _Bisection:
         measured = [s.mean for s in steps if s.n]
         t = self.test
         return BisectResult(
-            outcome, message, first_bad, tuple(candidates or ()), steps,
-            m.ends_summary(self.ends), m.bench.runs, m.bench.builds, len(self.graph.commits) - 1, m.unit,
-            StepTest(t.alpha, t.beta, t.min_n, t.max_n), self.options.confidence, m.seed,
-            self.options.fixed_runs is None, self.options.fixed_runs, measured[0] if measured else 0.0,
-            tuple(m.warnings), self.options.first_parent,
-            tuple(self.graph.commits[i] for i in (path or [])), self.change, self.verdict,
-            self.options.terms, gradual, m.neither_statement())
+            outcome=outcome, message=message, first_bad=first_bad, candidates=tuple(candidates or ()), steps=steps,
+            ends=m.ends_summary(self.ends), runs=m.bench.runs, builds=m.bench.builds,
+            commits=len(self.graph.commits) - 1, unit=m.unit,
+            test=StepTest(alpha=t.alpha, beta=t.beta, min_n=t.min_n, max_n=t.max_n),
+            confidence=self.options.confidence, seed=m.seed,
+            paired=self.options.fixed_runs is None, runs_per_commit=self.options.fixed_runs,
+            typical=measured[0] if measured else 0.0, warnings=tuple(m.warnings),
+            first_parent=self.options.first_parent,
+            path=tuple(self.graph.commits[i] for i in (path or [])), change=self.change, verdict=self.verdict,
+            terms=self.options.terms, gradual=gradual, neither_test=m.neither_statement())
 
     def run(self) -> BisectResult:
         try:
@@ -271,8 +274,8 @@ class _Bisection:
             if probe is not None and probe.skipped:
                 continue
             position = 1.0 if probe is None else self._settled(probe).position
-            shares.append(Share(self.graph.commits[index], position, position - position_before,
-                                self.measure.share_pct(position - position_before, self.ends)))
+            shares.append(Share(commit=self.graph.commits[index], position=position, share=position - position_before,
+                                change_pct=self.measure.share_pct(position - position_before, self.ends)))
             position_before = position
             if index >= found and (probe is None or not (probe.distance and probe.distance.neither == BETWEEN)):
                 break

@@ -34,8 +34,9 @@ class Graph:
     @classmethod
     def of(cls, good: GraphCommit, between: list[GraphCommit]) -> Graph:
         """``between``: good..bad parents first (as vcs.commit_graph gives it), bad last."""
-        commits = [Commit(good.sha, good.subject, 0)]
-        commits += [Commit(c.sha, c.subject, i + 1, len(c.parents) > 1) for i, c in enumerate(between)]
+        commits = [Commit(sha=good.sha, subject=good.subject, index=0)]
+        commits += [Commit(sha=c.sha, subject=c.subject, index=i + 1, merge=len(c.parents) > 1) for i,
+                    c in enumerate(between)]
         index = {c.sha: c.index for c in commits}
         parents = [()] + [tuple(index[p] for p in c.parents if p in index) for c in between]
         first_parents = [None] + [index.get(c.parents[0]) if c.parents else None for c in between]

@@ -175,8 +175,9 @@ class Measurer:
                 f"(needs < {check.alpha_per_look:.2g}) after {check.pairs} pairs")
 
     def ends_summary(self, check: EndsCheck | None) -> EndsSummary | None:
-        return None if check is None else EndsSummary(check.significant, check.p_value, check.alpha_per_look,
-                                                      check.ratio, check.pairs)
+        return None if check is None else EndsSummary(significant=check.significant, p_value=check.p_value,
+                                                      alpha_per_look=check.alpha_per_look,
+                                                      ratio=check.ratio, pairs=check.pairs)
 
     def share_pct(self, share: float, check: EndsCheck | None) -> float:
         """A share of the step (in units of the whole) as a % change, + = better."""

@@ -86,13 +86,14 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, set
         for cp, status in entries:
             better = oriented(cp.change_pct, direction) if direction is not None else None
             points.append(FileChangePoint(
-                cp.index, labels[cp.index] if labels else None, cp.mean_before, cp.stddev_before,
-                cp.mean_after, cp.stddev_after, cp.change_pct, better,
-                directed_verdict(better) if better is not None and math.isfinite(cp.change_pct) else None,
-                cp.p_value, cp.kind, cp.magnitude if cp.kind == "spread" else math.nan,
-                status=status, method=cp.method,
+                index=cp.index, label=labels[cp.index] if labels else None, mean_before=cp.mean_before,
+                stddev_before=cp.stddev_before, mean_after=cp.mean_after, stddev_after=cp.stddev_after,
+                change_pct=cp.change_pct, oriented_pct=better, p_value=cp.p_value, kind=cp.kind, status=status,
+                verdict=directed_verdict(better) if better is not None and math.isfinite(cp.change_pct) else None,
+                spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan, method=cp.method,
                 parts=tuple((i, labels[i] if labels else None, share) for i, share in cp.parts)))
-        results.append(ColumnChanges(name, len(groups), bool(series.labels), tuple(points), as_commits))
+        results.append(ColumnChanges(column=name, points=len(groups), has_labels=bool(series.labels),
+                                     change_points=tuple(points), commits=as_commits))
     one = len(set(used)) == 1
     # the parameters of the one method used (none when auto took several), then the common ones
     parameters: Shown = params[0].shown() if one else {}
@@ -100,7 +101,8 @@ def file_changes(series: SeriesFile, columns: Sequence[str], *, method: str, set
         parameters["min_magnitude"] = settings.min_magnitude
     if spread:
         parameters["spread"] = True
-    return FileChanges(series.path, used[0] if one else method, parameters, direction, tuple(results))
+    return FileChanges(source=series.path, method=used[0] if one else method, parameters=parameters,
+                       direction=direction, columns=tuple(results))
 
 
 def _tip(groups: Sequence[Sequence[float]], found: list[ChangePoint],

@@ -23,8 +23,9 @@ from perflab.analysis.next_step import with_next_steps
 from perflab.analysis.paired_runs import RerunRounds, paired_samples, rerun_rounds
 from perflab.analysis.selection import hidden_note, keep_primary
 from perflab.model.errors import UsageError
+from perflab.model.json_types import JsonObject
 from perflab.model.methods import METHOD_NAMES
-from perflab.model.params import coerce, format_value, point_text
+from perflab.model.params import Params, coerce, format_value, point_text
 from perflab.model.records import (
     Direction,
     MetricInfo,
@@ -63,11 +64,11 @@ class Filters:
         return cls(frozenset(benchmarks), tuple(params), frozenset(metrics))
 
     @classmethod
-    def for_point(cls, benchmark: str, params: dict[str, Any]) -> Filters:
+    def for_point(cls, benchmark: str, params: Params) -> Filters:
         """Exactly one benchmark's parameter point."""
         return cls(frozenset({benchmark}), tuple((k, format_value(v)) for k, v in params.items()))
 
-    def keeps(self, params: dict[str, Any]) -> bool:
+    def keeps(self, params: Params) -> bool:
         for key, wanted in self.params:
             if key not in params or not any(format_value(params[key]) == format_value(coerce(w))
                                             for w in wanted.split(",")):
@@ -318,7 +319,7 @@ def groups_of_runs(store: Store, runs: Sequence[RunInfo], filters: Filters, moni
 def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
     """Per (benchmark, point, metric) of replicate runs: the spread inside a run and between runs."""
     per_key: dict[Key, list[np.ndarray]] = {}
-    params: dict[str, dict[str, Any]] = {}
+    params: dict[str, Params] = {}
     for run_id in run_ids:
         for g in store.series.value_groups(run_id):
             per_key.setdefault((g.benchmark, g.point, g.metric), []).append(g.values)
@@ -328,8 +329,10 @@ def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
         variance = between_runs(groups)
         logs = [np.log(g[g > 0]) for g in groups if np.sum(g > 0) >= 2]
         within = float(np.sqrt(np.mean([x.var(ddof=1) for x in logs]))) if logs else math.nan
-        out.append(Calibration(benchmark, point_text(params[point]), metric, len(groups), 100.0 * within,
-                               variance.cov_pct if variance else math.nan, variance.df if variance else 0.0))
+        out.append(Calibration(benchmark=benchmark, point=point_text(params[point]), metric=metric, runs=len(groups),
+                               within_cov_pct=100.0 * within,
+                               between_cov_pct=variance.cov_pct if variance else math.nan,
+                               df=variance.df if variance else 0.0))
     return out
 
 
@@ -423,7 +426,7 @@ def environment_warnings(runs: list[RunInfo]) -> list[str]:
     return out
 
 
-def _get(env: dict[str, Any], path: tuple[str, ...]) -> Any:
+def _get(env: JsonObject, path: tuple[str, ...]) -> Any:
     for key in path:
         if not isinstance(env, dict):
             return None

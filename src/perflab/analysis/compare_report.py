@@ -12,12 +12,11 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from perflab.model.methods import METHOD_NAMES
-from perflab.model.params import format_value, point_text
+from perflab.model.params import Params, format_value, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.report.compare import (
     Block,
@@ -32,7 +31,7 @@ from perflab.model.report.compare import (
 )
 from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide, oriented
-from perflab.stats import Difference, Summary, best_mean, decide
+from perflab.stats import Difference, RuleResult, Summary, best_mean, decide
 from perflab.stats.difference import Pair, compare_rows
 from perflab.stats.intervals import Interval as MedianInterval
 from perflab.stats.intervals import median_ci_rows
@@ -83,8 +82,9 @@ def build_report(tables: Tables, runs: Sequence[RunInfo], infos: dict[tuple[str,
     metric_order = {key: (layouts[key[0]].metrics.index(key[1]) if key[1] in layouts[key[0]].metrics
                           else len(layouts[key[0]].metrics) + i)
                     for i, key in enumerate(infos) if key[0] in layouts}
-    return CompareReport(tuple(runs), _blocks(rows, len(runs), layouts, metric_order), method, METHOD_NAMES[method],
-                         q, confidence, tested, floors, tuple(warnings))
+    return CompareReport(runs=tuple(runs), blocks=_blocks(rows, len(runs), layouts, metric_order), method=method,
+                         method_name=METHOD_NAMES[method],
+                         q=q, confidence=confidence, tested=tested, noise_floors=floors, warnings=tuple(warnings))
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,8 @@ def recorded_layouts(runs: Sequence[RunInfo]) -> dict[str, Layout]:
         layout = plan.layout
         if layout is not None:
             own = _layout(layout.benchmark)
-            found[layout.benchmark] = Layout(layout.title or own.title, layout.row or own.row, own.metrics)
+            found[layout.benchmark] = Layout(title=layout.title or own.title, row=layout.row or own.row,
+                                             metrics=own.metrics)
     return found
 
 
@@ -208,7 +209,7 @@ def _layout(benchmark: str) -> Layout:
     if not registry.is_builtin(benchmark):
         return Layout()
     workload = registry.builtin(benchmark)
-    return Layout(workload.report_title, workload.report_row, tuple(m.name for m in workload.metrics))
+    return Layout(title=workload.report_title, row=workload.report_row, metrics=tuple(m.name for m in workload.metrics))
 
 
 def _side(group: ValueGroup, figures: _SideFigures, info: MetricInfo, best_pcts: Sequence[int],
@@ -220,8 +221,8 @@ def _side(group: ValueGroup, figures: _SideFigures, info: MetricInfo, best_pcts:
     return SideSummary(
         n=s.n, failures=int(group.failures), values=tuple(x.tolist()), mean_kind=info.mean,
         centre=s.centre, median=s.median,
-        median_ci=Interval(median_interval.low, median_interval.high, median_interval.confidence,
-                           tuple(w.on(side) for w in median_interval.warnings)),
+        median_ci=Interval(low=median_interval.low, high=median_interval.high, confidence=median_interval.confidence,
+                           warnings=tuple(w.on(side) for w in median_interval.warnings)),
         stddev=s.stddev, cov=s.cov, population_cov=figures.population_cov, min=s.min, max=s.max, best=best,
         warnings=tuple(w.on(side) for w in s.warnings))
 
@@ -233,30 +234,36 @@ def _oriented_change(base: float, new: float, direction: Direction) -> float:
     return oriented(100.0 * (new / base - 1.0), direction)
 
 
+def rule_outcome(rule: RuleResult | None) -> RuleOutcome | None:
+    """A blocking rule's result (stats.rules) as a report states it."""
+    return None if rule is None else RuleOutcome(name=rule.rule, changed=bool(rule.changed), detail=rule.detail)
+
+
 def _cell(label: str, base: SideSummary | None, side: SideSummary | None, d: Difference | None,
           info: MetricInfo) -> Cell:
     if d is None or base is None or side is None:
-        return Cell(label, side, None)
+        return Cell(label=label, side=side, change=None)
     stat_changes = []
     for key in ("min", "median", "stddev", "coeffvar", "max"):
         direction = Direction.LOWER if key in ("stddev", "coeffvar") else info.direction
         stat_changes.append(((key, 0), _oriented_change(base.statistic(key), side.statistic(key), direction)))
     for pct, value in side.best:
         stat_changes.append((("best", pct), _oriented_change(base.statistic("best", pct), value, info.direction)))
-    rule = None if d.rule is None else RuleOutcome(d.rule.rule, bool(d.rule.changed), d.rule.detail)
+    rule = rule_outcome(d.rule)
     change = Change(
         pct=d.change_pct, raw_pct=oriented(d.change_pct, info.direction),
-        ci=Interval(d.ci_low, d.ci_high, d.confidence), method=d.method_key, test=d.method,
+        ci=Interval(low=d.ci_low, high=d.ci_high, confidence=d.confidence), method=d.method_key, test=d.method,
         interval=d.interval, p_value=d.p_value, q_value=d.q_value, min_p=d.min_p, noise_floor=d.noise_floor,
         verdict=d.verdict, rule=rule, stat_changes=tuple(stat_changes), blocked=d.blocked,
         unsettled=d.unsettled,
-        run_to_run=RunToRunUsed(d.variance_source, d.d0, d.d, d.runs_needed, d.run_change, d.run_spread)
+        run_to_run=RunToRunUsed(source=d.variance_source, d0=d.d0, d=d.d, runs_needed=d.runs_needed, size=d.run_change,
+                                spread_pct=d.run_spread)
         if d.variance_source else None)
     # how run-to-run variance entered the test is said once for the report, not per row
     pair = [w for w in d.warnings if w.side is WarningSide.PAIR and w.kind != RUN_VARIANCE]
     if change.run_to_run is not None and d.verdict is Verdict.UNDECIDED:
         pair.append(_runs_to_decide(change.run_to_run))
-    return Cell(label, side, change, tuple(pair))
+    return Cell(label=label, side=side, change=change, warnings=tuple(pair))
 
 
 def _runs_to_decide(used: RunToRunUsed) -> StatWarning:
@@ -296,13 +303,14 @@ def _blocks(rows: list[Row], n_sides: int, layouts: dict[str, Layout],
             hoisted = tuple((n, first.params[n]) for n in names if n != row_param and n in first.params
                             and all(r.params.get(n, first.params[n]) == first.params[n] and n in r.params
                                     for r in part))
-            blocks.append(Block(first.benchmark, first.metric, first.unit, first.direction, first.mean_kind,
-                                tuple(part), _geomean(part, n_sides) if len(part) > 1 else None,
-                                hoisted, row_param, _title(layout.title, dict(hoisted))))
+            blocks.append(Block(benchmark=first.benchmark, metric=first.metric, unit=first.unit,
+                                direction=first.direction, mean_kind=first.mean_kind,
+                                rows=tuple(part), geomean=_geomean(part, n_sides) if len(part) > 1 else None,
+                                hoisted=hoisted, row_param=row_param, title=_title(layout.title, dict(hoisted))))
     return tuple(blocks)
 
 
-def _title(template: str | None, params: dict[str, Any]) -> str | None:
+def _title(template: str | None, params: Params) -> str | None:
     """A layout's title with the block's parameters filled in; None when it names a
     parameter the block does not hold constant (then the default title is used)."""
     if template is None:
@@ -342,4 +350,4 @@ def _geomean(rows: list[Row], n_sides: int) -> Geomean:
             changes.append(100.0 * (ratio - 1.0) if math.isfinite(ratio) else math.nan)
         medians.append(gm)
         notes.append(tuple(why))
-    return Geomean(tuple(medians), tuple(changes), tuple(notes))
+    return Geomean(medians=tuple(medians), changes=tuple(changes), warnings=tuple(notes))

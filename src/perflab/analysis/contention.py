@@ -116,7 +116,9 @@ def outside_loads(store: Store, runs: Sequence[RunInfo]) -> list[Outside]:
     out = []
     for run in measured:
         environment = detailed[run.id].environment if run.id in detailed else run.environment
-        cpus = int(((environment or {}).get("cpu") or {}).get("online_count") or 1)
+        cpu = (environment or {}).get("cpu")
+        online = cpu.get("online_count") if isinstance(cpu, dict) else None
+        cpus = int(online) if isinstance(online, (int, float, str)) and online else 1
         shares = outside_shares(groups[run.id], cpus)
         if shares:
             out.append(Outside(run, cpus, shares["cpu"], shares["memory"], shares["io"], shares["cpu_error"]))

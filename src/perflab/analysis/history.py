@@ -41,6 +41,7 @@ from perflab.analysis.series import robot_change as robot_change  # re-exported:
 from perflab.analysis.series import tip_change as tip_change  # re-exported: analysis/alerts.py
 from perflab.model.errors import UsageError
 from perflab.model.methods import AUTO_METHOD, method_choices
+from perflab.model.params import Params
 from perflab.model.records import Direction, MetricInfo, RunInfo, RunStatus, is_pressure_metric
 from perflab.model.report.history import (
     ORDER_GRAPH,
@@ -103,9 +104,9 @@ def order_points(runs: Sequence[RunInfo],
     for run in sorted(runs, key=lambda r: (r.started_at, r.id)):
         groups.setdefault(run.commit or f"run-{run.id}", []).append(run)
     repo, position = _line(list(runs), warnings)
-    points = [HistoryPoint(key, members[0].commit,
-                           next((r.commit_describe for r in reversed(members) if r.commit_describe), None),
-                           tuple(members), key in position)
+    points = [HistoryPoint(key=key, commit=members[0].commit,
+                           describe=next((r.commit_describe for r in reversed(members) if r.commit_describe), None),
+                           runs=tuple(members), on_line=key in position)
               for key, members in groups.items()]
     on = sorted((p for p in points if p.on_line), key=lambda p: position[p.key])
     off = sorted((p for p in points if not p.on_line), key=lambda p: (p.started_at, p.key))
@@ -157,7 +158,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     # (host, benchmark, params, metric) -> per point lists of value arrays
     found: dict[tuple[str, str, str, str], tuple[str, list[list[np.ndarray]]]] = {}
     seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
-    params_of: dict[str, dict[str, Any]] = {}  # each point's parameters, as the store decoded them
+    params_of: dict[str, Params] = {}  # each point's parameters, as the store decoded them
     groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
                                                   set(filters.metrics) or None)
     for i, point in enumerate(points):
@@ -194,8 +195,8 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours
-    return with_levels(History(tuple(series), order, repo, tuple(warnings),
-                               tuple(p.key for p in points)), store.alerts.all())
+    return with_levels(History(series=tuple(series), order=order, repo=repo, warnings=tuple(warnings),
+                               keys=tuple(p.key for p in points)), store.alerts.all())
 
 
 class _HostPoints:
@@ -270,8 +271,8 @@ def list_changes(history: History, *, since: float | None = None, direction: str
     """`perflab changes`: the selected changes, largest first, with their commits' subjects."""
     listed = select_changes(history, since=since, direction=direction)
     subjects = commit_subjects(history.repo, [c.point.commit for c in listed if c.point.commit])
-    return ChangeList(tuple(ListedChange(c, subjects.get(c.point.commit or "")) for c in listed),
-                      history.warnings)
+    return ChangeList(changes=tuple(ListedChange(change=c, subject=subjects.get(c.point.commit or "")) for c in listed),
+                      warnings=history.warnings)
 
 
 def find_change(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
@@ -317,8 +318,9 @@ def _side(series: Series, segment: Segment, points: int | None, *,
     measured = [p.point for p in series.points[segment.first:segment.end] if p.summary.n]
     pooled = measured if points is None else (measured[-points:] if nearest_last else measured[:points])
     names = tuple(p.short if p.commit else f"run {p.runs[0].id}" for p in pooled)
-    return ReportSide(segment, pooled[0], pooled[-1], len(pooled), sum(len(p.runs) for p in pooled),
-                      len(pooled) == len(measured), names), [list(p.runs) for p in pooled]
+    return ReportSide(segment=segment, first=pooled[0], last=pooled[-1], points=len(pooled),
+                      runs=sum(len(p.runs) for p in pooled),
+                      whole=len(pooled) == len(measured), commits=names), [list(p.runs) for p in pooled]
 
 
 def change_report(store: Store, change: str, *, labels: Sequence[str] = (), method: str = AUTO_METHOD,
@@ -366,7 +368,7 @@ def report_of_change(store: Store, history: History, series: Series, c: Change, 
 
 
 def profile_items(store: Store, base_runs: list[RunInfo], new_runs: list[RunInfo],
-                  benchmark: str, params: dict[str, Any]) -> Any:
+                  benchmark: str, params: Params) -> Any:
     """The changed point's profile rows, before vs after (None when neither side has a profile)."""
     from perflab.analysis.profile import compare_pooled_profiles
     try:

@@ -189,9 +189,10 @@ def view(store: Store | None, host: str) -> HostModelView:
     known = {p.kind for p in learned}
     lines += [_line(kind, default.prior, default.benchmarks, True, default.stand_in)
               for kind, default in DEFAULT_PRIORS.items() if kind not in known]
-    return HostModelView(host, tuple(lines))
+    return HostModelView(host=host, priors=tuple(lines))
 
 
 def _line(kind: str, prior: Prior, benchmarks: int, default: bool, stand_in: str = "") -> HostPriorLine:
-    return HostPriorLine(kind, prior.cov_pct, prior.d0, prior.groups, benchmarks, prior.slope != 0.0, default,
-                         stand_in)
+    return HostPriorLine(kind=kind, spread_pct=prior.cov_pct, d0=prior.d0, groups=prior.groups, benchmarks=benchmarks,
+                         trended=prior.slope != 0.0, default=default,
+                         stand_in=stand_in)

@@ -91,7 +91,7 @@ def _command(run: RunInfo) -> str | None:
     if workload.get("shell"):
         return str(workload["shell"])
     argv = workload.get("argv")
-    return shlex.join(argv) if isinstance(argv, list) and argv else None
+    return shlex.join(str(word) for word in argv) if isinstance(argv, list) and argv else None
 
 
 def _seconds(run: RunInfo) -> float:

@@ -25,17 +25,17 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from perflab.analysis.compare import Filters, compare_runs, single_benchmark_name
+from perflab.analysis.compare_report import rule_outcome
 from perflab.model.errors import UsageError
 from perflab.model.methods import METHOD_NAMES
-from perflab.model.params import point_text
+from perflab.model.params import Params, point_text
 from perflab.model.records import RunInfo
 from perflab.model.report.compare import CompareReport, ProfileReport
-from perflab.model.report.outcomes import Interval, RuleOutcome
+from perflab.model.report.outcomes import Interval
 from perflab.model.report.profile import PointProfile, ProfileDelta, ProfileRow, Share, ShareSide
 from perflab.model.verdicts import Shift
 from perflab.stats import RuleResult, benjamini_hochberg, lkp_range_rule, mann_whitney, mmtests_band_rule, welch_t
@@ -78,7 +78,7 @@ def _rule_text(method: str, method_name: str, q: float, tested: int, noise_floor
 
 
 Key = tuple[str, str, str, str, str]   # benchmark, point (normalised JSON), event, kind, symbol
-Points = dict[str, dict[str, Any]]     # each point's parameters (as the store decoded them) by its JSON
+Points = dict[str, Params]     # each point's parameters (as the store decoded them) by its JSON
 
 
 def _side(store: Store, runs: Sequence[RunInfo], filters: Filters, kinds: Sequence[str],
@@ -178,14 +178,14 @@ def _delta(base: np.ndarray, new: np.ndarray, method: str, confidence: float) ->
         rule = mmtests_band_rule(base, new)
     else:
         rule = lkp_range_rule(base, new)
-    return _Tested(change, Interval(welch.ci_low, welch.ci_high, confidence), p, rule)
+    return _Tested(change, Interval(low=welch.ci_low, high=welch.ci_high, confidence=confidence), p, rule)
 
 
 def _share_side(values: np.ndarray | None) -> ShareSide | None:
     if values is None:
         return None
-    return ShareSide(tuple(float(v) for v in values), _mean(values),
-                     float(values.std()) if values.size else math.nan)
+    return ShareSide(values=tuple(float(v) for v in values), mean=_mean(values),
+                     stddev=float(values.std()) if values.size else math.nan)
 
 
 def compare_profiles(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
@@ -250,12 +250,13 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
                 decided.append(None)
                 continue
             hit, q_value = rejected.get((i, c), (False, math.nan))
-            rule = None if d.rule is None else RuleOutcome(d.rule.rule, bool(d.rule.changed), d.rule.detail)
-            decided.append(ProfileDelta(d.change_points, d.ci, d.p_value, q_value,
-                                        _verdict(d.change_points, d.ci, noise_floor, hit, d.rule), rule))
+            decided.append(ProfileDelta(change_points=d.change_points, ci=d.ci, p_value=d.p_value, q_value=q_value,
+                                        verdict=_verdict(d.change_points, d.ci, noise_floor, hit, d.rule),
+                                        rule=rule_outcome(d.rule)))
         sides_ = tuple(_share_side(v) for v in [base, *others])
-        result.append(ProfileRow(key[0], points[key[1]], key[2], key[3], key[4], sides_, tuple(decided),
-                                 any(s is not None and s.mean >= MIN_PCT for s in sides_)))
+        result.append(ProfileRow(benchmark=key[0], params=points[key[1]], event=key[2], kind=key[3], symbol=key[4],
+                                 sides=sides_, deltas=tuple(decided),
+                                 visible=any(s is not None and s.mean >= MIN_PCT for s in sides_)))
     result.sort(key=lambda item: (-item.size, item.benchmark, item.params and json.dumps(item.params),
                                   KINDS.index(item.kind), item.symbol))
     warnings = []
@@ -266,8 +267,9 @@ def _compare_sides(store: Store, side_runs: list[list[RunInfo]], runs: list[RunI
                 warnings.append(f"{run.label} has no profile of {other[0]} {point_text(points[other[1]])}")
                 seen.add(other[:2])
     name = PROFILE_METHOD_NAMES[method]
-    return ProfileReport(tuple(result), method, name, q, noise_floor, len(pending),
-                         _rule_text(method, name, q, len(pending), noise_floor), None, tuple(warnings))
+    return ProfileReport(rows=tuple(result), method=method, method_name=name, q=q, noise_floor=noise_floor,
+                         tested=len(pending), rule=_rule_text(method, name, q, len(pending), noise_floor),
+                         counters=None, warnings=tuple(warnings))
 
 
 def compare_counters(store: Store, runs: list[RunInfo], *, filters: Filters = Filters(),
@@ -330,10 +332,12 @@ def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), ord
         for symbol, kinds in by_symbol.items():
             if "calltrace" in kinds:
                 m, sd = stats(kinds["calltrace"])
-                traces.append(Share(symbol, m, sd, math.nan, math.nan, _spread(m, sd)))
+                traces.append(Share(name=symbol, self_mean=m, self_sd=sd, children_mean=math.nan, children_sd=math.nan,
+                                    self_spread_pct=_spread(m, sd)))
             if "self" in kinds or "children" in kinds:
                 (sm, ssd), (cm, csd) = stats(kinds.get("self")), stats(kinds.get("children"))
-                symbols.append(Share(symbol, sm, ssd, cm, csd, _spread(sm, ssd), _spread(cm, csd)))
+                symbols.append(Share(name=symbol, self_mean=sm, self_sd=ssd, children_mean=cm, children_sd=csd,
+                                     self_spread_pct=_spread(sm, ssd), children_spread_pct=_spread(cm, csd)))
         if order == "children":
             symbols.sort(key=lambda s: (-s.children_mean, -s.self_mean, s.name))
         else:
@@ -341,8 +345,8 @@ def run_profile(store: Store, run: RunInfo, *, filters: Filters = Filters(), ord
         traces.sort(key=lambda s: (-s.self_mean, s.name))
         symbols = [s for s in symbols if max(s.self_mean, s.children_mean) >= MIN_PCT]
         traces = [t for t in traces if t.self_mean >= MIN_PCT]
-        out.append(PointProfile(benchmark, points[params], event, reps,
-                                symbols[:top] if top else symbols, traces[:top] if top else traces))
+        out.append(PointProfile(benchmark=benchmark, params=points[params], event=event, repetitions=reps,
+                                symbols=symbols[:top] if top else symbols, calltraces=traces[:top] if top else traces))
     return out
 
 

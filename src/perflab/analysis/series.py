@@ -53,8 +53,9 @@ def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
     defined = np.isfinite(found.sd) & (found.mean != 0)
     cov = np.full(found.sd.shape, math.nan)
     cov[defined] = 100.0 * found.sd[defined] / found.mean[defined]
-    return list(map(PointSummary, found.n.tolist(), found.median.tolist(), found.mean.tolist(),
-                    found.sd.tolist(), cov.tolist()))
+    return [PointSummary(n=n, median=median, mean=mean, stddev=sd, cov_pct=pct)
+            for n, median, mean, sd, pct in zip(found.n.tolist(), found.median.tolist(), found.mean.tolist(),
+                                                found.sd.tolist(), cov.tolist(), strict=True)]
 
 
 def preload() -> None:
@@ -99,13 +100,14 @@ def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: s
             verdict=directed_verdict(better), p_value=cp.p_value,
             detection_p=welch_p(centres[before.first:before.end], centres[after.first:after.end]),
             method=chosen, kind=cp.kind, spread_ratio=cp.magnitude if cp.kind == "spread" else math.nan,
-            parts=tuple(ChangePart(i, points[i], share) for i, share in cp.parts)))
+            parts=tuple(ChangePart(index=i, point=points[i], share=share) for i, share in cp.parts)))
     shown = [abs(s.median) for s in summaries if math.isfinite(s.median) and s.median != 0]
     typical = float(np.median(shown)) if shown else 0.0
-    series = Series(host, benchmark, params, params_key, metric, unit, info,
-                    tuple(SeriesPoint(p, tuple(x.tolist()), s)
+    series = Series(host=host, benchmark=benchmark, params=params, params_key=params_key, metric=metric, unit=unit,
+                    info=info,
+                    points=tuple(SeriesPoint(point=p, values=tuple(x.tolist()), summary=s)
                           for p, x, s in zip(points, samples, summaries)),
-                    tuple(changes), chosen, typical)
+                    changes=tuple(changes), method=chosen, typical=typical)
     return replace(series, tip=tip_change(series, samples))
 
 
@@ -217,11 +219,11 @@ def _segment(samples: Sequence[np.ndarray], centres: np.ndarray, first: int, end
     x = np.concatenate(part) if part else np.empty(0)
     c = centres[first:end]
     c = c[np.isfinite(c)]
-    return Segment(first, end, int(c.size), int(x.size),
-                   float(c.mean()) if c.size else math.nan,
-                   float(c.std(ddof=1)) if c.size > 1 else math.nan,
-                   float(x.mean()) if x.size else math.nan,
-                   float(x.std(ddof=1)) if x.size > 1 else math.nan)
+    return Segment(first=first, end=end, points=int(c.size), n=int(x.size),
+                   centre=float(c.mean()) if c.size else math.nan,
+                   centre_sd=float(c.std(ddof=1)) if c.size > 1 else math.nan,
+                   mean=float(x.mean()) if x.size else math.nan,
+                   stddev=float(x.std(ddof=1)) if x.size > 1 else math.nan)
 
 
 def change_id(host: str, benchmark: str, params_key: str, metric: str, point_key: str) -> str:

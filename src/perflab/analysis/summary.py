@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from perflab.model.params import Params
 from perflab.model.records import MeanKind, MetricInfo, SampleStatus
 from perflab.stats import Summary, summarize
 from perflab.store import SampleRows
@@ -15,7 +15,7 @@ from perflab.store import SampleRows
 @dataclass(frozen=True)
 class PointSummary:
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     metric: str
     unit: str
     mean_kind: MeanKind

@@ -44,8 +44,8 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
                          f"(run {base.id} has: {', '.join(sorted(base_metrics)) or 'none'})")
     what = f" of {', '.join(sorted(chosen))}" if chosen else ""
     if not any(g.values.size for g in store.series.value_groups(candidate.id, None, chosen or None)):
-        return RunVerdict(base, candidate, Outcome.SKIP, (), None, "",
-                          f"run {candidate.id} ({candidate.label}) has no usable samples{what}")
+        return RunVerdict(base=base, candidate=candidate, outcome=Outcome.SKIP, judged=(), decisive=None, test="",
+                          missing=f"run {candidate.id} ({candidate.label}) has no usable samples{what}")
     if not any(g.values.size for g in store.series.value_groups(base.id, None, chosen or None)):
         raise UsageError(f"reference run {base.id} ({base.label}) has no usable samples{what}")
     # a bisect's builds are separate runs: their run-to-run variance is the host's, else
@@ -58,22 +58,25 @@ def judge(store: Store, base: RunInfo, candidate: RunInfo, *, metrics: set[str],
             f"{100 * report.confidence:g}% interval rules out a regression of {limit} or more")
     judged = tuple((row, row.cells[0].change) for row in report.rows if row.cells[0].change is not None)
     if not judged:
-        return RunVerdict(base, candidate, Outcome.SKIP, (), None, test,
-                          f"no metric of {candidate.label} pairs with {base.label}", report.warnings)
+        return RunVerdict(base=base, candidate=candidate, outcome=Outcome.SKIP, judged=(), decisive=None, test=test,
+                          missing=f"no metric of {candidate.label} pairs with {base.label}", warnings=report.warnings)
     def smallest(change: Change) -> float:
         return 100.0 * (change.noise_floor if threshold is None else threshold)
 
     regressions = [(row, c) for row, c in judged if c.verdict is Verdict.REGRESSION and -c.pct >= smallest(c)]
     if regressions:
         worst = min(regressions, key=lambda item: item[1].pct)
-        return RunVerdict(base, candidate, Outcome.BAD, judged, worst, test, warnings=report.warnings)
+        return RunVerdict(base=base, candidate=candidate, outcome=Outcome.BAD, judged=judged, decisive=worst,
+                          test=test, warnings=report.warnings)
     open_ = [(row, c) for row, c in judged if not (c.ci.known and c.ci.low > -smallest(c) and c.min_p < Q)]
     if open_:
         row, change = open_[0]
-        return RunVerdict(base, candidate, Outcome.UNDECIDED, judged, (row, change), test,
-                          _missing(row, change, smallest(change), threshold is None), report.warnings)
+        return RunVerdict(base=base, candidate=candidate, outcome=Outcome.UNDECIDED, judged=judged,
+                          decisive=(row, change), test=test,
+                          missing=_missing(row, change, smallest(change), threshold is None), warnings=report.warnings)
     least = min(judged, key=lambda item: item[1].pct if math.isfinite(item[1].pct) else 0.0)
-    return RunVerdict(base, candidate, Outcome.GOOD, judged, least, test, warnings=report.warnings)
+    return RunVerdict(base=base, candidate=candidate, outcome=Outcome.GOOD, judged=judged, decisive=least, test=test,
+                      warnings=report.warnings)
 
 
 def _missing(row: Row, change: Change, limit_pct: float, default_limit: bool) -> str:

@@ -85,7 +85,7 @@ def ab(ctx: click.Context, base: str | None, cand: str | None, threshold: str, m
         target=Target(commands=(base, cand), command_names=names, shell=shell_program or shell or None),
         options=RunOptions(repetitions=max_runs, warmup=warmup, shuffle=not no_shuffle, seed=seed,
                            timeout=timeout, prepare=prepare),
-        ab=AbRecord(AbSettings(threshold_pct=threshold_pct, alpha=alpha, min_runs=min_runs, max_runs=max_runs,
+        ab=AbRecord(settings=AbSettings(threshold_pct=threshold_pct, alpha=alpha, min_runs=min_runs, max_runs=max_runs,
                                max_time_s=seconds, metric=metric)),
         identity=Identity(label=label or "ab", command_line=("perflab", *COMMAND_LINE)), exports=exports)
     prepared = record.prepare(request)

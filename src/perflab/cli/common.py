@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from perflab.model.errors import UsageError
-from perflab.model.limits import MAX_REPETITIONS, is_id, parse_id, shorten
+from perflab.model.limits import MAX_REPETITIONS, check_repetitions, is_id, parse_id, parse_repetitions, shorten
 from perflab.model.output_formats import FormatRegistry
 
 # this invocation's arguments (set by main), kept with a run to reproduce it
@@ -137,6 +137,18 @@ def count(most: int = MAX_REPETITIONS, least: int = 1) -> click.IntRange:
     return click.IntRange(least, most)
 
 
+class Repetitions(click.IntRange):
+    """-n/--runs: shown in --help as a count range; read by model.limits.parse_repetitions, whose
+    refusal is the one line a suite file and a RunRequest get too (check_repetitions)."""
+
+    def __init__(self) -> None:
+        super().__init__(1, MAX_REPETITIONS)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        return check_repetitions(value) if isinstance(value, int) else parse_repetitions(str(value))
+
+
+REPETITIONS = Repetitions()
 SECONDS = Finite(min=0, min_open=True)
 RATE = Finite(min=0, max=1, min_open=True, max_open=True)   # a probability: alpha, fdr, confidence
 SEED = click.IntRange(0, 2**64 - 1)   # recorded in the run's spec: a JSON number every store keeps

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from perflab.cli.common import LABEL, SECONDS, Finite, RowId, count, open_store, warn
+from perflab.cli.common import LABEL, REPETITIONS, SECONDS, Finite, RowId, count, open_store, warn
 from perflab.model.errors import EnvironmentProblem, UsageError
 from perflab.model.limits import MAX_ID
 
@@ -81,7 +81,7 @@ def worker(ctx: click.Context, broker: str | None, host: str | None, machine_cla
 @_BROKER
 @click.option("--host", metavar="NAME", help="Run on this host (queue host.NAME).")
 @click.option("--class", "machine_class", metavar="NAME", help="Run on any machine of this class (queue class.NAME).")
-@click.option("-n", "--runs", "repetitions", type=count(), help="Measured repetitions per point.")
+@click.option("-n", "--runs", "repetitions", type=REPETITIONS, help="Measured repetitions per point.")
 @click.option("--label", type=LABEL, help="Label of the run.")
 @click.option("--commit", help="Commit being measured.")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUES", help="A sweep, as in 'perflab run'.")
@@ -109,7 +109,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
     from perflab.fleet.submit import submit as queue_job
     from perflab.fleet.submit import suite_request, with_run
     from perflab.model import params as sweeps
-    from perflab.model.jobs import JobKind
+    from perflab.model.jobs import JobKind, JobRequest
     from perflab.model.run_request import Identity, RunOptions, RunRequest, SweepText, Target
     from perflab.workloads.suite import machine_variables
 
@@ -120,7 +120,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
     variables = machine_variables()   # this machine's: the sweeps are only checked here
     for param in params:
         sweeps.parse_assignment(param, variables)
-    request: dict = {"timeout": job_timeout or DEFAULT_JOB_TIMEOUT_S}
+    request: JobRequest = {"timeout": job_timeout or DEFAULT_JOB_TIMEOUT_S}
     run = RunRequest(sweep=SweepText(params=params), repetitions=repetitions,
                      options=RunOptions(shuffle=shuffle or ab,
                                         monitors=list(monitors.parse_names(monitor)) if monitor else None),
@@ -129,7 +129,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
         if not (base and cand) or target:
             raise UsageError("--ab takes --base CMD and --cand CMD, and no other command")
         # both arms: two commands of one run, in random order inside every round
-        kind, request = JobKind.AB, dict(request, base=base, cand=cand)
+        kind, request = JobKind.AB, {**request, "base": base, "cand": cand}
         run = replace(run, target=Target(commands=(base, cand), command_names=("base", "cand"), shell=True))
     else:
         if base or cand:
@@ -143,7 +143,7 @@ def submit(ctx: click.Context, broker: str | None, host: str | None, machine_cla
                 raise UsageError(f"no suite file {target[0]}")
             request["suite"] = suite_request(target[0])
         else:
-            request.update(target=list(target))
+            request["target"] = list(target)
         run = replace(run, target=Target(words=tuple(target), after_dashdash=dashdash))
     with open_store(ctx, create=True) as store:
         job_id, warning = queue_job(store, make_app(url), kind, queue, with_run(request, run))

@@ -33,9 +33,9 @@ def profile(ctx: click.Context, run_ref: str, children: bool, top: int, filters:
     with open_store(ctx, create=False) as store:
         run = store.runs.resolve(run_ref)
         if layout.stacks:
-            view = ProfileView(run, stacks=folded_stacks(store, run, filters=selection, event=event))
+            view = ProfileView(run=run, stacks=folded_stacks(store, run, filters=selection, event=event))
         else:
-            view = ProfileView(run, run_profile(store, run, filters=selection, order=order, top=top or None,
+            view = ProfileView(run=run, points=run_profile(store, run, filters=selection, order=order, top=top or None,
                                                 event=event), order=order)
     click.echo(layout.render(view), nl=False)
 

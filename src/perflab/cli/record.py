@@ -14,6 +14,7 @@ from perflab.cli.common import (
     COMMAND_LINE,
     LABEL,
     NAME,
+    REPETITIONS,
     SECONDS,
     SEED,
     Finite,
@@ -29,7 +30,7 @@ from perflab.cli.common import (
 from perflab.cli.run_options import ShellSpelling, export_options, exports_of, parse_duration, write_exports
 from perflab.model.errors import UsageError
 from perflab.model.limits import shorten
-from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_SCOPES
+from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_FREQ_MAX_HZ, PROFILE_SCOPES
 from perflab.render.export import EXPORT_FORMATS
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def _monitors() -> Any:
 
 
 @click.command(cls=ShellSpelling)
-@click.option("-n", "-r", "--runs", "repetitions", type=count(),
+@click.option("-n", "-r", "--runs", "repetitions", type=REPETITIONS,
               help="Measured repetitions per point [default: 10, or the suite's].")
 @click.option("-w", "--warmup", type=count(least=0), default=0, show_default=True,
               help="Unrecorded runs per point first.")
@@ -120,7 +121,7 @@ def _monitors() -> Any:
               help_from=lambda: _monitors().option_help())
 @click.option("--events", metavar="LIST", help="perf-stat's events (default: cycles,instructions "
               "where supported, else task-clock,context-switches,cpu-migrations,page-faults).")
-@click.option("--profile-freq", type=click.IntRange(1, 1_000_000), metavar="HZ", default=PROFILE_FREQ_HZ,
+@click.option("--profile-freq", type=click.IntRange(1, PROFILE_FREQ_MAX_HZ), metavar="HZ", default=PROFILE_FREQ_HZ,
               show_default=True,
               help="perf-profile sampling frequency (lkp's).")
 @click.option("--call-graph", type=click.Choice(CALL_GRAPHS), default=CALL_GRAPHS[0], show_default=True,
@@ -216,8 +217,8 @@ def run_request(options: dict[str, Any], *, after_dashdash: bool) -> RunRequest:
                     shell=o["shell_program"] or o["shell"] or None, ignore_failure=o["ignore_failure"],
                     duration=o["duration"])
     return RunRequest(
-        target=target, sweep=SweepText(o["params"], o["lists"], o["scans"], o["scan_step"]),
-        repetitions=repetitions, options=run_options, limits=StopSpec(seconds, least),
+        target=target, sweep=SweepText(params=o["params"], lists=o["lists"], scans=o["scans"], step=o["scan_step"]),
+        repetitions=repetitions, options=run_options, limits=StopSpec(max_time_s=seconds, min_rounds=least),
         identity=Identity(label=o["label"], commit=o["commit"], repo=o["repo"], job_id=o["job_id"],
                           command_line=("perflab", *COMMAND_LINE)),
         exports=exports)

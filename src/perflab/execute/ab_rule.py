@@ -71,12 +71,12 @@ def conclude(store: Store, run_id: int, rule: AbRule, samples: Samples) -> AbDec
     if decision is None or decision.verdict is None:
         decision = rule.decide(samples, final=True)
     record = decision_record(decision, rule.settings.lower_is_better)
-    store.runs.update_request(run_id, lambda r: replace(r, ab=AbRecord(rule.settings, record)))
+    store.runs.update_request(run_id, lambda r: replace(r, ab=AbRecord(settings=rule.settings, decision=record)))
     return record
 
 
 def decision_record(decision: SequentialDecision, lower_is_better: bool = True) -> AbDecision:
     """What the run's request keeps of the decision: the change in the SIGN convention (+ = better)."""
     change, interval = better_pct(decision.estimate_pct, decision.ci_pct, lower_is_better)
-    return AbDecision(decision.verdict.value if decision.verdict is not None else None, decision.n,
-                      change, interval, decision.alpha, decision.reason)
+    return AbDecision(verdict=decision.verdict.value if decision.verdict is not None else None, n=decision.n,
+                      estimate_pct=change, ci_pct=interval, alpha=decision.alpha, reason=decision.reason)

@@ -24,7 +24,8 @@ class MonitorSet:
 
     def __init__(self, warn_once: Callable[[str], None]):
         self._warn_once = warn_once
-        self._sets: dict[monitoring.MonitorConfig, list[monitoring.Monitor]] = {}
+        # the monitors of each options (lists inside: compared with monitoring.alike, not hashed)
+        self._sets: list[tuple[monitoring.MonitorOptions, list[monitoring.Monitor]]] = []
         self._built: list[monitoring.Monitor] = []   # closed at the end, even if switched off
         self._cgroups: RunCgroups | None = None
         self._cgroup: Path | None = None   # where monitors start perf (see cgroups.py)
@@ -33,21 +34,23 @@ class MonitorSet:
         """The run's cgroups: perf started there dies with perflab too."""
         self._cgroups, self._cgroup = cgroups, None
 
-    def usable(self, config: monitoring.MonitorConfig) -> list[monitoring.Monitor]:
+    def usable(self, options: monitoring.MonitorOptions) -> list[monitoring.Monitor]:
         """The monitors that can work here, asked once per run (a suite's plans share them)."""
-        if config not in self._sets:
-            usable = []
-            for monitor in monitoring.build(config):
-                self._built.append(monitor)
-                reason, notes = monitor.prepare()
-                for note in notes:
-                    self._warn_once(note)
-                if reason:
-                    self._warn_once(f"monitor {monitor.name} is off: {reason}; the benchmark runs without it")
-                else:
-                    usable.append(monitor)
-            self._sets[config] = usable
-        return self._sets[config]
+        for known, monitors in self._sets:
+            if monitoring.alike(known, options):
+                return monitors
+        usable = []
+        for monitor in monitoring.build(options):
+            self._built.append(monitor)
+            reason, notes = monitor.prepare()
+            for note in notes:
+                self._warn_once(note)
+            if reason:
+                self._warn_once(f"monitor {monitor.name} is off: {reason}; the benchmark runs without it")
+            else:
+                usable.append(monitor)
+        self._sets.append((options, usable))
+        return usable
 
     def start(self, watched: list[monitoring.Monitor], sample: monitoring.SampleInfo) -> list[monitoring.Monitor]:
         """Every start (slow), then every begin (quick): the monitors that are on."""
@@ -115,7 +118,7 @@ class MonitorSet:
 
     def _switch_off(self, monitor: monitoring.Monitor, error: monitoring.MonitorFailed) -> None:
         monitor.abort()
-        for active in self._sets.values():
+        for _, active in self._sets:
             if monitor in active:
                 active.remove(monitor)
         self._warn_once(f"monitor {monitor.name} is off for the rest of the run: {error}; "

@@ -21,13 +21,6 @@ from perflab.workloads.registry import from_spec
 SHELL_CALIBRATION_RUNS = 50
 
 
-def monitor_config(options: RunOptions) -> monitoring.MonitorConfig:
-    return monitoring.MonitorConfig(
-        names=tuple(options.monitors or ()), events=tuple(options.events) if options.events is not None else None,
-        profile_freq=options.profile_freq, call_graph=options.call_graph,
-        profile_scope=options.profile_scope, cpus=tuple(options.cpus) if options.cpus else None)
-
-
 @dataclass
 class RunPlan:
     workload: Workload
@@ -39,9 +32,11 @@ class RunPlan:
     def record(self) -> PlanRecord:
         """What the stored request keeps of this plan; the layout (how compare lays out its
         rows) and monitor overheads (for `perflab show`) are not read back by from_record."""
-        return PlanRecord(self.workload.spec(), self.sweep, self.options, self.shell_overhead,
-                          Layout(self.workload.benchmark, self.workload.report_title, self.workload.report_row),
-                          monitor_overheads(self.options))
+        return PlanRecord(workload=self.workload.spec(), sweep=self.sweep, options=self.options,
+                          shell_overhead=self.shell_overhead,
+                          layout=Layout(benchmark=self.workload.benchmark, title=self.workload.report_title,
+                                        row=self.workload.report_row),
+                          monitor_overhead=monitor_overheads(self.options))
 
     @classmethod
     def from_record(cls, record: PlanRecord) -> RunPlan:
@@ -60,8 +55,6 @@ def interleaved(plans: list[RunPlan]) -> bool:
 
 def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOptions) -> RunPlan:
     """Check everything the user gave, without touching the database."""
-    if options.repetitions < 1:
-        raise UsageError(f"-n must be at least 1, got {options.repetitions}")
     if options.warmup < 0:
         raise UsageError(f"--warmup cannot be negative, got {options.warmup}")
     if options.timeout is not None and not (0 < options.timeout < math.inf):  # NaN fails too
@@ -72,7 +65,7 @@ def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOption
         if outside:
             raise UsageError(f"--cpu {outside[0]} is not an online CPU available to perflab "
                              f"(available: {_cpu_list(allowed)})")
-    monitoring.check_config(monitor_config(options))
+    monitoring.check_config(options)
     reason = workload.unavailable()
     if reason:
         raise EnvironmentProblem(f"unsupported on this machine: {workload.name}: {reason}")

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from perflab.execute import environment, plan, settle
 from perflab.execute import monitors as monitoring
 from perflab.execute.process import CapturedOutput, Streams, open_devnull_streams
-from perflab.execute.run_plan import RunPlan, interleaved, measure_shell_overhead, monitor_config
+from perflab.execute.run_plan import RunPlan, interleaved, measure_shell_overhead
 from perflab.execute.sample import SampleExecutor, Taken
 from perflab.model.errors import EnvironmentProblem, RunInterrupted, UsageError
 from perflab.model.params import point_text
@@ -309,12 +309,13 @@ class Runner:
             i, point = block.units[unit]
             values = [v for v in self.samples.get(key, []) if math.isfinite(v)]
             interval = median_ci(values) if len(values) >= 2 else None
-            rows.append(LiveRow(f"{key[0]} {point_text(block.plans[i].points[point])}".removesuffix(" -"),
-                                block.plans[i].workload.metrics[0].unit, len(values),
-                                statistics.median(values) if values else math.nan,
-                                interval.low if interval else math.nan, interval.high if interval else math.nan))
+            rows.append(LiveRow(name=f"{key[0]} {point_text(block.plans[i].points[point])}".removesuffix(" -"),
+                                unit=block.plans[i].workload.metrics[0].unit, n=len(values),
+                                median=statistics.median(values) if values else math.nan,
+                                ci_low=interval.low if interval else math.nan,
+                                ci_high=interval.high if interval else math.nan))
         describe = self.stop.describe
-        show(LiveView(tuple(rows), describe() if describe is not None else None))
+        show(LiveView(rows=tuple(rows), decision=describe() if describe is not None else None))
 
     def _should_stop(self, keys: list[tuple[str, str]]) -> bool:
         """After a complete round: does the stop rule or --max-time end the run?"""
@@ -328,7 +329,7 @@ class Runner:
             reason = f"--max-time {self.stop.max_time_s:g} s reached"
         if reason is None:
             return False
-        self.stopped = Stopped(reason, rounds, round(elapsed, 3), time.time())
+        self.stopped = Stopped(reason=reason, rounds=rounds, elapsed_s=round(elapsed, 3), at=time.time())
         return True
 
     def _plan_state(self, run_plan: RunPlan) -> _PlanState:
@@ -339,7 +340,7 @@ class Runner:
         return _PlanState(run_plan, [self.store.samples.point_id(point) for point in points],
                           [(point.benchmark, point.key) for point in points],
                           [point.describe() for point in points],
-                          self.executor.monitors.usable(monitor_config(run_plan.options)))
+                          self.executor.monitors.usable(run_plan.options))
 
     def _rule_value(self, taken: Taken) -> float:
         """What the stop rule sees of a sample: its primary value, or its ``stop.metric``'s."""

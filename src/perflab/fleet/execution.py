@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from perflab.model.jobs import Job, JobKind
+from perflab.model.jobs import Job, JobKind, JobRequest, Side
 from perflab.model.run_request import RunRequest
 
 POLL_S = 0.25
@@ -80,7 +80,7 @@ def steps_for(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     raise ValueError(f"unknown job kind {job.kind}")
 
 
-def _build_steps(request: dict[str, Any], tree: Path, commit: str, side: str = "") -> list[Step]:
+def _build_steps(request: JobRequest, tree: Path, commit: str, side: str = "") -> list[Step]:
     """Check ``commit`` out in the worker's worktree ``tree`` and build it there."""
     of = f" of the {side} side" if side else ""
     return [Step(f"checkout{of}", [sys.executable, "-c", _CHECKOUT, request["repo"], str(tree), commit]),
@@ -93,15 +93,22 @@ def _rerun_steps(job: Job, ctx: WorkerContext, jobdir: Path) -> list[Step]:
     alerts that asked, in one process (fleet/rerun_rounds.py; a side that fails to build
     records and attaches nothing)."""
     request = job.request
-    trees = {side: ctx.workdir / f"rerun-{side}" for side in ("good", "bad")}
-    steps = [step for side, tree in trees.items() for step in _build_steps(request, tree, request[side], side)]
-    documents = {side: _request_document(job, jobdir, tree, side, commit=request[side]) for side, tree in trees.items()}
-    rounds = [{"tree": str(trees[one["side"]]), "request": str(documents[one["side"]]), "label": one["label"]}
-              for one in request["rounds"]]
+    sides: tuple[Side, ...] = ("good", "bad")
+    trees = {side: ctx.workdir / f"rerun-{side}" for side in sides}
+    steps = [step for side in sides for step in _build_steps(request, trees[side], request[side], side)]
+    documents = {side: _request_document(job, jobdir, trees[side], side, commit=request[side]) for side in sides}
+    sided = [(_side(one["side"]), one["label"]) for one in request["rounds"]]
+    rounds = [{"tree": str(trees[side]), "request": str(documents[side]), "label": label} for side, label in sided]
     spec = jobdir / "rounds.json"
     spec.write_text(json.dumps({"db": ctx.db, "rounds": rounds, "alerts": request["alerts"], "who": request["who"],
                                 "note": f"rerun job {job.id}"}), encoding="utf-8")
     return [*steps, Step("rounds", [sys.executable, "-m", "perflab.fleet.rerun_rounds", str(spec)])]
+
+
+def _side(value: object) -> Side:
+    if value not in ("good", "bad"):
+        raise ValueError(f"a rerun round's side is good or bad, not {value!r}")
+    return "good" if value == "good" else "bad"
 
 
 def _bisect_step(job: Job, ctx: WorkerContext, jobdir: Path) -> Step:
@@ -126,7 +133,10 @@ def _run_step(job: Job, ctx: WorkerContext, jobdir: Path, tree: Path | None = No
 def _request_document(job: Job, jobdir: Path, tree: Path | None, name: str, **identity: Any) -> Path:
     """The job's RunRequest written to ``jobdir``/NAME.json, tied to the job (and to the
     worktree a build or rerun job built; ``identity``: fields it records otherwise)."""
-    run = RunRequest.from_json(job.request["run"])
+    asked = job.request["run"]
+    if not isinstance(asked, dict):
+        raise ValueError(f"job {job.id}: its run is a shell line, not a RunRequest document")
+    run = RunRequest.from_json(asked)
     assert run.target is not None
     target = run.target
     suite = job.request.get("suite")

@@ -4,29 +4,28 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from celery import Celery
 
 from perflab.fleet.app import MAX_JOB_TIMEOUT_S, check_broker, publish
 from perflab.model.errors import EnvironmentProblem, UsageError
-from perflab.model.jobs import Job, JobKind
+from perflab.model.jobs import Job, JobKind, JobRequest, SuiteText
 from perflab.model.run_request import RunRequest
 from perflab.store import Store
 
 WAIT_POLL_S = 0.5
 
 
-def suite_request(path: str) -> dict[str, str]:
+def suite_request(path: str) -> SuiteText:
     """A suite travels as its text (the worker needs no copy); it is checked here first."""
     from perflab.workloads.suite import load_suite, machine_variables
     load_suite(path, machine_variables())   # a malformed suite is refused before it is queued
     return {"name": Path(path).name, "text": Path(path).read_text(encoding="utf-8")}
 
 
-def with_run(request: dict[str, Any], run: RunRequest) -> dict[str, Any]:
+def with_run(request: JobRequest, run: RunRequest) -> JobRequest:
     """A job's request with the RunRequest document the worker records (``"run"``)."""
-    return dict(request, run=run.to_json())
+    return {**request, "run": run.to_json()}
 
 
 def check_timeout(timeout_s: float) -> None:
@@ -35,7 +34,7 @@ def check_timeout(timeout_s: float) -> None:
                          f"{MAX_JOB_TIMEOUT_S:g} s (the broker's visibility timeout is twice that)")
 
 
-def submit(store: Store, app: Celery, kind: JobKind, queue: str, request: dict[str, Any]) -> tuple[int, str | None]:
+def submit(store: Store, app: Celery, kind: JobKind, queue: str, request: JobRequest) -> tuple[int, str | None]:
     """Queue a job; returns its id and a warning when no worker has ever served its queue
     (the job is queued all the same: it waits for such a worker)."""
     check_timeout(float(request["timeout"]))

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from celery import Celery
 
@@ -30,7 +29,7 @@ from perflab.fleet.app import MAX_JOB_TIMEOUT_S, host_queue
 from perflab.fleet.submit import submit, suite_request, wait_for, with_run
 from perflab.model.alerts import CONFIRMED_EVENT, SUSPECT
 from perflab.model.errors import UsageError
-from perflab.model.jobs import JobKind, JobState
+from perflab.model.jobs import JobKind, JobRequest, JobState
 from perflab.model.run_request import Identity, RunRequest, Target
 from perflab.render.watch_log import alert_event_text, job_end_text, queued_text, rerun_queued_text
 from perflab.store import Store
@@ -180,9 +179,9 @@ def queue_bisects(store: Store, app: Celery, options: WatchOptions, warn: Callab
             warn(f"alert(s) {', '.join(str(a.id) for a in pending.alerts)} span {pending.commits} commits "
                  f"({pending.good[:12]}..{pending.bad[:12]}); pass --bisect-run CMD to queue a bisect")
             continue
-        request = {"repo": options.repo, "good": pending.good, "bad": pending.bad, "build": options.build,
-                   "run": options.bisect_run, "timeout": options.timeout_s,
-                   "alerts": [a.id for a in pending.alerts], "who": ROBOT}
+        request: JobRequest = {"repo": options.repo, "good": pending.good, "bad": pending.bad,
+                               "build": options.build, "run": options.bisect_run, "timeout": options.timeout_s,
+                               "alerts": [a.id for a in pending.alerts], "who": ROBOT}
         job_id, _ = submit(store, app, JobKind.BISECT, host_queue(pending.host), request)
         mark_queued(store, pending, job_id, ROBOT)
         queued.append(job_id)
@@ -210,14 +209,14 @@ def queue_reruns(store: Store, app: Celery, options: WatchOptions) -> list[Queue
         host = pending.alerts[0].host
         if not alerts or host not in options.hosts or not _known(options.repo, pending.last_good, pending.first_bad):
             continue
-        request = dict(rerun_request(options, pending.last_good, pending.first_bad, alerts),
-                       requests=[requests[a] for a in alerts])
+        request: JobRequest = {**rerun_request(options, pending.last_good, pending.first_bad, alerts),
+                               "requests": [requests[a] for a in alerts]}
         job_id, _ = submit(store, app, JobKind.RERUN, host_queue(host), request)
         queued.append(QueuedRerun(job_id, host, tuple(alerts)))
     return queued
 
 
-def rerun_request(options: WatchOptions, good: str, bad: str, alerts: list[int]) -> dict[str, Any]:
+def rerun_request(options: WatchOptions, good: str, bad: str, alerts: list[int]) -> JobRequest:
     """A rerun job's request: the commits, build and suite, the rounds (stats/rerun.order,
     each side and label) and the alerts its runs are attached to."""
     from perflab.analysis.alert_reruns import rounds_of

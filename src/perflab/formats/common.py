@@ -67,7 +67,7 @@ class ImportedFile:
 
     @property
     def request(self) -> RunRequest:
-        return RunRequest(imported=Imported(self.kind, self.path, self.sha256))
+        return RunRequest(imported=Imported(kind=self.kind, file=self.path, sha256=self.sha256))
 
 
 class Malformed(Exception):

@@ -167,7 +167,7 @@ def to_markdown(results: list[HyperfineResult]) -> str:
 
 
 EXPORTS: FormatRegistry[OutputFormat[Callable[[list[HyperfineResult]], str]]] = FormatRegistry(
-    OutputFormat("json", "hyperfine's JSON (same keys: hyperfine's scripts read it)", to_json),
-    OutputFormat("csv", "hyperfine's CSV summary", to_csv),
-    OutputFormat("markdown", "hyperfine's markdown table (with its Relative column)", to_markdown),
+    OutputFormat(name="json", help="hyperfine's JSON (same keys: hyperfine's scripts read it)", render=to_json),
+    OutputFormat(name="csv", help="hyperfine's CSV summary", render=to_csv),
+    OutputFormat(name="markdown", help="hyperfine's markdown table (with its Relative column)", render=to_markdown),
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from perflab.model.params import point_text
+from perflab.model.params import Params, point_text
 
 UNTRIAGED = "untriaged"
 ACKNOWLEDGED = "acknowledged"
@@ -108,7 +108,7 @@ class Alert:
     change_id: str             # analysis.history's change id: what makes an alert unique
     host: str
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     metric: str
     unit: str
     direction: str             # the metric's: "lower" or "higher" is better

@@ -43,7 +43,7 @@ def _fields(cls: type) -> dict[str, tuple[Any, bool]]:
 
 def _value(hint: Any, value: Any) -> Any:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
+    if hint is Any or hint is object:
         return value
     if origin in (typing.Union, types.UnionType):
         for arm in args:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, Required, TypedDict
 
 from perflab.model.errors import UsageError
+from perflab.model.json_types import JsonObject
 
 
 class JobState(str, enum.Enum):
@@ -44,6 +45,40 @@ class JobKind(str, enum.Enum):
     RERUN = "rerun"    # build an alert's last good and first bad commit, run a suite on each in rounds
 
 
+class SuiteText(TypedDict):
+    """A suite as it travels to a worker: its file name and text (the worker needs no copy)."""
+
+    name: str
+    text: str
+
+
+Side = Literal["good", "bad"]
+
+
+class JobRequest(TypedDict, total=False):
+    """What a job asks its worker, as the store keeps it (JSON). Each kind fills its keys:
+    run: ``run`` and ``target`` or ``suite``; ab: ``run``, ``base``, ``cand``; build: ``repo``,
+    ``commit``, ``build``, ``suite``, ``run``; bisect: ``repo``, ``good``, ``bad``, ``build``,
+    ``run`` (the shell line each step measures), ``alerts``, ``who``; rerun: a build's keys with
+    ``good`` and ``bad``, ``rounds``, ``alerts``, ``who``, ``requests``."""
+
+    timeout: Required[float]
+    run: JsonObject | str        # a RunRequest document (RunRequest.to_json); bisect's: a shell line
+    target: list[str]
+    suite: SuiteText
+    base: str
+    cand: str
+    repo: str
+    commit: str
+    build: str
+    good: str
+    bad: str
+    alerts: list[int]
+    who: str
+    rounds: list[JsonObject]     # asdict of stats.rerun's rounds: side, label
+    requests: list[int]          # the "rerun requested" events a rerun job answers
+
+
 @dataclass(frozen=True)
 class Job:
     """One request and what became of it. ``queue`` is ``host.NAME`` or ``class.NAME``;
@@ -52,7 +87,7 @@ class Job:
     id: int
     kind: JobKind
     queue: str
-    request: dict[str, Any]
+    request: JobRequest
     state: JobState
     submitted_at: float
     started_at: float | None = None
@@ -82,4 +117,4 @@ class WorkerInfo:
     heartbeat_at: float
     heartbeat_s: float
     stopped_at: float | None
-    environment: dict[str, Any]
+    environment: JsonObject

@@ -63,6 +63,38 @@ def check_count(value: int, option: str, *, least: int = 1, most: int = MAX_REPE
     return value
 
 
+REPETITIONS = "repetitions (-n)"   # the option and the suite key, as every refusal names them
+
+
+def check_repetitions(value: object) -> int:
+    """The one check of a repetition count (a suite file's ``repetitions``, a RunRequest's,
+    -n's text through parse_repetitions): an int in [1, MAX_REPETITIONS], else the one
+    UsageError line every path shows."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad_repetitions(shorten(repr(value)))
+    if not 1 <= value <= MAX_REPETITIONS:
+        raise _bad_repetitions(shorten(str(value)))
+    return value
+
+
+def parse_repetitions(text: str) -> int:
+    """-n/--runs as typed: what int() reads ("+3", "1_000"), then check_repetitions."""
+    text = text.strip()
+    if text.isascii() and text.isdigit() and len(text) > _ID_DIGITS:
+        raise _bad_repetitions(shorten(text))   # out of range, not through int() (4,300-digit limit)
+    try:
+        number = int(text)
+    except ValueError:
+        raise _bad_repetitions(shorten(repr(text))) from None
+    if not 1 <= number <= MAX_REPETITIONS:
+        raise _bad_repetitions(shorten(text))
+    return number
+
+
+def _bad_repetitions(shown: str) -> UsageError:
+    return UsageError(f"{REPETITIONS} must be a whole number from 1 to {MAX_REPETITIONS:,}, got {shown}")
+
+
 def check_number(value: float, option: str, *, least: float | None = None, most: float | None = None,
                  open_low: bool = False, open_high: bool = False) -> float:
     """A finite number within the bounds (open or closed), else UsageError in one line."""

@@ -19,7 +19,7 @@ from perflab.model.errors import UsageError
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OutputFormat(Generic[R]):
     name: str
     help: str        # one line, shown by --help

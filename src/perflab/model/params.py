@@ -24,6 +24,8 @@ _RANGE = re.compile(r"^(?P<lo>[^.:][^:]*?)\.\.(?P<hi>[^:]+?)(?::(?P<step>.+))?$"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
 
 Value = int | float | str
+#: A parameter point: each parameter's value (a sweep's, a suite's, a workload's default)
+Params = dict[str, Value]
 
 MAX_POINTS = 10_000             # a larger sweep needs --force (a typo like 1..1000000 is likelier)
 HARD_MAX_POINTS = 10_000_000    # beyond this the points alone would not fit in memory
@@ -226,6 +228,6 @@ def format_value(value: Value) -> str:
     return str(value)
 
 
-def point_text(params: dict[str, Any]) -> str:
+def point_text(params: Params) -> str:
     """A parameter point as tables and warnings name it: ``k=v k=v``, '-' for none."""
     return " ".join(f"{k}={format_value(v)}" for k, v in params.items()) or "-"

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from perflab.model.json_types import JsonObject
+from perflab.model.params import Params
 from perflab.model.run_request import RunRequest
 
 # kernel.randomize_va_space values
@@ -109,7 +111,7 @@ class Point:
     """One benchmark at one parameter point; ``key`` is its normalised JSON."""
 
     benchmark: str
-    params: dict[str, Any] = field(default_factory=dict)
+    params: Params = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -119,7 +121,7 @@ class Point:
         return " ".join(f"{k}={v}" for k, v in sorted(self.params.items())) or "-"
 
 
-def normalise_params(params: dict[str, Any]) -> str:
+def normalise_params(params: Params) -> str:
     """The canonical text of a parameter point: sorted keys, compact JSON."""
     return json.dumps(params, sort_keys=True, separators=(",", ":"))
 
@@ -135,7 +137,7 @@ class Measurement:
     note: str = ""
 
 
-class NotLoaded(dict[str, Any]):
+class NotLoaded(JsonObject):
     """A run's spec or environment that was not read (``store.runs.all(details=False)``:
     a history of 5,000 runs needs neither). Any use raises instead of passing for an empty
     record; ``store.runs.with_details`` reads the real ones of the few runs that need them."""
@@ -169,8 +171,8 @@ class RunInfo:
     started_at: float
     finished_at: float | None
     status: RunStatus
-    spec: dict[str, Any]
-    environment: dict[str, Any]
+    spec: JsonObject
+    environment: JsonObject
     pid: int | None = None
     benchmarks: int = 0
     samples: int = 0

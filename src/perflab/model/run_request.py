@@ -14,13 +14,16 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from perflab.model.errors import UsageError
 from perflab.model.exact_decode import decode
-from perflab.model.limits import check_count, check_number
+from perflab.model.json_types import JsonObject
+from perflab.model.limits import check_count, check_number, check_repetitions
 
 SCHEMA_VERSION = 2
 MAX_SETTLE_S = 60.0   # a pause longer than a minute is a mistyped option, not settling
-# perf-profile's options, their one home (the CLI's choices and defaults, the monitors' config):
+# the monitors' options, their one home (MonitorOptions' defaults and checks, the CLI's choices):
 PROFILE_FREQ_HZ = 800   # lkp-tests' perf-profile default: comparable with robot reports, cheap
+PROFILE_FREQ_MAX_HZ = 1_000_000
 CALL_GRAPHS = ("fp", "dwarf")          # unwinding; the first is the default
 PROFILE_SCOPES = ("system", "process")  # every CPU, or the benchmark's processes; the first is the default
 
@@ -30,15 +33,35 @@ def draw_seed() -> int:
     return random.SystemRandom().randrange(2**31)
 
 
-@dataclass(frozen=True)
-class RunOptions:
+@dataclass(frozen=True, kw_only=True)
+class MonitorOptions:
+    """What the monitors of a run are told (execute/monitors take it as is): which watch each
+    measured sample and how. A RunOptions is one, beside the rest of a run's options."""
+
+    cpus: list[int] | None = None      # --cpu: the benchmark's CPUs; system-wide perf watches only those
+    monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
+    events: list[str] | None = None    # perf-stat's events; None: its default choice
+    profile_freq: int = PROFILE_FREQ_HZ
+    call_graph: str = CALL_GRAPHS[0]
+    profile_scope: str = PROFILE_SCOPES[0]
+
+    def __post_init__(self) -> None:
+        # the CLI's click choices say the same first; a fleet job's request meets these
+        check_count(self.profile_freq, "--profile-freq", most=PROFILE_FREQ_MAX_HZ)
+        if self.call_graph not in CALL_GRAPHS:
+            raise UsageError(f"--call-graph {self.call_graph!r}: choose {' or '.join(CALL_GRAPHS)}")
+        if self.profile_scope not in PROFILE_SCOPES:
+            raise UsageError(f"--profile-scope {self.profile_scope!r}: choose {' or '.join(PROFILE_SCOPES)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions(MonitorOptions):
     """How each sample of a plan is taken. With ``shuffle`` and no ``seed`` one is drawn here."""
 
     repetitions: int = 10
     warmup: int = 0
     shuffle: bool = False
     seed: int | None = None
-    cpus: list[int] | None = None
     timeout: float | None = None
     prepare: str | None = None
     conclude: str | None = None        # hyperfine's --conclude: a shell line after every sample
@@ -46,26 +69,22 @@ class RunOptions:
     cleanup: str | None = None
     show_output: bool = False
     metrics: list[str] | None = None   # keep only these (a suite's choice); None keeps all
-    monitors: list[str] | None = None  # watch each measured sample (execute/monitors)
-    events: list[str] | None = None    # perf-stat's events; None: its default choice
-    profile_freq: int = PROFILE_FREQ_HZ
-    call_graph: str = CALL_GRAPHS[0]
-    profile_scope: str = PROFILE_SCOPES[0]
     force: bool = False                # run a sweep above params.MAX_POINTS
     settle: float | None = None        # idle seconds before the first sample; None: execute/settle's rule
 
     def __post_init__(self) -> None:
         # the limits of docs/limits.md, for a request made without the CLI (a fleet job, a
         # suite file): a count beyond them is refused before any plan is built
-        check_count(self.repetitions, "repetitions (-n)")
+        check_repetitions(self.repetitions)
         check_count(self.warmup, "warm-ups (-w)", least=0)
         if self.settle is not None:
             check_number(self.settle, "--settle", least=0, most=MAX_SETTLE_S)
+        super().__post_init__()
         if self.shuffle and self.seed is None:
             object.__setattr__(self, "seed", draw_seed())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     """What to run, as given: words (a command, a workload's name, a suite file) or -c lines."""
 
@@ -79,7 +98,7 @@ class Target:
     duration: float | None = None         # a built-in workload's sample duration
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepText:
     """The sweep as written (-p, -L, -P, -D): parsed where the run happens (machine variables)."""
 
@@ -89,7 +108,7 @@ class SweepText:
     step: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StopSpec:
     """When a run may end before its repetitions: at a round end after ``max_time_s``."""
 
@@ -100,7 +119,7 @@ class StopSpec:
         check_count(self.min_rounds, "-m/--min-runs")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbSettings:
     """What `perflab ab` was asked: the sequential test's threshold, error rate and limits."""
 
@@ -117,7 +136,7 @@ class AbSettings:
         check_count(self.max_runs, "-M/--max-runs")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbDecision:
     verdict: str | None
     n: int
@@ -127,13 +146,13 @@ class AbDecision:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbRecord:
     settings: AbSettings
     decision: AbDecision | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Identity:
     """What the run is recorded as. ``label`` None: the kernel release, chosen at record time."""
 
@@ -151,7 +170,7 @@ class Identity:
 Exports = dict[str, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Layout:
     """How compare lays out a plan's rows (a suite may name its own)."""
 
@@ -160,12 +179,12 @@ class Layout:
     row: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanRecord:
     """One resolved plan: the workload's own spec (workloads.registry.from_spec reads it),
     its sweep, options and measured shell start-up (wall, user, system)."""
 
-    workload: dict[str, Any]
+    workload: dict[str, object]   # the workload's own JSON (not JsonObject: decoded, see exact_decode)
     sweep: dict[str, list[Any]]
     options: RunOptions
     shell_overhead: tuple[float, float, float] | None = None
@@ -177,7 +196,7 @@ class PlanRecord:
         return str(self.workload.get("benchmark") or self.workload.get("workload", "?"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Stopped:
     """Why and when a run ended before its repetitions."""
 
@@ -187,7 +206,7 @@ class Stopped:
     at: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Imported:
     """The file an imported run came from."""
 
@@ -196,7 +215,7 @@ class Imported:
     sha256: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunRequest:
     """What a run does (everything `perflab run` and `ab` take), what it resolved to and how
     it ended. Build one, hand it to ``execute.record.record``; store it with ``to_json``."""
@@ -217,13 +236,13 @@ class RunRequest:
 
     def __post_init__(self) -> None:
         if self.repetitions is not None:
-            check_count(self.repetitions, "-n/--runs")
+            check_repetitions(self.repetitions)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(replace(self, version=SCHEMA_VERSION))
 
     @classmethod
-    def from_json(cls, document: dict[str, Any]) -> RunRequest:
+    def from_json(cls, document: JsonObject) -> RunRequest:
         """A stored spec, of any version, as a RunRequest (pydantic checks its types where
         they are not exactly the declared ones: model/exact_decode.py)."""
         migrated = _asked_exports(migrate(dict(document)))
@@ -238,13 +257,14 @@ class RunRequest:
         return bool(self.plans)
 
 
-def migrate(document: dict[str, Any]) -> dict[str, Any]:
+def migrate(document: JsonObject) -> JsonObject:
     """A version-less spec (perflab before RunRequest: ``asdict(RunOptions)`` plans beside
     ``command_line``, ``limits``, ``ab``, ``stopped``, or an import's ``imported`` and
     ``file``) in this version's shape."""
-    if document.get("version", 1) >= SCHEMA_VERSION:
+    version = document.get("version", 1)
+    if isinstance(version, int) and version >= SCHEMA_VERSION:
         return document
-    out: dict[str, Any] = {"version": SCHEMA_VERSION}
+    out: JsonObject = {"version": SCHEMA_VERSION}
     for key in ("plans", "interleaved", "limits", "ab", "stopped"):
         if document.get(key) is not None:
             out[key] = document[key]
@@ -256,7 +276,7 @@ def migrate(document: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _asked_exports(document: dict[str, Any]) -> dict[str, Any]:
+def _asked_exports(document: JsonObject) -> JsonObject:
     """Version 2 wrote every export format's key, None where not asked: only the asked stay."""
     exports = document.get("exports")
     if isinstance(exports, dict) and None in exports.values():

@@ -141,7 +141,8 @@ class AlertLayouts:
 
 
 ALERT_FORMATS: FormatRegistry[OutputFormat[AlertLayouts]] = FormatRegistry(
-    OutputFormat("text", "tables (an alert: its events and its 'report change')",
-                 AlertLayouts(render_alerts, render_summaries, render_alert_detail)),
-    OutputFormat("json", "every field, stable keys", AlertLayouts(alerts_json, summaries_json, detail_json)),
+    OutputFormat(name="text", help="tables (an alert: its events and its 'report change')",
+                 render=AlertLayouts(render_alerts, render_summaries, render_alert_detail)),
+    OutputFormat(name="json", help="every field, stable keys", render=AlertLayouts(alerts_json, summaries_json,
+                                                                                   detail_json)),
 )

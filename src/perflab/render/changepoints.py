@@ -105,7 +105,7 @@ def _notes(points: tuple[FileChangePoint, ...]) -> str:
 
 
 CHANGEPOINT_FORMATS: FormatRegistry[OutputFormat[Callable[[FileChanges], str]]] = FormatRegistry(
-    OutputFormat("table", "one line per change point: index, mean ±sd before and after, % change, p-value",
-                 render_table),
-    OutputFormat("json", "every column's change points, stable keys", render_json),
+    OutputFormat(name="table", help="one line per change point: index, mean ±sd before and after, % change, p-value",
+                 render=render_table),
+    OutputFormat(name="json", help="every column's change points, stable keys", render=render_json),
 )

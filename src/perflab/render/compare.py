@@ -24,7 +24,7 @@ from perflab.render.compare_common import Stat, parse_rows
 CompareLayout = Callable[[CompareReport, list[Stat], bool, int | None, bool], str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Format(OutputFormat[CompareLayout]):
     profile: bool = False     # shows profile and counter deltas (compare --profile)
     benchstat: bool = False   # lays out benchstat's own statistics (analysis.benchstat.with_benchstat)
@@ -79,15 +79,17 @@ def _html(report: CompareReport, stats: list[Stat], show_all: bool, width: int |
 
 
 FORMATS: FormatRegistry[Format] = FormatRegistry(
-    Format("mmtests", "mmtests compare-kernels blocks with * marks, the default", _mmtests, True),
-    Format("lkp", "the kernel test robot's table of changed stats", _lkp, True),
-    Format("benchstat", "golang.org/x/perf benchstat: median ± CI, vs base, geomean", _benchstat,
+    Format(name="mmtests", help="mmtests compare-kernels blocks with * marks, the default", render=_mmtests,
+           profile=True),
+    Format(name="lkp", help="the kernel test robot's table of changed stats", render=_lkp, profile=True),
+    Format(name="benchstat", help="golang.org/x/perf benchstat: median ± CI, vs base, geomean", render=_benchstat,
            benchstat=True),
-    Format("speedup", "a cover letter's before/after/speed-up table", _speedup),
-    Format("markdown", "a GitHub table with intervals, p/q-values and verdicts", _markdown),
-    Format("json", "every number, interval, test and warning, stable keys", _json, True),
-    Format("csv", "one line per (row, candidate)", _csv),
-    Format("html", "one self-contained page: the table, each side's samples, drift, sweeps (plotly)", _html),
+    Format(name="speedup", help="a cover letter's before/after/speed-up table", render=_speedup),
+    Format(name="markdown", help="a GitHub table with intervals, p/q-values and verdicts", render=_markdown),
+    Format(name="json", help="every number, interval, test and warning, stable keys", render=_json, profile=True),
+    Format(name="csv", help="one line per (row, candidate)", render=_csv),
+    Format(name="html", help="one self-contained page: the table, each side's samples, drift, sweeps (plotly)",
+           render=_html),
 )
 PROFILE_FORMATS = tuple(name for name in FORMATS if FORMATS[name].profile)
 

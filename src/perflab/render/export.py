@@ -51,6 +51,7 @@ def export_csv(run: RunInfo, rows: Any) -> str:
 
 
 EXPORT_FORMATS: FormatRegistry[OutputFormat[Callable[[RunInfo, Any], str]]] = FormatRegistry(
-    OutputFormat("json", "the run (its spec and environment) and every sample, stable keys", export_json),
-    OutputFormat("csv", "one line per value, one column per parameter (param_NAME)", export_csv),
+    OutputFormat(name="json", help="the run (its spec and environment) and every sample, stable keys",
+                 render=export_json),
+    OutputFormat(name="csv", help="one line per value, one column per parameter (param_NAME)", render=export_csv),
 )

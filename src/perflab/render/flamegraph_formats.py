@@ -68,7 +68,8 @@ def _speedscope(graph: FlameGraph) -> str:
 
 
 FLAMEGRAPH_FORMATS: FormatRegistry[OutputFormat[Callable[[FlameGraph], str]]] = FormatRegistry(
-    OutputFormat("svg", "static", _svg),
-    OutputFormat("html", "interactive (click to zoom, search with % matched, reset)", _html),
-    OutputFormat("speedscope", "speedscope.app's JSON file format (with --vs: both profiles)", _speedscope),
+    OutputFormat(name="svg", help="static", render=_svg),
+    OutputFormat(name="html", help="interactive (click to zoom, search with % matched, reset)", render=_html),
+    OutputFormat(name="speedscope", help="speedscope.app's JSON file format (with --vs: both profiles)",
+                 render=_speedscope),
 )

@@ -17,7 +17,7 @@ from perflab.render.history import changes_json, history_json, render_changes, r
 HistoryLayout = Callable[[History, Mapping[str, str], Mapping[str, str]], str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HistoryFormat(OutputFormat[HistoryLayout]):
     """A layout of ``history``: ``render(history, subjects, reports)``, the last two (commit
     -> subject, change id -> its 'report change' text) asked for only where ``linked``."""
@@ -39,13 +39,14 @@ def _history_html(history: History, subjects: Mapping[str, str], reports: Mappin
 
 
 HISTORY_FORMATS: FormatRegistry[HistoryFormat] = FormatRegistry(
-    HistoryFormat("text", "a sparkline and a table of commits per series, with change points", _history_text),
-    HistoryFormat("json", "every point, segment and change, stable keys", _history_json),
-    HistoryFormat("html", "every sample, segment centres and change points (a click on one shows its "
-                          "report), one self-contained page", _history_html, linked=True),
+    HistoryFormat(name="text", help="a sparkline and a table of commits per series, with change points",
+                  render=_history_text),
+    HistoryFormat(name="json", help="every point, segment and change, stable keys", render=_history_json),
+    HistoryFormat(name="html", help="every sample, segment centres and change points (a click on one shows its "
+                          "report), one self-contained page", render=_history_html, linked=True),
 )
 
 CHANGES_FORMATS: FormatRegistry[OutputFormat[Callable[[ChangeList], str]]] = FormatRegistry(
-    OutputFormat("text", "one line per change, largest first", render_changes),
-    OutputFormat("json", "every change with its segments, test and alert, stable keys", changes_json),
+    OutputFormat(name="text", help="one line per change, largest first", render=render_changes),
+    OutputFormat(name="json", help="every change with its segments, test and alert, stable keys", render=changes_json),
 )

@@ -85,16 +85,16 @@ class ProfileView:
     stacks: Mapping[tuple[str, ...], float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProfileFormat(OutputFormat[Callable[[ProfileView], str]]):
     stacks: bool = False         # lays out the folded stacks, not the per-symbol table
 
 
 PROFILE_FORMATS: FormatRegistry[ProfileFormat] = FormatRegistry(
-    ProfileFormat("text", "self and children % per symbol and the heaviest call traces, per point",
-                  lambda view: render_profile(view.run, view.points, order=view.order)),
-    ProfileFormat("json", "the same, every number, stable keys",
-                  lambda view: render_profile_json(view.run, view.points)),
-    ProfileFormat("folded", "root;...;leaf weight lines (flamegraph.pl input)",
-                  lambda view: render_folded(view.stacks), stacks=True),
+    ProfileFormat(name="text", help="self and children % per symbol and the heaviest call traces, per point",
+                  render=lambda view: render_profile(view.run, view.points, order=view.order)),
+    ProfileFormat(name="json", help="the same, every number, stable keys",
+                  render=lambda view: render_profile_json(view.run, view.points)),
+    ProfileFormat(name="folded", help="root;...;leaf weight lines (flamegraph.pl input)",
+                  render=lambda view: render_folded(view.stacks), stacks=True),
 )

@@ -147,7 +147,7 @@ def summary(values: Sequence[float], confidence: float = CONFIDENCE) -> Benchsta
     """The median and its confidence interval, with benchstat's warning when it is ±∞."""
     xs = sorted(values)
     if not xs:
-        return BenchstatSide(math.nan, math.nan, math.nan)
+        return BenchstatSide(center=math.nan, low=math.nan, high=math.nan)
     lo_order, hi_order, _ = quantile_ci(len(xs), 0.5, confidence)
     low = -math.inf if lo_order < 1 else xs[lo_order - 1]
     high = math.inf if hi_order - 1 >= len(xs) else xs[hi_order - 1]
@@ -155,7 +155,7 @@ def summary(values: Sequence[float], confidence: float = CONFIDENCE) -> Benchsta
     if math.isinf(low) or math.isinf(high):
         op, need = _median_samples(confidence)
         warnings = (f"need {op} {need} samples for confidence interval at level {confidence:g}",)
-    return BenchstatSide(_quantile(xs, 0.5), low, high, warnings)
+    return BenchstatSide(center=_quantile(xs, 0.5), low=low, high=high, warnings=warnings)
 
 
 def _u_test_samples(alpha: float) -> tuple[str, int]:

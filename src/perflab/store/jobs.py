@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from perflab.model.errors import UsageError
 from perflab.model.frontpage import FleetHealth
-from perflab.model.jobs import Job, JobKind, JobState, WorkerInfo
+from perflab.model.jobs import Job, JobKind, JobRequest, JobState, WorkerInfo
 from perflab.model.limits import parse_id
 from perflab.store.connection import StoreConnection, inserted_id
 from perflab.store.database import upsert
@@ -35,7 +35,7 @@ class JobRepository:
     def __init__(self, db: StoreConnection):
         self.db = db
 
-    def add(self, kind: JobKind, queue: str, request: dict[str, Any]) -> int:
+    def add(self, kind: JobKind, queue: str, request: JobRequest) -> int:
         result = self.db.conn.execute(jobs.insert().values(
             kind=kind.value, queue=queue, request=request, state=JobState.QUEUED.value,
             submitted_at=time.time(), cancel_requested=False))

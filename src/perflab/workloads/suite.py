@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from perflab.model.errors import PerflabError, UsageError
+from perflab.model.limits import check_repetitions
 from perflab.model.params import parse_values
 from perflab.workloads.base import Workload
 from perflab.workloads.command import CommandWorkload
@@ -166,7 +167,7 @@ def _entry(raw: dict[str, Any], header: dict[str, Any], variables: dict[str, int
                                   "metrics")
     return SuiteEntry(
         workload=workload, sweep=sweep,
-        repetitions=_count(raw.get("repetitions", header.get("repetitions")), "repetitions", 1),
+        repetitions=_repetitions(raw.get("repetitions", header.get("repetitions"))),
         warmup=_count(raw.get("warmup", header.get("warmup")), "warmup", 0),
         metrics=metrics,
         timeout=_number(raw["timeout"], "timeout") if "timeout" in raw else None,
@@ -211,6 +212,13 @@ def _count(value: Any, key: str, minimum: int) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise _EntryError(f"{key} must be an integer >= {minimum}, got {value!r}", key)
     return value
+
+
+def _repetitions(value: object) -> int | None:
+    try:
+        return None if value is None else check_repetitions(value)
+    except UsageError as error:
+        raise _EntryError(str(error), "repetitions") from None
 
 
 def _number(value: Any, key: str) -> float:

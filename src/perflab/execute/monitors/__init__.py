@@ -16,15 +16,12 @@ out, and the benchmark runs as usual. A monitor that fails in the middle of a ru
 from __future__ import annotations
 
 import importlib
+from dataclasses import fields
 from typing import Any
 
 from perflab.execute.monitors.base import (
     _REGISTRY,
-    CALL_GRAPHS,
-    PROFILE_FREQ_HZ,
-    PROFILE_SCOPES,
     Monitor,
-    MonitorConfig,
     MonitorFailed,
     MonitorOutput,
     ProfileRows,
@@ -33,10 +30,11 @@ from perflab.execute.monitors.base import (
 )
 from perflab.model.errors import UsageError
 from perflab.model.records import MONITOR_HOMES
+from perflab.model.run_request import MonitorOptions
 
-__all__ = ["CALL_GRAPHS", "PROFILE_FREQ_HZ", "PROFILE_SCOPES", "Monitor", "MonitorConfig", "MonitorFailed",
-           "MonitorOutput", "ProfileRows", "SampleInfo", "build", "check_config", "check_names", "descriptions",
-           "expected_duration", "known", "names", "option_help", "parse_names", "register"]
+__all__ = ["Monitor", "MonitorFailed", "MonitorOptions", "MonitorOutput", "ProfileRows", "SampleInfo", "alike",
+           "build", "check_config", "check_names", "descriptions", "expected_duration", "known", "names",
+           "option_help", "parse_names", "register"]
 
 def known() -> dict[str, type[Monitor]]:
     """Every monitor by name, in MONITOR_HOMES' order: the order they start in."""
@@ -74,29 +72,30 @@ def check_names(names: tuple[str, ...] | list[str]) -> None:
             raise UsageError(f"unknown monitor {name!r}", hint=f"choose from {_known_list()}")
 
 
-def check_config(config: MonitorConfig) -> None:
-    """Every mistake a user can make in the monitor options, before anything runs."""
-    check_names(config.names)
-    if config.events is not None:
-        if "perf-stat" not in config.names:
+def check_config(options: MonitorOptions) -> None:
+    """The mistakes MonitorOptions cannot see alone (it checks its own ranges and choices):
+    monitors not registered, --events without perf-stat. Before anything runs."""
+    chosen = options.monitors or []
+    check_names(chosen)
+    if options.events is not None:
+        if "perf-stat" not in chosen:
             raise UsageError("--events applies to the perf-stat monitor",
                              hint="add --monitor perf-stat")
-        if not config.events:
+        if not options.events:
             raise UsageError("--events needs at least one event")
-    if config.profile_freq < 1:
-        raise UsageError(f"--profile-freq must be at least 1 Hz, got {config.profile_freq}")
-    if config.call_graph not in CALL_GRAPHS:
-        raise UsageError(f"--call-graph {config.call_graph!r}: choose {' or '.join(CALL_GRAPHS)}")
-    if config.profile_scope not in PROFILE_SCOPES:
-        raise UsageError(f"--profile-scope {config.profile_scope!r}: choose {' or '.join(PROFILE_SCOPES)}")
 
 
-def build(config: MonitorConfig) -> list[Monitor]:
-    """The monitors of ``config``, perf ones first: they start first and stop last, so the
+def alike(one: MonitorOptions, other: MonitorOptions) -> bool:
+    """Whether two plans' options give the same monitors (a suite's plans share them)."""
+    return all(getattr(one, f.name) == getattr(other, f.name) for f in fields(MonitorOptions))
+
+
+def build(options: MonitorOptions) -> list[Monitor]:
+    """The monitors ``options`` name, perf ones first: they start first and stop last, so the
     /proc readers' deltas cover as little of perf's own start-up and wind-down as possible."""
     registry = known()
     order = {name: i for i, name in enumerate(registry)}
-    return [registry[name](config) for name in sorted(config.names, key=order.__getitem__)]
+    return [registry[name](options) for name in sorted(options.monitors or (), key=order.__getitem__)]
 
 
 def expected_duration(params: dict[str, Any]) -> float | None:

@@ -10,23 +10,11 @@ from pathlib import Path
 from typing import ClassVar
 
 from perflab.model.records import MONITOR_HOMES, Measurement, MetricInfo, ProcessResult
-from perflab.model.run_request import CALL_GRAPHS, PROFILE_FREQ_HZ, PROFILE_SCOPES
+from perflab.model.run_request import MonitorOptions
 
 
 class MonitorFailed(Exception):
     """A monitor cannot go on; the message says why (shown once, as a warning)."""
-
-
-@dataclass(frozen=True)
-class MonitorConfig:
-    """The user's monitor choices (also what perflab stores in the run spec)."""
-
-    names: tuple[str, ...] = ()
-    events: tuple[str, ...] | None = None     # perf-stat --events; None: the default choice
-    profile_freq: int = PROFILE_FREQ_HZ
-    call_graph: str = CALL_GRAPHS[0]
-    profile_scope: str = PROFILE_SCOPES[0]
-    cpus: tuple[int, ...] | None = None       # --cpu: system-wide perf looks only there
 
 
 @dataclass(frozen=True)
@@ -61,7 +49,7 @@ class Monitor(abc.ABC):
     # measurable); may name {profile_freq}.
     overhead: ClassVar[str] = ""
 
-    def __init__(self, config: MonitorConfig):
+    def __init__(self, config: MonitorOptions):
         self.config = config
 
     def prepare(self) -> tuple[str | None, list[str]]:

@@ -32,16 +32,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from perflab.execute import perf_profile, probe
-from perflab.execute.monitors.base import (
-    Monitor,
-    MonitorConfig,
-    MonitorFailed,
-    MonitorOutput,
-    ProfileRows,
-    SampleInfo,
-    register,
-)
+from perflab.execute.monitors.base import Monitor, MonitorFailed, MonitorOutput, ProfileRows, SampleInfo, register
 from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult
+from perflab.model.run_request import MonitorOptions
 
 HARDWARE_EVENTS = ("cycles", "instructions")
 SOFTWARE_EVENTS = ("task-clock", "context-switches", "cpu-migrations", "page-faults")
@@ -129,7 +122,7 @@ class PerfSession:
 class PerfMonitor(Monitor):
     """Shared by the two perf monitors: perf found, a scratch directory, one session."""
 
-    def __init__(self, config: MonitorConfig):
+    def __init__(self, config: MonitorOptions):
         super().__init__(config)
         self.perf = shutil.which("perf")
         self._workdir: Path | None = None
@@ -174,7 +167,7 @@ class PerfStatMonitor(PerfMonitor):
     overhead = ("counting on every CPU, without sampling interrupts: small, but inside "
                 "these numbers")
 
-    def __init__(self, config: MonitorConfig):
+    def __init__(self, config: MonitorOptions):
         super().__init__(config)
         self.events: list[str] = []
 

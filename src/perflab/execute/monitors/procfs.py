@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from perflab.execute.monitors.base import Monitor, MonitorConfig, MonitorFailed, MonitorOutput, SampleInfo, register
+from perflab.execute.monitors.base import Monitor, MonitorFailed, MonitorOutput, SampleInfo, register
 from perflab.model.records import Direction, Measurement, MetricInfo, ProcessResult
+from perflab.model.run_request import MonitorOptions
 
 NOISE_FLOOR = 0.05   # lkp-tests: 5% for statistics that are not the performance metric
 USER_HZ = os.sysconf("SC_CLK_TCK")
@@ -29,7 +30,7 @@ class DeltaMonitor(Monitor):
     path: str
     unit = "count"
 
-    def __init__(self, config: MonitorConfig):
+    def __init__(self, config: MonitorOptions):
         super().__init__(config)
         self._before: dict[str, float] = {}
         self._moved: dict[str, set[str]] = {}   # benchmark -> fields that moved so far

@@ -35,7 +35,7 @@ BEYOND_OLD = "beyond old"    # significantly apart from both ends, past the old 
 BEYOND_NEW = "beyond new"    # ... past the new one
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Commit:
     """One commit of good..bad: index 0 is good, then parents before children, the last is bad."""
 
@@ -49,7 +49,7 @@ class Commit:
         return self.sha[:12]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BisectStep:
     """One commit that was built (and maybe run), in the order they were taken up."""
 
@@ -70,7 +70,7 @@ class BisectStep:
     position: float = math.nan  # where it sits: 0 = at old, 1 = at new
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Share:
     """One commit's part of a change spread over several commits."""
 
@@ -98,7 +98,7 @@ def carriers_text(gradual: tuple[Share, ...]) -> str:
     return f"{count} {100 * total:.0f}% of the change: {named}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EndsSummary:
     """Good vs bad, measured in pairs before the search."""
 
@@ -109,7 +109,7 @@ class EndsSummary:
     pairs: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StepTest:
     """The per-step sequential test's settings."""
 
@@ -119,7 +119,7 @@ class StepTest:
     max_n: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BisectResult:
     outcome: str                        # FOUND, NO_DIFFERENCE, UNDECIDED
     message: str

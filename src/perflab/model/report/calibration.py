@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Calibration:
     benchmark: str
     point: str
@@ -16,7 +16,7 @@ class Calibration:
     df: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HostPriorLine:
     """One kind of metric's prior of run-to-run variance on a host (analysis.host_model)."""
 
@@ -30,7 +30,7 @@ class HostPriorLine:
     stand_in: str = ""       # a default borrowed from this kind: none of its own recorded
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HostModelView:
     host: str
     priors: tuple[HostPriorLine, ...]

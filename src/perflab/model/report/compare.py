@@ -16,9 +16,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from perflab.model.params import point_text
+from perflab.model.params import Params, Value, point_text
 from perflab.model.records import Direction, MeanKind, RunInfo
 from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.report.profile import ProfileRow
@@ -28,7 +27,7 @@ from perflab.model.verdicts import StatWarning, Verdict
 STAT_KEYS = ("min", "mean", "median", "stddev", "coeffvar", "max", "best")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BenchstatSide:
     """A side as benchstat summarises it: the median and its order-statistic interval
     (±∞ when n is too small for the level), with benchstat's own warnings."""
@@ -39,7 +38,7 @@ class BenchstatSide:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BenchstatChange:
     """A candidate against the baseline as benchstat compares them: the Mann-Whitney U
     p-value at its alpha, the change of the medians in %, and its warnings."""
@@ -56,7 +55,7 @@ class BenchstatChange:
         return self.p <= self.alpha
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SideSummary:
     """One side of a row: its raw samples and every statistic any format shows of them."""
 
@@ -87,7 +86,7 @@ class SideSummary:
         return float(getattr(self, key))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunToRunUsed:
     """How a row of separate runs got its run-to-run variance (stats.separate_runs)."""
 
@@ -99,7 +98,7 @@ class RunToRunUsed:
     spread_pct: float          # the posterior run-to-run spread it tested with (sd of logs, %)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Change:
     """One candidate against the baseline on one row: estimate, interval, test, verdict."""
 
@@ -131,7 +130,7 @@ class Change:
         return dict(self.stat_changes).get((key, pct), math.nan)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cell:
     """A candidate on a row: its side (None: no samples there) and the change (None: no pair)."""
 
@@ -147,10 +146,10 @@ class Cell:
         return row.title if not self.benchmark else row.title.replace(row.benchmark, self.benchmark, 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     metric: str
     unit: str
     direction: Direction
@@ -173,7 +172,7 @@ class Row:
         return f"{self.benchmark} {self.point} {self.metric}" if self.params else f"{self.benchmark} {self.metric}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Geomean:
     """benchstat's geomean row of a block: of each side's medians and of each candidate's
     ratios of medians (benchstat's summarizeCol)."""
@@ -183,7 +182,7 @@ class Geomean:
     warnings: tuple[tuple[str, ...], ...]  # per side, why a figure is missing or doubtful
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Layout:
     """How a benchmark's rows are laid out: a title template over its parameters (mmtests'
     ``hackbench-{mode}-{ipc}s``) and the parameter that labels the rows. Set by a workload
@@ -194,7 +193,7 @@ class Layout:
     metrics: tuple[str, ...] = ()   # the metrics in report order, the primary first
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Block:
     """The rows of one benchmark and metric that share every parameter but the row one,
     in report order. Parameters constant across the block are hoisted into its title
@@ -207,7 +206,7 @@ class Block:
     mean_kind: MeanKind
     rows: tuple[Row, ...]
     geomean: Geomean | None = None             # only for blocks of more than one row
-    hoisted: tuple[tuple[str, Any], ...] = ()  # parameters with one value across the block
+    hoisted: tuple[tuple[str, Value], ...] = ()  # parameters with one value across the block
     row_param: str | None = None               # the parameter that labels the rows
     title: str | None = None                   # from a layout's template, else None
 
@@ -218,13 +217,13 @@ class Block:
         return [name for name in dict.fromkeys(name for row in self.rows for name in row.params)
                 if name not in hoisted]
 
-    def row_params(self, row: Row) -> dict[str, Any]:
+    def row_params(self, row: Row) -> Params:
         """A row's parameters less the hoisted ones."""
         hoisted = {name for name, _ in self.hoisted}
         return {k: v for k, v in row.params.items() if k not in hoisted}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReportWarning:
     """A warning about the report as a whole (different machines, a missing point ...)."""
 
@@ -234,7 +233,7 @@ class ReportWarning:
         return self.message
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareReport:
     runs: tuple[RunInfo, ...]        # baseline first
     blocks: tuple[Block, ...]
@@ -268,7 +267,7 @@ class CompareReport:
                     yield row, i, cell.change
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProfileReport:
     """The profile rows of a comparison, largest change first, and the counters that moved."""
 

@@ -20,7 +20,7 @@ from perflab.model.alerts import SUSPECT as SUSPECT
 from perflab.model.alerts import TIP_METHOD as TIP_METHOD  # the tip detector's findings' method
 from perflab.model.alerts import Alert, Culprit
 from perflab.model.methods import Shown
-from perflab.model.params import point_text
+from perflab.model.params import Params, point_text
 from perflab.model.records import Direction, MetricInfo, RunInfo
 from perflab.model.verdicts import StatWarning, Verdict
 
@@ -28,7 +28,7 @@ ORDER_GRAPH = "commit-graph"   # first-parent spine, merged branches at their me
 ORDER_TIME = "time"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HistoryPoint:
     """One commit (all of its runs), or one run without a commit."""
 
@@ -47,7 +47,7 @@ class HistoryPoint:
         return self.commit[:12] if self.commit else f"run {self.runs[0].id}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PointSummary:
     """The ok samples of one point of a series (n = 0: a gap)."""
 
@@ -58,14 +58,14 @@ class PointSummary:
     cov_pct: float    # 100·sd/mean; NaN when undefined
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SeriesPoint:
     point: HistoryPoint
     values: tuple[float, ...]
     summary: PointSummary
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Segment:
     """The points between two change points: series positions [first, end)."""
 
@@ -79,7 +79,7 @@ class Segment:
     stddev: float      # of the raw samples (n-1); NaN below 2 samples
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChangePart:
     """One commit of a change spread over several: its share of the whole change (its step
     from the commit before; the last part is the first commit at the new level)."""
@@ -89,12 +89,12 @@ class ChangePart:
     share: float                # of the whole change: the parts sum to 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Change:
     id: str
     host: str
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     metric: str
     unit: str
     direction: Direction
@@ -141,11 +141,11 @@ class Change:
         return f"{self.benchmark}.{self.metric}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Series:
     host: str
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     params_key: str
     metric: str
     unit: str
@@ -165,7 +165,7 @@ class Series:
         return tuple(p.summary.median for p in self.points)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class History:
     series: tuple[Series, ...]
     order: str                  # ORDER_GRAPH or ORDER_TIME
@@ -181,7 +181,7 @@ class History:
         return tuple(s.tip for s in self.series if s.tip is not None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ListedChange:
     """One line of `perflab changes`: a change and its commit's subject."""
 
@@ -190,13 +190,13 @@ class ListedChange:
     alert: Alert | None = None      # the change's alert, when one was raised (analysis.alerts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChangeList:
     changes: tuple[ListedChange, ...]       # largest |oriented %| first
     warnings: tuple[StatWarning, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReportSide:
     """One side of `report change`'s detailed comparison: points of one segment."""
 
@@ -214,7 +214,7 @@ CHANGE_TABLE_ESTIMATOR = ("per commit the median of its samples, per side the me
                           "above), the test Welch's t on their logs (the commit is the unit)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChangeReport:
     """Everything the robot-style report of one change says.
 
@@ -240,7 +240,7 @@ class ChangeReport:
 
 # --------------------------------------------------------------------------- changepoints FILE
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileChangePoint:
     """One change point of a column of a series file."""
 
@@ -264,7 +264,7 @@ class FileChangePoint:
     parts: tuple[tuple[int, str | None, float], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ColumnChanges:
     column: str
     points: int                        # positions in the series (commits, rows)
@@ -273,7 +273,7 @@ class ColumnChanges:
     commits: bool = False              # read as a commit series (stats/commit_series.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileChanges:
     source: str
     method: str

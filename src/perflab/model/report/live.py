@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LiveRow:
     name: str            # benchmark and point
     unit: str
@@ -15,7 +15,7 @@ class LiveRow:
     ci_high: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LiveView:
     rows: tuple[LiveRow, ...]
     decision: str | None = None   # `perflab ab`'s current decision, one line

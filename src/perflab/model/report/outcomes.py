@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from perflab.model.verdicts import StatWarning
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Interval:
     low: float
     high: float
@@ -21,7 +21,7 @@ class Interval:
         return math.isfinite(self.low) and math.isfinite(self.high)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RuleOutcome:
     """A reference tool's rule (mmtests band, lkp range): no p-value, its own verdict."""
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from perflab.model.params import point_text
+from perflab.model.params import Params, point_text
 from perflab.model.report.outcomes import Interval, RuleOutcome
 from perflab.model.verdicts import Shift
 
@@ -26,7 +25,7 @@ def stat_event(event: str) -> str:
     return event.replace(":", "-") or "cycles-pp"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShareSide:
     """One side of a profile row: the share per repetition, their mean and population stddev."""
 
@@ -35,7 +34,7 @@ class ShareSide:
     stddev: float   # population (ddof 0), as lkp's ±N%
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProfileDelta:
     """One candidate against the baseline on one profile row."""
 
@@ -51,12 +50,12 @@ class ProfileDelta:
         return self.verdict.significant
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProfileRow:
     """One (benchmark, point, event, kind, symbol): every side's shares and each candidate's delta."""
 
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     event: str
     kind: str                              # self / children / calltrace
     symbol: str                            # a calltrace's frames joined by ";", callee first
@@ -85,7 +84,7 @@ class ProfileRow:
 
 
 # -- one run's profile ------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Share:
     """A symbol's (or a call trace's) share over the repetitions: mean, population sd, and
     that sd in % of the mean (lkp's ±N%; NaN where the mean is 0)."""
@@ -99,10 +98,10 @@ class Share:
     children_spread_pct: float = math.nan
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PointProfile:
     benchmark: str
-    params: dict[str, Any]
+    params: Params
     event: str
     repetitions: int
     symbols: list[Share]      # sorted by the chosen share, largest first

@@ -31,7 +31,7 @@ class Outcome(str, enum.Enum):
         return {Outcome.GOOD: 0, Outcome.BAD: 1}.get(self, 125)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunVerdict:
     base: RunInfo
     candidate: RunInfo
