@@ -86,7 +86,7 @@ import sys
 from perflab.formats import hyperfine_export as h
 from perflab.model.output_formats import FormatRegistry, OutputFormat
 h.EXPORTS = FormatRegistry(*(h.EXPORTS[n] for n in h.EXPORTS.names), OutputFormat(
-    "ascii-doc", "an asciidoc table", lambda results: "".join(f"|{r.command}\\n" for r in results)))
+    name="ascii-doc", help="an asciidoc table", render=lambda results: "".join(f"|{r.command}\\n" for r in results)))
 from perflab.cli.main import main
 sys.argv = ["perflab", *sys.argv[1:]]
 main()

@@ -262,8 +262,8 @@ def migrate(document: JsonObject) -> JsonObject:
     ``command_line``, ``limits``, ``ab``, ``stopped``, or an import's ``imported`` and
     ``file``) in this version's shape."""
     version = document.get("version", 1)
-    if isinstance(version, int) and version >= SCHEMA_VERSION:
-        return document
+    if not isinstance(version, int) or version >= SCHEMA_VERSION:
+        return document   # this version's shape, or no RunRequest at all: validation says which
     out: JsonObject = {"version": SCHEMA_VERSION}
     for key in ("plans", "interleaved", "limits", "ab", "stopped"):
         if document.get(key) is not None:
