@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from perflab.analysis.levels import ALPHA, nearer
 from perflab.analysis.series import change_at, change_id
 from perflab.model.alerts import INVALID, Alert
 from perflab.model.report.history import ALERTED_METHOD, Change, History, Series
 
-__all__ = ["peer_summary", "way_back_elsewhere"]
+__all__ = ["alerted_already", "peer_summary", "way_back_elsewhere"]
 
 
 def _stat(host_free: Alert | Change) -> tuple[str, str, str, str]:
@@ -41,17 +41,32 @@ def peer_summary(alerts: Sequence[Alert], c: Change, keys: Sequence[str]) -> int
     """The summary of the oldest alert of ``c``'s change on another host, or of its
     benchmark on its own host, over a range that shares a commit with ``c``'s (see the
     module); ``keys`` every point's key in history order; None when there is none."""
+    found = _overlapping(alerts, c, keys, lambda a: a.benchmark == c.benchmark if a.host == c.host
+                         else _stat(a) == _stat(c))
+    return found.summary_id if found is not None else None
+
+
+def alerted_already(alerts: Sequence[Alert], c: Change, keys: Sequence[str]) -> Alert | None:
+    """The alert of ``c``'s own series and kind over a range that shares a commit with
+    ``c``'s: the same change, alerted as another detector placed it (the tip detector's
+    step at a commit, then the whole-series detector's change spread from the one before)."""
+    return _overlapping(alerts, c, keys, lambda a: a.host == c.host and _stat(a) == _stat(c))
+
+
+def _overlapping(alerts: Sequence[Alert], c: Change, keys: Sequence[str],
+                 wanted: Callable[[Alert], bool]) -> Alert | None:
+    """The oldest alert (not invalid) that ``wanted`` takes whose range (last good, first
+    bad] shares a commit with ``c``'s; ``keys`` every point's key in history order."""
     at = {k: i for i, k in enumerate(keys)}
     mine = tuple(at.get(k) for k in c.commit_range)
     if None in mine:
         return None
     for a in sorted(alerts, key=lambda a: a.id):
-        same = a.benchmark == c.benchmark if a.host == c.host else _stat(a) == _stat(c)
-        if a.state == INVALID or not same:
+        if a.state == INVALID or not wanted(a):
             continue
         theirs = (at.get(a.last_good), at.get(a.first_bad))
         if None not in theirs and theirs[0] < mine[1] and mine[0] < theirs[1]:  # type: ignore[operator]
-            return a.summary_id
+            return a
     return None
 
 

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from perflab.analysis.alert_bisects import culprit_of
-from perflab.analysis.alert_hosts import peer_summary, way_back_elsewhere
+from perflab.analysis.alert_hosts import alerted_already, peer_summary, way_back_elsewhere
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
 from perflab.analysis.compare import Filters
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
@@ -133,6 +133,10 @@ def _update_pass(store: Store, history: History, moment: float | None, alerts: l
             if c.method == ALERTED_METHOD:   # a way back known from an alert only: no detector's finding
                 continue
             if moment is not None and c.point.started_at < moment:
+                continue
+            same = alerted_already([*alerts, *created], c, history.keys)
+            if same is not None:   # the same change as another detector placed it
+                _confirm(store, same, c)
                 continue
             # the summary of its commit range; else that of the same change on another host
             last_good, first_bad = c.commit_range
