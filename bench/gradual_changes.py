@@ -94,7 +94,11 @@ def one_bisect(noise: np.ndarray, rng: np.random.Generator,
     result = _Bisection(graph, bench, options, lambda line: None).run()  # type: ignore[arg-type]
     gradual = getattr(result, "gradual", ())
     if gradual:
-        named = {s.commit.index for s in gradual if s.share >= MATERIAL}
+        try:
+            from perflab.model.report.bisect import material
+        except ImportError:   # a tree before shares had their standard error
+            def material(s): return s.share >= MATERIAL  # type: ignore[no-untyped-def,misc]
+        named = {s.commit.index for s in gradual if material(s)}
     else:
         named = {result.first_bad.index} if result.first_bad is not None else set()
     return named, shares, bench.runs, result.first_bad is not None, bool(gradual)

@@ -32,6 +32,7 @@ signals are `perflab.execute.bisect_runs` (your checkout is never touched), git 
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable
@@ -200,7 +201,7 @@ class _Bisection:
                           "the branch it merged")
             path.append(suspects.tip)
             suspects = inner
-        found = suspects.tip
+        found = self._back_to_first_new(suspects.tip)
         path = [*path, found] if self.options.first_parent else self.graph.path(found)
         first = self.graph.commits[found]
         gradual = self.follow_gradual(found)
@@ -265,21 +266,46 @@ class _Bisection:
             before = self._before(before)
         chain = [found] + [i for i in range(found + 1, len(self.graph.commits))
                            if self.graph.ancestors[i] >> found & 1][: GRADUAL_MOST - 1]
-        shares, position_before = [], 0.0
+        # the first share starts where the commit before the chain was measured, not at 0: a
+        # commit not shown between may still sit part of the way (its part is then not named)
+        start = self.probes.get(before) if before is not None else None
+        measured = start is not None and not start.skipped and math.isfinite(start.position)
+        position_before = start.position if measured and start else 0.0
+        error_before = self.measure.position_error(start, self.ends) if measured and start else 0.0
+        shares = []
         for index in [*back, *chain]:
             probe = self.probe(index) if index != len(self.graph.commits) - 1 else None
             if probe is not None and probe.skipped:
                 continue
             position = 1.0 if probe is None else self._settled(probe).position
-            shares.append(Share(self.graph.commits[index], position, position - position_before,
-                                self.measure.share_pct(position - position_before, self.ends)))
-            position_before = position
+            error = 0.0 if probe is None else self.measure.position_error(probe, self.ends)
+            share = position - position_before
+            shares.append(Share(self.graph.commits[index], position, share,
+                                self.measure.share_pct(share, self.ends),
+                                self.measure.share_error(share, error, error_before, self.ends)))
+            position_before, error_before = position, error
             if index >= found and (probe is None or not (probe.distance and probe.distance.neither == BETWEEN)):
                 break
         if len(shares) < 2:
             return ()
         self.progress("gradual change: " + ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in shares))
         return tuple(shares)
+
+    def _back_to_first_new(self, found: int) -> int:
+        """The search's answer, moved back while the commit before it, settled, is called
+        like new after all (its search call, made on the fewest pairs, was wrong)."""
+        while (before := self._before(found)) is not None:
+            probe = self.probe(before)
+            if probe.skipped:
+                break
+            self._settled(probe)
+            c = probe.classification
+            if c is None or c.call is not Call.BAD or (probe.distance and probe.distance.neither == BETWEEN):
+                break
+            self.progress(f"{probe.commit.short} settled as {self.options.terms[1]}: the first "
+                          f"{self.change} commit is before {self.graph.commits[found].short}")
+            found = before
+        return found
 
     def _before(self, index: int) -> int | None:
         """The nearest ancestor of ``index`` in good..bad (None: only good is before it)."""

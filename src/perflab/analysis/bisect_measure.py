@@ -35,7 +35,16 @@ from perflab.execute.bisect_runs import Bench, Skip
 from perflab.model.records import Direction
 from perflab.model.report.bisect import BAD_END, BEYOND_OLD, PROBE, BisectStep, Commit, EndsSummary
 from perflab.model.verdicts import StatWarning, WarningSide, oriented
-from perflab.stats.sequential import Call, Classification, EndsCheck, EndsDistance, SequentialTest, ends_distance
+from perflab.stats.sequential import (
+    HUBER_EFFICIENCY,
+    Call,
+    Classification,
+    EndsCheck,
+    EndsDistance,
+    SequentialTest,
+    ends_distance,
+    position_error,
+)
 
 SMALL_STEP = "small-step"   # StatWarning kind: the step is small for the noise
 NEITHER_SIDE = 3   # pairs against each end before the three-way test (a robust centre needs 3)
@@ -183,6 +192,20 @@ class Measurer:
         if check is None or not math.isfinite(share):
             return math.nan
         return self.oriented_pct(math.exp(share * check.delta))
+
+    def position_error(self, probe: Probe, ends: EndsCheck | None) -> float:
+        """The standard error of the probe's position (NaN when unknown)."""
+        if ends is None or self.options.fixed_runs is not None:
+            return math.nan
+        return position_error(ends, probe.values, probe.references, probe.reference_is_bad)
+
+    def share_error(self, share: float, error: float, error_before: float, ends: EndsCheck | None) -> float:
+        """A share's standard error: its two positions' (independent pairs) and the step's
+        own, which scales the share."""
+        if ends is None or not math.isfinite(ends.delta) or ends.delta == 0:
+            return math.nan
+        step = ends.scale / (abs(ends.delta) * math.sqrt(ends.pairs * HUBER_EFFICIENCY))
+        return math.sqrt(error ** 2 + error_before ** 2 + (share * step) ** 2)
 
     def classify(self, probe: Probe, ends: EndsCheck) -> None:
         """Build the probe and run it until it is called (raises Skip when it cannot be measured)."""
