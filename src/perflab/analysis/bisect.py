@@ -71,6 +71,7 @@ __all__ = ["DIRECTIONS", "METRICS", "NEITHER_ACTIONS", "BisectOptions", "BisectR
 DIRECTIONS = ("any", "regression", "improvement")
 NEITHER_ACTIONS = ("continue", "skip", "stop")
 GRADUAL_MOST = 8   # commits measured after the first new one, following a gradual change
+FOLLOW_Z = 1.645   # standard errors off an end that make a commit part of a spread change
 SETTLE_RUNS = 4    # x --min-runs: pairs of a commit in a gradual change before it is called at the new end
 
 
@@ -253,15 +254,15 @@ class _Bisection:
         """The commits the change is spread over, each with its share of the step. The found
         commit and the one before it are settled (more pairs, unless found between first:
         the old-or-new test does not ask whether a commit is all the way at its end); when
-        either sits between the ends, or a probe of the search did, the commits before it
-        are measured back to one like old and those after it on to one like new."""
+        either is shown off its end (`_off_end`), or a probe of the search sat between, the
+        commits before it are measured back while they are shown past old and those after
+        it on while they are shown short of new."""
         before = self._before(found)
-        ends_between = [self._between(i) for i in (found, before)]
-        if not any(ends_between) and not any(p.distance and p.distance.neither == BETWEEN
-                                             for p in self.probes.values()):
+        off = [self._off_end(found, new=True), self._off_end(before, new=False)]
+        if not any(off) and not any(p.distance and p.distance.neither == BETWEEN for p in self.probes.values()):
             return ()
         back: list[int] = []
-        while before is not None and len(back) < GRADUAL_MOST and self._between(before):
+        while before is not None and len(back) < GRADUAL_MOST and self._off_end(before, new=False):
             back.insert(0, before)
             before = self._before(before)
         chain = [found] + [i for i in range(found + 1, len(self.graph.commits))
@@ -284,7 +285,7 @@ class _Bisection:
                                 self.measure.share_pct(share, self.ends),
                                 self.measure.share_error(share, error, error_before, self.ends)))
             position_before, error_before = position, error
-            if index >= found and (probe is None or not (probe.distance and probe.distance.neither == BETWEEN)):
+            if index >= found and not self._off_end(index, new=True):
                 break
         if len(shares) < 2:
             return ()
@@ -316,15 +317,21 @@ class _Bisection:
             self.measure.settle(probe, self.ends, SETTLE_RUNS * self.options.min_pairs)
         return probe
 
-    def _between(self, index: int | None) -> bool:
-        """The commit, measured and settled, sits between the ends (the three-way test)."""
+    def _off_end(self, index: int | None, new: bool) -> bool:
+        """The commit, measured and settled, is shown off the new end (``new``) or the old
+        one: found between by the three-way test, or its position FOLLOW_Z standard errors
+        from that end toward the other (a one-sided 5% test: a commit at the end is taken
+        for part of a spread change, and its neighbour measured, at most 1 time in 20)."""
         if index is None or index == len(self.graph.commits) - 1:
             return False
         probe = self.probe(index)
         if probe.skipped:
             return False
         self._settled(probe)
-        return bool(probe.distance and probe.distance.neither == BETWEEN)
+        if probe.distance and probe.distance.neither == BETWEEN:
+            return True
+        away = 1.0 - probe.position if new else probe.position
+        return bool(away >= FOLLOW_Z * self.measure.position_error(probe, self.ends))
 
 
 def _a(word: str) -> str:
