@@ -10,8 +10,9 @@ the same state, as bisect's pairs do).
    commits; the change is a step of 4-10 robust sds of the recording, carried by 1-5
    consecutive commits at a random place, each commit's share drawn from a flat Dirichlet
    (so some carry little). A run of commit i reads the next value of the recording times
-   the level at i. The commits an answer names are those of its gradual shares of at
-   least 20% (MATERIAL_SHARE) when it reports a gradual change, else its first new commit.
+   the level at i. The commits an answer names are those of its gradual shares shown
+   material (model.report.bisect.material: a share's lower bound at least 20%; on a tree
+   before it, the share itself) when it reports a gradual change, else its first new commit.
    Figures: answers naming a commit whose true share is under 20% (the target: under 5%),
    and of them those that name it as the one commit of the change; answers naming every
    commit of 20% or more; answers with no commit (undecided, or spread with no share shown

@@ -22,17 +22,19 @@ signals are `perflab.execute.bisect_runs` (your checkout is never touched), git 
    The stated confidence is for the whole result: each step's error rate is
    (1 - confidence) / ceil(log2 N) for N candidate commits.
 4. Is the change all in one commit? The found commit and the one before it are measured
-   to at least 4 x min_pairs pairs each (unless found between sooner): when either, or a
-   probe of the search, sits between the ends the change is gradual, and the commits
-   before it (back to one like old) and after it (on to one like new) are measured in
-   order the same way; each one's share of the whole step is reported.
+   to at least 4 x min_pairs pairs each (unless found between sooner; the one before,
+   called new then, moves the answer back): when either is shown off its end (between,
+   or its position FOLLOW_Z standard errors from it), or a probe of the search sat
+   between, the change is gradual, and the commits before it (while shown past old) and
+   after it (while shown short of new) are measured in order the same way; each one's
+   share of the whole step is reported with its standard error, named material by
+   `model.report.bisect.material` (a share still undecided is measured more first).
 5. A commit whose build or run fails (any non-zero exit, 125 included) is skipped and
    named; if only skipped commits remain, the first new commit is one of them (as git says).
 """
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from collections.abc import Callable
@@ -51,6 +53,9 @@ from perflab.model.report.bisect import (
     BISECT_METRICS,
     FOUND,
     GOOD_END,
+    MATERIAL_LOOKS,
+    MATERIAL_SHARE,
+    MATERIAL_Z,
     NO_DIFFERENCE,
     OTHER_DIRECTION,
     PROBE,
@@ -61,6 +66,7 @@ from perflab.model.report.bisect import (
     Share,
     StepTest,
     carriers_text,
+    material,
 )
 from perflab.stats.sequential import Call, EndsCheck
 from perflab.vcs import check_range, commit_graph, describe_commit
@@ -268,29 +274,52 @@ class _Bisection:
         chain = [found] + [i for i in range(found + 1, len(self.graph.commits))
                            if self.graph.ancestors[i] >> found & 1][: GRADUAL_MOST - 1]
         # the first share starts where the commit before the chain was measured, not at 0: a
-        # commit not shown between may still sit part of the way (its part is then not named)
+        # commit not shown past old may still sit part of the way (its part is then not named)
         start = self.probes.get(before) if before is not None else None
-        measured = start is not None and not start.skipped and math.isfinite(start.position)
-        position_before = start.position if measured and start else 0.0
-        error_before = self.measure.position_error(start, self.ends) if measured and start else 0.0
-        shares = []
+        members: list[Probe | None] = [start if start is not None and not start.skipped else None]
         for index in [*back, *chain]:
             probe = self.probe(index) if index != len(self.graph.commits) - 1 else None
             if probe is not None and probe.skipped:
                 continue
-            position = 1.0 if probe is None else self._settled(probe).position
-            error = 0.0 if probe is None else self.measure.position_error(probe, self.ends)
-            share = position - position_before
-            shares.append(Share(self.graph.commits[index], position, share,
-                                self.measure.share_pct(share, self.ends),
-                                self.measure.share_error(share, error, error_before, self.ends)))
-            position_before, error_before = position, error
+            members.append(probe)
             if index >= found and not self._off_end(index, new=True):
                 break
-        if len(shares) < 2:
+        if len(members) < 3:
             return ()
+        shares = self._resolved(members, self.graph.commits[-1])
         self.progress("gradual change: " + ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in shares))
-        return tuple(shares)
+        return shares
+
+    def _resolved(self, members: list[Probe | None], bad: Commit) -> tuple[Share, ...]:
+        """The shares between consecutive members (None: an end), each share whose
+        materiality is undecided (its interval holds MATERIAL_SHARE) measured more: its two
+        commits' pairs doubled (up to max_pairs) before the next of MATERIAL_LOOKS looks."""
+        for _ in range(MATERIAL_LOOKS - 1):
+            shares = self._shares(members, bad)
+            undecided = [k for k, s in enumerate(shares)
+                         if not material(s) and s.share + MATERIAL_Z * s.se >= MATERIAL_SHARE]
+            more = {id(p): p for k in undecided for p in members[k:k + 2]
+                    if p is not None and len(p.values) < self.test.max_n}
+            if not more:
+                break
+            for probe in more.values():
+                self.measure.extend(probe, self.ends, 2 * len(probe.values))  # type: ignore[arg-type]
+        return self._shares(members, bad)
+
+    def _shares(self, members: list[Probe | None], bad: Commit) -> tuple[Share, ...]:
+        """Each member after the first with its share: its position less the one before's."""
+        out = []
+        for k, probe in enumerate(members[1:], start=1):
+            previous = members[k - 1]
+            position = 1.0 if probe is None else probe.position
+            before = 0.0 if previous is None else previous.position
+            share = position - before
+            error, error_before = (0.0 if p is None else self.measure.position_error(p, self.ends)
+                                   for p in (probe, previous))
+            out.append(Share(bad if probe is None else probe.commit, position, share,
+                             self.measure.share_pct(share, self.ends),
+                             self.measure.share_error(share, error, error_before, self.ends)))
+        return tuple(out)
 
     def _back_to_first_new(self, found: int) -> int:
         """The search's answer, moved back while the commit before it, settled, is called

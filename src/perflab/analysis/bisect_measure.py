@@ -246,14 +246,27 @@ class Measurer:
             call = Call.GOOD if settled.neither == BEYOND_OLD else Call.BAD
             probe.classification = Classification(call, c.llr, c.confidence, c.n, False, c.position)
 
+    def extend(self, probe: Probe, ends: EndsCheck, pairs: int) -> None:
+        """More pairs of a called probe, up to ``pairs`` in all (at most max_pairs), to narrow
+        its position: its call stays, its position is re-estimated on all its pairs."""
+        c = probe.classification
+        if c is None or self.options.fixed_runs is not None:
+            return
+        while len(probe.values) < min(pairs, self.test.max_n):
+            self._one_pair(probe)
+        now = self.test.classify(ends, probe.values, probe.references, probe.reference_is_bad)
+        probe.classification = Classification(c.call, now.llr, c.confidence, now.n, c.low_confidence, now.position)
+
+    def _one_pair(self, probe: Probe) -> None:
+        end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
+        value, reference = self._pair(partial(self.bench.sample, probe.commit.sha), partial(self._run_end, end))
+        probe.values.append(value)
+        probe.references.append(reference)
+        probe.reference_is_bad.append(end is self.bad)
+
     def _sequential(self, probe: Probe, ends: EndsCheck, settle: int = 0) -> None:
         while True:
-            end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
-            value, reference = self._pair(partial(self.bench.sample, probe.commit.sha),
-                                          partial(self._run_end, end))
-            probe.values.append(value)
-            probe.references.append(reference)
-            probe.reference_is_bad.append(end is self.bad)
+            self._one_pair(probe)
             c = self.test.classify(ends, probe.values, probe.references, probe.reference_is_bad)
             against_bad = sum(probe.reference_is_bad)
             sides = min(against_bad, len(probe.values) - against_bad)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from perflab.model.verdicts import StatWarning
 
@@ -87,14 +88,18 @@ class Share:
 MATERIAL_SHARE = 0.2
 
 
-#: A share is named material when it is MATERIAL_Z standard errors above MATERIAL_SHARE: a
-#: commit that carries exactly a fifth is named with at most a one-sided 5% chance (less below).
-MATERIAL_Z = 1.645
+#: A share is named material when it is MATERIAL_Z standard errors above MATERIAL_SHARE, the
+#: test made at most MATERIAL_LOOKS times (bisect measures a share it leaves undecided more,
+#: then looks again): Bonferroni over the looks, so a commit that carries exactly a fifth is
+#: named with at most MATERIAL_ERROR (one-sided), one that carries less with less.
+MATERIAL_ERROR = 0.05
+MATERIAL_LOOKS = 3
+MATERIAL_Z = NormalDist().inv_cdf(1 - MATERIAL_ERROR / MATERIAL_LOOKS)
 
 
 def material(share: Share) -> bool:
-    """The commit carries a material part of the change: its share's lower one-sided 95%
-    bound reaches MATERIAL_SHARE (without a standard error: its share does)."""
+    """The commit carries a material part of the change: its share's lower bound (MATERIAL_Z
+    standard errors below it) reaches MATERIAL_SHARE (without a standard error: its share does)."""
     error = share.se if math.isfinite(share.se) else 0.0
     return share.share - MATERIAL_Z * error >= MATERIAL_SHARE
 
@@ -106,7 +111,7 @@ def carriers_text(gradual: tuple[Share, ...]) -> str:
     if not gradual:
         return ""
     if not material_:
-        return f"no commit is shown to carry a fifth of it ({MATERIAL_Z} standard errors above)"
+        return f"no commit is shown to carry a fifth of it ({MATERIAL_Z:.2f} standard errors above)"
     total = sum(s.share for s in material_)
     named = ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in material_)
     count = f"{len(material_)} commits carry" if len(material_) > 1 else "1 commit carries"
