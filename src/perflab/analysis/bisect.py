@@ -28,7 +28,8 @@ signals are `perflab.execute.bisect_runs` (your checkout is never touched), git 
    between, the change is gradual, and the commits before it (while shown past old) and
    after it (while shown short of new) are measured in order the same way; each one's
    share of the whole step is reported with its standard error, named material by
-   `model.report.bisect.material` (a share still undecided is measured more first).
+   `model.report.bisect.material` (a share still undecided is measured more first); the
+   answer's first new commit is then the first carrier (`first_carrier`).
 5. A commit whose build or run fails (any non-zero exit, 125 included) is skipped and
    named; if only skipped commits remain, the first new commit is one of them (as git says).
 """
@@ -66,7 +67,9 @@ from perflab.model.report.bisect import (
     Share,
     StepTest,
     carriers_text,
+    first_carrier,
     material,
+    spread,
 )
 from perflab.stats.sequential import Call, EndsCheck
 from perflab.vcs import check_range, commit_graph, describe_commit
@@ -212,13 +215,16 @@ class _Bisection:
         path = [*path, found] if self.options.first_parent else self.graph.path(found)
         first = self.graph.commits[found]
         gradual = self.follow_gradual(found)
-        if gradual and gradual[0].commit.index < found:  # the change began before: the search's old call was wrong
-            found = gradual[0].commit.index
+        carrier = first_carrier(gradual)
+        if carrier is not None and carrier.commit.index != found:  # the change's first material part
+            found = carrier.commit.index
             path = [*path[:-1], found] if self.options.first_parent else self.graph.path(found)
             first = self.graph.commits[found]
         message = f"first {self.change} commit ({_a(self.verdict)}): {first.short} {first.subject}"
         if gradual:
-            message += f"\n  the change is gradual: {carriers_text(gradual)}"
+            message += (f"\n  the change is gradual: {carriers_text(gradual)}" if spread(gradual) else
+                        f"\n  the change is in one commit, to within a fifth: {carriers_text(gradual)}; "
+                        "the other commits measured carry less than a fifth each")
         if len(path) > 1:
             message += "\n  " + "\n  ".join(
                 f"{'merged by' if i < len(path) - 1 else 'the commit'} {self.graph.commits[j].short} "

@@ -104,6 +104,25 @@ def material(share: Share) -> bool:
     return share.share - MATERIAL_Z * error >= MATERIAL_SHARE
 
 
+def below_material(share: Share) -> bool:
+    """The share is shown under MATERIAL_SHARE: its upper bound (MATERIAL_Z standard errors
+    above it) is below a fifth."""
+    error = share.se if math.isfinite(share.se) else 0.0
+    return share.share + MATERIAL_Z * error < MATERIAL_SHARE
+
+
+def first_carrier(gradual: tuple[Share, ...]) -> Share | None:
+    """The first commit (in order) of a material share; without one, the first whose share
+    is not shown under a fifth; None when every share is shown under it."""
+    return next((s for s in gradual if material(s)), None) or \
+        next((s for s in gradual if not below_material(s)), None)
+
+
+def spread(gradual: tuple[Share, ...]) -> bool:
+    """Two or more commits may carry a material part (their shares are not shown under a fifth)."""
+    return sum(not below_material(s) for s in gradual) >= 2
+
+
 def carriers_text(gradual: tuple[Share, ...]) -> str:
     """"3 commits carry 85% of the change: a 40%, b 30%, c 15%": the commits of a gradual
     change with a material share (`material`), largest first ("" when not gradual)."""
