@@ -99,12 +99,15 @@ def commit_lines(repo: str | None, shas: Iterable[str]) -> dict[str, tuple[str, 
         lines = out.splitlines()
     else:  # one unknown commit fails the batch: ask one by one
         lines = [line for sha in wanted for line in (git_output(repo, "log", "-1", form, sha, "--"),) if line]
+    # each line's hash cut to the lengths asked (full or short): a dict look-up per length,
+    # not every asked sha tried against every line (25 million for a 5,000-commit history)
+    asked, lengths = set(wanted), sorted({len(sha) for sha in wanted})
     found = {}
     for line in lines:
         full, author, subject = (line.split("\x1f") + ["", ""])[:3]
-        for sha in wanted:
-            if full.startswith(sha):
-                found[sha] = (subject, author)
+        for size in lengths:
+            if len(full) >= size and full[:size] in asked:
+                found[full[:size]] = (subject, author)
     return found
 
 
