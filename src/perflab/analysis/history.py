@@ -200,29 +200,29 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
 
 
 class _HostPoints:
-    """Each point with one host's runs only, made once per point and host (a fleet's commit
-    has runs of every host, and every series of a host keeps the same points)."""
+    """Each point with one host's runs only, made once per point (for all its hosts at once:
+    a fleet's commit has runs of every host, and every series of a host keeps the same points)."""
 
     def __init__(self, points: list[HistoryPoint]):
         self.points = points
-        # each point's one host (None: runs of several), so a series keeps most points as they are
-        self.host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
-        self.made: dict[tuple[int, str], HistoryPoint] = {}
+        self.made: dict[int, dict[str, HistoryPoint]] = {}
 
     def __call__(self, i: int, host: str) -> HistoryPoint:
-        if self.host_of[i] == host:
-            return self.points[i]
-        found = self.made.get((i, host))
+        found = self.made.get(i)
         if found is None:
-            found = self.made[(i, host)] = _on_host(self.points[i], host)
-        return found
+            found = self.made[i] = _by_host(self.points[i])
+        return found[host]
 
 
-def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:
-    """The point with only ``host``'s runs (itself, unchanged, when they all are)."""
-    if all(r.host == host for r in point.runs):
-        return point
-    return replace(point, runs=tuple(r for r in point.runs if r.host == host))
+def _by_host(point: HistoryPoint) -> dict[str, HistoryPoint]:
+    """Host -> the point with only that host's runs (the point itself when it has one host)."""
+    runs: dict[str, list[RunInfo]] = {}
+    for r in point.runs:
+        runs.setdefault(r.host, []).append(r)
+    if len(runs) == 1:
+        return dict.fromkeys(runs, point)
+    return {host: HistoryPoint(point.key, point.commit, point.describe, tuple(mine), point.on_line)
+            for host, mine in runs.items()}
 
 
 def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool, any_runs: bool) -> None:
