@@ -46,7 +46,7 @@ class HistoryPoint:
         return self.commit[:12] if self.commit else f"run {self.runs[0].id}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # slots: a fleet's history holds millions (docs/fleet.md)
 class PointSummary:
     """The ok samples of one point of a series (n = 0: a gap)."""
 
@@ -57,7 +57,7 @@ class PointSummary:
     cov_pct: float    # 100·sd/mean; NaN when undefined
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeriesPoint:
     point: HistoryPoint
     values: tuple[float, ...]
