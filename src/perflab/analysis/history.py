@@ -205,7 +205,8 @@ class _Gathered:
         """The point's values, its runs' in their order (as the point lists its runs)."""
         found = self.per_point[i]
         if isinstance(found, tuple):
-            return found[2]
+            one: np.ndarray = found[2]
+            return one
         return np.concatenate([values for _, _, values in sorted(found, key=lambda x: x[:2])])
 
 
