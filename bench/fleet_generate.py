@@ -102,7 +102,7 @@ class Writer:
 
 
 SECONDARY = {"samples": ["ix_samples_run_point_metric"], "series": ["ix_series_point_metric"],
-             "runs": ["ix_runs_label", "ix_runs_started", "ix_runs_commit"]}
+             "runs": ["ix_runs_label", "ix_runs_started", "ix_runs_commit", "ix_runs_status"]}
 
 
 def drop_secondary(writer: Writer) -> None:

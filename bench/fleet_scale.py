@@ -63,11 +63,12 @@ def get(url: str) -> tuple[float, int]:
     return time.monotonic() - started, len(body)
 
 
-def serve(db: str) -> tuple[subprocess.Popen, str]:
-    """A new `perflab serve` over ``db``, answering (probed on a path that opens no store)."""
+def serve(db: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """A new `perflab serve` over ``db`` (in ``env``: another tree's on PYTHONPATH), answering
+    (probed on a path that opens no store)."""
     port = free_port()
     process = subprocess.Popen([*PERFLAB, "--db", db, "serve", "--port", str(port)], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -10,11 +10,13 @@ the same state, as bisect's pairs do).
    commits; the change is a step of 4-10 robust sds of the recording, carried by 1-5
    consecutive commits at a random place, each commit's share drawn from a flat Dirichlet
    (so some carry little). A run of commit i reads the next value of the recording times
-   the level at i. The commits an answer names are those of its gradual shares of at
-   least 20% (MATERIAL_SHARE) when it reports a gradual change, else its first new commit.
+   the level at i. The commits an answer names are those of its gradual shares shown
+   material (model.report.bisect.material: a share's lower bound at least 20%; on a tree
+   before it, the share itself) when it reports a gradual change, else its first new commit.
    Figures: answers naming a commit whose true share is under 20% (the target: under 5%),
    and of them those that name it as the one commit of the change; answers naming every
-   commit of 20% or more; answers with no commit; runs per bisect.
+   commit of 20% or more; answers with no commit (undecided, or spread with no share shown
+   material); runs per bisect. --explain prints each trial's true shares and probes.
 2. History (stats.changepoints.detect as `perflab history` calls it: the medians of 3 runs
    a commit): 60 commits; a change of 4-10 robust sds of the commit medians spread evenly
    over 2-5 commits at a random place. Recall: a change found within the commits of the
@@ -23,7 +25,7 @@ the same state, as bisect's pairs do).
 
 --src runs the same script on another source tree (main's: --src /work/main/src), for the
 figures of today's code beside these. Usage:
-  bench/gradual_changes.py [--trials 200] [--seed 38] [--src PATH]
+  bench/gradual_changes.py [--trials 200] [--seed 38] [--src PATH] [--explain]
 """
 
 from __future__ import annotations
@@ -73,8 +75,26 @@ class SimulatedBench:
         return self.levels[sha] * float(self.noise[self.at % self.noise.size])
 
 
-def one_bisect(noise: np.ndarray, rng: np.random.Generator,
-               seed: int) -> tuple[set[int], np.ndarray, int, bool, bool]:
+def explain(bisection, result, shares: np.ndarray, named: set[int]) -> None:
+    """One trial: the true shares, each probe (true and measured position, pairs, call), the answer."""
+    position = np.cumsum(shares)
+    m = bisection.measure
+    print(f"trial: shares {({i: round(float(s), 3) for i, s in enumerate(shares) if s > 0})}; "
+          f"named {sorted(named)}; bad/good {bisection.ends.ratio:.3f}, pair sd {bisection.ends.scale:.3f}")
+    for p in m.order[2:]:
+        c, d = p.classification, p.distance
+        if c is None:
+            continue
+        print(f"  c{p.commit.index:<3} at {position[p.commit.index]:.2f}: measured {c.position:+.2f} "
+              f"± {m.position_error(p, bisection.ends):.2f}, n={len(p.values)}, {c.call.value}"
+              + (f", {d.neither}" if d is not None and d.neither else ""))
+    for s in getattr(result, "gradual", ()):
+        print(f"  share c{s.commit.index}: {s.share:.2f} ± {getattr(s, 'se', float('nan')):.2f} "
+              f"(true {shares[s.commit.index]:.2f})")
+
+
+def one_bisect(noise: np.ndarray, rng: np.random.Generator, seed: int,
+               show: bool = False) -> tuple[set[int], np.ndarray, int, bool, bool]:
     """(the commit indices the answer names, each commit's true share, runs, decided, told gradual)."""
     from perflab.analysis.bisect import BisectOptions, _Bisection
     from perflab.analysis.bisect_graph import Graph
@@ -91,23 +111,31 @@ def one_bisect(noise: np.ndarray, rng: np.random.Generator,
     graph = Graph.of(commits[0], commits[1:])
     bench = SimulatedBench(noise, int(rng.integers(noise.size)), dict(zip(shas, levels.tolist())))
     options = BisectOptions(build="-", run="-", seed=seed)
-    result = _Bisection(graph, bench, options, lambda line: None).run()  # type: ignore[arg-type]
+    bisection = _Bisection(graph, bench, options, lambda line: None)  # type: ignore[arg-type]
+    result = bisection.run()
     gradual = getattr(result, "gradual", ())
     if gradual:
-        named = {s.commit.index for s in gradual if s.share >= MATERIAL}
+        try:
+            from perflab.model.report.bisect import material
+        except ImportError:   # a tree before shares had their standard error
+            def material(s): return s.share >= MATERIAL  # type: ignore[no-untyped-def,misc]
+        named = {s.commit.index for s in gradual if material(s)}
     else:
         named = {result.first_bad.index} if result.first_bad is not None else set()
+    if show:
+        explain(bisection, result, shares, named)
     return named, shares, bench.runs, result.first_bad is not None, bool(gradual)
 
 
-def bisect_figures(noises: list[np.ndarray], trials: int, rng: np.random.Generator) -> dict[str, float]:
+def bisect_figures(noises: list[np.ndarray], trials: int, rng: np.random.Generator,
+                   show: bool = False) -> dict[str, float]:
     small = single = complete = undecided = 0
     runs = []
     for trial in range(trials):
         noise = noises[trial % len(noises)]
-        named, shares, spent, decided, gradual = one_bisect(noise, rng, trial)
+        named, shares, spent, decided, gradual = one_bisect(noise, rng, trial, show)
         runs.append(spent)
-        undecided += not decided
+        undecided += not named   # undecided, or spread with no share shown material
         small += any(shares[i] < SMALL for i in named)
         single += not gradual and any(shares[i] < SMALL for i in named)
         complete += set(np.flatnonzero(shares >= SMALL).tolist()) <= named
@@ -154,6 +182,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--explain", action="store_true", help="print each bisect trial's shares and probes")
     parser.add_argument("--src", default=str(ROOT / "src"), help="the perflab source tree to measure")
     args = parser.parse_args()
     sys.path.insert(0, args.src)
@@ -161,7 +190,8 @@ def main() -> None:
     import perflab
     print(f"source: {Path(perflab.__file__).parent}; {args.trials} trials each; "
           f"noise: {len(noises)} recordings of {NOISE}")
-    for name, figures in (("bisect", bisect_figures(noises, args.trials, np.random.default_rng(args.seed))),
+    bisect = bisect_figures(noises, args.trials, np.random.default_rng(args.seed), args.explain)
+    for name, figures in (("bisect", bisect),
                           ("history", history_figures(noises, args.trials, np.random.default_rng(args.seed)))):
         print(f"{name}: " + "; ".join(f"{k} {v:.3g}" for k, v in figures.items()))
 

@@ -100,6 +100,7 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "changepoints_vs_otava": (["--series", "1", "--length", "200", "--changes", "2", "--repeat", "1", "--no-otava"],),
     "commit_excursions.py": (["--series", "2"],),
     "compare_1m": (["--benchmarks", "2", "--reps", "10", "--repeat", "1", "--db", "{tmp}/c.db"],),
+    "fleet_pages.py": (["--commits", "60", "--hosts", "1", "--benchmarks", "3", "--repeat", "1"],),
     "fleet_throughput": (["--jobs", "2", "--workers", "1", "--peer-runs", "1"],),
     "fuzz_inputs": (["--count", "5"],),
     "fuzz_readers.py": (["--inputs", "5", "--cli", "2"],),

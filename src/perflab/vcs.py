@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import os
 import subprocess
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,23 +90,41 @@ def commit_subjects(repo: str | None, shas: Iterable[str]) -> dict[str, str]:
 
 def commit_lines(repo: str | None, shas: Iterable[str]) -> dict[str, tuple[str, str]]:
     """sha -> (subject line, author's name), for the commits ``repo`` knows (one git call
-    for them all, or one each when one of them is unknown); {} without a repository."""
+    for them all, or one each when one of them is unknown); {} without a repository. A full
+    sha's lines are kept for the next call (a commit's hash fixes them: the dashboard asks
+    for the same 5,000 commits at every history page)."""
     wanted = sorted(set(shas))
     if not repo or not wanted or not Path(repo).is_dir():
         return {}
+    known = {sha: _LINES[sha] for sha in wanted if sha in _LINES}
+    asked = [sha for sha in wanted if sha not in known]
+    if not asked:
+        return known
     form = "--format=%H%x1f%an%x1f%s"
-    out = git_output(repo, "log", "--no-walk=unsorted", form, *wanted, "--")
+    out = git_output(repo, "log", "--no-walk=unsorted", form, *asked, "--")
     if out is not None:
         lines = out.splitlines()
     else:  # one unknown commit fails the batch: ask one by one
-        lines = [line for sha in wanted for line in (git_output(repo, "log", "-1", form, sha, "--"),) if line]
+        lines = [line for sha in asked for line in (git_output(repo, "log", "-1", form, sha, "--"),) if line]
+    # each line's hash cut to the lengths asked (full or short): a dict look-up per length,
+    # not every asked sha tried against every line (25 million for a 5,000-commit history)
+    wanted_set, lengths = set(asked), sorted({len(sha) for sha in asked})
     found = {}
     for line in lines:
         full, author, subject = (line.split("\x1f") + ["", ""])[:3]
-        for sha in wanted:
-            if full.startswith(sha):
-                found[sha] = (subject, author)
-    return found
+        for size in lengths:
+            if len(full) >= size and full[:size] in wanted_set:
+                found[full[:size]] = (subject, author)
+    with _KEPT:
+        if len(_LINES) + len(found) > _KEPT_LINES:
+            _LINES.clear()
+        _LINES.update((sha, line) for sha, line in found.items() if len(sha) == 40)
+    return {**known, **found}
+
+
+_KEPT_LINES = 200_000   # commits' lines kept by a process (a dashboard's), about 30 MB at most
+_LINES: dict[str, tuple[str, str]] = {}
+_KEPT = threading.Lock()   # the dashboard serves pages from several threads
 
 
 def _resolve(repo: str, ref: str, which: str) -> str:
@@ -177,9 +196,26 @@ def graph_order(repo: str, tips: Sequence[str]) -> list[str] | None:
     """Every commit reachable from ``tips`` (unknown ones ignored), oldest first, in graph
     order: git's --topo-order, which keeps a merged branch's commits together just before
     the merge that brings them in and otherwise follows the first-parent line. None when
-    git knows none of them."""
+    git knows none of them. When git knew every tip, the order is kept for the next call with
+    the same tips (their hashes fix their ancestry: a dashboard's history pages ask again)."""
+    key = (os.path.realpath(repo), tuple(tips))
+    kept = _ORDERS.get(key)
+    if kept is not None:
+        return list(kept)
     order = git_output(repo, "rev-list", "--topo-order", "--reverse", "--ignore-missing", *tips, "--")
-    return order.split() if order else None
+    if not order:
+        return None
+    found = order.split()
+    if set(tips) <= set(found):
+        with _KEPT:
+            if len(_ORDERS) >= _KEPT_ORDERS:
+                _ORDERS.pop(next(iter(_ORDERS)))
+            _ORDERS[key] = tuple(found)
+    return found
+
+
+_KEPT_ORDERS = 16
+_ORDERS: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
 
 def tree_hashes(repo: str, shas: Iterable[str]) -> dict[str, str]:

@@ -22,10 +22,14 @@ signals are `perflab.execute.bisect_runs` (your checkout is never touched), git 
    The stated confidence is for the whole result: each step's error rate is
    (1 - confidence) / ceil(log2 N) for N candidate commits.
 4. Is the change all in one commit? The found commit and the one before it are measured
-   to at least 4 x min_pairs pairs each (unless found between sooner): when either, or a
-   probe of the search, sits between the ends the change is gradual, and the commits
-   before it (back to one like old) and after it (on to one like new) are measured in
-   order the same way; each one's share of the whole step is reported.
+   to at least 4 x min_pairs pairs each (unless found between sooner; the one before,
+   called new then, moves the answer back): when either is shown off its end (between,
+   or its position FOLLOW_Z standard errors from it), or a probe of the search sat
+   between, the change is gradual, and the commits before it (while shown past old) and
+   after it (while shown short of new) are measured in order the same way; each one's
+   share of the whole step is reported with its standard error, named material by
+   `model.report.bisect.material` (a share still undecided is measured more first); the
+   answer's first new commit is then the first carrier (`first_carrier`).
 5. A commit whose build or run fails (any non-zero exit, 125 included) is skipped and
    named; if only skipped commits remain, the first new commit is one of them (as git says).
 """
@@ -50,6 +54,9 @@ from perflab.model.report.bisect import (
     BISECT_METRICS,
     FOUND,
     GOOD_END,
+    MATERIAL_LOOKS,
+    MATERIAL_SHARE,
+    MATERIAL_Z,
     NO_DIFFERENCE,
     OTHER_DIRECTION,
     PROBE,
@@ -60,6 +67,9 @@ from perflab.model.report.bisect import (
     Share,
     StepTest,
     carriers_text,
+    first_carrier,
+    material,
+    spread,
 )
 from perflab.stats.sequential import Call, EndsCheck
 from perflab.vcs import check_range, commit_graph, describe_commit
@@ -70,6 +80,7 @@ __all__ = ["DIRECTIONS", "METRICS", "NEITHER_ACTIONS", "BisectOptions", "BisectR
 DIRECTIONS = ("any", "regression", "improvement")
 NEITHER_ACTIONS = ("continue", "skip", "stop")
 GRADUAL_MOST = 8   # commits measured after the first new one, following a gradual change
+FOLLOW_Z = 1.645   # standard errors off an end that make a commit part of a spread change
 SETTLE_RUNS = 4    # x --min-runs: pairs of a commit in a gradual change before it is called at the new end
 
 
@@ -203,17 +214,20 @@ class _Bisection:
                           "the branch it merged")
             path.append(suspects.tip)
             suspects = inner
-        found = suspects.tip
+        found = self._back_to_first_new(suspects.tip)
         path = [*path, found] if self.options.first_parent else self.graph.path(found)
         first = self.graph.commits[found]
         gradual = self.follow_gradual(found)
-        if gradual and gradual[0].commit.index < found:  # the change began before: the search's old call was wrong
-            found = gradual[0].commit.index
+        carrier = first_carrier(gradual)
+        if carrier is not None and carrier.commit.index != found:  # the change's first material part
+            found = carrier.commit.index
             path = [*path[:-1], found] if self.options.first_parent else self.graph.path(found)
             first = self.graph.commits[found]
         message = f"first {self.change} commit ({_a(self.verdict)}): {first.short} {first.subject}"
         if gradual:
-            message += f"\n  the change is gradual: {carriers_text(gradual)}"
+            message += (f"\n  the change is gradual: {carriers_text(gradual)}" if spread(gradual) else
+                        f"\n  the change is in one commit, to within a fifth: {carriers_text(gradual)}; "
+                        "the other commits measured carry less than a fifth each")
         if len(path) > 1:
             message += "\n  " + "\n  ".join(
                 f"{'merged by' if i < len(path) - 1 else 'the commit'} {self.graph.commits[j].short} "
@@ -255,34 +269,82 @@ class _Bisection:
         """The commits the change is spread over, each with its share of the step. The found
         commit and the one before it are settled (more pairs, unless found between first:
         the old-or-new test does not ask whether a commit is all the way at its end); when
-        either sits between the ends, or a probe of the search did, the commits before it
-        are measured back to one like old and those after it on to one like new."""
+        either is shown off its end (`_off_end`), or a probe of the search sat between, the
+        commits before it are measured back while they are shown past old and those after
+        it on while they are shown short of new."""
         before = self._before(found)
-        ends_between = [self._between(i) for i in (found, before)]
-        if not any(ends_between) and not any(p.distance and p.distance.neither == BETWEEN
-                                             for p in self.probes.values()):
+        off = [self._off_end(found, new=True), self._off_end(before, new=False)]
+        if not any(off) and not any(p.distance and p.distance.neither == BETWEEN for p in self.probes.values()):
             return ()
         back: list[int] = []
-        while before is not None and len(back) < GRADUAL_MOST and self._between(before):
+        while before is not None and len(back) < GRADUAL_MOST and self._off_end(before, new=False):
             back.insert(0, before)
             before = self._before(before)
         chain = [found] + [i for i in range(found + 1, len(self.graph.commits))
                            if self.graph.ancestors[i] >> found & 1][: GRADUAL_MOST - 1]
-        shares, position_before = [], 0.0
+        # the first share starts where the commit before the chain was measured, not at 0: a
+        # commit not shown past old may still sit part of the way (its part is then not named)
+        start = self.probes.get(before) if before is not None else None
+        members: list[Probe | None] = [start if start is not None and not start.skipped else None]
         for index in [*back, *chain]:
             probe = self.probe(index) if index != len(self.graph.commits) - 1 else None
             if probe is not None and probe.skipped:
                 continue
-            position = 1.0 if probe is None else self._settled(probe).position
-            shares.append(Share(commit=self.graph.commits[index], position=position, share=position - position_before,
-                                change_pct=self.measure.share_pct(position - position_before, self.ends)))
-            position_before = position
-            if index >= found and (probe is None or not (probe.distance and probe.distance.neither == BETWEEN)):
+            members.append(probe)
+            if index >= found and not self._off_end(index, new=True):
                 break
-        if len(shares) < 2:
+        if len(members) < 3:
             return ()
+        shares = self._resolved(members, self.graph.commits[-1])
         self.progress("gradual change: " + ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in shares))
-        return tuple(shares)
+        return shares
+
+    def _resolved(self, members: list[Probe | None], bad: Commit) -> tuple[Share, ...]:
+        """The shares between consecutive members (None: an end), each share whose
+        materiality is undecided (its interval holds MATERIAL_SHARE) measured more: its two
+        commits' pairs doubled (up to max_pairs) before the next of MATERIAL_LOOKS looks."""
+        for _ in range(MATERIAL_LOOKS - 1):
+            shares = self._shares(members, bad)
+            undecided = [k for k, s in enumerate(shares)
+                         if not material(s) and s.share + MATERIAL_Z * s.se >= MATERIAL_SHARE]
+            more = {id(p): p for k in undecided for p in members[k:k + 2]
+                    if p is not None and len(p.values) < self.test.max_n}
+            if not more:
+                break
+            for probe in more.values():
+                self.measure.extend(probe, self.ends, 2 * len(probe.values))  # type: ignore[arg-type]
+        return self._shares(members, bad)
+
+    def _shares(self, members: list[Probe | None], bad: Commit) -> tuple[Share, ...]:
+        """Each member after the first with its share: its position less the one before's."""
+        out = []
+        for k, probe in enumerate(members[1:], start=1):
+            previous = members[k - 1]
+            position = 1.0 if probe is None else probe.position
+            before = 0.0 if previous is None else previous.position
+            share = position - before
+            error, error_before = (0.0 if p is None else self.measure.position_error(p, self.ends)
+                                   for p in (probe, previous))
+            out.append(Share(commit=bad if probe is None else probe.commit, position=position, share=share,
+                             change_pct=self.measure.share_pct(share, self.ends),
+                             se=self.measure.share_error(share, error, error_before, self.ends)))
+        return tuple(out)
+
+    def _back_to_first_new(self, found: int) -> int:
+        """The search's answer, moved back while the commit before it, settled, is called
+        like new after all (its search call, made on the fewest pairs, was wrong)."""
+        while (before := self._before(found)) is not None:
+            probe = self.probe(before)
+            if probe.skipped:
+                break
+            self._settled(probe)
+            c = probe.classification
+            if c is None or c.call is not Call.BAD or (probe.distance and probe.distance.neither == BETWEEN):
+                break
+            self.progress(f"{probe.commit.short} settled as {self.options.terms[1]}: the first "
+                          f"{self.change} commit is before {self.graph.commits[found].short}")
+            found = before
+        return found
 
     def _before(self, index: int) -> int | None:
         """The nearest ancestor of ``index`` in good..bad (None: only good is before it)."""
@@ -293,15 +355,21 @@ class _Bisection:
             self.measure.settle(probe, self.ends, SETTLE_RUNS * self.options.min_pairs)
         return probe
 
-    def _between(self, index: int | None) -> bool:
-        """The commit, measured and settled, sits between the ends (the three-way test)."""
+    def _off_end(self, index: int | None, new: bool) -> bool:
+        """The commit, measured and settled, is shown off the new end (``new``) or the old
+        one: found between by the three-way test, or its position FOLLOW_Z standard errors
+        from that end toward the other (a one-sided 5% test: a commit at the end is taken
+        for part of a spread change, and its neighbour measured, at most 1 time in 20)."""
         if index is None or index == len(self.graph.commits) - 1:
             return False
         probe = self.probe(index)
         if probe.skipped:
             return False
         self._settled(probe)
-        return bool(probe.distance and probe.distance.neither == BETWEEN)
+        if probe.distance and probe.distance.neither == BETWEEN:
+            return True
+        away = 1.0 - probe.position if new else probe.position
+        return bool(away >= FOLLOW_Z * self.measure.position_error(probe, self.ends))
 
 
 def _a(word: str) -> str:

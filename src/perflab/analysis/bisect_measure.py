@@ -35,7 +35,16 @@ from perflab.execute.bisect_runs import Bench, Skip
 from perflab.model.records import Direction
 from perflab.model.report.bisect import BAD_END, BEYOND_OLD, PROBE, BisectStep, Commit, EndsSummary
 from perflab.model.verdicts import StatWarning, WarningSide, oriented
-from perflab.stats.sequential import Call, Classification, EndsCheck, EndsDistance, SequentialTest, ends_distance
+from perflab.stats.sequential import (
+    HUBER_EFFICIENCY,
+    Call,
+    Classification,
+    EndsCheck,
+    EndsDistance,
+    SequentialTest,
+    ends_distance,
+    position_error,
+)
 
 SMALL_STEP = "small-step"   # StatWarning kind: the step is small for the noise
 NEITHER_SIDE = 3   # pairs against each end before the three-way test (a robust centre needs 3)
@@ -185,6 +194,20 @@ class Measurer:
             return math.nan
         return self.oriented_pct(math.exp(share * check.delta))
 
+    def position_error(self, probe: Probe, ends: EndsCheck | None) -> float:
+        """The standard error of the probe's position (NaN when unknown)."""
+        if ends is None or self.options.fixed_runs is not None:
+            return math.nan
+        return position_error(ends, probe.values, probe.references, probe.reference_is_bad)
+
+    def share_error(self, share: float, error: float, error_before: float, ends: EndsCheck | None) -> float:
+        """A share's standard error: its two positions' (independent pairs) and the step's
+        own, which scales the share."""
+        if ends is None or not math.isfinite(ends.delta) or ends.delta == 0:
+            return math.nan
+        step = ends.scale / (abs(ends.delta) * math.sqrt(ends.pairs * HUBER_EFFICIENCY))
+        return math.sqrt(error ** 2 + error_before ** 2 + (share * step) ** 2)
+
     def classify(self, probe: Probe, ends: EndsCheck) -> None:
         """Build the probe and run it until it is called (raises Skip when it cannot be measured)."""
         self.order.append(probe)
@@ -224,14 +247,27 @@ class Measurer:
             call = Call.GOOD if settled.neither == BEYOND_OLD else Call.BAD
             probe.classification = Classification(call, c.llr, c.confidence, c.n, False, c.position)
 
+    def extend(self, probe: Probe, ends: EndsCheck, pairs: int) -> None:
+        """More pairs of a called probe, up to ``pairs`` in all (at most max_pairs), to narrow
+        its position: its call stays, its position is re-estimated on all its pairs."""
+        c = probe.classification
+        if c is None or self.options.fixed_runs is not None:
+            return
+        while len(probe.values) < min(pairs, self.test.max_n):
+            self._one_pair(probe)
+        now = self.test.classify(ends, probe.values, probe.references, probe.reference_is_bad)
+        probe.classification = Classification(c.call, now.llr, c.confidence, now.n, c.low_confidence, now.position)
+
+    def _one_pair(self, probe: Probe) -> None:
+        end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
+        value, reference = self._pair(partial(self.bench.sample, probe.commit.sha), partial(self._run_end, end))
+        probe.values.append(value)
+        probe.references.append(reference)
+        probe.reference_is_bad.append(end is self.bad)
+
     def _sequential(self, probe: Probe, ends: EndsCheck, settle: int = 0) -> None:
         while True:
-            end = self.bad if len(probe.values) % 2 else self.good   # alternate: good, bad, good...
-            value, reference = self._pair(partial(self.bench.sample, probe.commit.sha),
-                                          partial(self._run_end, end))
-            probe.values.append(value)
-            probe.references.append(reference)
-            probe.reference_is_bad.append(end is self.bad)
+            self._one_pair(probe)
             c = self.test.classify(ends, probe.values, probe.references, probe.reference_is_bad)
             against_bad = sum(probe.reference_is_bad)
             sides = min(against_bad, len(probe.values) - against_bad)

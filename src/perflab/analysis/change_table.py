@@ -22,6 +22,7 @@ from perflab.analysis.compare_report import Key, build_report
 from perflab.analysis.contention import contention_warnings
 from perflab.model.records import MeanKind, MetricInfo, RunInfo
 from perflab.model.report.compare import CompareReport
+from perflab.stats.summary import group_stats
 from perflab.store import Store
 from perflab.store.series import ValueGroup
 
@@ -55,19 +56,22 @@ def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new:
 
 def _centres(side: Sequence[Sequence[RunInfo]], found: dict[int, dict[Key, ValueGroup]]) -> dict[Key, ValueGroup]:
     """Per key, one value per commit that has samples of it: the median of its runs' samples."""
-    per_key: dict[Key, list[ValueGroup]] = {}
+    pooled_of: list[tuple[Key, list[ValueGroup], np.ndarray]] = []   # (key, groups, values) per commit
     for commit in side:
         pooled: dict[Key, list[ValueGroup]] = {}
         for run in commit:
             for key, group in found.get(run.id, {}).items():
                 pooled.setdefault(key, []).append(group)
-        for key, groups in pooled.items():
-            values = np.concatenate([g.values for g in groups])
-            if values.size:
-                per_key.setdefault(key, []).append(
-                    replace(groups[0], values=np.array([np.median(values)]), failures=sum(g.failures for g in groups)))
-            elif any(g.failures for g in groups):
-                per_key.setdefault(key, []).append(replace(groups[0], failures=sum(g.failures for g in groups)))
+        pooled_of += [(key, groups, np.concatenate([g.values for g in groups])) for key, groups in pooled.items()]
+    # the commits' medians at once, rows of one size stacked (a long side is thousands of commits)
+    medians = iter(group_stats([values for _, _, values in pooled_of if values.size]).median.tolist())
+    per_key: dict[Key, list[ValueGroup]] = {}
+    for key, groups, values in pooled_of:
+        failures = sum(g.failures for g in groups)
+        if values.size:
+            per_key.setdefault(key, []).append(replace(groups[0], values=np.array([next(medians)]), failures=failures))
+        elif failures:
+            per_key.setdefault(key, []).append(replace(groups[0], failures=failures))
     return {key: replace(groups[0], values=np.concatenate([g.values for g in groups]),
                          failures=sum(g.failures for g in groups)) for key, groups in per_key.items()}
 

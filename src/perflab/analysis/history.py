@@ -155,32 +155,15 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     runs = _selected_runs(store, labels, filters, hosts)
     warnings: list[StatWarning] = []
     points, order, repo = order_points(runs, warnings)
-    # (host, benchmark, params, metric) -> per point lists of value arrays
-    found: dict[tuple[str, str, str, str], tuple[str, list[list[np.ndarray]]]] = {}
-    seen_params: set[str] | None = None  # parameters of the benchmark/metric matches
-    params_of: dict[str, Params] = {}  # each point's parameters, as the store decoded them
-    groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
-                                                  set(filters.metrics) or None)
-    for i, point in enumerate(points):
-        for run in point.runs:
-            for g in groups_of.get(run.id, ()):
-                if g.point not in params_of:  # decoded once per point, not per run
-                    params_of[g.point] = g.params
-                    seen_params = (seen_params or set()) | set(g.params)
-                params = params_of[g.point]
-                if filters.params and not filters.keeps(params):
-                    continue
-                if is_pressure_metric(g.metric) and g.metric not in filters.metrics:
-                    continue
-                key = (run.host, g.benchmark, g.point, g.metric)
-                if key not in found:
-                    found[key] = (g.unit, [[] for _ in points])
-                found[key][1][i].append(g.values)
+    found, params_of, seen_params = _gather(store, points, filters)
     _check_filters(filters, seen_params, bool(found), bool(runs))
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
     on_host = _HostPoints(points)
-    for (host, benchmark, params_key, metric), (unit, per_point) in found.items():
+    # in the order the points first measured them; each series' values let go once it is made
+    for key in sorted(found, key=lambda k: found[k].first):
+        (host, benchmark, params_key, metric), gathered = key, found.pop(key)
+        unit = gathered.unit
         if benchmark not in infos:
             infos[benchmark] = store.metrics.infos(benchmark)
         info = infos[benchmark].get(metric)
@@ -189,8 +172,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        kept = [(on_host(i, host), v[0] if len(v) == 1 else np.concatenate(v))
-                for i, v in enumerate(per_point) if v]
+        kept = [(on_host(i, host), gathered.values_at(i)) for i in sorted(gathered.per_point)]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
@@ -199,30 +181,86 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
                                keys=tuple(p.key for p in points)), store.alerts.all())
 
 
+class _Gathered:
+    """One series' values as read: per point index, (run's place in the point, read order,
+    values), a list only for a point of several runs; ``first`` the earliest (point, run,
+    read order) read, ``unit`` its unit."""
+
+    def __init__(self, first: tuple[int, int, int], unit: str):
+        self.first, self.unit = first, unit
+        self.per_point: dict[int, Any] = {}
+
+    def add(self, at: tuple[int, int, int], unit: str, values: np.ndarray) -> None:
+        if at < self.first:
+            self.first, self.unit = at, unit
+        entry, got = (at[1], at[2], values), self.per_point.get(at[0])
+        if got is None:
+            self.per_point[at[0]] = entry
+        elif isinstance(got, list):
+            got.append(entry)
+        else:
+            self.per_point[at[0]] = [got, entry]
+
+    def values_at(self, i: int) -> np.ndarray:
+        """The point's values, its runs' in their order (as the point lists its runs)."""
+        found = self.per_point[i]
+        if isinstance(found, tuple):
+            one: np.ndarray = found[2]
+            return one
+        return np.concatenate([values for _, _, values in sorted(found, key=lambda x: x[:2])])
+
+
+def _gather(store: Store, points: list[HistoryPoint], filters: Filters
+            ) -> tuple[dict[tuple[str, str, str, str], _Gathered], dict[str, Params], set[str] | None]:
+    """(host, benchmark, point, metric) -> its values by point; each point's parameters; the
+    parameters seen (None: no benchmark or metric matched). The value groups are read as a
+    stream and only their values kept: a whole store's groups are never held at once."""
+    place = {run.id: (i, j) for i, point in enumerate(points) for j, run in enumerate(point.runs)}
+    found: dict[tuple[str, str, str, str], _Gathered] = {}
+    seen_params: set[str] | None = None
+    params_of: dict[str, Params] = {}  # each point's parameters, as the store decoded them
+    for seq, (run_id, g) in enumerate(store.series.each_value_group(
+            list(place), set(filters.benchmarks) or None, set(filters.metrics) or None)):
+        if g.point not in params_of:  # decoded once per point, not per run
+            params_of[g.point] = g.params
+            seen_params = (seen_params or set()) | set(g.params)
+        if filters.params and not filters.keeps(params_of[g.point]):
+            continue
+        if is_pressure_metric(g.metric) and g.metric not in filters.metrics:
+            continue
+        i, j = place[run_id]
+        key = (points[i].runs[j].host, g.benchmark, g.point, g.metric)
+        if key not in found:
+            found[key] = _Gathered((i, j, seq), g.unit)
+        found[key].add((i, j, seq), g.unit, g.values)
+    return found, params_of, seen_params
+
+
 class _HostPoints:
-    """Each point with one host's runs only, made once per point and host (a fleet's commit
-    has runs of every host, and every series of a host keeps the same points)."""
+    """Each point with one host's runs only, made once per point (for all its hosts at once:
+    a fleet's commit has runs of every host, and every series of a host keeps the same points)."""
 
     def __init__(self, points: list[HistoryPoint]):
         self.points = points
-        # each point's one host (None: runs of several), so a series keeps most points as they are
-        self.host_of = [p.runs[0].host if all(r.host == p.runs[0].host for r in p.runs) else None for p in points]
-        self.made: dict[tuple[int, str], HistoryPoint] = {}
+        self.made: dict[int, dict[str, HistoryPoint]] = {}
 
     def __call__(self, i: int, host: str) -> HistoryPoint:
-        if self.host_of[i] == host:
-            return self.points[i]
-        found = self.made.get((i, host))
+        found = self.made.get(i)
         if found is None:
-            found = self.made[(i, host)] = _on_host(self.points[i], host)
-        return found
+            found = self.made[i] = _by_host(self.points[i])
+        return found[host]
 
 
-def _on_host(point: HistoryPoint, host: str) -> HistoryPoint:
-    """The point with only ``host``'s runs (itself, unchanged, when they all are)."""
-    if all(r.host == host for r in point.runs):
-        return point
-    return replace(point, runs=tuple(r for r in point.runs if r.host == host))
+def _by_host(point: HistoryPoint) -> dict[str, HistoryPoint]:
+    """Host -> the point with only that host's runs (the point itself when it has one host)."""
+    runs: dict[str, list[RunInfo]] = {}
+    for r in point.runs:
+        runs.setdefault(r.host, []).append(r)
+    if len(runs) == 1:
+        return dict.fromkeys(runs, point)
+    return {host: HistoryPoint(key=point.key, commit=point.commit, describe=point.describe, runs=tuple(mine),
+                               on_line=point.on_line)
+            for host, mine in runs.items()}
 
 
 def _check_filters(filters: Filters, seen_params: set[str] | None, matched: bool, any_runs: bool) -> None:

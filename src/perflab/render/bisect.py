@@ -6,7 +6,9 @@ analysis.bisect.
 
 from __future__ import annotations
 
-from perflab.model.report.bisect import GOOD_END, PROBE, BisectResult, BisectStep, carriers_text
+import math
+
+from perflab.model.report.bisect import GOOD_END, PROBE, BisectResult, BisectStep, carriers_text, spread
 from perflab.render.compare_common import finite
 from perflab.render.texttable import format_table
 from perflab.render.units import format_number, scale_for
@@ -78,11 +80,13 @@ def _stored(result: BisectResult) -> list[str]:
 def _gradual(result: BisectResult) -> list[str]:
     if not result.gradual:
         return []
-    rows = [[s.commit.short, _cut(s.commit.subject), f"{100 * s.share:.0f}%", f"{s.change_pct:+.2f}%"]
+    rows = [[s.commit.short, _cut(s.commit.subject), f"{100 * s.share:.0f}%",
+             f"{100 * s.se:.0f}%" if math.isfinite(s.se) else "", f"{s.change_pct:+.2f}%"]
             for s in result.gradual]
-    return ["", f"The change is gradual: spread over {len(rows)} commits, each with its share of the step "
-            f"({carriers_text(result.gradual)}):",
-            format_table(["commit", "subject", "share", "change (+ = better)"], rows, "llrr")]
+    told = (f"The change is gradual: spread over {len(rows)} commits" if spread(result.gradual) else
+            f"The change is in one commit, to within a fifth: {len(rows)} commits measured")
+    return ["", f"{told}, each with its share of the step ({carriers_text(result.gradual)}):",
+            format_table(["commit", "subject", "share", "its standard error", "change (+ = better)"], rows, "llrrr")]
 
 
 def _method(result: BisectResult) -> list[str]:

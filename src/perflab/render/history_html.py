@@ -49,20 +49,25 @@ def _centre_lines(segments: list[Segment], unit: str) -> dict[int, str]:
     return centre_line
 
 
-def _hover(p: SeriesPoint, subjects: Mapping[str, str], unit: str, centre_line: str | None) -> str:
-    """A commit's hover text: commit, describe, subject, n, median and its segment's centre."""
+def _hover(p: SeriesPoint, subjects: Mapping[str, str], unit: str, centre_line: str | None,
+           heads: dict[str, str]) -> str:
+    """A commit's hover text: commit, describe, subject, n, median and its segment's centre.
+    ``heads``: each commit's first lines, made once for every series that measured it."""
     hp = p.point
-    lines = [f"<b>{plot_text(hp.short)}</b>" + (f" {plot_text(hp.describe)}" if hp.describe else "")]
-    if hp.commit and subjects.get(hp.commit):
-        lines.append(plot_text(subjects[hp.commit]))
-    lines.append(f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}")
+    head = heads.get(hp.key)
+    if head is None:
+        lines = [f"<b>{plot_text(hp.short)}</b>" + (f" {plot_text(hp.describe)}" if hp.describe else "")]
+        if hp.commit and subjects.get(hp.commit):
+            lines.append(plot_text(subjects[hp.commit]))
+        head = heads[hp.key] = "<br>".join(lines)
+    lines = [head, f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}"]
     if centre_line is not None:
         lines.append(centre_line)
     return "<br>".join(lines)
 
 
 def _point_traces(series: Series, subjects: Mapping[str, str], unit: str,
-                  centre_line: Mapping[int, str]) -> list[dict[str, Any]]:
+                  centre_line: Mapping[int, str], heads: dict[str, str]) -> list[dict[str, Any]]:
     """Every sample as a dot at its commit, and each commit's median with its hover text."""
     xs: list[int] = []
     ys: list[float] = []
@@ -73,7 +78,7 @@ def _point_traces(series: Series, subjects: Mapping[str, str], unit: str,
         xs += [i] * len(values)
         ys += values
         my.append(number(p.summary.median) if p.summary.n else None)
-        hover.append(_hover(p, subjects, unit, centre_line.get(i)))
+        hover.append(_hover(p, subjects, unit, centre_line.get(i), heads))
     kind = "scattergl" if len(ys) > SAMPLES_WEBGL else "scatter"
     return [
         {"type": kind, "mode": "markers", "name": "samples", "x": xs, "y": ys, "hoverinfo": "skip",
@@ -125,10 +130,11 @@ def _layout(series: Series) -> dict[str, Any]:
             "yaxis2": {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}}
 
 
-def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str]) -> dict[str, Any]:
+def _figure(series: Series, subjects: Mapping[str, str], links: Mapping[str, str],
+            heads: dict[str, str]) -> dict[str, Any]:
     segments = _segments(series)
     unit = plot_text(series.unit)  # escaped once; format_number's digits need no escaping
-    data = _point_traces(series, subjects, unit, _centre_lines(segments, unit))
+    data = _point_traces(series, subjects, unit, _centre_lines(segments, unit), heads)
     if segments:
         data.append(_centre_trace(segments))
     if drawn(series):
@@ -152,9 +158,10 @@ def render_history_html(history: History, subjects: Mapping[str, str] | None = N
         return f"#report-{change_id}" if change_id in reports else f"#change-{change_id}"
 
     series = []
+    heads: dict[str, str] = {}   # a commit's hover lines, shared by the series of its hosts
     for i, s in enumerate(history.series):
         links = {c.id: link(c.id) for c in drawn(s)}
-        figure = _figure(s, subjects, links)
+        figure = _figure(s, subjects, links, heads)
         series.append({"id": f"series-{i}", "title": " ".join(filter(None, (s.benchmark, s.point_name, s.metric))),
                        "host": s.host, "method": s.method, "direction": s.info.direction.value,
                        "changes": [{"id": c.id, "href": links[c.id], "short": c.point.short,

@@ -212,7 +212,7 @@ class SequentialTest:
         if z.size == 0:
             return Classification(Call.MORE, 0.0, 0.5, 0, False, math.nan)
         # the scale: the ends' pairs and the probe's, each group around its own centre
-        scale = self._scale(ends, z, is_bad)
+        scale, _ = self._scale(ends, z, is_bad)
         w = z + np.where(is_bad, delta / 2, -delta / 2)
         llr = float((_log_t((w - delta / 2) / scale) - _log_t((w + delta / 2) / scale)).sum())
         position = 0.5 + huber_centre(w, scale) / delta
@@ -226,14 +226,16 @@ class SequentialTest:
         return Classification(Call.MORE, llr, confidence, n, False, position)
 
     @staticmethod
-    def _scale(ends: EndsCheck, z: NDArray[np.float64], is_bad: NDArray[np.bool_]) -> float:
-        """The ends' scale, pooled with the probe's residuals once it has enough pairs."""
+    def _scale(ends: EndsCheck, z: NDArray[np.float64], is_bad: NDArray[np.bool_]) -> tuple[float, float]:
+        """(scale, its degrees of freedom): the ends' scale, pooled with the probe's residuals
+        once it has enough pairs."""
         groups = [z[~is_bad], z[is_bad]]
         probe_scale, probe_df, _ = pooled_scale(groups)
-        if not math.isfinite(probe_scale) or probe_df < 2:
-            return ends.scale
         ends_df = max(1.0, WINSOR_EFFICIENCY * (ends.pairs - 1))
-        return math.sqrt((ends_df * ends.scale ** 2 + probe_df * probe_scale ** 2) / (ends_df + probe_df))
+        if not math.isfinite(probe_scale) or probe_df < 2:
+            return ends.scale, ends_df
+        pooled = math.sqrt((ends_df * ends.scale ** 2 + probe_df * probe_scale ** 2) / (ends_df + probe_df))
+        return pooled, ends_df + probe_df
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ class EndsDistance:
 
     Two robust one-sample t-tests of the probe's log ratios, those against good runs and
     those against bad runs (Huber centres over their standard errors with the pooled
-    scale, Student's t with the ends' degrees of freedom). ``neither`` is set when both
+    scale, Student's t with its degrees of freedom: the ends' and the probe's). ``neither`` is set when both
     reject at ``alpha``: "between" the ends, or "beyond old" / "beyond new".
     """
 
@@ -262,8 +264,8 @@ def ends_distance(ends: EndsCheck, probe: ArrayLike, reference: ArrayLike, refer
     is_bad = np.asarray(reference_is_bad, dtype=bool).reshape(-1)
     keep = np.isfinite(p) & np.isfinite(r) & (p > 0) & (r > 0)
     z, is_bad = np.log(p[keep]) - np.log(r[keep]), is_bad[keep]
-    scale = SequentialTest._scale(ends, z, is_bad) if z.size else ends.scale
-    df = max(1.0, WINSOR_EFFICIENCY * (ends.pairs - 1))
+    # the t's degrees of freedom are the pooled scale's: the ends' pairs and the probe's own
+    scale, df = SequentialTest._scale(ends, z, is_bad)
     centres, ps = [], []
     for side in (z[~is_bad], z[is_bad]):
         centre = huber_centre(side, scale)
@@ -281,3 +283,17 @@ def ends_distance(ends: EndsCheck, probe: ArrayLike, reference: ArrayLike, refer
         else:
             neither = "between"
     return EndsDistance(neither, vs_old, vs_new, ps[0], ps[1], alpha)
+
+
+def position_error(ends: EndsCheck, probe: ArrayLike, reference: ArrayLike, reference_is_bad: ArrayLike) -> float:
+    """The standard error of a probe's position (0 = at good, 1 = at bad): its Huber centre's
+    over the step (the pooled scale over sqrt(n x efficiency), in units of Δ). NaN without pairs."""
+    p = np.asarray(probe, dtype=float).reshape(-1)
+    r = np.asarray(reference, dtype=float).reshape(-1)
+    is_bad = np.asarray(reference_is_bad, dtype=bool).reshape(-1)
+    keep = np.isfinite(p) & np.isfinite(r) & (p > 0) & (r > 0)
+    z, is_bad = np.log(p[keep]) - np.log(r[keep]), is_bad[keep]
+    if not z.size or not math.isfinite(ends.delta) or ends.delta == 0:
+        return math.nan
+    scale, _ = SequentialTest._scale(ends, z, is_bad)
+    return scale / (abs(ends.delta) * math.sqrt(z.size * HUBER_EFFICIENCY))

@@ -77,10 +77,16 @@ def _add_alert_owners_and_indexes(conn: sa.Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
+def _add_runs_by_status(conn: sa.Connection) -> None:
+    """Schema 9: the index of runs by status and host."""
+    from perflab.store.schema import RUNS_BY_STATUS
+    RUNS_BY_STATUS.create(conn, checkfirst=True)
+
+
 # version -> function(connection) upgrading from version-1
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables, 5: _add_host_priors,
-    6: _add_alert_ranges, 7: _add_outbox, 8: _add_alert_owners_and_indexes}
+    6: _add_alert_ranges, 7: _add_outbox, 8: _add_alert_owners_and_indexes, 9: _add_runs_by_status}
 
 
 def migrate(conn: sa.Connection, version: int) -> None:

@@ -147,12 +147,16 @@ class RunRepository:
             having = having.where(points.c.benchmark.in_(sorted(benchmarks)))
         if metrics:
             having = having.where(series.c.metric.in_(sorted(metrics)))
-        query = (sa.select(*_LIGHT_COLUMNS)
-                 .where(sa.or_(runs.c.id.in_(having), runs.c.status != RunStatus.COMPLETE.value))
-                 .order_by(runs.c.started_at, runs.c.id))
-        if hosts:
-            query = query.where(runs.c.host.in_(sorted(hosts)))
-        return _run_infos(self.db.conn.execute(query))
+        # two queries, not one OR: the runs by their key from the series index, the runs not
+        # complete through schema 9's ix_runs_status (an OR of both scans every run)
+        unfinished = [s.value for s in RunStatus if s is not RunStatus.COMPLETE]
+        found: dict[int, RunInfo] = {}
+        for where in (runs.c.id.in_(having), runs.c.status.in_(unfinished)):
+            query = sa.select(*_LIGHT_COLUMNS).where(where)
+            if hosts:
+                query = query.where(runs.c.host.in_(sorted(hosts)))
+            found.update((r.id, r) for r in _run_infos(self.db.conn.execute(query)))
+        return sorted(found.values(), key=lambda r: (r.started_at, r.id))
 
     def recent(self, limit: int) -> list[RunInfo]:
         """The newest ``limit`` runs, newest first, without their spec, environment and

@@ -7,7 +7,7 @@ Samples are in long format (one row per value). Parameter points are kept once i
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in migrations.py.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -304,3 +304,6 @@ outbox_attempts = sa.Table(
 SERIES_BY_POINT = sa.Index("ix_series_point_metric", series.c.point_id, series.c.metric, series.c.run_id)
 RUNS_BY_START = sa.Index("ix_runs_started", runs.c.started_at)
 RUNS_BY_COMMIT = sa.Index("ix_runs_commit", runs.c.commit)
+# Schema 9: runs by status and host (the runs not complete, which every history reads beside
+# the series it selects, and this host's running runs, which opening a store checks).
+RUNS_BY_STATUS = sa.Index("ix_runs_status", runs.c.status, runs.c.host)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -186,35 +186,53 @@ class SeriesRepository:
 
     def value_groups_of_runs(self, run_ids: Iterable[int], benchmarks: set[str] | None = None,
                              metrics: set[str] | None = None) -> dict[int, list[ValueGroup]]:
-        """``value_groups`` of many runs at once (a history of 5,000 commits): the sealed
-        runs' series of the chosen benchmarks and metrics in one query, the few unsealed
-        runs (killed, resumed) from their sample rows."""
+        """``value_groups`` of many runs at once (a history of 5,000 commits), by run: the
+        groups of ``each_value_group`` gathered."""
+        found: dict[int, list[ValueGroup]] = {}
+        for run_id, group in self.each_value_group(run_ids, benchmarks, metrics):
+            found.setdefault(run_id, []).append(group)
+        return found
+
+    def each_value_group(self, run_ids: Iterable[int], benchmarks: set[str] | None = None,
+                         metrics: set[str] | None = None) -> Iterator[tuple[int, ValueGroup]]:
+        """(run id, group) of the chosen benchmarks and metrics of many runs, as read: the
+        sealed runs' series in one query (each run's in ``value_groups``' order), then the few
+        unsealed runs' (killed, resumed) from their sample rows. A caller that keeps only the
+        values holds no group of a whole store at once (`alerts --update` reads every run)."""
         import numpy as np
         wanted = set(run_ids)
         if not wanted:
-            return {}
+            return
         query = _series_query(benchmarks, metrics)
         if len(wanted) <= CHUNKED_RUNS:   # by the key, RUNS_BY_ID at a time: one series' runs of a large store
             ordered = sorted(wanted)
             rows: Iterable[Any] = (row for start in range(0, len(ordered), RUNS_BY_ID) for row in self.db.conn.execute(
                 query.where(series.c.run_id.in_(ordered[start:start + RUNS_BY_ID]))))
-        else:                            # most of the store: one pass over it
-            rows = self.db.conn.execute(query)
-        found: dict[int, list[ValueGroup]] = {}
+        else:   # most of the store: one pass over it (PostgreSQL: by a server-side cursor, not all rows at once)
+            rows = (row for batch in self.db.conn.execute(query.execution_options(stream_results=True))
+                    .partitions(_SEAL_BATCH) for row in batch)
+        seen: set[int] = set()
         for run_id, bench, params, metric, unit, failures, blob in rows:
             if run_id in wanted:
-                found.setdefault(run_id, []).append(
-                    ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures))
+                seen.add(run_id)
+                yield run_id, ValueGroup(bench, params, metric, unit, np.frombuffer(blob, dtype="<f8"), failures)
         # a run with series rows is sealed; of the others, those without any are not (yet)
-        missing = wanted - found.keys()
+        missing = wanted - seen
         if missing:
-            sealed_query = sa.select(series.c.run_id).distinct()
-            if len(missing) <= RUNS_BY_ID:
-                sealed_query = sealed_query.where(series.c.run_id.in_(sorted(missing)))
-            sealed = {run_id for (run_id,) in self.db.conn.execute(sealed_query)}
+            sealed = self._sealed_of(missing)
             for run_id in sorted(missing - sealed):  # from their rows
-                found[run_id] = self._groups_from_rows(run_id, benchmarks, metrics)
-        return found
+                yield from ((run_id, group) for group in self._groups_from_rows(run_id, benchmarks, metrics))
+
+    def _sealed_of(self, run_ids: set[int]) -> set[int]:
+        """Which of ``run_ids`` have series rows: probed by the key, RUNS_BY_ID at a time, for
+        up to CHUNKED_RUNS of them (an alert's report asks about its runs' outside load, which
+        a fleet's runs did not record: not every sealed run of the store listed), else one pass."""
+        query = sa.select(series.c.run_id).distinct()
+        if len(run_ids) > CHUNKED_RUNS:
+            return {run_id for (run_id,) in self.db.conn.execute(query)}
+        ordered = sorted(run_ids)
+        return {run_id for start in range(0, len(ordered), RUNS_BY_ID) for (run_id,) in self.db.conn.execute(
+            query.where(series.c.run_id.in_(ordered[start:start + RUNS_BY_ID])))}
 
     def _groups_from_rows(self, run_id: int, benchmarks: set[str] | None,
                           metrics: set[str] | None) -> list[ValueGroup]:

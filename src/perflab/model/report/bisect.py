@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from perflab.model.verdicts import StatWarning
 
@@ -78,23 +79,61 @@ class Share:
     position: float             # where it sits: 0 = at old, 1 = at new
     share: float                # position less the previous commit's: its part of the whole step
     change_pct: float           # that part as a % of the metric (+ = better)
+    se: float = math.nan        # the share's standard error (its two positions' errors together)
 
 
 #: A commit of a gradual change carries a material part of it from this share of the step on:
 #: a fifth, the bar issue 38 sets for a culprit (a commit's share is the difference of two
-#: positions, each measured to about a tenth of the step after its settling pairs).
+#: positions, each known to a tenth to a fifth of the step after its settling pairs: see `material`).
 MATERIAL_SHARE = 0.2
+
+
+#: A share is named material when it is MATERIAL_Z standard errors above MATERIAL_SHARE, the
+#: test made at most MATERIAL_LOOKS times (bisect measures a share it leaves undecided more,
+#: then looks again): Bonferroni over the looks, so a commit that carries exactly a fifth is
+#: named with at most MATERIAL_ERROR (one-sided), one that carries less with less.
+MATERIAL_ERROR = 0.05
+MATERIAL_LOOKS = 3
+MATERIAL_Z = NormalDist().inv_cdf(1 - MATERIAL_ERROR / MATERIAL_LOOKS)
+
+
+def material(share: Share) -> bool:
+    """The commit carries a material part of the change: its share's lower bound (MATERIAL_Z
+    standard errors below it) reaches MATERIAL_SHARE (without a standard error: its share does)."""
+    error = share.se if math.isfinite(share.se) else 0.0
+    return share.share - MATERIAL_Z * error >= MATERIAL_SHARE
+
+
+def below_material(share: Share) -> bool:
+    """The share is shown under MATERIAL_SHARE: its upper bound (MATERIAL_Z standard errors
+    above it) is below a fifth."""
+    error = share.se if math.isfinite(share.se) else 0.0
+    return share.share + MATERIAL_Z * error < MATERIAL_SHARE
+
+
+def first_carrier(gradual: tuple[Share, ...]) -> Share | None:
+    """The first commit (in order) of a material share; without one, the first whose share
+    is not shown under a fifth; None when every share is shown under it."""
+    return next((s for s in gradual if material(s)), None) or \
+        next((s for s in gradual if not below_material(s)), None)
+
+
+def spread(gradual: tuple[Share, ...]) -> bool:
+    """Two or more commits may carry a material part (their shares are not shown under a fifth)."""
+    return sum(not below_material(s) for s in gradual) >= 2
 
 
 def carriers_text(gradual: tuple[Share, ...]) -> str:
     """"3 commits carry 85% of the change: a 40%, b 30%, c 15%": the commits of a gradual
-    change with a material share, largest first ("" when not gradual)."""
-    material = sorted((s for s in gradual if s.share >= MATERIAL_SHARE), key=lambda s: -s.share)
-    if not material:
+    change with a material share (`material`), largest first ("" when not gradual)."""
+    material_ = sorted((s for s in gradual if material(s)), key=lambda s: -s.share)
+    if not gradual:
         return ""
-    total = sum(s.share for s in material)
-    named = ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in material)
-    count = f"{len(material)} commits carry" if len(material) > 1 else "1 commit carries"
+    if not material_:
+        return f"no commit is shown to carry a fifth of it ({MATERIAL_Z:.2f} standard errors above)"
+    total = sum(s.share for s in material_)
+    named = ", ".join(f"{s.commit.short} {100 * s.share:.0f}%" for s in material_)
+    count = f"{len(material_)} commits carry" if len(material_) > 1 else "1 commit carries"
     return f"{count} {100 * total:.0f}% of the change: {named}"
 
 

@@ -47,7 +47,7 @@ class HistoryPoint:
         return self.commit[:12] if self.commit else f"run {self.runs[0].id}"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)   # slots: a fleet's history holds millions (docs/fleet.md)
 class PointSummary:
     """The ok samples of one point of a series (n = 0: a gap)."""
 
@@ -58,7 +58,7 @@ class PointSummary:
     cov_pct: float    # 100·sd/mean; NaN when undefined
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class SeriesPoint:
     point: HistoryPoint
     values: tuple[float, ...]

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The dashboard's heavy pages of a fleet's store, timed warm, this perflab against another.
+
+Times the front page, an alert page and the history page of one benchmark's metric (every
+commit, every host) of an existing store (--db, as bench/fleet_generate.py makes it; without
+--db a small one is generated under a temporary directory and `alerts --update` run on it).
+Each perflab under test is a `perflab serve` of its own: this tree's, and with --against
+LABEL=SRC=DB another source tree's (say `git archive` of an older commit) over its own copy of
+the store (an older perflab refuses a newer schema). The servers are asked in turn, page by
+page, --repeat rounds, so a load that comes and goes on a shared machine falls on all of
+them; the first request of each is reported apart (a new server's), the median of the others
+is the warm figure. Prints one JSON line: per page and perflab the seconds and bytes, the
+ratio of each other perflab's warm median to this one's, and whether their pages were the
+same bytes (the speed-up must not change what a page shows).
+
+Usage: bench/fleet_pages.py [--db PATH|URL] [--against LABEL=SRC=DB ...] [--alert ID] [--repeat 7]
+       [--commits 60 --hosts 1 --benchmarks 3]   (the store generated without --db)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
+if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from fleet_scale import first_alert, get, serve  # noqa: E402
+
+
+def small_store(work: Path, args) -> str:
+    """A fleet's store of the given size, with its alerts raised."""
+    db = str(work / "fleet.db")
+    subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_generate.py"), "--db", db, "--repo", str(work / "repo"),
+                    "--commits", str(args.commits), "--hosts", str(args.hosts), "--benchmarks", str(args.benchmarks)],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "perflab.cli.main", "--db", db, "alerts", "--update"], check=True,
+                   stdout=subprocess.DEVNULL)
+    return db
+
+
+def timed(servers: dict[str, str], path: str, repeat: int) -> dict[str, object]:
+    """``path`` asked of each server in turn, ``repeat`` + 1 rounds: each one's figures."""
+    seconds: dict[str, list[float]] = {name: [] for name in servers}
+    bodies: dict[str, int] = {}
+    for _ in range(repeat + 1):
+        for name, url in servers.items():
+            took, size = get(url + path)
+            seconds[name].append(took)
+            bodies[name] = size
+    this = statistics.median(seconds["this"][1:])
+    return {name: {"first_s": round(s[0], 3), "warm_s": round(statistics.median(s[1:]), 3), "bytes": bodies[name],
+                   **({"ratio": round(statistics.median(s[1:]) / this, 2)} if name != "this" else {})}
+            for name, s in seconds.items()}
+
+
+def same_pages(servers: dict[str, str], path: str) -> bool:
+    import urllib.request
+    pages = set()
+    for url in servers.values():
+        with urllib.request.urlopen(url + path, timeout=600) as response:
+            pages.add(response.read())
+    return len(pages) == 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db")
+    parser.add_argument("--against", action="append", default=[], metavar="LABEL=SRC=DB")
+    parser.add_argument("--alert", type=int)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--commits", type=int, default=60)
+    parser.add_argument("--hosts", type=int, default=1)
+    parser.add_argument("--benchmarks", type=int, default=3)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="perflab-pages-"))
+    processes = []
+    try:
+        db = args.db or small_store(work, args)
+        trees = {"this": (str(ROOT / "src"), db)}
+        for spec in args.against:
+            label, src, other = spec.split("=", 2)
+            trees[label] = (src, other)
+        servers = {}
+        for label, (src, store) in trees.items():
+            process, url = serve(store, env={**os.environ, "PYTHONPATH": src})
+            processes.append(process)
+            servers[label] = url
+        alert = args.alert or first_alert(db)
+        out = {}
+        for name, path in (("front page", "/"), (f"alert page ({alert})", f"/alerts/{alert}"),
+                           ("history page", "/history?benchmark=bench000&metric=m0")):
+            out[name] = {**timed(servers, path, args.repeat), "same_page": same_pages(servers, path)}
+            print(f"  {name}: {json.dumps(out[name])}", file=sys.stderr, flush=True)
+        print(json.dumps(out))
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=60)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
