@@ -76,7 +76,8 @@ def test_three_way_test_counts_the_probes_own_degrees_of_freedom():
 
 
 def _share(index: int, share: float, se: float) -> Share:
-    return Share(Commit(f"{index:040x}", f"c{index}", index), math.nan, share, math.nan, se)
+    return Share(commit=Commit(sha=f"{index:040x}", subject=f"c{index}", index=index), position=math.nan,
+                 share=share, change_pct=math.nan, se=se)
 
 
 def test_a_share_is_material_by_its_lower_bound():
