@@ -1,5 +1,6 @@
 """The model's types say what they hold (issue 43): report and option types are built by
-keyword, and no model type is a bag of ``dict[str, Any]``."""
+keyword, and no model type, nor a public function of analysis/ or stats/, is a bag of
+``dict[str, Any]``."""
 
 import dataclasses
 import importlib
@@ -30,4 +31,17 @@ def test_report_and_option_types_are_keyword_only():
 def test_no_model_type_holds_dict_of_any():
     found = [f"{path.relative_to(MODEL)}:{n}" for path in sorted(MODEL.rglob("*.py"))
              for n, line in enumerate(path.read_text().splitlines(), 1) if "dict[str, Any]" in line]
+    assert found == []
+
+
+def test_no_public_function_of_analysis_or_stats_takes_or_gives_dict_of_any():
+    import ast
+    found = []
+    for package in ("analysis", "stats"):
+        for path in sorted((MODEL.parent / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                    signature = ast.unparse(node.args) + " -> " + (ast.unparse(node.returns) if node.returns else "")
+                    if "dict[str, Any]" in signature:
+                        found.append(f"{package}/{path.name}:{node.name}")
     assert found == []

@@ -10,6 +10,7 @@ from perflab.model.verdicts import Verdict
 from perflab.stats.difference import compare
 from perflab.stats.host_prior import Prior, Spread
 from perflab.stats.separate_runs import BEYOND_PRIOR, TWO_GROUPS, UNEQUAL_LOAD, RunToRun
+from perflab.stats.variance import RunVariance
 
 ROW = {"direction": Direction.LOWER, "mean_kind": MeanKind.ARITHMETIC, "noise_floor": 0.01, "separate_runs": True}
 
@@ -129,3 +130,20 @@ def test_a_flat_prior_adds_the_excess_of_noisier_runs() -> None:
     noisy = runs(rng, 0.0, sigma_w=0.2)
     widths = [compare(*pair, run_to_run=RunToRun(prior, benchmarks=20), **ROW) for pair in (quiet, noisy)]
     assert widths[1].run_spread > 3 * widths[0].run_spread
+
+
+def test_unequal_load_blocks_a_row_judged_by_its_own_replicates_alone() -> None:
+    """No host prior, a run-to-run variance from the row's own replicates (a calibration of
+    another moment): another load competed with both runs, its shares not shown equal, so a
+    10% difference may be the load's (a full suite beside `stress-ng --cpu 1` once failed a
+    gate on identical runs this way)."""
+    rng = np.random.default_rng(5)
+    a, b = runs(rng, 0.0)
+    own = RunVariance(1e-6, 2.0, 3, "replicate runs")
+    known = RunToRun(None, load=(True, True), unequal=(False, True),
+                     measured=("67.1% +-15.4% of 2 CPUs", "68.8% +-14.8% of 2 CPUs"))
+    d = compare(a, b * 1.1, run_variance=own, run_to_run=known, **ROW)
+    assert d.verdict is Verdict.UNDECIDED and not d.significant
+    assert any(w.kind == UNEQUAL_LOAD and "both runs shared the machine" in w.message for w in d.warnings)
+    calm = compare(a, b * 1.1, run_variance=own, run_to_run=RunToRun(None), **ROW)
+    assert calm.verdict is Verdict.REGRESSION   # the same row with no load beside it is judged

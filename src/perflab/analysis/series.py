@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from perflab.model.methods import AUTO_METHOD, DetectSettings, change_point_method, resolve_method
+from perflab.model.params import Params
 from perflab.model.records import MetricInfo
 from perflab.model.report.history import (
     ALERTED_METHOD,
@@ -65,7 +66,7 @@ def preload() -> None:
     changepoints.preload()
 
 
-def make_series(host: str, benchmark: str, params: dict[str, Any], params_key: str, metric: str, unit: str,
+def make_series(host: str, benchmark: str, params: Params, params_key: str, metric: str, unit: str,
                 info: MetricInfo, points: Sequence[HistoryPoint], samples: Sequence[np.ndarray],
                 method: str = AUTO_METHOD, spread: bool = False) -> Series:
     """One series with its summaries and change points (see the module's description);

@@ -40,7 +40,7 @@ from perflab.stats.distributions import norm_ppf
 from perflab.stats.methods import tester
 from perflab.stats.resolution import margin, quantum_pairs, unjudgeable, unsettled
 from perflab.stats.rules import RuleResult
-from perflab.stats.separate_runs import TWO_GROUPS, Judged, RunToRun, judge, two_groups, within_run
+from perflab.stats.separate_runs import TWO_GROUPS, Judged, RunToRun, judge, load_blocked, two_groups, within_run
 from perflab.stats.significance import Moments, benjamini_hochberg, moments_rows
 from perflab.stats.summary import Summary, clean, summarize_rows
 from perflab.stats.variance import RunVariance
@@ -204,7 +204,8 @@ def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, see
         judged, run_variance, run_shares, noise_floor = _separate_runs(
             sides, change, method.run_unit, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair,
             p.skip)
-        refused = judged.blocked if judged is not None else _unknown(run_variance)
+        refused = judged.blocked if judged is not None else (
+            _unknown(run_variance) or load_blocked(p.run_to_run, p.skip))
     test = tester(method.name)(Row(a=a, b=b, logs=sides.logs, mean_kind=p.mean_kind, direction=direction,
                                    confidence=confidence, seed=seed, run_shares=run_shares,
                                    run_variance=run_variance if p.separate_runs else None))

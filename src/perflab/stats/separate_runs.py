@@ -139,10 +139,20 @@ def two_groups(bimodal: tuple[bool, bool]) -> StatWarning:
                        "samples split; not judged")
 
 
+def load_blocked(known: RunToRun | None, skip: frozenset[str] = frozenset()) -> StatWarning | None:
+    """The unequal-load rule alone: another load competed with the two runs and its shares
+    are not shown equal (whatever variance the row is then judged with: a host prior's, or
+    its own replicates' alone, as a calibration measured in another moment gives)."""
+    if known is not None and any(known.unequal) and UNEQUAL_LOAD not in skip:
+        return StatWarning(UNEQUAL_LOAD, _unequal_load(known))
+    return None
+
+
 def _blocked(known: RunToRun, prior: Prior, within: list[float], skip: frozenset[str]) -> StatWarning | None:
     """The first rule (by kind, less those in ``skip``) that leaves the row undecided."""
-    if any(known.unequal) and UNEQUAL_LOAD not in skip:
-        return StatWarning(UNEQUAL_LOAD, _unequal_load(known))
+    unequal = load_blocked(known, skip)
+    if unequal is not None:
+        return unequal
     if BEYOND_PRIOR in skip:
         return None
     widest = max((w for w in within if math.isfinite(w)), default=math.nan)
