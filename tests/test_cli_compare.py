@@ -33,6 +33,10 @@ def _cells(db, *labels):
 def test_regression_is_found_and_gates(ab_db):
     result = run_cli("compare", "base", "slow", "--metric", "time", "--fail-on", "regression",
                      "--threshold", "5%", db=ab_db)
+    if result.returncode == 125:   # recorded beside another load it measured and names (CI's): not judged
+        assert "--fail-on regression: undecided:" in result.stderr and "another load" in result.stderr, \
+            result.stderr
+        return
     assert result.returncode == 1, result.stderr
     assert "significant regression" in result.stderr and "nap" in result.stderr
     assert "*" in result.stdout  # the mmtests table marks the cell
