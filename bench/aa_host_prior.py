@@ -53,17 +53,16 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
-VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
-if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
-    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
-sys.path.insert(0, str(ROOT / "src"))
+from project_venv import in_project_venv  # noqa: E402
+
+in_project_venv(__file__)
+
+import numpy as np  # noqa: E402  (after the re-exec: the .venv has it)
+
 sys.path.insert(0, str(ROOT / "bench"))
 
 NEEDED: dict[tuple[float, str], list[int]] = {}   # runs a side that would decide, per (factor, design)

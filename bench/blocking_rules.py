@@ -22,16 +22,16 @@ Usage: bench/blocking_rules.py [--data FILE] [--metric time|user|system] [--seed
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
-VENV_PYTHON = HERE.parent / ".venv" / "bin" / "python"
-if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != VENV_PYTHON.parent.parent.resolve():
-    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
+from project_venv import in_project_venv  # noqa: E402
+
+in_project_venv(__file__)
+
+import numpy as np  # noqa: E402  (after the re-exec: the .venv has it)
+
 sys.path.insert(0, str(HERE))
 
 from aa_host_prior import FLOOR, ROOT, default_prior, kind_groups, load_runs, loaded, prior_of  # noqa: E402

@@ -30,10 +30,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
-if VENV_PYTHON.exists() and Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
-    os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), __file__, *sys.argv[1:]])
-sys.path.insert(0, str(ROOT / "src"))
+from project_venv import in_project_venv  # noqa: E402
+
+in_project_venv(__file__)
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fleet_scale import first_alert, get, serve  # noqa: E402

@@ -25,7 +25,8 @@ from conftest import ROOT
 BENCH = ROOT / "bench"
 
 # modules of the scripts, run through the script named
-MODULES = {"power_bound.py": "aa_host_prior.py", "fleet_generate.py": "fleet_scale.py"}
+MODULES = {"power_bound.py": "aa_host_prior.py", "fleet_generate.py": "fleet_scale.py",
+           "project_venv.py": "aa_host_prior.py"}
 # scripts whose smallest size runs in a test of their own, which also checks what they print
 OWN_TESTS = {"fleet_scale.py": "test_bench_fleet.py", "fuzz_cli.py": "test_cli_fuzz.py",
              "nested_import.py": "test_badinput_regressions.py", "blocking_rules.py": "test_bench_blocking_rules.py"}
