@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from perflab.analysis.levels import ALPHA, nearer
 from perflab.analysis.series import change_at, change_id
 from perflab.model.alerts import INVALID, Alert
 from perflab.model.report.history import ALERTED_METHOD, Change, History, Series
 
-__all__ = ["alerted_already", "peer_summary", "way_back_elsewhere"]
+__all__ = ["alerted_already", "peer_summary", "positions", "way_back_elsewhere"]
 
 
 def _stat(host_free: Alert | Change) -> tuple[str, str, str, str]:
@@ -37,27 +37,32 @@ def _stat(host_free: Alert | Change) -> tuple[str, str, str, str]:
     return (host_free.benchmark, json.dumps(host_free.params, sort_keys=True, default=str), host_free.metric, kind)
 
 
-def peer_summary(alerts: Sequence[Alert], c: Change, keys: Sequence[str]) -> int | None:
+def peer_summary(alerts: Sequence[Alert], c: Change, order: Mapping[str, int]) -> int | None:
     """The summary of the oldest alert of ``c``'s change on another host, or of its
     benchmark on its own host, over a range that shares a commit with ``c``'s (see the
-    module); ``keys`` every point's key in history order; None when there is none."""
-    found = _overlapping(alerts, c, keys, lambda a: a.benchmark == c.benchmark if a.host == c.host
+    module); ``order`` every point's key -> its place in history order (`positions`); None
+    when there is none."""
+    found = _overlapping(alerts, c, order, lambda a: a.benchmark == c.benchmark if a.host == c.host
                          else _stat(a) == _stat(c))
     return found.summary_id if found is not None else None
 
 
-def alerted_already(alerts: Sequence[Alert], c: Change, keys: Sequence[str]) -> Alert | None:
+def alerted_already(alerts: Sequence[Alert], c: Change, order: Mapping[str, int]) -> Alert | None:
     """The alert of ``c``'s own series and kind over a range that shares a commit with
     ``c``'s: the same change, alerted as another detector placed it (the tip detector's
     step at a commit, then the whole-series detector's change spread from the one before)."""
-    return _overlapping(alerts, c, keys, lambda a: a.host == c.host and _stat(a) == _stat(c))
+    return _overlapping(alerts, c, order, lambda a: a.host == c.host and _stat(a) == _stat(c))
 
 
-def _overlapping(alerts: Sequence[Alert], c: Change, keys: Sequence[str],
+def positions(history: History) -> dict[str, int]:
+    """Each point's key -> its place in history order (made once for a pass over the series)."""
+    return {k: i for i, k in enumerate(history.keys)}
+
+
+def _overlapping(alerts: Sequence[Alert], c: Change, at: Mapping[str, int],
                  wanted: Callable[[Alert], bool]) -> Alert | None:
     """The oldest alert (not invalid) that ``wanted`` takes whose range (last good, first
-    bad] shares a commit with ``c``'s; ``keys`` every point's key in history order."""
-    at = {k: i for i, k in enumerate(keys)}
+    bad] shares a commit with ``c``'s; ``at`` each point's key -> its place in history order."""
     mine = tuple(at.get(k) for k in c.commit_range)
     if None in mine:
         return None
@@ -77,7 +82,7 @@ def way_back_elsewhere(alert: Alert, alerts: Sequence[Alert], history: History, 
     if alert.first_bad not in keys or not (math.isfinite(alert.before) and math.isfinite(alert.after)):
         return None
     start = keys.index(alert.first_bad)
-    order = {k: i for i, k in enumerate(history.keys)}
+    order = positions(history)
     for peer in alerts:
         if peer.summary_id != alert.summary_id or peer.host == alert.host or not peer.recovered:
             continue

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from perflab.analysis.alert_bisects import culprit_of
-from perflab.analysis.alert_hosts import alerted_already, peer_summary, way_back_elsewhere
+from perflab.analysis.alert_hosts import alerted_already, peer_summary, positions, way_back_elsewhere
 from perflab.analysis.alert_reruns import judge_reruns, request_reruns
 from perflab.analysis.compare import Filters
 from perflab.analysis.history import build_history, change_id, change_report, parse_since, robot_change, tip_change
@@ -118,6 +118,7 @@ def _statuses(alerts: list[Alert]) -> dict[int, tuple[str, bool, str]]:
 def _update_pass(store: Store, history: History, moment: float | None, alerts: list[Alert]) -> list[Alert]:
     """One pass over the series, ``alerts`` the store's alerts before it; the new alerts."""
     known = {a.change_id: a for a in alerts}
+    order = positions(history)
     created: list[Alert] = []
     tips: dict[tuple[str, str, str, str], Change] = {}
     for series in history.series:
@@ -134,7 +135,7 @@ def _update_pass(store: Store, history: History, moment: float | None, alerts: l
                 continue
             if moment is not None and c.point.started_at < moment:
                 continue
-            same = alerted_already([*alerts, *created], c, history.keys)
+            same = alerted_already([*alerts, *created], c, order)
             if same is not None:   # the same change as another detector placed it
                 _confirm(store, same, c)
                 continue
@@ -142,7 +143,7 @@ def _update_pass(store: Store, history: History, moment: float | None, alerts: l
             last_good, first_bad = c.commit_range
             joins = store.alerts.find_summary(last_good, first_bad)
             if joins is None:
-                joins = peer_summary([*alerts, *created], c, history.keys)
+                joins = peer_summary([*alerts, *created], c, order)
             alert_id = store.alerts.create(_alert_values(c), last_good=last_good, first_bad=first_bad,
                                            repo=history.repo, who=ROBOT, summary_id=joins)
             if alert_id is not None:

@@ -103,12 +103,13 @@ def _centre_trace(segments: list[Segment]) -> dict[str, Any]:
 def _change_trace(series: Series, links: Mapping[str, str]) -> dict[str, Any]:
     """A marker per change point at the top of its dashed line (an overlaid 0..1 axis keeps
     it clear of the samples): hover names the change, a click opens its report."""
+    changes = drawn(series)
     return {"type": "scatter", "mode": "markers", "name": "change point", "yaxis": "y2",
-            "x": [c.index - 0.5 for c in drawn(series)], "y": [0.97] * len(drawn(series)),
-            "customdata": [links[c.id] for c in drawn(series)],
+            "x": [c.index - 0.5 for c in changes], "y": [0.97] * len(changes),
+            "customdata": [links[c.id] for c in changes],
             "text": [plot_text(f"change {c.id}: {shift(c)} {c.verdict.value} at {c.point.short[:12]}"
                                + (f" (newest commits, {c.status})" if c is series.tip else ""))
-                     + "<br>click for its report" for c in drawn(series)],
+                     + "<br>click for its report" for c in changes],
             "hovertemplate": "%{text}<extra></extra>",
             "marker": {"symbol": "diamond", "size": 13, "color": "#d62728"}}
 
@@ -116,10 +117,11 @@ def _change_trace(series: Series, links: Mapping[str, str]) -> dict[str, Any]:
 def _layout(series: Series) -> dict[str, Any]:
     """Axes with a commit's short name every twelfth of the series, a dashed line and the
     change's % at each change point."""
+    changes = drawn(series)
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": c.index - 0.5, "x1": c.index - 0.5,
-               "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in drawn(series)]
+               "y0": 0, "y1": 1, "line": {"color": "#d62728", "dash": "dash", "width": 1}} for c in changes]
     annotations = [{"x": c.index - 0.5, "y": 1, "yref": "paper", "showarrow": False, "yanchor": "bottom",
-                    "text": plot_text(f"{shift(c)} {c.verdict.value}")} for c in drawn(series)
+                    "text": plot_text(f"{shift(c)} {c.verdict.value}")} for c in changes
                    if c.kind == "spread" or number(c.change_pct) is not None]
     ticks = list(range(0, len(series.points), max(1, len(series.points) // 12)))
     return {"height": 380, "margin": {"t": 30, "b": 60, "l": 70, "r": 20}, "hovermode": "closest",
