@@ -45,9 +45,16 @@ def misses(detect, rng: np.random.Generator, series: int, levels: list[float], s
     return missed / series
 
 
+def positive(text: str) -> int:
+    """A count of 1 or more (argparse type)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of 1 or more, got {text!r}")
+    return int(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--series", type=int, default=400)
+    parser.add_argument("--series", type=positive, default=400)
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--src", default=str(ROOT / "src"), help="the perflab source tree to measure")
     args = parser.parse_args()

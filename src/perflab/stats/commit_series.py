@@ -173,22 +173,23 @@ def _extent(z: NDArray[np.float64], x: NDArray[np.float64], lo: int, at: int, hi
     them (at the new level); (at, at) for one step. The levels are re-read without the
     commits between once."""
     first, last = at, at
-
-    def between(i: int) -> bool:
-        return _between(sign * z[i], low, high, margin) and _material(float(x[i]), *raw)
-
     for _ in range(2):
-        before, after = _levels(z, lo, first, last, hi)
-        raw = _levels(x, lo, first, last, hi)
-        sign = 1.0 if after >= before else -1.0
-        low, high = sign * before, sign * after
+        levels, raw = _levels(z, lo, first, last, hi), _levels(x, lo, first, last, hi)
+        sign = 1.0 if levels[1] >= levels[0] else -1.0
         first = at
-        while first - 1 > lo and between(first - 1):
+        while first - 1 > lo and _part(z[first - 1], x[first - 1], sign, levels, raw, margin):
             first -= 1
         last = at
-        while last < hi - 1 and between(last):
+        while last < hi - 1 and _part(z[last], x[last], sign, levels, raw, margin):
             last += 1
     return first, last
+
+
+def _part(zi: float, xi: float, sign: float, levels: tuple[float, float], raw: tuple[float, float],
+          margin: float) -> bool:
+    """A commit (``zi`` as read, ``xi`` as measured) clearly between the change's ``levels``
+    (``sign``: +1 when it goes up) and carrying a material part of it (``raw`` levels)."""
+    return _between(sign * zi, sign * levels[0], sign * levels[1], margin) and _material(xi, *raw)
 
 
 def _merged(z: NDArray[np.float64], x: NDArray[np.float64], cuts: list[int], margin: float) -> list[int]:
