@@ -26,6 +26,9 @@ spread     a change whose commits lie clearly between its two levels (each beyon
            the change, MATERIAL_SHARE, from each) is spread over them, and
            consecutive changes in one direction whose commits between lie between the outer
            levels are one change: `Spread` names each commit's share of the whole.
+resolution a change is told only where both its sides are levels: a side with a commit of
+           exactly 0 (`resolution.at_floor`) is the metric's resolution, not a level, and
+           the change is dropped.
 """
 
 from __future__ import annotations
@@ -324,4 +327,20 @@ def changes(x: NDArray[np.float64], *, found: list[int] | None = None,
             if not parts:
                 first = last = at
         out.append(CommitChange(first, commit_p(x[lo:first], x[last:hi]), parts))
-    return out
+    return _between_levels(x, out)
+
+
+def _between_levels(x: NDArray[np.float64], found: list[CommitChange]) -> list[CommitChange]:
+    """``found`` without the changes a side of which is at the metric's resolution
+    (`resolution.at_floor`), each side read between the changes kept."""
+    from perflab.stats.resolution import at_floor
+    kept = list(found)
+    while True:
+        for j, c in enumerate(kept):
+            lo = kept[j - 1].last if j else 0
+            hi = kept[j + 1].index if j + 1 < len(kept) else x.size
+            if at_floor(x[lo:c.index]) or at_floor(x[c.last:hi]):
+                del kept[j]
+                break
+        else:
+            return kept

@@ -12,6 +12,7 @@
   edge of the verdict they give; the rule blocks where the first reaches the second.
 
 `quantum` finds the step; `unjudgeable` returns the warning that blocks the mark, or None.
+`at_floor` tells a level of a commit series made of the resolution itself.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ def quantum(*samples: ArrayLike) -> float:
         return math.nan
     steps = (x - distinct[0]) / step
     return step if bool(np.all(np.abs(steps - np.round(steps)) < 0.01)) else math.nan
+
+
+def at_floor(values: ArrayLike) -> bool:
+    """True when the finite ``values`` (one per commit: its runs' centre) hold an exact zero:
+    the metric's resolution, not a level (the CPU time of a short command is 0 or a tick's
+    worth as the kernel's samples fell; a step to or from 0 has no size), so no step
+    between levels can be told from them."""
+    x = np.asarray(values, dtype=float).reshape(-1)
+    return bool(np.any(x[np.isfinite(x)] == 0.0))
 
 
 def quantum_pairs(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[float]:

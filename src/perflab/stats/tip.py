@@ -181,7 +181,7 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
                           "the newest commit", max(where.size - 1, 0))
     v = x[where]
     if not bool((v > 0).all()):
-        return _look_on(v, v, where, top, false_rate)
+        return _at_resolution(_look_on(v, v, where, top, false_rate), x, max(since, 0))
     # Times and rates (positive; noise in proportion to the level) are read on their values,
     # where a step up stands out in the low level's sd, and on their logs, where a way back
     # is as large as the way up; each at half the rate (Bonferroni). Each half is exact only
@@ -194,6 +194,15 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
     if rank.get(on_logs.status, 0) <= rank.get(on_values.status, 0):
         return on_values
     return replace(on_logs, level=math.exp(on_logs.level), level_after=float(np.median(v[-on_logs.commits:])))
+
+
+def _at_resolution(found: TipFinding, x: NDArray[np.float64], since: int) -> TipFinding:
+    """``found``, or undecided when its history or its new commits hold an exact zero: the
+    metric at its resolution (`resolution.at_floor`), no level to step from or to."""
+    from perflab.stats.resolution import at_floor
+    if found.status in (SUSPECT, CONFIRMED) and (at_floor(x[since:found.start]) or at_floor(x[found.start:])):
+        return _undecided("values of 0: the metric is at its resolution", found.history)
+    return found
 
 
 def _look_on(v: NDArray[np.float64], logs: NDArray[np.float64], where: NDArray[np.intp], top: int,
