@@ -1,8 +1,8 @@
 """perflab history / changes / report change: real git repositories, real runs, real change points.
 
 The main fixture is a git repository whose commit "slow down the loop" raises a delay
-file from 10 ms to 20 ms (on this VM a sleep wakes up to 10 ms late, and 11 commits of 3 runs
-must still pass the detector's p <= 0.001); every commit is measured by a real ``perflab run --repo
+file from 10 ms to 200 ms (20x: on this VM a sleep wakes up to 10 ms late, and another
+load beside the suite made `sleep 0.010` read up to 38 ms and hid a 4x step); every commit is measured by a real ``perflab run --repo
 --commit`` of ``sleep <delay at that commit>``, one old commit last in time, and a side
 branch merged with --no-ff is measured too. Long series with gaps, several runs per
 commit and a failed run are written through the Store API the runner uses.
@@ -72,7 +72,7 @@ def nap(tmp_path_factory):
     c.append(commit(repo, "comment the loop"))
     git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     c.append(git(repo, "rev-parse", "HEAD"))
-    slow = commit(repo, SLOW_SUBJECT, "0.040")
+    slow = commit(repo, SLOW_SUBJECT, "0.200")
     c.append(slow)
     for i in range(4):
         c.append(commit(repo, f"after the step {i}"))
@@ -158,7 +158,7 @@ def test_report_change_reads_like_the_robot(nap, tmp_path):
     assert reproduce[2].strip().startswith("# build it as it was built: run ")  # no build file in this tree
     argv = shlex.split(reproduce[3])
     assert argv[0] == "perflab" and argv[argv.index("--commit") + 1] == slow
-    assert argv.count("--commit") == 1 and argv[-2:] == ["sleep", "0.040"]
+    assert argv.count("--commit") == 1 and argv[-2:] == ["sleep", "0.200"]
     # the command really measures that commit again (into a copy of the database)
     copy = str(tmp_path / "copy.db")
     shutil.copy(db, copy)
