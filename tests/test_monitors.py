@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from perflab.execute import monitors, perf_profile
@@ -278,6 +279,17 @@ def test_an_event_perf_rejects_is_one_warning_and_the_benchmark_still_counts(sql
     assert not any(m.startswith("perf-stat.") for m in metrics)
 
 
+def _outside_cpu_share(sqlite_db: str) -> float:
+    """The share of the machine's CPUs another load took during run 1 (its samples' PSI-based
+    outside figures, as `show` reads them); 0 where not recorded."""
+    with Store(sqlite_db) as store:
+        rows = store.samples.rows(1)
+    total = {m: float(np.nansum(rows.value[[i for i, x in enumerate(rows.metric) if x == m]]))
+             for m in ("outside.cpu_us", "outside.window_us")}
+    window = total["outside.window_us"] * len(os.sched_getaffinity(0))
+    return total["outside.cpu_us"] / window if window > 0 else 0.0
+
+
 def _profile(sqlite_db: str, repetition: int = 0) -> dict[str, tuple[float, float]]:
     with Store(sqlite_db) as store:
         return {s.symbol: (s.self_pct, s.children_pct)
@@ -291,9 +303,13 @@ def test_the_hot_function_is_the_top_self_symbol_of_the_stored_profile(sqlite_db
     threads = str(len(os.sched_getaffinity(0)))
     run_cli("run", "-q", "-n", "2", "--monitor", "perf-profile", "--", prog, threads, "150000000",
             db=sqlite_db, check=True)
+    # another load's processes are in a system-wide profile too, their symbols perf's
+    # "[unknown]" (stress-ng beside the suite: 36% of the samples); where the run measured
+    # one (its outside CPU share), the hot function tops the benchmark's own symbols
+    others = ("[unknown]",) if _outside_cpu_share(sqlite_db) > 0.1 else ()
     for repetition in (0, 1):
         profile = _profile(sqlite_db, repetition)
-        top = max(profile, key=lambda s: profile[s][0])
+        top = max((s for s in profile if s not in others), key=lambda s: profile[s][0])
         assert top == "hot_function", sorted(profile.items(), key=lambda kv: -kv[1][0])[:5]
     with Store(sqlite_db) as store:
         artifacts = store.artifacts.of_run(1)
