@@ -36,6 +36,7 @@ TAIL_ALPHA = 0.01
 #: host's benchmarks differ in spread without bound, and its centre stands for none of them.
 PRIOR_DF_MIN = 4.0
 BEYOND_PRIOR = "beyond-host-prior"
+WEAK_PRIOR = "weak-host-prior"   # the d0 <= PRIOR_DF_MIN rule, as `skip` names it (bench/aa_host_prior.py)
 UNEQUAL_LOAD = "unequal-load"
 TWO_GROUPS = "two-groups"
 
@@ -110,7 +111,7 @@ def choose(prior: Prior, own: Spread | None, part: float, skip: frozenset[str] =
     if own is None or not d > 0:
         return Choice(variance, df, prior.d0, "prior")
     typical = 100 * math.sqrt(prior.scale(part))
-    if prior.d0 <= PRIOR_DF_MIN:
+    if prior.d0 <= PRIOR_DF_MIN and WEAK_PRIOR not in skip:
         return Choice(own_variance(own, part), d, 0.0, "own", f"the host prior, {typical:.2g}% on d0 "
                       f"{prior.d0:.2g}, describes no benchmark in particular: its benchmarks' spreads differ "
                       "too widely")
