@@ -10,12 +10,12 @@ describes this one (its replicates not beyond the prior's upper tail at TAIL_ALP
 else its own replicates alone (s^2 on d df, plus the pair's within-run part beyond theirs).
 The rule looks at the prior's weight and at the upper tail only: choosing own replicates
 because s^2 came out small would raise the false calls (bench/README.md, "A per-row rule").
-It returns a ``blocked`` warning (the
-row stays undecided) where nothing stands for the row: competing load not shown equal on
-both sides; its within-run part beyond any a trended prior learned from. Two groups of
-values on a side (`two_groups`) block it where the caller finds them far enough apart to
-move it across its verdict (stats.resolution.unsettled against its margin). What each rule
-buys and costs: bench/README.md, "Blocking rules". Method: docs/methods.md, docs/separate-runs.md.
+It returns a ``blocked`` warning (the row stays undecided) where nothing stands for the
+row: competing load not shown equal on both sides; its within-run part beyond any a
+trended prior learned from. Two groups of values on a side (`two_groups`) block it where
+the caller finds them far enough apart to move it across its verdict
+(stats.resolution.unsettled against its margin). What each rule buys and costs:
+bench/README.md, "Blocking rules". Method: docs/methods.md, docs/separate-runs.md.
 """
 
 from __future__ import annotations
