@@ -15,7 +15,11 @@ distinct runs (i, j) of one benchmark is an A/A comparison of its ``--metric`` (
              out: each other benchmark's K runs of each metric of the kind are one
              replicate group, as perflab's host model pools user and system), none of this one
   3 + prior  3 replicate runs of this benchmark (drawn from the runs other than i and j)
-             plus the leave-one-out host prior
+             plus the leave-one-out host prior, the variance chosen per row as perflab
+             does (stats.separate_runs.choose: own replicates alone under a prior on
+             d0 <= 4 or beyond its upper tail, else moderated)
+  3, moderated  the same, always moderated (perflab before 2026-11-28: own alone only
+             beyond the prior's upper tail), for comparison
 
 the bounds of any such test (bench/power_bound.py):
 
@@ -69,7 +73,8 @@ NEEDED: dict[tuple[float, str], list[int]] = {}   # runs a side that would decid
 FLOOR = 0.01          # the command metric's noise floor (model.records.MetricInfo)
 OLD_FLOOR = 0.02      # the removed rule's: changes below it were not judged
 STALL_SHARE = 0.10    # analysis.contention's: CPU pressure beyond it is a competing load
-DESIGNS = ("nothing", "host prior", "3 + prior", "3, own only", "3 + perfect", "old 2% rule", "oracle")
+DESIGNS = ("nothing", "host prior", "3 + prior", "3, moderated", "3, own only", "3 + perfect", "old 2% rule",
+           "oracle")
 KINDS = {"time": ("wall time", ("time",)), "user": ("cpu time", ("user", "system")),
          "system": ("cpu time", ("user", "system"))}   # metric -> its kind, and the kind's metrics
 
@@ -152,7 +157,7 @@ def verdicts(base: dict[str, np.ndarray], new: dict[str, np.ndarray], factor: fl
     from perflab.model.records import Direction, MeanKind
     from perflab.stats.difference import compare
     from perflab.stats.host_prior import spread
-    from perflab.stats.separate_runs import RunToRun
+    from perflab.stats.separate_runs import WEAK_PRIOR, RunToRun
     from perflab.stats.variance import between_runs
 
     a, b = base[metric], new[metric] * factor
@@ -167,6 +172,8 @@ def verdicts(base: dict[str, np.ndarray], new: dict[str, np.ndarray], factor: fl
     rows = {name: compare(a, b, separate_runs=True, run_to_run=k, **common)  # type: ignore[arg-type]
             for name, k in known.items()}
     out = {name: d.verdict.value for name, d in rows.items()}
+    out["3, moderated"] = compare(a, b, separate_runs=True, run_to_run=known["3 + prior"], skip=frozenset({WEAK_PRIOR}),
+                                  **common).verdict.value  # type: ignore[arg-type]
     NEEDED.setdefault((factor, "host prior"), []).append(rows["host prior"].runs_needed or 10**9)
     NEEDED.setdefault((factor, "3 + prior"), []).append(rows["3 + prior"].runs_needed or 10**9)
     # the removed rule: changes below 2% not judged, the rest by the spread inside each run

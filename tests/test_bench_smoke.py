@@ -122,6 +122,7 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "suite_timeline.py": (_one_test, ["show", "{tmp}/timeline.jsonl", "-n", "3"]),
     "time_to_verdict.py": (["--reps", "1", "--pilot", "5", "--max-n", "10", "--cases", "sleep A/A"],),
     "tip_latency.py": (["--trials", "2", "--sets", "noise"],),
+    "variance_rules.py": (_separate_runs,),
     "tip_null.py": (["--looks", "10", "--lengths", "40", "--cv", "5", "--families", "normal", "--rules", "code",
                      "--jobs", "1"],),
     "tip_power.py": (["--series", "5", "--null-looks", "200000", "--sets", "noise"],),

@@ -56,9 +56,9 @@ def test_each_source_is_named() -> None:
 def test_own_replicates_add_degrees_of_freedom() -> None:
     rng = np.random.default_rng(3)
     a, b = runs(rng, 0.0)
-    prior = Prior(1e-4, 4.0, 20, 100.0)
+    prior = Prior(1e-4, 6.0, 20, 100.0)
     d = compare(a, b, run_to_run=RunToRun(prior, own=Spread(1e-4, 2.0, 1e-4, 30.0), own_runs=3), **ROW)
-    assert (d.d0, d.d) == (4.0, 2.0)
+    assert (d.d0, d.d) == (6.0, 2.0)
 
 
 def test_a_clear_change_is_called_with_a_tight_prior() -> None:
@@ -147,3 +147,64 @@ def test_unequal_load_blocks_a_row_judged_by_its_own_replicates_alone() -> None:
     assert any(w.kind == UNEQUAL_LOAD and "both runs shared the machine" in w.message for w in d.warnings)
     calm = compare(a, b * 1.1, run_variance=own, run_to_run=RunToRun(None), **ROW)
     assert calm.verdict is Verdict.REGRESSION   # the same row with no load beside it is judged
+
+
+def replicate_spread(rng: np.random.Generator, sigma_b: float, sigma_w: float, k: int = 3) -> Spread:
+    from perflab.stats.host_prior import spread
+    measured = spread(runs(rng, sigma_b, sigma_w, k=k))
+    assert measured is not None
+    return measured
+
+
+def test_a_weak_prior_gives_way_to_the_rows_own_replicates() -> None:
+    """A prior on d0 <= 4 (no finite spread: the host's benchmarks differ without bound) does
+    not stand for a 1% benchmark however close its replicates; one on d0 > 4 is moderated
+    with them, even where they came out far below it (the rule never looks at a small s^2)."""
+    from perflab.stats.separate_runs import PRIOR_DF_MIN, choose
+    own = Spread(0.01**2, 2.0, 0.0, 30.0)
+    weak = choose(Prior(0.04**2, PRIOR_DF_MIN, 7, 14.0), own, 0.0)
+    assert (weak.weight, weak.d0, weak.df) == ("own", 0.0, 2.0) and weak.variance == pytest.approx(0.01**2)
+    strong = choose(Prior(0.04**2, 6.0, 7, 14.0), own, 0.0)
+    assert (strong.weight, strong.d0, strong.df) == ("moderated", 6.0, 8.0)
+    assert strong.variance == pytest.approx((6 * 0.04**2 + 2 * 0.01**2) / 8)
+    alone = choose(Prior(0.04**2, 2.0, 7, 14.0), None, 0.0)
+    assert (alone.weight, alone.variance, alone.df) == ("prior", pytest.approx(0.04**2), 2.0)
+
+
+def test_own_replicates_take_a_noisier_pairs_within_run_part() -> None:
+    """A pair noisier inside than the replicates' runs: its means vary by the excess too."""
+    from perflab.stats.separate_runs import own_variance
+    own = Spread(0.02**2, 2.0, 0.005**2, 30.0)
+    assert own_variance(own, 0.001**2) == pytest.approx(0.02**2)
+    assert own_variance(own, 0.015**2) == pytest.approx(0.02**2 + 0.015**2 - 0.005**2)
+
+
+@pytest.mark.parametrize("d0", [2.0, 8.0])
+def test_aa_false_calls_of_the_rule_hold_alpha_where_its_model_holds(d0: float) -> None:
+    """Benchmarks whose run-to-run sd is drawn from a prior on d0 (2: benchmarks 14-fold
+    apart in sd, as the quiet host's; 8: alike), 3 replicate runs each and an A/A pair with
+    1-3% noise inside a run: the rule's test (own replicates alone under the weak prior,
+    moderated under the strong one) calls about 5% of the pairs, not more."""
+    rng = np.random.default_rng(41)
+    s0 = 0.03**2
+    prior = Prior(s0, d0, 7, 14.0)
+    called, trials = 0, 600
+    for _ in range(trials):
+        sigma_b, sigma_w = np.sqrt(s0 * d0 / rng.chisquare(d0)), rng.uniform(0.01, 0.03)
+        known = RunToRun(prior, own=replicate_spread(rng, sigma_b, sigma_w), own_runs=3, benchmarks=7)
+        a, b = runs(rng, sigma_b, sigma_w)
+        called += compare(a, b, run_to_run=known, **ROW).verdict.significant
+    assert called / trials < 0.07   # 5% nominal (Wilson upper bound of 30/600 is 7.1%)
+
+
+def test_a_default_prior_adds_a_noisy_pairs_own_within_run_part() -> None:
+    """perflab's default prior (fitted on another machine's runs, with no record of their
+    within-run part) under runs far noisier inside than its spread, as on a loaded machine
+    (40% inside a run, 20% between runs): the pair's own noise adds to the prior's and never
+    stands in for it, so identical commands are not called (the loaded recordings: 22.9%)."""
+    from perflab.analysis.host_model import DEFAULT_PRIORS
+    rng = np.random.default_rng(17)
+    known = RunToRun(DEFAULT_PRIORS["wall time"].prior, default=True, kind="wall time")
+    rows = [compare(*runs(rng, 0.2, 0.4), run_to_run=known, **ROW) for _ in range(200)]
+    assert sum(d.verdict.significant for d in rows) / len(rows) <= 0.05
+    assert all(d.run_spread >= 100 * np.sqrt(DEFAULT_PRIORS["wall time"].prior.s0_squared) for d in rows)

@@ -138,8 +138,9 @@ def _loads(store: Store, sides: list[list[RunInfo]]) -> tuple[tuple[bool, ...], 
 def _own(variance: RunVariance | None) -> Spread | None:
     if variance is None or not math.isfinite(variance.ms_between):
         return None
-    return Spread((variance.ms_between - variance.ms_within) / variance.n0, variance.df, variance.ms_within,
-                  variance.n0)
+    # as the prior is fitted (stats.host_prior.spread): a run mean's variance, MS_between / n0,
+    # and its within-run part MS_within / n0
+    return Spread(variance.ms_between / variance.n0, variance.df, variance.ms_within / variance.n0, variance.n0)
 
 
 def separate_runs_knowledge(store: Store, sides: list[list[RunInfo]], keys: Iterable[Key],

@@ -264,8 +264,8 @@ def _separate_runs(sides: _Sides, change: float, run_unit: bool, noise_floor: fl
         return None, run_variance, run_shares, noise_floor
     if not run_unit:   # a test that cannot take it in: a wider floor
         noise_floor, _ = _run_floor(judged.variance, run_unit, noise_floor, confidence)
-    pair.append(StatWarning(RUN_VARIANCE, f"separate runs: {judged.variance.source} (prior d0 "
-                            f"{judged.d0:.3g}) is part of the test"))
+    weight = f" (prior d0 {judged.d0:.3g})" if judged.d0 > 0 else ""
+    pair.append(StatWarning(RUN_VARIANCE, f"separate runs: {judged.variance.source}{weight} is part of the test"))
     return judged, judged.variance, (1.0, 1.0), noise_floor
 
 

@@ -4,15 +4,18 @@
 the pair's own within-run part when the prior is trended), moderated by the benchmark's own
 replicates: s~^2 = (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df (Smyth 2004); the test is
 Welch's on log values with variance 2 s~^2 (never below the pair's own). Which variance a
-row takes, by what its data support: the prior alone without replicates; the moderated
-one with them; its own replicates alone (s^2 on d df) where they lie beyond the prior's
-upper tail at TAIL_ALPHA (F test: the prior does not describe this benchmark, and
-moderating would pull its variance below its own). It returns a ``blocked`` warning (the
-row stays undecided) where nothing stands for the row: competing load not shown equal on
-both sides; its within-run part beyond any a trended prior learned from. Two groups of
-values on a side (`two_groups`) block it where the caller finds them far enough apart to
-move it across its verdict (stats.resolution.unsettled against its margin). What each rule
-buys and costs: bench/README.md, "Blocking rules". Method: docs/methods.md, docs/separate-runs.md.
+row takes (`choose`), by what its data support: the prior alone without replicates; with
+them, the moderated one where the prior can describe a benchmark (d0 > PRIOR_DF_MIN) and
+describes this one (its replicates not beyond the prior's upper tail at TAIL_ALPHA, F test);
+else its own replicates alone (s^2 on d df, plus the pair's within-run part beyond theirs).
+The rule looks at the prior's weight and at the upper tail only: choosing own replicates
+because s^2 came out small would raise the false calls (bench/README.md, "A per-row rule").
+It returns a ``blocked`` warning (the row stays undecided) where nothing stands for the
+row: competing load not shown equal on both sides; its within-run part beyond any a
+trended prior learned from. Two groups of values on a side (`two_groups`) block it where
+the caller finds them far enough apart to move it across its verdict
+(stats.resolution.unsettled against its margin). What each rule buys and costs:
+bench/README.md, "Blocking rules". Method: docs/methods.md, docs/separate-runs.md.
 """
 
 from __future__ import annotations
@@ -28,7 +31,12 @@ from perflab.stats.variance import RunVariance
 
 #: Own replicates whose variance is beyond the prior's upper tail at this level are tested alone.
 TAIL_ALPHA = 0.01
+#: A prior on this many df or fewer is not moderated with: a scaled inverse chi-square on
+#: d0 <= 4 has no finite variance (Var sigma^2 = 2 (d0 s0^2)^2 / ((d0 - 2)^2 (d0 - 4))): the
+#: host's benchmarks differ in spread without bound, and its centre stands for none of them.
+PRIOR_DF_MIN = 4.0
 BEYOND_PRIOR = "beyond-host-prior"
+WEAK_PRIOR = "weak-host-prior"   # the d0 <= PRIOR_DF_MIN rule, as `skip` names it (bench/aa_host_prior.py)
 UNEQUAL_LOAD = "unequal-load"
 TWO_GROUPS = "two-groups"
 
@@ -77,6 +85,51 @@ class Judged:
     size: float                    # that change: the row's own, at least the noise floor
 
 
+@dataclass(frozen=True)
+class Choice:
+    """The variance a row's data support: the prior's, its own replicates', or their moderation."""
+
+    variance: float      # of a run's mean log
+    df: float
+    d0: float            # the prior's df in it (0: own replicates alone)
+    weight: str          # "prior", "moderated" or "own"
+    why: str = ""        # why own replicates alone, in words
+
+    def source(self, known: str, runs: int) -> str:
+        return f"own {runs} replicates alone ({self.why})" if self.weight == "own" else known
+
+
+def choose(prior: Prior, own: Spread | None, part: float, skip: frozenset[str] = frozenset()) -> Choice:
+    """The variance of a run's mean log that the row's data support, for a pair of runs of
+    within-run part ``part`` (sigma_w^2 / n): the prior alone without replicates; with
+    them, their own alone where the prior cannot describe one benchmark (d0 <= PRIOR_DF_MIN:
+    no finite spread) or does not describe this one (F test, TAIL_ALPHA), else the moderated
+    (d0 s0^2 + d s^2) / (d0 + d) on d0 + d df. The choice never looks at whether s^2 came out
+    small (that would choose the test after seeing the data)."""
+    s2, d = (own.s2, own.df) if own is not None else (math.nan, 0.0)
+    variance, df = moderated(prior, s2, d, part)
+    if own is None or not d > 0:
+        return Choice(variance, df, prior.d0, "prior")
+    typical = 100 * math.sqrt(prior.scale(part))
+    if prior.d0 <= PRIOR_DF_MIN and WEAK_PRIOR not in skip:
+        return Choice(own_variance(own, part), d, 0.0, "own", f"the host prior, {typical:.2g}% on d0 "
+                      f"{prior.d0:.2g}, describes no benchmark in particular: its benchmarks' spreads differ "
+                      "too widely")
+    p = beyond_prior(prior, s2, d, part) if BEYOND_PRIOR not in skip else math.nan
+    if p < TAIL_ALPHA:   # the prior does not describe this benchmark
+        return Choice(own_variance(own, part), d, 0.0, "own",
+                      f"they vary beyond the host prior's {typical:.2g}%, F test p = {p:.2g}")
+    return Choice(variance, df, prior.d0, "moderated")
+
+
+def own_variance(own: Spread, part: float) -> float:
+    """A run mean's variance from the row's replicates, for runs of within-run part ``part``:
+    their between-run part plus the larger of theirs and the pair's within-run parts (the
+    levels add, Kalibera and Jones; a pair noisier inside than its replicates varies more)."""
+    excess = part - own.within if math.isfinite(part) and math.isfinite(own.within) else 0.0
+    return max(own.s2, 0.0) + max(excess, 0.0)
+
+
 def within_run(x: np.ndarray) -> float:
     """The variance (n - 1) of the logs of a run's finite positive values; NaN below 2 of them."""
     logs = np.log(x[np.isfinite(x) & (x > 0)])
@@ -96,26 +149,29 @@ def judge(known: RunToRun, sizes: tuple[int, int], within_runs: tuple[float, flo
     n = 2 / sum(1 / size for size in sizes) if all(sizes) else math.nan
     finite = [w for w in within if math.isfinite(w)]
     part = sum(finite) / len(finite) if finite else math.nan
-    s2, d = (known.own.s2, known.own.df) if known.own is not None else (math.nan, 0.0)
-    variance, df = moderated(prior, s2, d, part)
-    source, d0 = known.source, prior.d0
-    p = beyond_prior(prior, s2, d, part) if BEYOND_PRIOR not in skip else math.nan
-    if p < TAIL_ALPHA:   # the prior does not describe this benchmark: its own replicates alone
-        typical = 100 * math.sqrt(prior.scale(part))
-        variance, df, d0 = max(s2, 0.0), d, 0.0
-        source = (f"own {known.own_runs} replicates alone (they vary beyond the host prior's {typical:.2g}%, "
-                  f"F test p = {p:.2g})")
-    elif prior.slope == 0.0 and math.isfinite(part) and math.isfinite(prior.low):
-        # a flat prior stands for runs of its groups' typical within-run part: noisier runs'
-        # means vary by their excess too (the levels add, Kalibera and Jones)
-        variance += max(0.0, part - math.exp(prior.centre))
+    chosen = choose(prior, known.own, part, skip)
+    variance, df, d0 = chosen.variance, chosen.df, chosen.d0
+    source = chosen.source(known.source, known.own_runs)
+    if chosen.weight != "own" and prior.slope == 0.0 and math.isfinite(part):
+        variance += _within_beyond(prior, part, known.default)
     blocked = _blocked(known, prior, within, skip)
     size = max(floor, abs(change)) if math.isfinite(change) else floor
     needed = runs_to_decide(variance, d0, size, alpha=1 - confidence)
     # as mean squares at the pair's run size: 2 s~^2 on d0 + d df is the difference's variance
     ms_within = part * n if math.isfinite(part) else math.nan
     run = RunVariance(variance, df, known.own_runs, source, variance * n, ms_within, max(n - 1, 1.0), n)
-    return Judged(run, d0, d, blocked, needed, size)
+    return Judged(run, d0, known.d, blocked, needed, size)
+
+
+def _within_beyond(prior: Prior, part: float, default: bool) -> float:
+    """What a flat prior's s0^2 leaves out of the variance of a mean of runs of within-run
+    part ``part`` (the levels add, Kalibera and Jones): the excess over its groups' typical
+    within-run part; for perflab's ``default`` (fitted on another machine's runs, with no
+    record of theirs), all of it: a run's own noise must never stand in for its level's (the
+    pair's own variance on its Welch df was the test: 22.9% A/A on loaded separate runs)."""
+    if default:
+        return part
+    return max(0.0, part - math.exp(prior.centre)) if math.isfinite(prior.low) else 0.0
 
 
 def _unequal_load(known: RunToRun) -> str:
