@@ -11,7 +11,10 @@ page, --repeat rounds, so a load that comes and goes on a shared machine falls o
 them; the first request of each is reported apart (a new server's), the median of the others
 is the warm figure. Prints one JSON line: per page and perflab the seconds and bytes, the
 ratio of each other perflab's warm median to this one's, and whether their pages were the
-same bytes (the speed-up must not change what a page shows).
+same bytes (the speed-up must not change what a page shows). The history page is timed twice:
+as it opens, and with ?samples=all (every sample dot, however many: the page as it was before
+the sample budget, so its bytes are comparable with a perflab from before it; the page as it
+opens is not, when its samples are over the budget and it draws each commit's median and range).
 
 Usage: bench/fleet_pages.py [--db PATH|URL] [--against LABEL=SRC=DB ...] [--alert ID] [--repeat 7]
        [--commits 60 --hosts 1 --benchmarks 3]   (the store generated without --db)
@@ -98,8 +101,9 @@ def main() -> None:
             servers[label] = url
         alert = args.alert or first_alert(db)
         out = {}
+        history = "/history?benchmark=bench000&metric=m0"
         for name, path in (("front page", "/"), (f"alert page ({alert})", f"/alerts/{alert}"),
-                           ("history page", "/history?benchmark=bench000&metric=m0")):
+                           ("history page", history), ("history page, every sample", history + "&samples=all")):
             out[name] = {**timed(servers, path, args.repeat), "same_page": same_pages(servers, path)}
             print(f"  {name}: {json.dumps(out[name])}", file=sys.stderr, flush=True)
         print(json.dumps(out))

@@ -71,6 +71,14 @@ def _matches(run: RunInfo, label: str, host: str, commit: str, since: float | No
             and (since is None or run.started_at >= since) and (until is None or run.started_at < until + 86400))
 
 
+def _every_sample(request: Request) -> bool:
+    """?samples=all: the history page draws every sample, over its budget too."""
+    asked = request.query_params.get("samples", "")
+    if asked not in ("", "budget", "all"):
+        raise BadRequest(f"bad samples {asked[:40]!r}: expected all (every sample, however many) or budget")
+    return asked == "all"
+
+
 def _paged(request: Request, items: list[Any], name: str) -> dict[str, Any]:
     """One page of ``items`` (?page=N&per_page=M) as the template's context."""
     q = request.query_params
@@ -150,12 +158,15 @@ class _Dashboard:
             return build_history(s, filters=filters, labels=q.getlist("label"))
 
     def history(self, request: Request) -> HTMLResponse:
+        every = _every_sample(request)   # a bad one refused before the history is built
         found = self._history(request)
         if request.query_params.get("format") == "text":
             return page("text.html.j2", title="history", text=render_history(found), here="history")
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
-        return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits),
-                                                change_url="/changes/{id}", plotly_src=self.urls[FULL]))
+        return HTMLResponse(render_history_html(
+            found, commit_subjects(found.repo, commits), change_url="/changes/{id}", plotly_src=self.urls[FULL],
+            every_sample=every, every_sample_url="?" + urlencode(
+                [*((k, v) for k, v in request.query_params.multi_items() if k != "samples"), ("samples", "all")])))
 
     def changes(self, request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
