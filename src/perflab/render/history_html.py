@@ -21,7 +21,7 @@ from perflab.model.report.history import Change, History, Segment, Series, Serie
 from perflab.render.compare_data import number
 from perflab.render.compare_html import FULL, environment, plot_text, plotly_script, script_json
 from perflab.render.history import shift
-from perflab.render.units import format_number
+from perflab.render.units import decimals_for, format_number
 
 SAMPLES_WEBGL = 5000   # above this many samples a series draws with WebGL (scattergl)
 #: the sample dots a page draws: above it (unless every sample is asked for), each commit of a
@@ -101,6 +101,14 @@ def _sample_range(p: SeriesPoint) -> tuple[float, float] | None:
     return (min(values), max(values)) if values else None                           # when every sample is
 
 
+def _range_text(median: float, low: float, high: float, unit: str) -> str:
+    """", range LOW to HIGH UNIT", the two with the median's decimals (one logarithm a commit)."""
+    decimals = decimals_for(median) if median else None
+    if decimals is None:
+        return f", range {format_number(low)} to {format_number(high)} {unit}"
+    return f", range {low:.{decimals}f} to {high:.{decimals}f} {unit}"
+
+
 def _range_traces(series: Series, subjects: Mapping[str, str], unit: str,
                   centre_line: Mapping[int, str], heads: dict[str, str]) -> list[dict[str, Any]]:
     """Each commit as its median with a bar from its lowest to its highest sample (every
@@ -113,9 +121,7 @@ def _range_traces(series: Series, subjects: Mapping[str, str], unit: str,
     for i, p in enumerate(series.points):
         median = number(p.summary.median) if p.summary.n else None
         extent = _sample_range(p) if median is not None else None
-        spread = ""
-        if extent is not None:
-            spread = f", range {format_number(extent[0])} to {format_number(extent[1])} {unit}"
+        spread = "" if extent is None else _range_text(p.summary.median, *extent, unit)
         my.append(median)
         up.append(None if extent is None else extent[1] - p.summary.median)
         down.append(None if extent is None else p.summary.median - extent[0])
