@@ -9,7 +9,9 @@ LABEL=SRC=DB another source tree's (say `git archive` of an older commit) over i
 the store (an older perflab refuses a newer schema). The servers are asked in turn, page by
 page, --repeat rounds, so a load that comes and goes on a shared machine falls on all of
 them; the first request of each is reported apart (a new server's), the median of the others
-is the warm figure. Prints one JSON line: per page and perflab the seconds and bytes, the
+is the warm figure. Prints one JSON line: per page and perflab the seconds (and the server
+process's CPU seconds: /proc/PID/stat's user and system time, which the shared machine's other
+load does not inflate as it does the wall time) and bytes, the
 ratio of each other perflab's warm median to this one's, and whether their pages were the
 same bytes (the speed-up must not change what a page shows). The history page is timed twice:
 as it opens, and with ?samples=all (every sample dot, however many: the page as it was before
@@ -52,25 +54,38 @@ def small_store(work: Path, args) -> str:
     return db
 
 
-def timed(servers: dict[str, str], path: str, repeat: int) -> dict[str, object]:
-    """``path`` asked of each server in turn, ``repeat`` + 1 rounds: each one's figures."""
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time process ``pid`` has used (/proc/PID/stat, fields 14-15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int) -> dict[str, object]:
+    """``path`` asked of each server (url, pid) in turn, ``repeat`` + 1 rounds: each one's
+    figures, the wall time and the server's CPU time (what a machine of the same CPU without
+    the shared machine's other load would take, bar the waits for the disk)."""
     seconds: dict[str, list[float]] = {name: [] for name in servers}
+    cpu: dict[str, list[float]] = {name: [] for name in servers}
     bodies: dict[str, int] = {}
     for _ in range(repeat + 1):
-        for name, url in servers.items():
+        for name, (url, pid) in servers.items():
+            used = cpu_seconds(pid)
             took, size = get(url + path)
             seconds[name].append(took)
+            cpu[name].append(cpu_seconds(pid) - used)
             bodies[name] = size
     this = statistics.median(seconds["this"][1:])
-    return {name: {"first_s": round(s[0], 3), "warm_s": round(statistics.median(s[1:]), 3), "bytes": bodies[name],
+    return {name: {"first_s": round(s[0], 3), "warm_s": round(statistics.median(s[1:]), 3),
+                   "first_cpu_s": round(cpu[name][0], 2), "warm_cpu_s": round(statistics.median(cpu[name][1:]), 2),
+                   "bytes": bodies[name],
                    **({"ratio": round(statistics.median(s[1:]) / this, 2)} if name != "this" else {})}
             for name, s in seconds.items()}
 
 
-def same_pages(servers: dict[str, str], path: str) -> bool:
+def same_pages(servers: dict[str, tuple[str, int]], path: str) -> bool:
     import urllib.request
     pages = set()
-    for url in servers.values():
+    for url, _ in servers.values():
         with urllib.request.urlopen(url + path, timeout=600) as response:
             pages.add(response.read())
     return len(pages) == 1
@@ -94,11 +109,11 @@ def main() -> None:
         for spec in args.against:
             label, src, other = spec.split("=", 2)
             trees[label] = (src, other)
-        servers = {}
+        servers: dict[str, tuple[str, int]] = {}
         for label, (src, store) in trees.items():
             process, url = serve(store, env={**os.environ, "PYTHONPATH": src})
             processes.append(process)
-            servers[label] = url
+            servers[label] = (url, process.pid)
         alert = args.alert or first_alert(db)
         out = {}
         history = "/history?benchmark=bench000&metric=m0"
