@@ -18,7 +18,10 @@ as it opens, and with ?samples=all (every sample dot, however many: the page as 
 the sample budget, so its bytes are comparable with a perflab from before it; the page as it
 opens is not, when its samples are over the budget and it draws each commit's median and range).
 
-Usage: bench/fleet_pages.py [--db PATH|URL] [--against LABEL=SRC=DB ...] [--alert ID] [--repeat 7]
+With --browser, each history page is also drawn in headless chromium (the seconds until its
+first screen's charts are drawn, and every chart's).
+
+Usage: bench/fleet_pages.py [--db PATH|URL] [--against LABEL=SRC=DB ...] [--alert ID] [--repeat 7] [--browser]
        [--commits 60 --hosts 1 --benchmarks 3]   (the store generated without --db)
 """
 
@@ -41,6 +44,7 @@ in_project_venv(__file__)
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fleet_scale import first_alert, get, serve  # noqa: E402
+from html_report import cpu_seconds, time_in_chromium  # noqa: E402
 
 
 def small_store(work: Path, args) -> str:
@@ -52,12 +56,6 @@ def small_store(work: Path, args) -> str:
     subprocess.run([sys.executable, "-m", "perflab.cli.main", "--db", db, "alerts", "--update"], check=True,
                    stdout=subprocess.DEVNULL)
     return db
-
-
-def cpu_seconds(pid: int) -> float:
-    """The user and system CPU time process ``pid`` has used (/proc/PID/stat, fields 14-15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int) -> dict[str, object]:
@@ -82,6 +80,15 @@ def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int) -> dict[s
             for name, s in seconds.items()}
 
 
+def drawn(url: str) -> dict[str, float]:
+    """Seconds a new headless chromium takes from asking for the page until the charts of its
+    first screen are drawn, the same in that browser again, and to draw every chart (each
+    scrolled to, as the page draws a chart near the viewport)."""
+    first, again, _, _, scrolled = time_in_chromium(url)
+    return {"first_screen_s": round(first, 3), "again_s": round(again, 3),
+            "every_chart_s": round(again + sum(scrolled), 3)}
+
+
 def same_pages(servers: dict[str, tuple[str, int]], path: str) -> bool:
     import urllib.request
     pages = set()
@@ -100,6 +107,8 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=60)
     parser.add_argument("--hosts", type=int, default=1)
     parser.add_argument("--benchmarks", type=int, default=3)
+    parser.add_argument("--browser", action="store_true",
+                        help="also draw this perflab's history pages in headless chromium (tests/browser.py)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="perflab-pages-"))
     processes = []
@@ -120,6 +129,8 @@ def main() -> None:
         for name, path in (("front page", "/"), (f"alert page ({alert})", f"/alerts/{alert}"),
                            ("history page", history), ("history page, every sample", history + "&samples=all")):
             out[name] = {**timed(servers, path, args.repeat), "same_page": same_pages(servers, path)}
+            if args.browser and path.startswith("/history"):
+                out[name]["chromium"] = drawn(servers["this"][0] + path)
             print(f"  {name}: {json.dumps(out[name])}", file=sys.stderr, flush=True)
         print(json.dumps(out))
     finally:
