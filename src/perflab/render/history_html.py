@@ -5,10 +5,13 @@ median (the value detection runs on), the centre of every segment between change
 (flat lines, as the detector saw the levels) and each change point as a dashed line, the
 tip detector's finding on the newest commits among them (`drawn`).
 Hovering a commit shows its commit, describe, subject, n, median and its segment's
-centre. A diamond at the top of each change point's line opens the change's report when
-clicked (the dashboard's page of it, or the report text embedded in the file). Numbers
-come from the History model; subjects are passed in by the caller (the CLI asks the
-repository). A series without change points has no segments to draw: it says so.
+centre. A page of more than SAMPLE_BUDGET samples draws each commit as its median with a bar
+from its lowest to its highest sample instead of its dots, and says so above the charts
+(``every_sample``: the dots however many). A diamond at the top of each change point's
+line opens the change's report when clicked (the dashboard's page of it, or the report
+text embedded in the file). Numbers come from the History model; subjects are passed in
+by the caller (the CLI asks the repository). A series without change points has no
+segments to draw: it says so.
 """
 
 from __future__ import annotations
@@ -97,8 +100,9 @@ def _sample_range(p: SeriesPoint) -> tuple[float, float] | None:
     """The lowest and highest finite sample of a commit (None: none)."""
     if not p.summary.n:
         return None
-    values = p.values if isfinite(p.summary.mean) else [v for v in p.values if isfinite(v)]  # a mean is finite
-    return (min(values), max(values)) if values else None                           # when every sample is
+    # a finite mean: every sample is finite, and min and max need no filter
+    values = p.values if isfinite(p.summary.mean) else [v for v in p.values if isfinite(v)]
+    return (min(values), max(values)) if values else None
 
 
 def _range_text(median: float, low: float, high: float, unit: str) -> str:
