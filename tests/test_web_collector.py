@@ -51,3 +51,26 @@ def test_a_failing_page_turns_it_back_on_and_an_off_collector_stays_off():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_pages_that_keep_overlapping_are_collected_now_and_then(monkeypatch):
+    """With pages always being made, the collector never comes back on by itself: past
+    COLLECT_AFTER_S, the page made then collects (a full collection, gc's callbacks see it)."""
+    from perflab.web import pages
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    monkeypatch.setattr(pages, "COLLECT_AFTER_S", 0.0)
+    gc.callbacks.append(seen)
+    try:
+        with collector_paused():
+            with collector_paused():
+                pass
+            # the inner page collected (the collector off: no collection but the one asked for)
+            assert collections == [2] and not gc.isenabled()
+        assert gc.isenabled()   # the last one out turns it back on instead
+    finally:
+        gc.callbacks.remove(seen)

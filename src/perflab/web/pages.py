@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import hmac
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,8 +60,19 @@ def guarded(handler):  # never a traceback; the collector paused while the page 
     return endpoint
 
 
-_pause = threading.Lock()
-_paused = {"pages": 0, "was_on": False}   # pages being made now (handlers run on several threads)
+class _Pause:
+    """The pages being made now (handlers run on several threads), whether the collector was
+    on before the first of them, and since when it has been off."""
+
+    lock = threading.Lock()
+    pages = 0
+    was_on = False
+    since = 0.0
+
+
+#: pages overlapping for this long without a moment between them: one collection then, so
+#: that a busy dashboard's cyclic garbage is freed too
+COLLECT_AFTER_S = 30.0
 
 
 @contextmanager
@@ -70,19 +82,26 @@ def collector_paused() -> Iterator[None]:
     fleet's history page: 20,000 points, their runs and values): the collector, run every 700
     allocations, walked them and the server's caches again and again and freed nothing (0.4 s
     of a 1.1 s history page); they are freed by their counts when the page is sent, as the
-    short CLI commands run with it off (cli/main.py)."""
-    with _pause:
-        if not _paused["pages"]:
-            _paused["was_on"] = gc.isenabled()
+    short CLI commands run with it off (cli/main.py). Pages that keep overlapping get a
+    collection every COLLECT_AFTER_S, after one of them is made."""
+    with _Pause.lock:
+        if not _Pause.pages:
+            _Pause.was_on, _Pause.since = gc.isenabled(), time.monotonic()
             gc.disable()
-        _paused["pages"] += 1
+        _Pause.pages += 1
     try:
         yield
     finally:
-        with _pause:
-            _paused["pages"] -= 1
-            if not _paused["pages"] and _paused["was_on"]:
-                gc.enable()
+        collect = False
+        with _Pause.lock:
+            _Pause.pages -= 1
+            if not _Pause.pages:
+                if _Pause.was_on:
+                    gc.enable()
+            elif _Pause.was_on and time.monotonic() - _Pause.since > COLLECT_AFTER_S:
+                _Pause.since, collect = time.monotonic(), True
+        if collect:
+            gc.collect()
 
 
 def guarded_async(handler):
