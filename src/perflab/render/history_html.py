@@ -56,10 +56,10 @@ def _centre_lines(segments: list[Segment], unit: str) -> dict[int, str]:
 
 
 def _hover(p: SeriesPoint, subjects: Mapping[str, str], unit: str, centre_line: str | None,
-           heads: dict[str, str], spread: str = "") -> str:
-    """A commit's hover text: commit, describe, subject, n, median (and ``spread``, its range
-    when the page draws ranges) and its segment's centre. ``heads``: each commit's first
-    lines, made once for every series that measured it."""
+           heads: dict[str, str], numbers: str | None = None) -> str:
+    """A commit's hover text: commit, describe, subject, n, median (``numbers``: that line as
+    the caller made it, with the commit's range) and its segment's centre. ``heads``: each
+    commit's first lines, made once for every series that measured it."""
     hp = p.point
     head = heads.get(hp.key)
     if head is None:
@@ -67,7 +67,7 @@ def _hover(p: SeriesPoint, subjects: Mapping[str, str], unit: str, centre_line: 
         if hp.commit and subjects.get(hp.commit):
             lines.append(plot_text(subjects[hp.commit]))
         head = heads[hp.key] = "<br>".join(lines)
-    lines = [head, f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}{spread}"]
+    lines = [head, numbers or f"n={p.summary.n}, median {format_number(p.summary.median)} {unit}"]
     if centre_line is not None:
         lines.append(centre_line)
     return "<br>".join(lines)
@@ -105,12 +105,16 @@ def _sample_range(p: SeriesPoint) -> tuple[float, float] | None:
     return (min(values), max(values)) if values else None
 
 
-def _range_text(median: float, low: float, high: float, unit: str) -> str:
-    """", range LOW to HIGH UNIT", the two with the median's decimals (one logarithm a commit)."""
+def _numbers(p: SeriesPoint, low: float, high: float, unit: str) -> str:
+    """"n=N, median M UNIT, range LOW to HIGH UNIT", the three with the median's decimals (as
+    `format_number` shows the median; one logarithm a commit)."""
+    median = p.summary.median
     decimals = decimals_for(median) if median else None
     if decimals is None:
-        return f", range {format_number(low)} to {format_number(high)} {unit}"
-    return f", range {low:.{decimals}f} to {high:.{decimals}f} {unit}"
+        shown = [format_number(v) for v in (median, low, high)]
+    else:
+        shown = [f"{v:.{decimals}f}" for v in (median, low, high)]
+    return f"n={p.summary.n}, median {shown[0]} {unit}, range {shown[1]} to {shown[2]} {unit}"
 
 
 def _range_traces(series: Series, subjects: Mapping[str, str], unit: str,
@@ -125,11 +129,11 @@ def _range_traces(series: Series, subjects: Mapping[str, str], unit: str,
     for i, p in enumerate(series.points):
         median = number(p.summary.median) if p.summary.n else None
         extent = _sample_range(p) if median is not None else None
-        spread = "" if extent is None else _range_text(p.summary.median, *extent, unit)
         my.append(median)
         up.append(None if extent is None else extent[1] - p.summary.median)
         down.append(None if extent is None else p.summary.median - extent[0])
-        hover.append(_hover(p, subjects, unit, centre_line.get(i), heads, spread))
+        hover.append(_hover(p, subjects, unit, centre_line.get(i), heads,
+                            None if extent is None else _numbers(p, *extent, unit)))
     kind = "scattergl" if sum(p.summary.n for p in series.points) > SAMPLES_WEBGL else "scatter"  # as the dots'
     return [{"type": kind, "mode": "lines+markers", "name": "median and range per commit",
              "x": list(range(len(series.points))), "y": my, "text": hover, "hovertemplate": "%{text}<extra></extra>",
