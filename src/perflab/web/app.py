@@ -5,8 +5,9 @@ rerun, recent changes, the fleet's health, then the newest runs: web/front.py), 
 (filter by label, host, commit, date; paginated), one run, a comparison
 of any selection (the same page as ``compare --format html``), the history of a metric
 with its change points (the page of ``history --format html``; ``?format=text`` the
-text), the list of changes, one change's report (the text of ``perflab report change ID``,
-which a click on a change point of the history page opens), the fleet's jobs
+text; ``?samples=all`` every sample of a page over its budget, as ``--samples all``), the
+list of changes, one change's report (the text of ``perflab report change ID``, which a
+click on a change point of the history page opens), the fleet's jobs
 (``?state=running``), the alerts (filter by state; paginated) and one alert with its events
 and its report. Every page opens the store for the request only. The writes are an
 alert's triage (POST /alerts/ID: action, target, note, who), its rerun request (POST

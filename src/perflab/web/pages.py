@@ -1,5 +1,6 @@
 """What every page of the dashboard shares: its templates, the one-line page of a user's
-mistake (never a traceback: ``guarded``), and how a write is checked (``refusal``: the token
+mistake (never a traceback: ``guarded``, which also makes the page with the cycle collector
+paused: ``collector_paused``), and how a write is checked (``refusal``: the token
 ``perflab serve --token`` was given) and read (``form_of``, ``alert_id``)."""
 
 from __future__ import annotations
