@@ -9,11 +9,19 @@ LABEL=SRC=DB another source tree's (say `git archive` of an older commit) over i
 the store (an older perflab refuses a newer schema). The servers are asked in turn, page by
 page, --repeat rounds, so a load that comes and goes on a shared machine falls on all of
 them; the first request of each is reported apart (a new server's), the median of the others
-is the warm figure. Prints one JSON line: per page and perflab the seconds and bytes, the
+is the warm figure. Prints one JSON line: per page and perflab the seconds (and the server
+process's CPU seconds: /proc/PID/stat's user and system time, which the shared machine's other
+load does not inflate as it does the wall time) and bytes, the
 ratio of each other perflab's warm median to this one's, and whether their pages were the
-same bytes (the speed-up must not change what a page shows).
+same bytes (the speed-up must not change what a page shows). The history page is timed twice:
+as it opens, and with ?samples=all (every sample dot, however many: the page as it was before
+the sample budget, so its bytes are comparable with a perflab from before it; the page as it
+opens is not, when its samples are over the budget and it draws each commit's median and range).
 
-Usage: bench/fleet_pages.py [--db PATH|URL] [--against LABEL=SRC=DB ...] [--alert ID] [--repeat 7]
+With --browser, each history page is also drawn in headless chromium (the seconds until its
+first screen's charts are drawn, and every chart's).
+
+Usage: bench/fleet_pages.py [--db PATH|URL] [--against LABEL=SRC=DB ...] [--alert ID] [--repeat 7] [--browser]
        [--commits 60 --hosts 1 --benchmarks 3]   (the store generated without --db)
 """
 
@@ -36,6 +44,7 @@ in_project_venv(__file__)
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fleet_scale import first_alert, get, serve  # noqa: E402
+from html_report import cpu_seconds, time_in_chromium  # noqa: E402
 
 
 def small_store(work: Path, args) -> str:
@@ -49,25 +58,41 @@ def small_store(work: Path, args) -> str:
     return db
 
 
-def timed(servers: dict[str, str], path: str, repeat: int) -> dict[str, object]:
-    """``path`` asked of each server in turn, ``repeat`` + 1 rounds: each one's figures."""
+def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int) -> dict[str, object]:
+    """``path`` asked of each server (url, pid) in turn, ``repeat`` + 1 rounds: each one's
+    figures, the wall time and the server's CPU time (what a machine of the same CPU without
+    the shared machine's other load would take, bar the waits for the disk)."""
     seconds: dict[str, list[float]] = {name: [] for name in servers}
+    cpu: dict[str, list[float]] = {name: [] for name in servers}
     bodies: dict[str, int] = {}
     for _ in range(repeat + 1):
-        for name, url in servers.items():
+        for name, (url, pid) in servers.items():
+            used = cpu_seconds(pid)
             took, size = get(url + path)
             seconds[name].append(took)
+            cpu[name].append(cpu_seconds(pid) - used)
             bodies[name] = size
     this = statistics.median(seconds["this"][1:])
-    return {name: {"first_s": round(s[0], 3), "warm_s": round(statistics.median(s[1:]), 3), "bytes": bodies[name],
+    return {name: {"first_s": round(s[0], 3), "warm_s": round(statistics.median(s[1:]), 3),
+                   "first_cpu_s": round(cpu[name][0], 2), "warm_cpu_s": round(statistics.median(cpu[name][1:]), 2),
+                   "bytes": bodies[name],
                    **({"ratio": round(statistics.median(s[1:]) / this, 2)} if name != "this" else {})}
             for name, s in seconds.items()}
 
 
-def same_pages(servers: dict[str, str], path: str) -> bool:
+def drawn(url: str) -> dict[str, float]:
+    """Seconds a new headless chromium takes from asking for the page until the charts of its
+    first screen are drawn, the same in that browser again, and to draw every chart (each
+    scrolled to, as the page draws a chart near the viewport)."""
+    first, again, _, _, scrolled = time_in_chromium(url)
+    return {"first_screen_s": round(first, 3), "again_s": round(again, 3),
+            "every_chart_s": round(again + sum(scrolled), 3)}
+
+
+def same_pages(servers: dict[str, tuple[str, int]], path: str) -> bool:
     import urllib.request
     pages = set()
-    for url in servers.values():
+    for url, _ in servers.values():
         with urllib.request.urlopen(url + path, timeout=600) as response:
             pages.add(response.read())
     return len(pages) == 1
@@ -82,6 +107,8 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=60)
     parser.add_argument("--hosts", type=int, default=1)
     parser.add_argument("--benchmarks", type=int, default=3)
+    parser.add_argument("--browser", action="store_true",
+                        help="also draw this perflab's history pages in headless chromium (tests/browser.py)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="perflab-pages-"))
     processes = []
@@ -91,16 +118,19 @@ def main() -> None:
         for spec in args.against:
             label, src, other = spec.split("=", 2)
             trees[label] = (src, other)
-        servers = {}
+        servers: dict[str, tuple[str, int]] = {}
         for label, (src, store) in trees.items():
             process, url = serve(store, env={**os.environ, "PYTHONPATH": src})
             processes.append(process)
-            servers[label] = url
+            servers[label] = (url, process.pid)
         alert = args.alert or first_alert(db)
         out = {}
+        history = "/history?benchmark=bench000&metric=m0"
         for name, path in (("front page", "/"), (f"alert page ({alert})", f"/alerts/{alert}"),
-                           ("history page", "/history?benchmark=bench000&metric=m0")):
+                           ("history page", history), ("history page, every sample", history + "&samples=all")):
             out[name] = {**timed(servers, path, args.repeat), "same_page": same_pages(servers, path)}
+            if args.browser and path.startswith("/history"):
+                out[name]["chromium"] = drawn(servers["this"][0] + path)
             print(f"  {name}: {json.dumps(out[name])}", file=sys.stderr, flush=True)
         print(json.dumps(out))
     finally:

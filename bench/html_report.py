@@ -90,7 +90,7 @@ IN_VIEW = """return Array.from(document.querySelectorAll('div.plot')).filter(p =
     const r = p.getBoundingClientRect(); return r.bottom > 0 && r.top < window.innerHeight; })"""
 
 
-def time_in_chromium(path: Path) -> tuple[float, float, int, int, list[float]]:
+def time_in_chromium(url: str) -> tuple[float, float, int, int, list[float]]:
     """(seconds from navigation until the charts of the first screen are drawn in a new
     browser, the same when the page is opened again in it (plotly.js compiled and cached:
     what a reader opening reports sees), charts in that screen, charts in all, seconds to
@@ -102,7 +102,7 @@ def time_in_chromium(path: Path) -> tuple[float, float, int, int, list[float]]:
         opened = []
         for _ in range(2):
             start = time.perf_counter()
-            driver.get(path.as_uri())
+            driver.get(url)
             while not driver.execute_script(IN_VIEW + ".every(p => p.data);"):
                 time.sleep(0.005)
             opened.append(time.perf_counter() - start)
@@ -207,7 +207,7 @@ def time_report(args: argparse.Namespace, work: Path) -> None:
     render = time.perf_counter() - start
     path = work / "cmp.html"
     path.write_text(page)
-    first, again, shown, plots, scrolled = time_in_chromium(path)
+    first, again, shown, plots, scrolled = time_in_chromium(path.as_uri())
     print(f"compare --format html, {args.benchmarks} benchmarks x {args.sides} sides x {args.samples} samples:")
     print(f"  file size          {path.stat().st_size / 1e6:.2f} MB (of it the head with plotly.js "
           f"{page.index('</head>') / 1e6:.2f} MB)")

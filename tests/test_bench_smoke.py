@@ -101,7 +101,7 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "changepoints_vs_otava": (["--series", "1", "--length", "200", "--changes", "2", "--repeat", "1", "--no-otava"],),
     "commit_excursions.py": (["--series", "2"],),
     "compare_1m": (["--benchmarks", "2", "--reps", "10", "--repeat", "1", "--db", "{tmp}/c.db"],),
-    "fleet_pages.py": (["--commits", "60", "--hosts", "1", "--benchmarks", "3", "--repeat", "1"],),
+    "fleet_pages.py": (["--commits", "60", "--hosts", "1", "--benchmarks", "3", "--repeat", "1", "--browser"],),
     "fleet_throughput": (["--jobs", "2", "--workers", "1", "--peer-runs", "1"],),
     "fuzz_inputs": (["--count", "5"],),
     "fuzz_readers.py": (["--inputs", "5", "--cli", "2"],),
@@ -134,8 +134,8 @@ LONG = {"fleet_throughput", "changepoints_short.py", "bisect_real_repo.py", "rec
         "overhead", "time_to_verdict.py", "ab_drift.py", "html_report.py", "fuzz_readers.py", "compare_1m"}
 # the system's TMPDIR, not tmp_path: fleet_throughput's files must be reachable by another user
 # (PostgreSQL's; it removes them), and chromium's socket path under an xdist worker's tmp_path
-# passes the 108 bytes of a Unix socket's name (html_report: "Chrome instance exited")
-SHARED_TMP = {"fleet_throughput", "html_report.py"}
+# passes the 108 bytes of a Unix socket's name (html_report, fleet_pages --browser: "Chrome instance exited")
+SHARED_TMP = {"fleet_throughput", "html_report.py", "fleet_pages.py"}
 # exit 1 is a missed target: their targets are for the full size
 TARGETS = {"overhead", "compare_1m", "wis_overhead"}
 

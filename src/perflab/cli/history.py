@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from perflab.cli.common import RATE, check_output, count, format_option, open_store, warn, write_output
+from perflab.model.errors import UsageError
 from perflab.model.limits import MAX_ID
 from perflab.model.methods import AUTO_METHOD, method_choices, method_help
 from perflab.model.verdicts import Verdict
@@ -47,14 +48,20 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, 
 @_selection
 @format_option(HISTORY_FORMATS)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
+@click.option("--samples", type=click.Choice(["budget", "all"]), default="budget", show_default=True,
+              help="html: 'all' draws every sample, however many; 'budget' draws each commit's median and "
+                   "range instead when the page's samples are over its budget (the page says so).")
 @click.pass_context
-def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str, output: str | None) -> None:
+def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str, output: str | None,
+            samples: str) -> None:
     """A metric's series in commit order (first-parent of the runs' --repo), with change points.
 
     \b
       perflab history --metric per_thread_ops --filter test=poll2
     """
     layout = HISTORY_FORMATS[fmt]
+    if samples == "all" and not layout.linked:
+        raise UsageError(f"--samples all is for --format html (the page's sample dots), not --format {fmt}")
     if output:
         check_output(output)  # before any work
     found, reports = _build(ctx, metrics, filters, benchmarks, labels, method, reports=layout.linked)
@@ -63,7 +70,7 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
         from perflab.vcs import commit_subjects
         commits = [p.point.commit for s in found.series for p in s.points if p.point.commit]
         subjects = commit_subjects(found.repo, dict.fromkeys(commits))
-    text = layout.render(found, subjects, reports)
+    text = layout.render(found, subjects, reports, samples == "all")
     if output:
         write_output(output, text)
     else:

@@ -14,36 +14,41 @@ from perflab.model.output_formats import FormatRegistry, OutputFormat
 from perflab.model.report.history import ChangeList, History
 from perflab.render.history import changes_json, history_json, render_changes, render_history
 
-HistoryLayout = Callable[[History, Mapping[str, str], Mapping[str, str]], str]
+HistoryLayout = Callable[[History, Mapping[str, str], Mapping[str, str], bool], str]
 
 
 @dataclass(frozen=True, kw_only=True)
 class HistoryFormat(OutputFormat[HistoryLayout]):
-    """A layout of ``history``: ``render(history, subjects, reports)``, the last two (commit
-    -> subject, change id -> its 'report change' text) asked for only where ``linked``."""
+    """A layout of ``history``: ``render(history, subjects, reports, every_sample)``, the last
+    three (commit -> subject, change id -> its 'report change' text, every sample drawn however
+    many) asked for only where ``linked``."""
 
     linked: bool = False
 
 
-def _history_text(history: History, subjects: Mapping[str, str], reports: Mapping[str, str]) -> str:
+def _history_text(history: History, subjects: Mapping[str, str], reports: Mapping[str, str],
+                  every_sample: bool) -> str:
     return render_history(history)
 
 
-def _history_json(history: History, subjects: Mapping[str, str], reports: Mapping[str, str]) -> str:
+def _history_json(history: History, subjects: Mapping[str, str], reports: Mapping[str, str],
+                  every_sample: bool) -> str:
     return history_json(history)
 
 
-def _history_html(history: History, subjects: Mapping[str, str], reports: Mapping[str, str]) -> str:
+def _history_html(history: History, subjects: Mapping[str, str], reports: Mapping[str, str],
+                  every_sample: bool) -> str:
     from perflab.render.history_html import render_history_html
-    return render_history_html(history, subjects, reports=reports)
+    return render_history_html(history, subjects, reports=reports, every_sample=every_sample)
 
 
 HISTORY_FORMATS: FormatRegistry[HistoryFormat] = FormatRegistry(
     HistoryFormat(name="text", help="a sparkline and a table of commits per series, with change points",
                   render=_history_text),
     HistoryFormat(name="json", help="every point, segment and change, stable keys", render=_history_json),
-    HistoryFormat(name="html", help="every sample, segment centres and change points (a click on one shows its "
-                          "report), one self-contained page", render=_history_html, linked=True),
+    HistoryFormat(name="html", help="every sample (each commit's median and range past a budget of "
+                          "samples), segment centres and change points (a click on one shows its report), "
+                          "one self-contained page", render=_history_html, linked=True),
 )
 
 CHANGES_FORMATS: FormatRegistry[OutputFormat[Callable[[ChangeList], str]]] = FormatRegistry(

@@ -40,11 +40,18 @@ def format_number(value: float, digits: int = 4) -> str:
         return "-"
     if value == 0:
         return "0"
+    decimals = decimals_for(value, digits)
+    return f"{value:.{digits - 1}e}" if decimals is None else f"{value:.{decimals}f}"
+
+
+def decimals_for(value: float, digits: int = 4) -> int | None:
+    """The decimals `format_number` shows ``value`` (finite, not 0) with; None: it shows it in
+    scientific notation. Values near it (a commit's samples beside its median) shown with as
+    many read alike, for one logarithm."""
     magnitude = int(math.floor(math.log10(abs(value))))
-    decimals = max(0, digits - 1 - magnitude)
     if magnitude >= 9 or magnitude < -6:
-        return f"{value:.{digits - 1}e}"
-    return f"{value:.{decimals}f}"
+        return None
+    return max(0, digits - 1 - magnitude)
 
 
 def format_scaled(values: Sequence[float], unit: str, reference: float | None = None) -> tuple[list[str], str]:

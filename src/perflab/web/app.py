@@ -5,8 +5,9 @@ rerun, recent changes, the fleet's health, then the newest runs: web/front.py), 
 (filter by label, host, commit, date; paginated), one run, a comparison
 of any selection (the same page as ``compare --format html``), the history of a metric
 with its change points (the page of ``history --format html``; ``?format=text`` the
-text), the list of changes, one change's report (the text of ``perflab report change ID``,
-which a click on a change point of the history page opens), the fleet's jobs
+text; ``?samples=all`` every sample of a page over its budget, as ``--samples all``), the
+list of changes, one change's report (the text of ``perflab report change ID``, which a
+click on a change point of the history page opens), the fleet's jobs
 (``?state=running``), the alerts (filter by state; paginated) and one alert with its events
 and its report. Every page opens the store for the request only. The writes are an
 alert's triage (POST /alerts/ID: action, target, note, who), its rerun request (POST
@@ -69,6 +70,14 @@ def _matches(run: RunInfo, label: str, host: str, commit: str, since: float | No
     return ((not label or label in run.label) and (not host or host in run.host)
             and (not commit or (run.commit or "").startswith(commit) or commit in (run.commit_describe or ""))
             and (since is None or run.started_at >= since) and (until is None or run.started_at < until + 86400))
+
+
+def _every_sample(request: Request) -> bool:
+    """?samples=all: the history page draws every sample, over its budget too."""
+    asked = request.query_params.get("samples", "")
+    if asked not in ("", "budget", "all"):
+        raise BadRequest(f"bad samples {asked[:40]!r}: expected all (every sample, however many) or budget")
+    return asked == "all"
 
 
 def _paged(request: Request, items: list[Any], name: str) -> dict[str, Any]:
@@ -150,12 +159,15 @@ class _Dashboard:
             return build_history(s, filters=filters, labels=q.getlist("label"))
 
     def history(self, request: Request) -> HTMLResponse:
+        every = _every_sample(request)   # a bad one refused before the history is built
         found = self._history(request)
         if request.query_params.get("format") == "text":
             return page("text.html.j2", title="history", text=render_history(found), here="history")
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
-        return HTMLResponse(render_history_html(found, commit_subjects(found.repo, commits),
-                                                change_url="/changes/{id}", plotly_src=self.urls[FULL]))
+        return HTMLResponse(render_history_html(
+            found, commit_subjects(found.repo, commits), change_url="/changes/{id}", plotly_src=self.urls[FULL],
+            every_sample=every, every_sample_url="?" + urlencode(
+                [*((k, v) for k, v in request.query_params.multi_items() if k != "samples"), ("samples", "all")])))
 
     def changes(self, request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
