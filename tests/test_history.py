@@ -2,8 +2,9 @@
 
 The main fixture is a git repository whose commit "slow down the loop" raises a delay
 file from 10 ms to 200 ms (20x: on this VM a sleep wakes up to 10 ms late, and another
-load beside the suite made `sleep 0.010` read up to 38 ms and hid a 4x step); every commit is measured by a real ``perflab run --repo
---commit`` of ``sleep <delay at that commit>``, one old commit last in time, and a side
+load beside the suite made `sleep 0.010` read up to 38 ms and hid a 4x step); every commit
+is measured by a real ``perflab run --repo --commit`` of ``sleep <delay at that commit>``,
+one old commit last in time, and a side
 branch merged with --no-ff is measured too. Long series with gaps, several runs per
 commit and a failed run are written through the Store API the runner uses.
 """
