@@ -263,6 +263,9 @@ def main() -> int:
     parser.add_argument("--change", type=float, action="append",
                         help="factor of the power's change, repeatable (default 1.10)")
     args = parser.parse_args()
+    unreadable = [f for f in (args.data, args.default_from) if f is not None and not f.is_file()]
+    if unreadable and not (args.simulate and unreadable == [args.data]):
+        parser.error(f"no such file: {unreadable[0]}")
     if args.fit_default:
         fit_default(args.metric, args.data)
         return 0
