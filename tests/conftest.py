@@ -35,6 +35,7 @@ SESSION = pytest.StashKey[services.Session]()
 
 
 def pytest_configure(config) -> None:
+    _deliverable_interrupts()
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None:                 # pytest alone, or the xdist controller: it owns the servers
         config.stash[SESSION] = session = services.Session()
@@ -42,6 +43,16 @@ def pytest_configure(config) -> None:
         _compile_perflab()
     else:
         services.directory = Path(workerinput["perflab_services"])
+
+
+def _deliverable_interrupts() -> None:
+    """Ctrl-C and Ctrl-\\ reach the perflab processes the tests interrupt, however the suite
+    was started: a background job of a non-interactive shell starts with SIGINT and SIGQUIT
+    ignored, every child inherits that, and Python then installs no KeyboardInterrupt (a
+    SIGINT'd perflab ran on with its sample's program, whose load failed the tests after)."""
+    for number, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGQUIT, signal.SIG_DFL)):
+        if signal.getsignal(number) == signal.SIG_IGN:
+            signal.signal(number, handler)
 
 
 def _compile_perflab() -> None:

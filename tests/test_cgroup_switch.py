@@ -3,6 +3,7 @@ cgroups that are always removed (normal exit, INVALID, SIGKILL, interrupted perf
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import signal
@@ -54,7 +55,12 @@ def leftovers(root: str) -> list[str]:
 def no_leftovers(hierarchy):
     """After the test, every perflab cgroup is gone (the janitor may need a moment)."""
     yield hierarchy
-    assert wait_for(lambda: not leftovers(hierarchy), CLEANUP_WAIT_S), leftovers(hierarchy)
+    try:
+        assert wait_for(lambda: not leftovers(hierarchy), CLEANUP_WAIT_S), leftovers(hierarchy)
+    finally:   # a failure here must not leave its busy loops to load the tests after it
+        for path in leftovers(hierarchy):
+            with contextlib.suppress(OSError):
+                Path(path, "cgroup.kill").write_text("1")
 
 
 def run(tmp_path, sweep):
@@ -204,4 +210,9 @@ def test_interrupted_or_killed_perflab_leaves_no_cgroups(tmp_path, no_leftovers,
         assert wait_for(lambda: leftovers(no_leftovers), 30), "the sample never started"
     finally:
         perflab.send_signal(how)
-        perflab.wait(timeout=30)
+        try:
+            perflab.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            perflab.kill()
+            perflab.wait()
+            raise
