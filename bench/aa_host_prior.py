@@ -97,6 +97,26 @@ def load_runs(path: Path) -> dict[str, list[dict[str, np.ndarray]]]:
     return {b: [{k: np.array(v) for k, v in runs[i].items()} for i in sorted(runs)] for b, runs in rows.items()}
 
 
+def pairs_parser(description: str, data: Path) -> argparse.ArgumentParser:
+    """The options every script judging pairs of separate runs takes: --data (default
+    ``data``), --metric, --seed, --change."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--data", type=Path, default=data)
+    parser.add_argument("--metric", choices=sorted(KINDS), default="time")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--change", type=float, action="append",
+                        help="factor of the power's change, repeatable (1.10, 2.0)")
+    return parser
+
+
+def runs_or_exit(parser: argparse.ArgumentParser, path: Path) -> dict[str, list[dict[str, np.ndarray]]]:
+    """`load_runs` of ``path``, or the parser's one line and exit 2 when it cannot be read."""
+    try:
+        return load_runs(path)
+    except (OSError, KeyError, ValueError) as error:
+        parser.error(f"cannot read {path}: " + (f"no column {error}" if isinstance(error, KeyError) else str(error)))
+
+
 def noise_runs() -> dict[str, list[np.ndarray]]:
     """bench/data/noise*/NAME-a|b.csv: (session, benchmark) -> its two separate runs (one file
     each, about 4.5 minutes apart): replicates as perflab defines them (one host, kernel and
@@ -136,12 +156,12 @@ def kind_groups(data: dict[str, list[dict[str, np.ndarray]]], metric: str,
             for m in KINDS[metric][1] if m in runs[0]]
 
 
-def default_prior(metric: str, source: Path | None):
-    """The default prior of ``metric``'s kind: perflab's, or fitted flat on ``source`` (--default-from)."""
+def default_prior(metric: str, runs: dict[str, list[dict[str, np.ndarray]]] | None):
+    """The default prior of ``metric``'s kind: perflab's, or fitted flat on ``runs`` (--default-from's)."""
     from perflab.analysis.host_model import DEFAULT_PRIORS
-    if source is None:
+    if runs is None:
         return DEFAULT_PRIORS[KINDS[metric][0]].prior
-    return prior_of(kind_groups(load_runs(source), metric), trend=False)
+    return prior_of(kind_groups(runs, metric), trend=False)
 
 
 def loaded(run: dict[str, np.ndarray]) -> bool:
@@ -237,8 +257,9 @@ def per_benchmark(data: dict[str, list[dict[str, np.ndarray]]], metric: str) -> 
     return lines
 
 
-def fit_default(metric: str, data: Path) -> None:
-    """Print the default prior of ``metric``'s kind, fitted flat (see the module's --fit-default)."""
+def fit_default(metric: str, runs: dict[str, list[dict[str, np.ndarray]]] | None, data: Path) -> None:
+    """Print the default prior of ``metric``'s kind, fitted flat (see the module's --fit-default):
+    wall time's on bench/data/noise*, CPU time's on ``runs`` (those of file ``data``)."""
     kind = KINDS[metric][0]
     if kind == "wall time":
         # flat: a trend learned on one machine, carried to another, can understate a quiet
@@ -246,36 +267,30 @@ def fit_default(metric: str, data: Path) -> None:
         groups = [[run[:30] for run in runs] for runs in noise_runs().values()]
         where = "replicate pairs of bench/data/noise*"
     else:
-        groups = kind_groups(load_runs(data), metric)
+        groups = kind_groups(runs or {}, metric)
         where = f"replicate groups (user, system) of {shown(data)}"
     prior = prior_of(groups, trend=False)
     print(f"default {kind} prior from {len(groups)} {where}: s0 {prior.cov_pct:.2f}%, d0 {prior.d0:.4f}\n  {prior}")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "separate-runs" / "runs.csv")
-    parser.add_argument("--metric", choices=sorted(KINDS), default="time")
+    parser = pairs_parser(__doc__.splitlines()[0], ROOT / "bench" / "data" / "separate-runs" / "runs.csv")
     parser.add_argument("--default-from", type=Path, help="fit the 'nothing' design's default prior on this file")
-    parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--fit-default", action="store_true")
     parser.add_argument("--simulate", action="store_true", help="data drawn from the model, not --data (time only)")
-    parser.add_argument("--change", type=float, action="append",
-                        help="factor of the power's change, repeatable (default 1.10)")
     args = parser.parse_args()
-    unreadable = [f for f in (args.data, args.default_from) if f is not None and not f.is_file()]
-    if unreadable and not (args.simulate and unreadable == [args.data]):
-        parser.error(f"no such file: {unreadable[0]}")
     if args.fit_default:
-        fit_default(args.metric, args.data)
+        wall = KINDS[args.metric][0] == "wall time"   # fitted on bench/data/noise*, not --data
+        fit_default(args.metric, None if wall else runs_or_exit(parser, args.data), args.data)
         return 0
+    data = simulated(args.seed) if args.simulate else runs_or_exit(parser, args.data)
+    default_runs = runs_or_exit(parser, args.default_from) if args.default_from else None
     from aa_calibration import wilson
     metric = "time" if args.simulate else args.metric
-    data = simulated(args.seed) if args.simulate else load_runs(args.data)
     where = "simulated (s0 3%, d0 10, 2% inside a run)" if args.simulate else shown(args.data)
     print(f"{where}: {len(data)} benchmarks, {metric} ({KINDS[metric][0]}), every pair of separate runs")
     print("\n".join(per_benchmark(data, metric)))
-    default = default_prior(metric, args.default_from)
+    default = default_prior(metric, default_runs)
     source = shown(args.default_from) if args.default_from else "perflab's"
     print(f"default prior ({source}): s0 {default.cov_pct:.2f}%, d0 {default.d0:.2f}; leave-one-out host priors:")
     lobo = {name: prior_of(kind_groups(data, metric, name)) for name in data}

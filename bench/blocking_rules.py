@@ -21,7 +21,6 @@ Usage: bench/blocking_rules.py [--data FILE] [--metric time|user|system] [--seed
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -34,7 +33,7 @@ import numpy as np  # noqa: E402  (after the re-exec: the .venv has it)
 
 sys.path.insert(0, str(HERE))
 
-from aa_host_prior import FLOOR, ROOT, default_prior, kind_groups, load_runs, loaded, prior_of  # noqa: E402
+from aa_host_prior import FLOOR, ROOT, default_prior, kind_groups, loaded, pairs_parser, prior_of, runs_or_exit  # noqa: E402
 
 RULES = ("two-groups", "unstable-run", "coarse-resolution", "beyond-host-prior", "unequal-load")
 DESIGNS = ("host prior", "3 + prior")
@@ -113,16 +112,12 @@ def table(tally: dict, changes: list[float], wilson) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "separate-runs-quiet" / "runs.csv")
-    parser.add_argument("--metric", choices=("time", "user", "system"), default="time")
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--change", type=float, action="append", help="power's factor, repeatable (1.10, 2.0)")
+    parser = pairs_parser(__doc__.splitlines()[0], ROOT / "bench" / "data" / "separate-runs-quiet" / "runs.csv")
     parser.add_argument("--smoke", action="store_true", help="3 pairs of each benchmark (the suite's run)")
     args = parser.parse_args()
     from aa_calibration import wilson
     changes = args.change or [1.10, 2.0]
-    data = load_runs(args.data)
+    data = runs_or_exit(parser, args.data)
     default_prior(args.metric, None)   # the kind is known (fails early on a bad --metric)
     tally = evaluate(data, args.metric, changes, args.seed, 3 if args.smoke else None)
     print(f"{args.data.resolve().relative_to(ROOT)}: {len(data)} benchmarks, {args.metric}, "

@@ -30,7 +30,6 @@ Usage: bench/variance_rules.py [--data FILE] [--metric time|user|system] [--seed
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from collections.abc import Callable
@@ -46,7 +45,7 @@ import numpy as np  # noqa: E402  (after the re-exec: the .venv has it)
 
 sys.path.insert(0, str(HERE))
 
-from aa_host_prior import FLOOR, ROOT, kind_groups, load_runs, loaded, prior_of, shown  # noqa: E402
+from aa_host_prior import FLOOR, ROOT, kind_groups, loaded, pairs_parser, prior_of, runs_or_exit, shown  # noqa: E402
 
 CANDIDATES = ("perflab", "moderated", "robust", "two-sided", "lower", "d0 >= d", "narrower", "own")
 ALPHA = 0.05   # the checks' level: the row test's own
@@ -143,19 +142,10 @@ def evaluate(data: dict, metric: str, seed: int, changes: list[float]) -> dict[s
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data" / "separate-runs-quiet" / "runs.csv")
-    parser.add_argument("--metric", choices=("time", "user", "system"), default="time")
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--change", type=float, action="append", help="power's factor, repeatable (1.10, 2.0)")
+    parser = pairs_parser(__doc__.splitlines()[0], ROOT / "bench" / "data" / "separate-runs-quiet" / "runs.csv")
     args = parser.parse_args()
     from aa_calibration import wilson
-    try:
-        data = load_runs(args.data)
-    except (OSError, KeyError, ValueError) as error:
-        what = f"no column {error}" if isinstance(error, KeyError) else str(error)
-        print(f"variance_rules: cannot read {args.data}: {what}", file=sys.stderr)
-        return 2
+    data = runs_or_exit(parser, args.data)
     if any(prior_of(kind_groups(data, args.metric, name)) is None for name in data) or \
             any(len(runs) < 5 for runs in data.values()):
         print("variance_rules: every benchmark needs a leave-one-out host prior and 5 runs (a pair and 3 "
