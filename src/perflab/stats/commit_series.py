@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from perflab.model.report.bisect import MATERIAL_SHARE
+from perflab.stats.resolution import at_floor
 
 #: A commit is between two levels when it is beyond this many of the commits' robust noise
 #: sds from both: the one-sided normal 0.1% point, so a commit at one of the levels is taken
@@ -308,7 +309,7 @@ def changes(x: NDArray[np.float64], *, found: list[int] | None = None,
         rate = rate or FALSE_RATE_PER_1000
         found = [f.index for f in search(z, rate=rate, transients=False)]
         found = more_steps(z, found, -math.expm1(-rate * z.size / 1000.0))
-    cuts = placed(z, found)
+    cuts = _between_levels(x, placed(z, found))
     if not cuts:
         return []
     margin = BETWEEN_Z * noise_sd(z)
@@ -327,19 +328,18 @@ def changes(x: NDArray[np.float64], *, found: list[int] | None = None,
             if not parts:
                 first = last = at
         out.append(CommitChange(first, commit_p(x[lo:first], x[last:hi]), parts))
-    return _between_levels(x, out)
+    return out
 
 
-def _between_levels(x: NDArray[np.float64], found: list[CommitChange]) -> list[CommitChange]:
-    """``found`` without the changes a side of which is at the metric's resolution
-    (`resolution.at_floor`), each side read between the changes kept."""
-    from perflab.stats.resolution import at_floor
-    kept = list(found)
+def _between_levels(x: NDArray[np.float64], cuts: list[int]) -> list[int]:
+    """``cuts`` without those a side of which is at the metric's resolution
+    (`resolution.at_floor`), each side read between the cuts kept."""
+    kept = list(cuts)
     while True:
-        for j, c in enumerate(kept):
-            lo = kept[j - 1].last if j else 0
-            hi = kept[j + 1].index if j + 1 < len(kept) else x.size
-            if at_floor(x[lo:c.index]) or at_floor(x[c.last:hi]):
+        for j, at in enumerate(kept):
+            lo = kept[j - 1] if j else 0
+            hi = kept[j + 1] if j + 1 < len(kept) else x.size
+            if at_floor(x[lo:at]) or at_floor(x[at:hi]):
                 del kept[j]
                 break
         else:

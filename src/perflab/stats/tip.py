@@ -48,6 +48,8 @@ from functools import lru_cache, partial
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from perflab.stats.resolution import at_floor
+
 #: Expected false alerts per 1,000 looks (new commits) on change-free normal noise:
 #: half the target of at most 1 per 1,000 on real recordings, the other half left for
 #: the tails and memory of real noise, which the normal model does not hold.
@@ -199,7 +201,6 @@ def look(values: ArrayLike, *, since: int = 0, false_rate: float = FALSE_RATE_PE
 def _at_resolution(found: TipFinding, x: NDArray[np.float64], since: int) -> TipFinding:
     """``found``, or undecided when its history or its new commits hold an exact zero: the
     metric at its resolution (`resolution.at_floor`), no level to step from or to."""
-    from perflab.stats.resolution import at_floor
     if found.status in (SUSPECT, CONFIRMED) and (at_floor(x[since:found.start]) or at_floor(x[found.start:])):
         return _undecided("values of 0: the metric is at its resolution", found.history)
     return found
