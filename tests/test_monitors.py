@@ -7,7 +7,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from perflab.execute import monitors, perf_profile
@@ -280,14 +279,12 @@ def test_an_event_perf_rejects_is_one_warning_and_the_benchmark_still_counts(sql
 
 
 def _outside_cpu_share(sqlite_db: str) -> float:
-    """The share of the machine's CPUs another load took during run 1 (its samples' PSI-based
-    outside figures, as `show` reads them); 0 where not recorded."""
+    """The share of the machine's CPUs another load took during run 1, as `show` reads it
+    (analysis.contention); 0 where not recorded."""
+    from perflab.analysis.contention import outside_loads
     with Store(sqlite_db) as store:
-        rows = store.samples.rows(1)
-    total = {m: float(np.nansum(rows.value[[i for i, x in enumerate(rows.metric) if x == m]]))
-             for m in ("outside.cpu_us", "outside.window_us")}
-    window = total["outside.window_us"] * len(os.sched_getaffinity(0))
-    return total["outside.cpu_us"] / window if window > 0 else 0.0
+        found = outside_loads(store, [store.runs.resolve("1")])
+    return found[0].cpu if found else 0.0
 
 
 def _profile(sqlite_db: str, repetition: int = 0) -> dict[str, tuple[float, float]]:
