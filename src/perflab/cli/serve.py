@@ -35,6 +35,7 @@ def serve(ctx: click.Context, host: str, port: int, token: str | None, commit_ur
 
     from perflab.web.app import create_app
     from perflab.web.commits import check_url_template
+    from perflab.web.pages import server_collector
 
     if token is not None and len(token) < 8:
         raise UsageError("--token must be at least 8 characters: it is the only guard of alert triage")
@@ -52,7 +53,9 @@ def serve(ctx: click.Context, host: str, port: int, token: str | None, commit_ur
     if not address.is_loopback:
         warn(f"{host} is reachable from other machines: the dashboard has no login, anyone there reads the store")
     click.echo(f"perflab: serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    uvicorn.run(create_app(db, token=token, commit_url=commit_url), host=host, port=port, log_level="warning")
+    app = create_app(db, token=token, commit_url=commit_url)
+    server_collector()   # after create_app's imports, which it freezes out of every collection
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
