@@ -139,3 +139,22 @@ def test_a_change_spread_over_30_commits_is_found(tmp_path):
     assert all(10 <= c["index"] <= 40 and c["kind"] == "improvement" for c in series["changes"])
     assert sum(c["change_pct"] for c in series["changes"]) > 10
     assert points and all(10 <= p["index"] <= 40 for p in points)
+
+
+def test_a_tip_level_after_a_change_ends_the_changes_level_line(tmp_path):
+    """1.0 for 30 commits, 1.2 for 27 (a change), 1.5 for the newest 3 (the tip detector's):
+    the chart's centre lines are three levels side by side, the middle one ending where the
+    tip's begins (it was drawn to the end, over the new level, at the mean of both)."""
+    rng = np.random.default_rng(57)
+    medians = np.r_[np.full(30, 1.0), np.full(27, 1.2), np.full(3, 1.5)] * (1 + 0.005 * rng.standard_normal(60))
+    series, _, _ = recorded(tmp_path, samples_of(list(medians), rng, sd=0.001))
+    assert [c["index"] for c in series["changes"]] == [30] and series["tip"]["index"] == 57, series
+    page = tmp_path / "h.html"
+    run_cli("history", "--format", "html", "-o", str(page), db=str(tmp_path / "perflab.db"), check=True)
+    figure = json.loads(re.search(r'<script type="application/json"[^>]*>(.*?)</script>', page.read_text(),
+                                  re.S).group(1))
+    (centre,) = [t for t in figure["data"] if t["name"] == "segment centre"]
+    lines = [(x, y) for x, y in zip(centre["x"], centre["y"]) if y is not None]
+    spans = [(lines[i][0], lines[i + 1][0], lines[i][1]) for i in range(0, len(lines), 2)]
+    assert [(round(a), round(b)) for a, b, _ in spans] == [(0, 29), (30, 56), (57, 59)], spans
+    assert [y for _, _, y in spans] == pytest.approx([1.0, 1.2, 1.5], rel=0.02)

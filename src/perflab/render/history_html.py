@@ -42,7 +42,10 @@ def _segments(series: Series) -> list[Segment]:
     changes = drawn(series)
     if not changes:
         return []
-    return [changes[0].before, *(c.after for c in changes)]
+    segments = [changes[0].before, *(c.after for c in changes)]
+    if series.tip is not None:   # the last change's level ends where the tip's begins
+        segments[-2] = series.tip.before
+    return segments
 
 
 def _centre_lines(segments: list[Segment], unit: str) -> dict[int, str]:
