@@ -144,7 +144,8 @@ def test_a_change_spread_over_30_commits_is_found(tmp_path):
 def test_a_tip_level_after_a_change_ends_the_changes_level_line(tmp_path):
     """1.0 for 30 commits, 1.2 for 27 (a change), 1.5 for the newest 3 (the tip detector's):
     the chart's centre lines are three levels side by side, the middle one ending where the
-    tip's begins (it was drawn to the end, over the new level, at the mean of both)."""
+    tip's begins (analysis.levels bounds a change by the tip's finding; a chart drawn from
+    unbounded changes would draw it to the end, over the new level, at the mean of both)."""
     rng = np.random.default_rng(57)
     medians = np.r_[np.full(30, 1.0), np.full(27, 1.2), np.full(3, 1.5)] * (1 + 0.005 * rng.standard_normal(60))
     series, _, _ = recorded(tmp_path, samples_of(list(medians), rng, sd=0.001))

@@ -42,10 +42,7 @@ def _segments(series: Series) -> list[Segment]:
     changes = drawn(series)
     if not changes:
         return []
-    segments = [changes[0].before, *(c.after for c in changes)]
-    if series.tip is not None:   # the last change's level ends where the tip's begins
-        segments[-2] = series.tip.before
-    return segments
+    return [changes[0].before, *(c.after for c in changes)]
 
 
 def _centre_lines(segments: list[Segment], unit: str) -> dict[int, str]:
