@@ -140,8 +140,10 @@ def test_the_dashboard_draws_the_cli_page_and_links_to_every_sample(fleet):
             assert counted["samples"] == SAMPLES and counted["median per commit"] == COMMITS * HOSTS
             assert driver.find_elements("css selector", "p.drawn") == []
             assert console_errors(driver) == []
-        try:
-            urllib.request.urlopen(url + "/history?metric=m0&samples=some", timeout=60)
-            raise AssertionError("?samples=some was not refused")
-        except urllib.error.HTTPError as refused:
-            assert refused.code == 400 and "bad samples" in refused.read().decode()
+        for query, said in (("samples=some", "bad samples"), ("samples=x&samples=all", "bad samples"),
+                            ("samples=all&format=text", "the text page has no sample dots")):
+            try:
+                urllib.request.urlopen(url + "/history?metric=m0&" + query, timeout=60)
+                raise AssertionError(f"?{query} was not refused")
+            except urllib.error.HTTPError as refused:
+                assert refused.code == 400 and said in refused.read().decode(), query

@@ -55,8 +55,6 @@ def interleaved(plans: list[RunPlan]) -> bool:
 
 def plan_run(workload: Workload, sweep: dict[str, list[Any]], options: RunOptions) -> RunPlan:
     """Check everything the user gave, without touching the database."""
-    if options.warmup < 0:
-        raise UsageError(f"--warmup cannot be negative, got {options.warmup}")
     if options.timeout is not None and not (0 < options.timeout < math.inf):  # NaN fails too
         raise UsageError(f"--timeout must be positive and finite, got {options.timeout}")
     if options.cpus:

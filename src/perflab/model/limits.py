@@ -80,8 +80,8 @@ def check_repetitions(value: object) -> int:
 def parse_repetitions(text: str) -> int:
     """-n/--runs as typed: what int() reads ("+3", "1_000"), then check_repetitions."""
     text = text.strip()
-    if text.isascii() and text.isdigit() and len(text) > _ID_DIGITS:
-        raise _bad_repetitions(shorten(text))   # out of range, not through int() (4,300-digit limit)
+    if text.isascii() and text.isdigit() and len(text) > len(str(MAX_REPETITIONS)):
+        raise _bad_repetitions(shorten(text))   # a number, out of range: int() refuses past 4,300 digits
     try:
         number = int(text)
     except ValueError:

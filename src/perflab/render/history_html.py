@@ -134,7 +134,7 @@ def _range_traces(series: Series, subjects: Mapping[str, str], unit: str,
         down.append(None if extent is None else p.summary.median - extent[0])
         hover.append(_hover(p, subjects, unit, centre_line.get(i), heads,
                             None if extent is None else _numbers(p, *extent, unit)))
-    kind = "scattergl" if sum(p.summary.n for p in series.points) > SAMPLES_WEBGL else "scatter"  # as the dots'
+    kind = "scattergl" if len(series.points) > SAMPLES_WEBGL else "scatter"  # by the marks it draws
     return [{"type": kind, "mode": "lines+markers", "name": "median and range per commit",
              "x": list(range(len(series.points))), "y": my, "text": hover, "hovertemplate": "%{text}<extra></extra>",
              "error_y": {"type": "data", "symmetric": False, "array": up, "arrayminus": down,

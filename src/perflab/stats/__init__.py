@@ -135,7 +135,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ChangePoint", "Difference", "FdrResult", "Interval", "RuleResult",
     "StatWarning",
-    "Summary", "WelchResult", "amean", "benjamini_hochberg", "best_mean", "binseg",
+    "Summary", "WelchResult", "amean", "benjamini_hochberg", "best_mean",
     "bimodality_ratio", "bootstrap_ratio_ci", "centre", "check_bimodal", "check_cov",
     "check_outliers", "check_sample_size", "check_spread", "check_trend", "clean", "compare",
     "cov", "decide", "detect", "gmean", "hmean", "lkp_range_rule", "mann_kendall", "mann_whitney",

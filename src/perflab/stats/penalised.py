@@ -3,7 +3,7 @@
 The cost is the residual sum of squares plus β per change, β an information criterion
 times the robust noise variance (`robust_noise_sd`). `pelt_cuts` is exact (Killick et al.
 2012); `binseg_cuts` minimises the same objective over seeded candidates (Kovács et al.
-2023). `stats.changepoints.pelt` / `binseg` are the callers' entries.
+2023). `stats.detectors.pelt` / `binseg` are the callers' entries.
 """
 
 from __future__ import annotations

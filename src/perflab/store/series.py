@@ -19,7 +19,7 @@ from perflab.store.connection import RUNS_BY_ID, StoreConnection
 from perflab.store.samples import decode_params
 from perflab.store.schema import points, runs, samples, series
 
-_SEAL_BATCH = 10_000      # sample rows read at once when sealing a run
+_SEAL_BATCH = 10_000      # rows read at once in a pass: samples when sealing a run, series blobs
 CHUNKED_RUNS = 20 * RUNS_BY_ID   # up to this many runs are read by their key, not by a pass over the store
 
 

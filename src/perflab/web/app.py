@@ -73,11 +73,16 @@ def _matches(run: RunInfo, label: str, host: str, commit: str, since: float | No
 
 
 def _every_sample(request: Request) -> bool:
-    """?samples=all: the history page draws every sample, over its budget too."""
-    asked = request.query_params.get("samples", "")
-    if asked not in ("", "budget", "all"):
-        raise BadRequest(f"bad samples {asked[:40]!r}: expected all (every sample, however many) or budget")
-    return asked == "all"
+    """?samples=all: the history page draws every sample, over its budget too (its chart
+    only: refused with ?format=text, as `history --samples all` is with text)."""
+    given = set(request.query_params.getlist("samples")) - {""}
+    bad = sorted(given - {"budget", "all"})
+    if bad or len(given) > 1:
+        shown = bad[0] if bad else " and ".join(sorted(given))
+        raise BadRequest(f"bad samples {shown[:40]!r}: expected all (every sample, however many) or budget")
+    if given == {"all"} and request.query_params.get("format") == "text":
+        raise BadRequest("samples=all is for the chart: the text page has no sample dots")
+    return given == {"all"}
 
 
 def _paged(request: Request, items: list[Any], name: str) -> dict[str, Any]:
