@@ -16,6 +16,7 @@ noise floor, where regressions start being called):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from perflab.analysis.compare import regressions
@@ -48,7 +49,7 @@ def gate(report: CompareReport, threshold_pct: float) -> GateResult:
         limit = max(threshold_pct, 100.0 * change.noise_floor)
         if not _cleared(change, limit, report.q):
             undecided.append(Open(f"{row.title} ({report.labels[index + 1]})", change.pct,
-                                  _missing(row, index, change, limit)))
+                                  _missing(row, index, change, limit, report.q)))
     return GateResult(failed, undecided, sum(1 for _ in report.changes()))
 
 
@@ -61,20 +62,25 @@ def _cleared(change: Change, limit_pct: float, q: float) -> bool:
         change.ci.low - change.unsettled > -limit_pct
 
 
-def _missing(row: Row, index: int, change: Change, limit_pct: float) -> str:
+def _missing(row: Row, index: int, change: Change, limit_pct: float, q: float) -> str:
     """What would decide the row: why its data could not be judged, the next step a row of
     separate runs names, or what its interval leaves open."""
     said = [w.message.removeprefix("undecided: ") for w in row.cells[index].warnings if w.kind == RUNS_TO_DECIDE]
     if change.blocked:
         return change.blocked + (f"; {said[0]}" if said else "")
-    if change.ci.known and change.ci.low > -limit_pct:   # its interval clears it; its runs' drift or split not
+    clears = change.ci.known and change.ci.low > -limit_pct
+    if clears and change.min_p < q and change.unsettled > 0:   # the interval clears it; its runs' drift or split not
+        moved = f"{change.unsettled:.2g}%" if math.isfinite(change.unsettled) else "unmeasured shift"
         return (f"its {100 * change.ci.confidence:g}% interval [{change.ci.low:+.2f}%, {change.ci.high:+.2f}%] "
-                f"moved by the {change.unsettled:.2g}% its runs' drift or two groups could make does not rule out "
+                f"moved by the {moved} its runs' drift or two groups could make does not rule out "
                 f"a regression of {limit_pct:g}%: record both sides again, interleaved in one run "
                 "(perflab run 'A' 'B')")
     if said:
         return said[0]
     if not change.ci.known:
         return "no confidence interval (too few samples, or values <= 0): record more samples"
+    if clears:
+        return (f"its test cannot reach the level with these samples (its smallest p is {change.min_p:.2g}, "
+                f"above {q:g}): record more samples of both sides")
     return (f"its {100 * change.ci.confidence:g}% interval [{change.ci.low:+.2f}%, {change.ci.high:+.2f}%] "
             f"does not rule out a regression of {limit_pct:g}%: record more samples of both sides")
