@@ -98,3 +98,12 @@ def test_the_first_carrier_and_spread():
     undecided = (_share(9, 0.25, 0.15), _share(10, 0.3, 0.15))
     assert first_carrier(undecided) == undecided[0] and spread(undecided)
     assert carriers_text(undecided).startswith("no commit is shown to carry a fifth")
+
+
+def test_a_change_spread_thin_is_not_told_as_one_commit():
+    """Six commits of a sixth each, each shown under a fifth: no commit carries a material
+    part, and the change is gradual, not "in one commit"; one commit of 90% is one commit."""
+    thin = tuple(_share(i, 1 / 6, 0.01) for i in range(6))
+    assert all(below_material(s) for s in thin) and first_carrier(thin) is None
+    assert spread(thin)
+    assert not spread((_share(0, 0.9, 0.02), *(_share(i, 0.02, 0.01) for i in range(1, 6))))

@@ -119,8 +119,9 @@ def first_carrier(gradual: tuple[Share, ...]) -> Share | None:
 
 
 def spread(gradual: tuple[Share, ...]) -> bool:
-    """Two or more commits may carry a material part (their shares are not shown under a fifth)."""
-    return sum(not below_material(s) for s in gradual) >= 2
+    """Not one commit: two or more may carry a material part (their shares not shown under
+    a fifth), or none may (a change spread thin over many commits)."""
+    return sum(not below_material(s) for s in gradual) != 1
 
 
 def carriers_text(gradual: tuple[Share, ...]) -> str:
