@@ -104,17 +104,31 @@ def pairs_parser(description: str, data: Path) -> argparse.ArgumentParser:
     parser.add_argument("--data", type=Path, default=data)
     parser.add_argument("--metric", choices=sorted(KINDS), default="time")
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--change", type=float, action="append",
+    parser.add_argument("--change", type=factor, action="append",
                         help="factor of the power's change, repeatable (1.10, 2.0)")
     return parser
+
+
+def factor(text: str) -> float:
+    """A power's factor (argparse type): a finite number above 0 (1.10 = +10%)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError(f"a factor above 0 (1.10 = +10%), got {text!r}")
+    return value
 
 
 def runs_or_exit(parser: argparse.ArgumentParser, path: Path) -> dict[str, list[dict[str, np.ndarray]]]:
     """`load_runs` of ``path``, or the parser's one line and exit 2 when it cannot be read."""
     try:
-        return load_runs(path)
+        runs = load_runs(path)
     except (OSError, KeyError, ValueError) as error:
         parser.error(f"cannot read {path}: " + (f"no column {error}" if isinstance(error, KeyError) else str(error)))
+    if not runs:
+        parser.error(f"no runs in {path}")
+    return runs
 
 
 def noise_runs() -> dict[str, list[np.ndarray]]:

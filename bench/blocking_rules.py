@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402  (after the re-exec: the .venv has it)
 
 sys.path.insert(0, str(HERE))
 
-from aa_host_prior import FLOOR, ROOT, default_prior, kind_groups, loaded, pairs_parser, prior_of, runs_or_exit  # noqa: E402
+from aa_host_prior import FLOOR, ROOT, default_prior, kind_groups, loaded, pairs_parser, prior_of, runs_or_exit, shown  # noqa: E402
 
 RULES = ("two-groups", "unstable-run", "coarse-resolution", "beyond-host-prior", "unequal-load")
 DESIGNS = ("host prior", "3 + prior")
@@ -120,7 +120,7 @@ def main() -> int:
     data = runs_or_exit(parser, args.data)
     default_prior(args.metric, None)   # the kind is known (fails early on a bad --metric)
     tally = evaluate(data, args.metric, changes, args.seed, 3 if args.smoke else None)
-    print(f"{args.data.resolve().relative_to(ROOT)}: {len(data)} benchmarks, {args.metric}, "
+    print(f"{shown(args.data)}: {len(data)} benchmarks, {args.metric}, "
           f"{tally[('3 + prior', 'every rule', 'aa')][1]} pairs a design; Wilson 95% intervals")
     print("\n".join(table(tally, changes, wilson)))
     return 0

@@ -58,12 +58,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--src", default=str(ROOT / "src"), help="the perflab source tree to measure")
     args = parser.parse_args()
+    if not Path(args.src, "perflab").is_dir():
+        parser.error(f"--src {args.src}: no perflab package there")
     sys.path.insert(0, args.src)
+    import perflab
     from perflab.stats.changepoints import detect
     rng = np.random.default_rng(args.seed)
     step = [1.0] * 10 + [4.0] * 6
     excursion = [1.0] * 10 + [2.8] * 6 + [1.0] * 8
-    print(f"source: {Path(args.src).resolve()}; {args.series} series a row; share missed at noise sd "
+    print(f"source: {Path(perflab.__file__).parent}; {args.series} series a row; share missed at noise sd "
           + ", ".join(f"{sd:.0%}" for sd in NOISE))
     rows: list[tuple[str, list[float], str | int, set[int]]] = [
         ("step, no stray", step, 0, {10}), ("step, stray before", step, "before", {10}),

@@ -43,6 +43,7 @@ from project_venv import in_project_venv  # noqa: E402
 in_project_venv(__file__)
 sys.path.insert(0, str(ROOT / "bench"))
 
+from commit_excursions import positive  # noqa: E402
 from fleet_scale import first_alert, get, serve  # noqa: E402
 from html_report import cpu_seconds, time_in_chromium  # noqa: E402
 
@@ -103,13 +104,15 @@ def main() -> None:
     parser.add_argument("--db")
     parser.add_argument("--against", action="append", default=[], metavar="LABEL=SRC=DB")
     parser.add_argument("--alert", type=int)
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--commits", type=int, default=60)
-    parser.add_argument("--hosts", type=int, default=1)
-    parser.add_argument("--benchmarks", type=int, default=3)
+    parser.add_argument("--repeat", type=positive, default=7)
+    parser.add_argument("--commits", type=positive, default=60)
+    parser.add_argument("--hosts", type=positive, default=1)
+    parser.add_argument("--benchmarks", type=positive, default=3)
     parser.add_argument("--browser", action="store_true",
                         help="also draw this perflab's history pages in headless chromium (tests/browser.py)")
     args = parser.parse_args()
+    if any(spec.count("=") < 2 for spec in args.against):
+        parser.error("--against wants LABEL=SRC=DB")
     work = Path(tempfile.mkdtemp(prefix="perflab-pages-"))
     processes = []
     try:
@@ -120,7 +123,10 @@ def main() -> None:
             trees[label] = (src, other)
         servers: dict[str, tuple[str, int]] = {}
         for label, (src, store) in trees.items():
-            process, url = serve(store, env={**os.environ, "PYTHONPATH": src})
+            try:
+                process, url = serve(store, env={**os.environ, "PYTHONPATH": src})
+            except RuntimeError as error:
+                parser.error(f"{label}: {error}")
             processes.append(process)
             servers[label] = (url, process.pid)
         alert = args.alert or first_alert(db)

@@ -75,6 +75,9 @@ def serve(db: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen,
         except urllib.error.HTTPError:
             return process, url   # it answers (404)
         except (urllib.error.URLError, ConnectionError):
+            if process.poll() is not None:
+                raise RuntimeError(f"perflab --db {db} serve exited ({process.returncode}): run it to see why") \
+                    from None
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("perflab serve did not start")

@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from commit_excursions import positive
 
 ROOT = Path(__file__).resolve().parent.parent
 NOISE = ROOT / "bench" / "data" / "noise-idle"
@@ -94,8 +95,8 @@ def explain(bisection, result, shares: np.ndarray, named: set[int]) -> None:
 
 
 def one_bisect(noise: np.ndarray, rng: np.random.Generator, seed: int,
-               show: bool = False) -> tuple[set[int], np.ndarray, int, bool, bool]:
-    """(the commit indices the answer names, each commit's true share, runs, decided, told gradual)."""
+               show: bool = False) -> tuple[set[int], np.ndarray, int, bool]:
+    """(the commit indices the answer names, each commit's true share, runs, told gradual)."""
     from perflab.analysis.bisect import BisectOptions, _Bisection
     from perflab.analysis.bisect_graph import Graph
     from perflab.vcs import GraphCommit
@@ -124,7 +125,7 @@ def one_bisect(noise: np.ndarray, rng: np.random.Generator, seed: int,
         named = {result.first_bad.index} if result.first_bad is not None else set()
     if show:
         explain(bisection, result, shares, named)
-    return named, shares, bench.runs, result.first_bad is not None, bool(gradual)
+    return named, shares, bench.runs, bool(gradual)
 
 
 def bisect_figures(noises: list[np.ndarray], trials: int, rng: np.random.Generator,
@@ -133,7 +134,7 @@ def bisect_figures(noises: list[np.ndarray], trials: int, rng: np.random.Generat
     runs = []
     for trial in range(trials):
         noise = noises[trial % len(noises)]
-        named, shares, spent, decided, gradual = one_bisect(noise, rng, trial, show)
+        named, shares, spent, gradual = one_bisect(noise, rng, trial, show)
         runs.append(spent)
         undecided += not named   # undecided, or spread with no share shown material
         small += any(shares[i] < SMALL for i in named)
@@ -180,11 +181,13 @@ def history_figures(noises: list[np.ndarray], trials: int, rng: np.random.Genera
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--trials", type=positive, default=200)
     parser.add_argument("--seed", type=int, default=38)
     parser.add_argument("--explain", action="store_true", help="print each bisect trial's shares and probes")
     parser.add_argument("--src", default=str(ROOT / "src"), help="the perflab source tree to measure")
     args = parser.parse_args()
+    if not Path(args.src, "perflab").is_dir():
+        parser.error(f"--src {args.src}: no perflab package there")
     sys.path.insert(0, args.src)
     noises = recordings()
     import perflab

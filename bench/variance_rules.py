@@ -108,7 +108,7 @@ def evaluate(data: dict, metric: str, seed: int, changes: list[float]) -> dict[s
 
     common = {"direction": Direction.LOWER, "mean_kind": MeanKind.ARITHMETIC, "noise_floor": FLOOR,
               "separate_runs": True}
-    rng, further = np.random.default_rng(seed), np.random.default_rng(seed + 1)   # aa_host_prior's draws
+    rng = np.random.default_rng(seed)   # aa_host_prior's draws of the 3 replicates
     counts = {c: {f: [0, 0] for f in [1.0, *changes]} for c in (*CANDIDATES, "oracle")}
     perflabs = S.choose
     for name, runs in data.items():
@@ -120,7 +120,6 @@ def evaluate(data: dict, metric: str, seed: int, changes: list[float]) -> dict[s
             for j in range(i + 1, len(runs)):
                 rest = [k for k in range(len(runs)) if k not in (i, j)]
                 chosen = list(rng.choice(rest, size=3, replace=False))
-                further.permutation([k for k in rest if k not in chosen])
                 known = RunToRun(prior, False, len(data) - 1, spread([runs[k][metric] for k in chosen]), 3,
                                  (loaded(runs[i]), loaded(runs[j])))
                 for factor in counts["oracle"]:

@@ -105,7 +105,7 @@ SMOKE: dict[str, tuple[Args, ...]] = {
     "fleet_throughput": (["--jobs", "2", "--workers", "1", "--peer-runs", "1"],),
     "fuzz_inputs": (["--count", "5"],),
     "fuzz_readers.py": (["--inputs", "5", "--cli", "2"],),
-    "gradual_changes.py": (["--trials", "3"],),
+    "gradual_changes.py": (["--trials", "3", "--explain"],),
     "html_report.py": (["--benchmarks", "1", "--sides", "2", "--samples", "10", "--commits", "10", "--repeat", "1"],),
     "import_2m": (["--samples", "1000", "--run-samples", "100"],),
     "label_regimes.py": (["--sets", "noise"],),
