@@ -58,8 +58,7 @@ def _cleared(change: Change, limit_pct: float, q: float) -> bool:
     if change.verdict in (Verdict.NO_CHANGE, Verdict.IMPROVEMENT, Verdict.REGRESSION):
         return change.verdict is not Verdict.REGRESSION or -change.pct >= limit_pct or (
             change.ci.known and change.ci.low - change.unsettled > -limit_pct)
-    return not change.blocked and change.min_p < q and change.ci.known and \
-        change.ci.low - change.unsettled > -limit_pct
+    return change.rules_out(limit_pct, q)
 
 
 def _missing(row: Row, index: int, change: Change, limit_pct: float, q: float) -> str:

@@ -84,6 +84,8 @@ def _missing(row: Row, change: Change, limit_pct: float, default_limit: bool) ->
     refused = [w.message for w in row.cells[0].warnings if w.kind in REFUSALS]
     if refused:   # separate runs the host's prior does not stand for: say why, not the interval
         return refused[0]
+    if change.blocked:   # the data cannot carry a mark, whatever its interval says
+        return change.blocked
     n_base = row.base.n if row.base else 0
     n_new = row.cells[0].side.n if row.cells[0].side else 0
     if change.min_p >= Q:

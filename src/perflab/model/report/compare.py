@@ -124,6 +124,12 @@ class Change:
     def significant(self) -> bool:
         return self.verdict.significant
 
+    def rules_out(self, limit_pct: float, q: float) -> bool:
+        """The row shows no regression of ``limit_pct`` % or more: its data carry a mark, its
+        test can reach level ``q``, and its interval, moved by what its runs' drift or two
+        groups could make, clears the limit (what `gate` and `verdict` pass)."""
+        return not self.blocked and self.min_p < q and self.ci.known and self.ci.low - self.unsettled > -limit_pct
+
     def stat_change(self, key: str, pct: int = 0) -> float:
         if key == "mean":
             return self.pct
