@@ -96,7 +96,7 @@ def commit_lines(repo: str | None, shas: Iterable[str]) -> dict[str, tuple[str, 
     wanted = sorted(set(shas))
     if not repo or not wanted or not Path(repo).is_dir():
         return {}
-    known = {sha: line for sha in wanted if (line := _LINES.get(sha)) is not None}  # another thread may clear it
+    known = {sha: kept for sha in wanted if (kept := _LINES.get(sha)) is not None}  # another thread may clear it
     asked = [sha for sha in wanted if sha not in known]
     if not asked:
         return known
