@@ -10,8 +10,12 @@ server restarted first (its shared buffers empty). The OS page cache is not drop
 shared machine: that would slow everyone), so a cold read hits memory, not the disk.
 The PostgreSQL server runs with fsync off (-F), as the tests' does.
 
+With --keep (and --dir), the stores stay in DIR (PostgreSQL's data in DIR/pg, stopped) with
+the generator's counts beside them, and a later run with the same --dir times them again
+without generating (a 10^8-sample store takes most of an hour to make).
+
 Usage: bench/fleet_scale.py [--backends postgresql,sqlite] [--commits 5000] [--hosts 4]
-       [--benchmarks 20] [--repeat 3] [--dir DIR]
+       [--benchmarks 20] [--repetitions 5] [--repeat 3] [--dir DIR [--keep]]
 Prints one JSON line per backend: the generator's counts and sizes, then the timings.
 """
 
@@ -129,30 +133,38 @@ def time_store(db: str, args, restart: Callable[[], None]) -> dict[str, object]:
     return timings
 
 
-def generate(db: str, repo: Path, args) -> dict[str, object]:
+def generate(db: str, repo: Path, args, record: Path) -> dict[str, object]:
+    """The generator's counts: read from ``record`` when --keep kept a store made before."""
+    if args.keep and record.exists():
+        made = json.loads(record.read_text())
+        print(f"  kept from an earlier run: {json.dumps(made)}", file=sys.stderr, flush=True)
+        return made
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_generate.py"), "--db", db, "--repo", str(repo),
                           "--commits", str(args.commits), "--hosts", str(args.hosts),
-                          "--benchmarks", str(args.benchmarks)], check=True, stdout=subprocess.PIPE, text=True)
+                          "--benchmarks", str(args.benchmarks), "--repetitions", str(args.repetitions)],
+                         check=True, stdout=subprocess.PIPE, text=True)
     made = json.loads(out.stdout.strip().splitlines()[-1])
     print(f"  generated: {json.dumps(made)}", file=sys.stderr, flush=True)
+    if args.keep:
+        record.write_text(json.dumps(made))
     return made
 
 
 def run_backend(backend: str, args, work: Path) -> dict[str, object]:
     if backend == "postgresql":
         from conftest import PostgresServer
-        server = PostgresServer()
+        server = PostgresServer(kept=work / "pg" if args.keep else None)
         try:
             def restart() -> None:
                 server.stop()
                 server.start()
             db = server.url + "/postgres"
-            made = generate(db, work / "repo-pg", args)
+            made = generate(db, work / "repo-pg", args, work / "generated-pg.json")
             return {**made, "timings": time_store(db, args, restart)}
         finally:
             server.close()
     db = str(work / "fleet.db")
-    made = generate(db, work / "repo-sqlite", args)
+    made = generate(db, work / "repo-sqlite", args, work / "generated-sqlite.json")
     return {**made, "timings": time_store(db, args, lambda: None)}
 
 
@@ -162,10 +174,15 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=5000)
     parser.add_argument("--hosts", type=int, default=4)
     parser.add_argument("--benchmarks", type=int, default=20)
+    parser.add_argument("--repetitions", type=int, default=5, help="samples of each metric in a run")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", type=Path, help="where the SQLite file and the repositories go (default: a "
                         "temporary directory, removed at the end)")
+    parser.add_argument("--keep", action="store_true", help="keep the stores in --dir, and time those kept "
+                        "there by an earlier run instead of generating them")
     args = parser.parse_args()
+    if args.keep and args.dir is None:
+        parser.error("--keep needs --dir: where the stores are kept")
     work = args.dir or Path(tempfile.mkdtemp(prefix="perflab-fleet-"))
     work.mkdir(parents=True, exist_ok=True)
     try:

@@ -146,13 +146,17 @@ def _free_port() -> int:
 
 class PostgresServer:
     """A throwaway PostgreSQL server on 127.0.0.1; ``stop()`` and ``start()`` keep its data
-    and port (an outage), ``close()`` removes it."""
+    and port (an outage), ``close()`` removes it. With ``kept``, a directory whose data
+    outlives the server (bench/ scripts): made there once, reused, only stopped by close()."""
 
-    def __init__(self, register: Callable[[dict], None] | None = None):
+    def __init__(self, register: Callable[[dict], None] | None = None, kept: Path | None = None):
         initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
         if not (initdb and pg_ctl):
             raise RuntimeError("PostgreSQL server binaries not installed (install.sh --test installs them)")
-        self.directory = Path(tempfile.mkdtemp(prefix="perflab-pg-", dir="/tmp"))
+        self.kept = kept is not None
+        if kept is not None:
+            kept.mkdir(parents=True, exist_ok=True)
+        self.directory = kept or Path(tempfile.mkdtemp(prefix="perflab-pg-", dir="/tmp"))
         self.as_user: list[str] = []
         if os.geteuid() == 0:  # postgres refuses to run as root
             shutil.chown(self.directory, "postgres")
@@ -160,8 +164,9 @@ class PostgresServer:
         self.pg_ctl, self.data, self.port = pg_ctl, self.directory / "data", _free_port()
         if register:
             register({"run": [self._stop_command()], "remove": [str(self.directory)]})
-        subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
-                       check=True, capture_output=True)
+        if not (self.data / "PG_VERSION").exists():
+            subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
+                           check=True, capture_output=True)
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
         self.start()
 
@@ -181,7 +186,8 @@ class PostgresServer:
 
     def close(self) -> None:
         self.stop()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if not self.kept:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def require_postgres() -> None:
@@ -376,7 +382,8 @@ class RedisServer:
 
     def close(self) -> None:
         self.stop()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if not self.kept:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 REDIS_DATABASES = 4096     # one per test that asks, over the whole session
