@@ -19,6 +19,7 @@ import pytest
 from perflab.analysis.alert_reruns import request_reruns, rounds_of
 from perflab.analysis.alerts import update_alerts
 from perflab.model.alerts import INVALID, REPRODUCED, RERUN_REQUESTED, RERUN_UNDECIDED, UNTRIAGED, WITHDRAWN
+from perflab.model.records import Measurement, Point, RunStatus, SampleStatus
 from perflab.stats import rerun as rerun_stats
 from perflab.store import Store
 
@@ -102,16 +103,36 @@ def test_a_machine_state_is_withdrawn_on_rerun_and_a_code_step_reproduces(tmp_pa
     assert {a.id: actions(db, a.id) for a in (*shifted, *step)} == before
 
 
+def like_recorded(db: str, model_label: str, shas: list[str], factors: list[float], seed: int) -> None:
+    """Runs of ``shas`` written through the Store as the run ``model_label`` recorded them (its
+    request and command line, host, environment, repository), each metric's values that run's
+    median x the commit's factor x 1% noise: a history whose levels the test chooses, whose
+    runs the robot can rerun as recorded."""
+    rng = np.random.default_rng(seed)
+    with Store(db) as store:
+        run = store.runs.resolve(model_label)
+        groups = store.series.value_groups(run.id)
+        for sha, factor in zip(shas, factors):
+            run_id = store.runs.create(label=run.label, host=run.host, request=run.request,
+                                       environment=dict(run.environment), commit=sha, repo=run.repo)
+            for g in groups:
+                level = float(np.median(g.values)) * factor
+                for rep in range(len(g.values)):
+                    store.samples.add(run_id, Point(g.benchmark, dict(g.params)), rep, [Measurement(
+                        g.metric, level * (1 + 0.01 * rng.standard_normal()), g.unit, SampleStatus.OK)])
+            store.series.seal(run_id)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
+
+
 def test_one_commit_measured_while_the_machine_was_slower_is_a_suspect_withdrawn_on_rerun(tmp_path):
+    """The history is written (commit 0's real run, then its level for commits 1-6 and 16x it
+    for commit 7, as a far slower machine measured it): the test judges the suspect, not this
+    VM's slow spells; the rerun measures both commits for real, the machine back to speed."""
     db, repo, speed = str(tmp_path / "perflab.db"), new_repo(tmp_path / "app"), tmp_path / "speed"
-    line = []
-    # 7 commits of history: the single commit's bar is ~9 history sds there (~16 after 5, which a
-    # noisy hour's spread of the fast level left a 16x commit under in one rehearsal)
-    for i in range(8):
-        speed.write_text("16\n" if i == 7 else "1\n")   # the newest commit measured under a far slower machine
-        line.append(commit(repo, f"commit {i}", LOOPS if i == 0 else None))
-        record(db, repo, line[-1], speed, names=("machine",))
     speed.write_text("1\n")
+    line = [commit(repo, f"commit {i}", LOOPS if i == 0 else None) for i in range(8)]
+    record(db, repo, line[0], speed, names=("machine",))
+    like_recorded(db, "nightly", line[1:], [1.0] * 6 + [16.0], seed=1)
     update(db)
     suspects = user_alerts(db, line[7], "machine")
     assert suspects and all(a.method == "tip-suspect" for a in suspects), suspects
