@@ -19,7 +19,8 @@ import pytest
 from perflab.analysis.alert_reruns import request_reruns, rounds_of
 from perflab.analysis.alerts import update_alerts
 from perflab.model.alerts import INVALID, REPRODUCED, RERUN_REQUESTED, RERUN_UNDECIDED, UNTRIAGED, WITHDRAWN
-from perflab.model.records import Measurement, Point, RunStatus, SampleStatus
+from perflab.model.records import Direction, Measurement, MetricInfo, Point, RunStatus, SampleStatus
+from perflab.model.run_request import RunRequest
 from perflab.stats import rerun as rerun_stats
 from perflab.store import Store
 
@@ -206,3 +207,48 @@ def test_compare_reads_a_reruns_rounds_as_the_pairs_they_were(tmp_path):
     apart = run_cli("compare", labels["good"][0], "alert7-bad-20261128170000-2", "--metric", "time", db=db,
                     check=True)
     assert "an alert's rerun" not in apart.stdout, apart.stdout
+
+
+def _rerun_written(db: str, stamp: str, factor: float, seed: int) -> list:
+    """An alert rerun's 4 rounds written through the Store, as the robot labels them: the
+    machine's speed changing from round to round (1x to 3x), the bad side ``factor`` x the
+    good in each round; round 1's good run did not record "time". Its plan (rounds_of)."""
+    rng = np.random.default_rng(seed)
+    speeds = [1.0, 1.5, 2.2, 3.0]
+    plan = rounds_of(9, stamp)
+    with Store(db, create=True) as store:
+        store.metrics.save("nap", [MetricInfo("time", "s", Direction.LOWER)])
+        for k, r in enumerate(plan):
+            run_id = store.runs.create(label=r.label, host="box", request=RunRequest(), environment={})
+            level = speeds[k // 2] * (factor if r.side == "bad" else 1.0)
+            metrics = ["other"] if (k // 2, r.side) == (0, "good") else ["time", "other"]
+            for rep in range(5):
+                store.samples.add(run_id, Point("nap", {}), rep, [
+                    Measurement(m, level * (1 + 0.002 * rng.standard_normal()), "s", SampleStatus.OK)
+                    for m in metrics])
+            store.series.seal(run_id)
+            store.runs.set_status(run_id, RunStatus.COMPLETE)
+    return plan
+
+
+def _rerun_compared(db: str, plan: list) -> tuple[dict, dict]:
+    data = json.loads(run_cli("compare", plan[0].label, plan[1].label, "--format", "json", "--metric", "time",
+                              db=db, check=True).stdout)
+    (row,) = data["rows"]
+    (candidate,) = row["candidates"]
+    return data, {"base_n": row["base"]["n"], "n": candidate["n"], **candidate["comparison"]}
+
+
+def test_a_rerun_is_compared_as_its_rounds_pairs_whatever_moved_between_rounds(tmp_path):
+    """Round 1's good run lacks the row: its pairs are rounds 2-4, and both sides pool those
+    rounds only (paired by position, round 2's good run met round 1's bad one: +9.4%, the
+    wrong way). The rounds' speeds (1x to 3x) cancel in the pairs: a 5% step is a regression
+    with a paired interval; the same rounds without a step are not called either way."""
+    stepped = str(tmp_path / "stepped.db")
+    data, row = _rerun_compared(stepped, _rerun_written(stepped, "20261128180000", 1.05, seed=2))
+    assert row["base_n"] == row["n"] == 15, row
+    assert any("from the rerun's rounds, as pairs, 3 of them" in w for w in data["warnings"]), data["warnings"]
+    assert row["verdict"] == "regression" and -5.5 < row["ci_low"] < row["change_pct"] < row["ci_high"] < -4.5, row
+    flat = str(tmp_path / "flat.db")
+    _, row = _rerun_compared(flat, _rerun_written(flat, "20261128190000", 1.0, seed=3))
+    assert row["verdict"] not in ("regression", "improvement") and row["ci_low"] < 0 < row["ci_high"], row

@@ -212,7 +212,8 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHOD_NAMES)}")
     warnings: list[str] = []
     fetched = [_groups(store, side, filters, monitor_metrics, exclude_metrics) for side in sides]
-    tables, parts = [t for t, _ in fetched], [p for _, p in fetched]
+    tables, by_run = [t for t, _ in fetched], {run_id: found for _, side in fetched for run_id, found in side.items()}
+    parts = [_per_run_values(side) for _, side in fetched]
     own_names = _pair_single_benchmarks(tables, runs, warnings)
     notes: tuple[str, ...] = ()
     if primary_only:
@@ -231,7 +232,7 @@ def _compare_sides(store: Store, sides: list[list[RunInfo]], runs: list[RunInfo]
         if other == ids[0]:
             warnings.append(f"{run.label} is the baseline's own run {run.id}: every row compares identical samples")
     if rounds is not None:
-        variances = _round_variances(rounds, parts, keys, warnings)
+        variances = _as_rounds(rounds, by_run, tables, parts, keys, warnings)
     else:
         variances = _run_variances(store, sides, parts, keys) if any(separate) else {}
     shares = {key: [run_shares([len(values) for values in side.get(key, [])]) for side in parts] for key in keys}
@@ -262,16 +263,26 @@ def _as_pairs(store: Store, sides: list[list[RunInfo]], tables: Tables, warnings
     return True
 
 
-def _round_variances(rounds: RerunRounds, parts: list[dict[Key, list[np.ndarray]]], keys: list[Key],
-                     warnings: list[str]) -> dict[Key, RunVariance | None]:
+def _as_rounds(rounds: RerunRounds, by_run: dict[int, dict[Key, ValueGroup]], tables: Tables,
+               parts: list[dict[Key, list[np.ndarray]]], keys: list[Key],
+               warnings: list[str]) -> dict[Key, RunVariance | None]:
     """Per row, the run-to-run variance of an alert rerun's rounds read as the pairs they
-    were (stats.variance.paired_runs), as the rerun's own verdict reads them (stats/rerun.py)."""
+    were (stats.variance.paired_runs), as the rerun's own verdict reads them (stats/rerun.py).
+    A round is a pair of a row only when both its runs measured it; a row's sides (``tables``,
+    ``parts``) are kept to its pairs, so that both sides pool the same rounds."""
     warnings.append(f"{rounds.name}: an alert's rerun of {len(rounds.good)} rounds, each two runs back to back "
                     f"(runs {', '.join(str(r.id) for r in rounds.good)} and "
                     f"{', '.join(str(r.id) for r in rounds.bad)}): each side all of its rounds, compared as those "
                     "pairs, as the rerun judged them")
-    return {key: paired_runs(parts[0].get(key, []), parts[1].get(key, []), "the rerun's rounds, as pairs")
-            for key in keys}
+    out: dict[Key, RunVariance | None] = {}
+    for key in keys:
+        pairs = [(by_run[g.id][key], by_run[b.id][key]) for g, b in zip(rounds.good, rounds.bad)
+                 if key in by_run.get(g.id, {}) and key in by_run.get(b.id, {})]
+        for side, groups in enumerate(zip(*pairs)):
+            tables[side][key] = _pooled(list(groups))
+            parts[side][key] = [g.values for g in groups]
+        out[key] = paired_runs(parts[0].get(key, []), parts[1].get(key, []), "the rerun's rounds, as pairs")
+    return out
 
 
 def _primary(found: dict[Key, ValueGroup], filters: Filters,
@@ -286,18 +297,32 @@ def _primary(found: dict[Key, ValueGroup], filters: Filters,
 
 
 def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics: bool | None,
-            exclude: frozenset[str]) -> tuple[dict[Key, ValueGroup], dict[Key, list[np.ndarray]]]:
+            exclude: frozenset[str]) -> tuple[dict[Key, ValueGroup], dict[int, dict[Key, ValueGroup]]]:
     """One side's value groups by (benchmark, point, metric), several runs' values pooled,
-    and each run's own values (for the run-to-run variance of a pooled side)."""
+    and each run's own groups by run id (the run-to-run variance of a pooled side)."""
+    by_run = groups_of_runs(store, runs, filters, monitor_metrics, exclude)
     pooled: dict[Key, list[ValueGroup]] = {}
-    for found in groups_of_runs(store, runs, filters, monitor_metrics, exclude).values():
+    for found in by_run.values():
         for key, g in found.items():
             pooled.setdefault(key, []).append(g)
-    table = {key: groups[0] if len(groups) == 1 else
-             replace(groups[0], values=np.concatenate([g.values for g in groups]),
-                     failures=sum(g.failures for g in groups))
-             for key, groups in pooled.items()}
-    return table, {key: [g.values for g in groups] for key, groups in pooled.items()}
+    return {key: _pooled(groups) for key, groups in pooled.items()}, by_run
+
+
+def _pooled(groups: list[ValueGroup]) -> ValueGroup:
+    """Several runs' groups of one key as one: their values in order, their failures summed."""
+    if len(groups) == 1:
+        return groups[0]
+    return replace(groups[0], values=np.concatenate([g.values for g in groups]),
+                   failures=sum(g.failures for g in groups))
+
+
+def _per_run_values(by_run: dict[int, dict[Key, ValueGroup]]) -> dict[Key, list[np.ndarray]]:
+    """Each key's values run by run, of the runs that measured it (in the side's order)."""
+    out: dict[Key, list[np.ndarray]] = {}
+    for found in by_run.values():
+        for key, g in found.items():
+            out.setdefault(key, []).append(g.values)
+    return out
 
 
 def groups_of_runs(store: Store, runs: Sequence[RunInfo], filters: Filters, monitor_metrics: bool | None = None,

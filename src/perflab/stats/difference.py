@@ -38,7 +38,7 @@ from perflab.model.verdicts import Verdict, WarningSide, oriented_ratio
 from perflab.stats.compare_tests.row import Outcome, Row
 from perflab.stats.distributions import norm_ppf
 from perflab.stats.methods import tester
-from perflab.stats.resolution import margin, quantum_pairs, unjudgeable, unsettled
+from perflab.stats.resolution import UNSTABLE, margin, quantum_pairs, unjudgeable, unsettled
 from perflab.stats.rules import RuleResult
 from perflab.stats.separate_runs import TWO_GROUPS, Judged, RunToRun, judge, load_blocked, two_groups, within_run
 from perflab.stats.significance import Moments, benjamini_hochberg, moments_rows
@@ -193,6 +193,9 @@ def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, see
     """One row of `compare_rows` by the test ``method``."""
     (a, b), (base_summary, new_summary) = (sides.a, sides.b), sides.summaries
     run_variance, run_shares, noise_floor, direction = p.run_variance, p.run_shares, p.noise_floor, p.direction
+    # sides pooled from rounds of pairs: what moved between rounds (a side's drift, its groups)
+    # moved both runs of a round, and the paired test's variance holds what it did not cancel
+    skip = p.skip | ({UNSTABLE, TWO_GROUPS} if run_variance is not None and run_variance.paired else frozenset())
     warnings = [w.on(WarningSide.BASE) for w in base_summary.warnings]
     warnings += [w.on(WarningSide.CANDIDATE) for w in new_summary.warnings]
     pair: list[StatWarning] = []
@@ -203,9 +206,9 @@ def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, see
     if p.separate_runs:
         judged, run_variance, run_shares, noise_floor = _separate_runs(
             sides, change, method.run_unit, noise_floor, confidence, run_variance, run_shares, p.run_to_run, pair,
-            p.skip)
+            skip)
         refused = judged.blocked if judged is not None else (
-            _unknown(run_variance) or load_blocked(p.run_to_run, p.skip))
+            _unknown(run_variance) or load_blocked(p.run_to_run, skip))
     test = tester(method.name)(Row(a=a, b=b, logs=sides.logs, mean_kind=p.mean_kind, direction=direction,
                                    confidence=confidence, seed=seed, run_shares=run_shares,
                                    run_variance=run_variance if p.separate_runs else None))
@@ -216,9 +219,9 @@ def _compare(p: Pair, sides: _Sides, method: CompareTest, confidence: float, see
     room = 0.0 if test.rule is not None else margin(change, test.ci_low, test.ci_high, 100.0 * noise_floor,
                                                     direction is Direction.HIGHER)
     bimodal = (_bimodal(sides.summaries[0]), _bimodal(sides.summaries[1]))
-    if judged is not None and any(bimodal) and TWO_GROUPS not in p.skip and _split(sides, (BIMODAL,)) >= room:
+    if judged is not None and any(bimodal) and TWO_GROUPS not in skip and _split(sides, (BIMODAL,)) >= room:
         refused = two_groups(bimodal)
-    blocked = _blocked(sides, change, test, refused, pair, p.skip, room)
+    blocked = _blocked(sides, change, test, refused, pair, skip, room)
     verdict = _verdict(change, test.ci_low, test.ci_high, 100.0 * noise_floor, test.p_value < 1.0 - confidence,
                        test.rule, direction, decidable=not min_p >= 1.0 - confidence and blocked is None)
     if test.rule is not None and p.separate_runs and verdict.significant and not abs(change) > 100.0 * noise_floor:

@@ -32,6 +32,7 @@ class RunVariance:
     ms_within: float = math.nan    # within_df), and its mean run size n0; NaN when the
     within_df: float = math.nan    # estimate came from elsewhere
     n0: float = math.nan
+    paired: bool = False           # from rounds of two runs back to back (``paired_runs``)
 
     @property
     def cov_pct(self) -> float:
@@ -53,8 +54,13 @@ class RunVariance:
         MS_between alone overstates the variance, so the test stays conservative. Never
         below `own`, the pair's own variance of the difference (df `own_df`): two runs
         are not known better than their samples say. Without mean squares:
-        own + (s_a + s_b) sigma_b^2, combined the same way.
+        own + (s_a + s_b) sigma_b^2, combined the same way. ``paired``: the sides are R
+        rounds of pairs, and their difference has the variance of the rounds' mean difference
+        alone, 2 sigma_b^2 / R on R - 1 df (Student's paired t); ``own`` holds whatever moved
+        the machine between rounds, which the pairs cancel.
         """
+        if self.paired:
+            return 2 * self.sigma2 / self.runs, self.df
         runs_weight = shares[0] + shares[1]
         if not math.isfinite(self.ms_between):
             if self.sigma2 <= 0:
@@ -137,4 +143,4 @@ def paired_runs(base_runs: Sequence[ArrayLike], new_runs: Sequence[ArrayLike],
             d.append(float(lb.mean() - la.mean()))
     if len(d) < 2:
         return None
-    return RunVariance(float(np.var(d, ddof=1)) / 2, float(len(d) - 1), len(d), source)
+    return RunVariance(float(np.var(d, ddof=1)) / 2, float(len(d) - 1), len(d), source, paired=True)
