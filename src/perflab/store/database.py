@@ -23,7 +23,6 @@ from perflab.store.failures import damaged, first_line, is_damaged
 from perflab.store.migrations import migrate
 from perflab.store.schema import APPLICATION, SCHEMA_VERSION, meta, metadata
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_WAIT_S = 120.0        # how long a writer keeps retrying a locked database before giving up
 _PG_SCHEMA_LOCK = 0x7065726C   # "perl": the advisory lock that serialises schema work
 _T = TypeVar("_T")
@@ -149,9 +148,7 @@ def _sqlite_engine(path: Path, *, create: bool) -> Engine:
     if path.exists():
         if path.is_dir():
             raise UsageError(f"database {path} is a directory, not a perflab database")
-        with path.open("rb") as handle:
-            head = handle.read(len(SQLITE_MAGIC))
-        if head and head != SQLITE_MAGIC:
+        if _not_sqlite(path):
             raise UsageError(f"{path} is not a perflab database (not an SQLite file)",
                              hint="pass another file with --db or PERFLAB_DB")
         if create and not os.access(path, os.W_OK):
@@ -182,6 +179,24 @@ def _sqlite_engine(path: Path, *, create: bool) -> Engine:
         cursor.close()
 
     return engine
+
+
+def _not_sqlite(path: Path) -> bool:
+    """Whether SQLite reads ``path`` as something other than a database. Asked of SQLite, not
+    read with a file object of our own: closing any descriptor of the file drops every POSIX
+    lock this process holds on it, the locks of its open SQLite connections too (a dashboard's
+    long-lived reader then stopped seeing other processes' commits)."""
+    try:
+        probe = sqlite3.connect(f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False   # cannot be opened at all: the opening proper says why
+    try:
+        probe.execute("PRAGMA schema_version").fetchall()
+    except sqlite3.DatabaseError as error:
+        return "not a database" in str(error)
+    finally:
+        probe.close()
+    return False
 
 
 def writable(path: Path) -> bool:
