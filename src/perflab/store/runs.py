@@ -29,7 +29,7 @@ def this_host() -> str:
     return os.environ.get("PERFLAB_HOST") or os.uname().nodename
 
 
-def _alive(pid: int | None, host: str) -> bool:
+def owner_alive(pid: int | None, host: str) -> bool:
     """Whether the perflab that owns a running run still lives (only knowable on its host)."""
     if pid is None or host != this_host():
         return True
@@ -96,7 +96,7 @@ class RunRepository:
         query = sa.select(runs.c.id, runs.c.pid, runs.c.started_at).where(
             runs.c.status == RunStatus.RUNNING.value, runs.c.host == this_host())
         dead = [(run_id, pid, started) for run_id, pid, started in conn.execute(query)
-                if not _alive(pid, this_host())]
+                if not owner_alive(pid, this_host())]
         self.db.commit_reads()
         for run_id, pid, started in dead:
             try:
@@ -272,7 +272,7 @@ def _run_infos(result: sa.CursorResult[Any]) -> list[RunInfo]:
     out = []
     for row in result:
         status = _STATUSES[row[i_status]]
-        if status is RunStatus.RUNNING and not _alive(row[i_pid], row[i_host]):
+        if status is RunStatus.RUNNING and not owner_alive(row[i_pid], row[i_host]):
             status = RunStatus.INTERRUPTED  # its perflab died (SIGKILL, power loss)
         out.append(RunInfo(
             id=row[i_id], label=row[i_label], commit=row[i_commit], commit_describe=row[i_describe],

@@ -38,7 +38,7 @@ from perflab.analysis.compare import Filters, compare_named
 from perflab.analysis.history import build_history, change_report, list_changes, parse_since, preload
 from perflab.analysis.summary import summarize_run
 from perflab.model.alerts import STATES
-from perflab.model.errors import UsageError
+from perflab.model.errors import PerflabError, UsageError
 from perflab.model.jobs import parse_states
 from perflab.model.limits import MAX_ID, is_id
 from perflab.model.records import RunInfo
@@ -50,11 +50,14 @@ from perflab.render.history_html import render_history_html
 from perflab.render.jobs import render_jobs
 from perflab.render.runs import render_show
 from perflab.store import Store
+from perflab.store.data_version import DataVersion
 from perflab.vcs import commit_subjects
 from perflab.web.commits import CommitNames
+from perflab.web.page_cache import PageCache
 from perflab.web.pages import TEMPLATES, BadRequest, alert_id, form_of, guarded, guarded_async, page, refusal
 
 PAGE_SIZE = 50
+CACHE_HEADER = "X-Perflab-Cache"
 
 
 def _day(text: str, name: str) -> float:
@@ -113,9 +116,20 @@ class _Dashboard:
         self.urls = {name: f"/static/{_PREFIX[name]}{name}-{hashlib.sha256(data).hexdigest()[:16]}.{_KIND[name][0]}"
                      for name, data in self.bundles.items()}
         TEMPLATES.globals["css_url"] = self.urls[STYLE]
+        self.pages = PageCache()
+        self._versions: DataVersion | None = None
 
     def store(self) -> Store:
         return Store(self.db, create=False)
+
+    def data_version(self) -> str | None:
+        """The store's data version now (store/data_version.py); None: unknown, cache nothing."""
+        try:
+            if self._versions is None:
+                self._versions = DataVersion(self.db)
+            return self._versions.now()
+        except PerflabError:   # no store yet, or one perflab cannot read: the page says why
+            return None
 
     def static_route(self, name: str) -> Route:
         def serve(request: Request) -> Response:
@@ -164,15 +178,28 @@ class _Dashboard:
             return build_history(s, filters=filters, labels=q.getlist("label"))
 
     def history(self, request: Request) -> HTMLResponse:
+        """The history page; made once for the store's data as it is (web/page_cache.py), the
+        X-Perflab-Cache header saying which: "hit" (sent as made before) or "miss" (made now)."""
         every = _every_sample(request)   # a bad one refused before the history is built
+        version, key = self.data_version(), f"{request.url.path}?{request.url.query}"
+        kept = self.pages.get(key, version)
+        if kept is not None:
+            return HTMLResponse(kept, headers={CACHE_HEADER: "hit"})
         found = self._history(request)
         if request.query_params.get("format") == "text":
-            return page("text.html.j2", title="history", text=render_history(found), here="history")
-        commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
-        return HTMLResponse(render_history_html(
-            found, commit_subjects(found.repo, commits), change_url="/changes/{id}", plotly_src=self.urls[FULL],
-            every_sample=every, every_sample_url="?" + urlencode(
-                [*((k, v) for k, v in request.query_params.multi_items() if k != "samples"), ("samples", "all")])))
+            made = page("text.html.j2", title="history", text=render_history(found), here="history")
+            self.pages.put(key, version, bytes(made.body))
+        else:
+            commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
+            subjects = commit_subjects(found.repo, commits)
+            made = HTMLResponse(render_history_html(
+                found, subjects, change_url="/changes/{id}", plotly_src=self.urls[FULL],
+                every_sample=every, every_sample_url="?" + urlencode(
+                    [*((k, v) for k, v in request.query_params.multi_items() if k != "samples"), ("samples", "all")])))
+            if found.repo is None or len(subjects) == len(commits):   # a commit git may learn later: made again
+                self.pages.put(key, version, bytes(made.body))
+        made.headers[CACHE_HEADER] = "miss"
+        return made
 
     def changes(self, request: Request) -> HTMLResponse:
         since = request.query_params.get("since")
