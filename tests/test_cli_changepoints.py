@@ -279,3 +279,17 @@ def test_values_too_large_to_compute_with_are_dropped_in_one_line(tmp_path, meth
         f"perflab: warning: {tmp_path / 's.csv'}: dropped 4 values too large to analyse "
         "(infinite or beyond ±1e+150): 4 of 'value'"]   # and no numpy RuntimeWarning
     assert "e+" not in result.stdout.split("\n", 1)[1]   # no 312-digit % change
+
+
+def test_a_method_with_no_parameters_shown_is_named_alone_in_the_table_title():
+    """A detector may take plain DetectorParams (docs/methods.md, "Adding a method"): its
+    title names it without an empty ': ' after it; with parameters they follow the colon."""
+    from perflab.model.report.history import ColumnChanges, FileChanges
+    from perflab.render.changepoints import render_table
+    column = ColumnChanges(column="t", points=12, has_labels=False, change_points=())
+    bare = FileChanges(source="s.csv", method="plain", parameters={}, direction=None, columns=(column,))
+    assert render_table(bare).splitlines()[0] == "s.csv: t, 12 points, 0 change points (plain)"
+    shown = FileChanges(source="s.csv", method="pelt", parameters={"penalty": "mbic", "min_magnitude": 0.05},
+                        direction=None, columns=(column,))
+    assert render_table(shown).splitlines()[0] == ("s.csv: t, 12 points, 0 change points "
+                                                   "(pelt: penalty mbic, min_magnitude 0.05)")

@@ -59,13 +59,15 @@ def _p(p: float) -> str:
 
 def render_table(changes: FileChanges) -> str:
     settings = ", ".join(f"{k} {v}" for k, v in changes.parameters.items())
+    # a method with no parameters shown (a DetectorParams method, or auto taking several) is named alone
+    named = f"{changes.method}: {settings}" if settings else changes.method
     directed = changes.direction is not None
     pct_head = f"%change ({SIGN})" if directed else "%change (raw: after/before-1)"
     blocks = []
     for r in changes.columns:
         n = len(r.change_points)
         title = (f"{changes.source}: {r.column}, {r.points} points, {n} change point{'s' * (n != 1)} "
-                 f"({changes.method}: {settings})" + (", points read as commits" if r.commits else ""))
+                 f"({named})" + (", points read as commits" if r.commits else ""))
         if not r.change_points:
             blocks.append(title)
             continue
