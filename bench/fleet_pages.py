@@ -17,6 +17,8 @@ same bytes (the speed-up must not change what a page shows). The history page is
 as it opens, and with ?samples=all (every sample dot, however many: the page as it was before
 the sample budget, so its bytes are comparable with a perflab from before it; the page as it
 opens is not, when its samples are over the budget and it draws each commit's median and range).
+A history page asked again with nothing written is sent as made (web/page_cache.py): the row
+"made each time" asks with a parameter of its own each time, the page made as after a write.
 
 With --browser, each history page is also drawn in headless chromium (the seconds until its
 first screen's charts are drawn, and every chart's).
@@ -59,17 +61,19 @@ def small_store(work: Path, args) -> str:
     return db
 
 
-def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int) -> dict[str, object]:
+def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int, made: bool = False) -> dict[str, object]:
     """``path`` asked of each server (url, pid) in turn, ``repeat`` + 1 rounds: each one's
     figures, the wall time and the server's CPU time (what a machine of the same CPU without
-    the shared machine's other load would take, bar the waits for the disk)."""
+    the shared machine's other load would take, bar the waits for the disk). ``made``: each
+    round asks with a parameter of its own, so that no page cache answers (a page made
+    again, as after a write to the store)."""
     seconds: dict[str, list[float]] = {name: [] for name in servers}
     cpu: dict[str, list[float]] = {name: [] for name in servers}
     bodies: dict[str, int] = {}
-    for _ in range(repeat + 1):
+    for round_ in range(repeat + 1):
         for name, (url, pid) in servers.items():
             used = cpu_seconds(pid)
-            took, size = get(url + path)
+            took, size = get(url + path + (f"&round={round_}" if made else ""))
             seconds[name].append(took)
             cpu[name].append(cpu_seconds(pid) - used)
             bodies[name] = size
@@ -132,9 +136,11 @@ def main() -> None:
         alert = args.alert or first_alert(db)
         out = {}
         history = "/history?benchmark=bench000&metric=m0"
-        for name, path in (("front page", "/"), (f"alert page ({alert})", f"/alerts/{alert}"),
-                           ("history page", history), ("history page, every sample", history + "&samples=all")):
-            out[name] = {**timed(servers, path, args.repeat), "same_page": same_pages(servers, path)}
+        for name, path, made in (("front page", "/", False), (f"alert page ({alert})", f"/alerts/{alert}", False),
+                                 ("history page", history, False),
+                                 ("history page, made each time", history, True),
+                                 ("history page, every sample", history + "&samples=all", False)):
+            out[name] = {**timed(servers, path, args.repeat, made), "same_page": same_pages(servers, path)}
             if args.browser and path.startswith("/history"):
                 out[name]["chromium"] = drawn(servers["this"][0] + path)
             print(f"  {name}: {json.dumps(out[name])}", file=sys.stderr, flush=True)

@@ -94,16 +94,21 @@ def cold_warm(measure: Callable[[], float], repeat: int, restart: Callable[[], N
 
 
 def page_times(db: str, path: str, repeat: int, restart: Callable[[], None]) -> dict[str, float]:
-    """A page's cold time (a new server, the database restarted) and its warm median."""
+    """A page's cold time (a new server, the database restarted), its warm median, and for
+    a page the dashboard keeps while nothing is written (web/page_cache.py) the median of it
+    made again (asked with a parameter of its own each time, as after a write)."""
     restart()
     process, url = serve(db)
     try:
         cold, size = get(url + path)
         warm = statistics.median(get(url + path)[0] for _ in range(repeat))
+        made = (statistics.median(get(f"{url}{path}&round={i}")[0] for i in range(repeat))
+                if path.startswith("/history") else None)
     finally:
         process.terminate()
         process.wait(timeout=60)
-    return {"cold_s": round(cold, 3), "warm_s": round(warm, 3), "bytes": size}
+    return {"cold_s": round(cold, 3), "warm_s": round(warm, 3), **({"made_s": round(made, 3)} if made else {}),
+            "bytes": size}
 
 
 def first_alert(db: str) -> int:
