@@ -23,6 +23,13 @@ def store(tmp_path_factory) -> str:
         assert invoke(["--db", db, "run", "-q", "-n", "3", "--label", label, "--", "true"]).code == 0
     (directory / "s.csv").write_text("commit,value\n" + "".join(f"c{i},{10 + (i >= 20) + i % 3 / 10}\n"
                                                                 for i in range(40)))
+    from perflab.store import Store
+    with Store(db) as opened:   # alert 1: an id given to its triage or rerun is read, not "no alert 1"
+        opened.alerts.create({"change_id": "c0ffee", "host": "h", "benchmark": "b", "params": {}, "metric": "time",
+                              "unit": "s", "direction": "lower", "kind": "regression", "before": 1.0, "after": 2.0,
+                              "change_pct": 100.0, "oriented_pct": -100.0, "p_value": None, "method": "tip",
+                              "state": "untriaged", "duplicate_of": None},
+                             last_good="a" * 40, first_bad="b" * 40, repo=None, who="t")
     return db
 
 
@@ -133,13 +140,28 @@ LONG_ID = "9" * 10_000   # past Python's 4,300-digit limit of int()
 @pytest.mark.parametrize("argv", [["show", LONG_ID], ["export", LONG_ID], ["compare", "1", LONG_ID],
                                   ["verdict", "1", LONG_ID], ["profile", LONG_ID],
                                   ["flamegraph", LONG_ID, "-o", "/dev/null"], ["alert", LONG_ID],
-                                  ["alert", "1", "duplicate-of", LONG_ID], ["jobs", "show", LONG_ID],
+                                  ["alert", "1", "duplicate-of", LONG_ID], ["alert", "1", "rerun", "--run", LONG_ID],
+                                  ["jobs", "show", LONG_ID],
                                   ["jobs", "cancel", LONG_ID], ["jobs", "wait", LONG_ID],
                                   ["run", "--resume", LONG_ID], ["run", "--job", LONG_ID, "--", "true"]])
 def test_an_id_of_10000_digits_is_one_line(store, argv):
     outcome = invoke(["--db", store, *argv])
     assert_one_line_refusal(argv, outcome, codes=(2,))
     assert len(outcome.lines[0]) < 300   # the value is shortened, not echoed whole
+
+
+def test_an_empty_file_is_no_store_to_a_reader_and_a_new_one_to_a_writer(tmp_path):
+    """A 0-byte file (touched, or left by an interrupted first run): readers say it holds no
+    data in one line; a command that records sets it up as a new store."""
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    for argv in (["runs"], ["show", "1"], ["history"], ["alerts"]):
+        outcome = invoke(["--db", str(empty), *argv])
+        assert_one_line_refusal(argv, outcome, codes=(2,))
+        assert "holds no perflab data yet" in outcome.lines[0], outcome.lines
+    assert empty.stat().st_size == 0   # a reader made nothing of it
+    assert invoke(["--db", str(empty), "run", "-q", "-n", "2", "--label", "first", "--", "true"]).code == 0
+    assert invoke(["--db", str(empty), "show", "first"]).code == 0
 
 
 def test_the_dashboard_answers_404_for_an_id_of_10000_digits(store):
