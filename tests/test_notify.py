@@ -186,8 +186,10 @@ def test_one_mail_to_the_culprits_author_one_signed_post_and_nothing_twice(db, l
     again = notify(db, env)
     assert again.returncode == 0 and len(smtp.inbox) == 1 and len(receiver.posts) == 1
     assert {n.state for n in outbox(db)} == {"sent"}
-    listed = notify(db, {}, "--list").stdout
+    listed = notify(db, env, "--list").stdout
     assert "reported" in listed and "sent" in listed
+    said = done.stdout + done.stderr + again.stdout + again.stderr + listed
+    assert SECRET not in said, said   # the secret signs; it is never printed, sending or listing
     stored = json.dumps([repr(n) for n in outbox(db)]) + Path(db).read_bytes().decode("latin-1")
     assert SECRET not in stored and "/ok" not in json.dumps([n.channel for n in outbox(db)])
 
