@@ -382,8 +382,7 @@ class RedisServer:
 
     def close(self) -> None:
         self.stop()
-        if not self.kept:
-            shutil.rmtree(self.directory, ignore_errors=True)
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 REDIS_DATABASES = 4096     # one per test that asks, over the whole session
