@@ -105,3 +105,25 @@ def test_a_long_lived_reader_sees_other_processes_commits_after_this_process_ope
         seen.append(versions.now())
     versions.close()
     assert None not in seen and len(set(seen)) == 4, seen
+
+
+def test_an_alert_page_is_kept_until_its_triage_is_written(tmp_path):
+    """The alert page is kept like the history page; the triage a person posts (a write through
+    the dashboard itself) has it made again with the new state."""
+    import urllib.parse
+    db, _, _ = long_history(tmp_path, commits=24, step_at=15)
+    with Store(db) as store:
+        alert = store.alerts.create({"change_id": "c0ffee", "host": "box", "benchmark": "wis", "params": {},
+                                     "metric": "ops", "unit": "ops/s", "direction": "higher", "kind": "regression",
+                                     "before": 100.0, "after": 90.0, "change_pct": -10.0, "oriented_pct": -10.0,
+                                     "p_value": None, "method": "tip", "state": "untriaged", "duplicate_of": None},
+                                    last_good="a" * 40, first_bad="b" * 40, repo=None, who="t")
+    with serving(db, "--token", "sesame-sesame") as (url, _, _):
+        first = get(f"{url}/alerts/{alert}")
+        assert first[0] == "miss" and get(f"{url}/alerts/{alert}") == ("hit", first[1])
+        form = urllib.parse.urlencode({"action": "ack", "who": "ann", "token": "sesame-sesame"}).encode()
+        # the POST answers with a redirect to the alert's page: that page is made again
+        with urllib.request.urlopen(urllib.request.Request(f"{url}/alerts/{alert}", data=form), timeout=60) as answer:
+            after = answer.headers["X-Perflab-Cache"], answer.read().decode()
+        assert after[0] == "miss" and after[1] != first[1] and "acknowledged" in after[1]
+        assert get(f"{url}/alerts/{alert}") == ("hit", after[1])

@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -177,29 +178,38 @@ class _Dashboard:
         with self.store() as s:
             return build_history(s, filters=filters, labels=q.getlist("label"))
 
-    def history(self, request: Request) -> HTMLResponse:
-        """The history page; made once for the store's data as it is (web/page_cache.py), the
-        X-Perflab-Cache header saying which: "hit" (sent as made before) or "miss" (made now)."""
-        every = _every_sample(request)   # a bad one refused before the history is built
+    def kept_or_made(self, request: Request, make: Callable[[], tuple[HTMLResponse, bool]]) -> HTMLResponse:
+        """The page of ``request`` as made before for the store's data as it is now
+        (web/page_cache.py), else ``make()``'s (kept when it says so); the X-Perflab-Cache
+        header says which: "hit" (sent as made before) or "miss" (made now). For pages that
+        show nothing but the store's data (no age, no clock)."""
         version, key = self.data_version(), f"{request.url.path}?{request.url.query}"
         kept = self.pages.get(key, version)
         if kept is not None:
             return HTMLResponse(kept, headers={CACHE_HEADER: "hit"})
-        found = self._history(request)
-        if request.query_params.get("format") == "text":
-            made = page("text.html.j2", title="history", text=render_history(found), here="history")
+        made, keep = make()
+        if keep and made.status_code == 200:
             self.pages.put(key, version, bytes(made.body))
-        else:
-            commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
-            subjects = commit_subjects(found.repo, commits)
-            made = HTMLResponse(render_history_html(
-                found, subjects, change_url="/changes/{id}", plotly_src=self.urls[FULL],
-                every_sample=every, every_sample_url="?" + urlencode(
-                    [*((k, v) for k, v in request.query_params.multi_items() if k != "samples"), ("samples", "all")])))
-            if found.repo is None or len(subjects) == len(commits):   # a commit git may learn later: made again
-                self.pages.put(key, version, bytes(made.body))
         made.headers[CACHE_HEADER] = "miss"
         return made
+
+    def history(self, request: Request) -> HTMLResponse:
+        every = _every_sample(request)   # a bad one refused before the history is built
+        return self.kept_or_made(request, lambda: self._history_page(request, every))
+
+    def _history_page(self, request: Request, every: bool) -> tuple[HTMLResponse, bool]:
+        """The history page, and whether to keep it (not when it names a commit git does not
+        know yet: a fetch may teach git its subject)."""
+        found = self._history(request)
+        if request.query_params.get("format") == "text":
+            return page("text.html.j2", title="history", text=render_history(found), here="history"), True
+        commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
+        subjects = commit_subjects(found.repo, commits)
+        made = HTMLResponse(render_history_html(
+            found, subjects, change_url="/changes/{id}", plotly_src=self.urls[FULL],
+            every_sample=every, every_sample_url="?" + urlencode(
+                [*((k, v) for k, v in request.query_params.multi_items() if k != "samples"), ("samples", "all")])))
+        return made, found.repo is None or len(subjects) == len(commits)
 
     def changes(self, request: Request) -> HTMLResponse:
         since = request.query_params.get("since")

@@ -68,7 +68,11 @@ class FrontPages:
                         headers={"Cache-Control": "max-age=60"})
 
     def alert(self, request: Request) -> HTMLResponse:
+        """An alert's page, kept while the store's data holds (its times are dates, not ages)."""
         number = alert_id(request)
+        return self.dashboard.kept_or_made(request, lambda: (self._alert_page(number), True))
+
+    def _alert_page(self, number: int) -> HTMLResponse:
         with self.dashboard.store() as s:
             detail = alert_detail(s, number)
             window = series_window(s, detail.alert, ALERT_BEFORE, ALERT_AFTER)
