@@ -200,7 +200,7 @@ class Runner:
             raise RunInterrupted(run_id, self.measured,
                                  terminated=isinstance(stop, _Terminated)) from None
         except Exception as error:
-            if not is_disk_full(error):
+            if not is_disk_full(error, self.store.target):
                 raise
             full = True   # said in the finally, once the samples' processes are gone
         finally:
@@ -230,7 +230,7 @@ class Runner:
             self.store.when_reachable(lambda: self.store.runs.set_status(run_id, final, environment=snapshot))
             self.store.when_reachable(lambda: self.store.series.seal(run_id))
         except Exception as error:
-            if not is_disk_full(error):
+            if not is_disk_full(error, self.store.target):
                 self._pending.close()
                 raise
             return True

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 from perflab.model.errors import EnvironmentProblem, PerflabError, UsageError
 from perflab.model.limits import shorten
 from perflab.store import location
-from perflab.store.failures import damaged, first_line, is_damaged
+from perflab.store.failures import damaged, disk_full, first_line, is_damaged, is_disk_full
 from perflab.store.migrations import migrate
 from perflab.store.schema import APPLICATION, SCHEMA_VERSION, meta, metadata
 
@@ -334,6 +334,8 @@ def _schema_version(value: object, target: str) -> int:
 
 
 def _operational_problem(target: str, error: sa.exc.OperationalError) -> Exception:
+    if is_disk_full(error, target):
+        return disk_full(target)
     text = first_line(error)
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         return EnvironmentProblem(f"cannot write the database {target}: {text}")

@@ -34,7 +34,7 @@ class Store(StoreConnection):
             if not self.read_only:
                 self.pending.recover()
         except Exception as error:
-            if create or not is_disk_full(error):
+            if create or not is_disk_full(error, self.target):
                 self.__exit__(type(error), error, None)
                 raise
             self.reopen_read_only()   # a reader on a full disk reads what the database holds
