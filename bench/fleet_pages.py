@@ -17,8 +17,8 @@ same bytes (the speed-up must not change what a page shows). The history page is
 as it opens, and with ?samples=all (every sample dot, however many: the page as it was before
 the sample budget, so its bytes are comparable with a perflab from before it; the page as it
 opens is not, when its samples are over the budget and it draws each commit's median and range).
-A history page asked again with nothing written is sent as made (web/page_cache.py): the row
-"made each time" asks with a parameter of its own each time, the page made as after a write.
+A history or alert page asked again with nothing written is sent as made (web/page_cache.py):
+the rows "made each time" ask with a parameter of their own each time, the page made as after a write.
 
 With --browser, each history page is also drawn in headless chromium (the seconds until its
 first screen's charts are drawn, and every chart's).
@@ -73,7 +73,7 @@ def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int, made: boo
     for round_ in range(repeat + 1):
         for name, (url, pid) in servers.items():
             used = cpu_seconds(pid)
-            took, size = get(url + path + (f"&round={round_}" if made else ""))
+            took, size = get(url + path + (("&" if "?" in path else "?") + f"round={round_}" if made else ""))
             seconds[name].append(took)
             cpu[name].append(cpu_seconds(pid) - used)
             bodies[name] = size
@@ -137,6 +137,7 @@ def main() -> None:
         out = {}
         history = "/history?benchmark=bench000&metric=m0"
         for name, path, made in (("front page", "/", False), (f"alert page ({alert})", f"/alerts/{alert}", False),
+                                 (f"alert page ({alert}), made each time", f"/alerts/{alert}", True),
                                  ("history page", history, False),
                                  ("history page, made each time", history, True),
                                  ("history page, every sample", history + "&samples=all", False)):

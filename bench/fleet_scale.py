@@ -102,8 +102,8 @@ def page_times(db: str, path: str, repeat: int, restart: Callable[[], None]) -> 
     try:
         cold, size = get(url + path)
         warm = statistics.median(get(url + path)[0] for _ in range(repeat))
-        made = (statistics.median(get(f"{url}{path}&round={i}")[0] for i in range(repeat))
-                if path.startswith("/history") else None)
+        made = (statistics.median(get(f"{url}{path}{'&' if '?' in path else '?'}round={i}")[0] for i in range(repeat))
+                if path.startswith(("/history", "/alerts/")) else None)
     finally:
         process.terminate()
         process.wait(timeout=60)
