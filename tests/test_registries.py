@@ -78,15 +78,23 @@ def test_each_workload_module_registers_exactly_the_names_the_registry_maps_to_i
     assert not registry.is_builtin("command") and not registry.is_builtin("./tool")
 
 
-# A scratch hyperfine export format, registered the way formats/hyperfine_export.py registers its
-# own (one more OutputFormat in EXPORTS), then the real CLI: run and ab take its --export-NAME,
-# write its file, and the stored request names it. Nothing else knows the format.
+# A scratch hyperfine export format in a module of its own, registered the way a new one is
+# (one more OutputFormat in EXPORTS, its renderer by dotted path), then the real CLI: run and ab
+# take its --export-NAME, write its file, and the stored request names it. Nothing else knows it.
+_SCRATCH_MODULE = """
+from perflab.formats.hyperfine_export import HyperfineResult   # the registry's module: no cycle
+
+
+def render(results: list[HyperfineResult]) -> str:
+    return "".join(f"|{r.command}\\n" for r in results)
+"""
 _SCRATCH_EXPORT = """
 import sys
+sys.path.insert(0, sys.argv.pop(1))
 from perflab.formats import hyperfine_export as h
-from perflab.model.output_formats import FormatRegistry, OutputFormat
+from perflab.model.output_formats import FormatRegistry, OutputFormat, lazy
 h.EXPORTS = FormatRegistry(*(h.EXPORTS[n] for n in h.EXPORTS.names), OutputFormat(
-    name="ascii-doc", help="an asciidoc table", render=lambda results: "".join(f"|{r.command}\\n" for r in results)))
+    name="ascii-doc", help="an asciidoc table", render=lazy("scratch_asciidoc:render")))
 from perflab.cli.main import main
 sys.argv = ["perflab", *sys.argv[1:]]
 main()
@@ -98,9 +106,11 @@ def test_a_hyperfine_export_format_is_one_registry_entry(tmp_path):
     import subprocess
     import sys
     db, run_file, ab_file = (tmp_path / name for name in ("s.db", "run.adoc", "ab.adoc"))
+    (tmp_path / "scratch_asciidoc.py").write_text(_SCRATCH_MODULE)
 
     def perflab(*args: object) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", _SCRATCH_EXPORT, "--db", str(db), *map(str, args)],
+        return subprocess.run([sys.executable, "-c", _SCRATCH_EXPORT, str(tmp_path), "--db", str(db),
+                               *map(str, args)],
                               capture_output=True, text=True, timeout=120)
     assert "--export-ascii-doc" in perflab("ab", "--help").stdout
     assert perflab("run", "-q", "-n", "2", "--export-ascii-doc", run_file, "true").returncode == 0

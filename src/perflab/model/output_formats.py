@@ -5,12 +5,15 @@ changepoints, export, hyperfine's ``--export-*``) keeps one ``FormatRegistry`` n
 its renderers: its names are the CLI's choices (the first the default), its one-line
 helps the CLI's ``--help``, its entries what lays the family's model out. A family whose
 formats need more than a render function subclasses ``OutputFormat`` with the fields it
-needs (compare's ``profile``, history's ``linked``).
+needs (compare's ``profile``, history's ``linked``). A renderer in a module of its own is
+registered by its dotted path (``lazy``): that module may import its family's registry module
+(its result types) without an import cycle, and is imported only when its format is used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import importlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -27,6 +30,15 @@ class OutputFormat(Generic[R]):
 
 
 F = TypeVar("F", bound=OutputFormat[Any])
+
+
+def lazy(home: str) -> Callable[..., Any]:
+    """The renderer ``'module:function'``, imported on its first call."""
+    module, _, name = home.partition(":")
+
+    def render(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    return render
 
 
 class FormatRegistry(Generic[F]):
