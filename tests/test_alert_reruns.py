@@ -209,10 +209,12 @@ def test_compare_reads_a_reruns_rounds_as_the_pairs_they_were(tmp_path):
     assert "an alert's rerun" not in apart.stdout, apart.stdout
 
 
-def _rerun_written(db: str, stamp: str, factor: float, seed: int) -> list:
+def _rerun_written(db: str, stamp: str, factor: float, seed: int,
+                   without_time: frozenset[tuple[int, str]] = frozenset({(0, "good")})) -> list:
     """An alert rerun's 4 rounds written through the Store, as the robot labels them: the
     machine's speed changing from round to round (1x to 3x), the bad side ``factor`` x the
-    good in each round; round 1's good run did not record "time". Its plan (rounds_of)."""
+    good in each round; the runs of ``without_time`` (round index, side) did not record
+    "time" (by default round 1's good run). Its plan (rounds_of)."""
     rng = np.random.default_rng(seed)
     speeds = [1.0, 1.5, 2.2, 3.0]
     plan = rounds_of(9, stamp)
@@ -221,7 +223,7 @@ def _rerun_written(db: str, stamp: str, factor: float, seed: int) -> list:
         for k, r in enumerate(plan):
             run_id = store.runs.create(label=r.label, host="box", request=RunRequest(), environment={})
             level = speeds[k // 2] * (factor if r.side == "bad" else 1.0)
-            metrics = ["other"] if (k // 2, r.side) == (0, "good") else ["time", "other"]
+            metrics = ["other"] if (k // 2, r.side) in without_time else ["time", "other"]
             for rep in range(5):
                 store.samples.add(run_id, Point("nap", {}), rep, [
                     Measurement(m, level * (1 + 0.002 * rng.standard_normal()), "s", SampleStatus.OK)
@@ -252,3 +254,15 @@ def test_a_rerun_is_compared_as_its_rounds_pairs_whatever_moved_between_rounds(t
     flat = str(tmp_path / "flat.db")
     _, row = _rerun_compared(flat, _rerun_written(flat, "20261128190000", 1.0, seed=3))
     assert row["verdict"] not in ("regression", "improvement") and row["ci_low"] < 0 < row["ci_high"], row
+
+
+def test_a_row_no_round_measured_on_both_sides_has_no_paired_variance(tmp_path):
+    """"time" recorded by the good runs of rounds 1-2 and the bad runs of rounds 3-4 only: no
+    round pairs it, so the rounds give its row no run-to-run variance (before, the runs were
+    zipped by position: round 1's good run against round 3's bad one, a variance of rounds
+    that were never measured back to back) and the row is not called."""
+    db = str(tmp_path / "perflab.db")
+    missing = frozenset({(2, "good"), (3, "good"), (0, "bad"), (1, "bad")})
+    data, row = _rerun_compared(db, _rerun_written(db, "20261128200000", 1.05, seed=4, without_time=missing))
+    assert not any("from the rerun's rounds, as pairs" in w for w in data["warnings"]), data["warnings"]
+    assert row["verdict"] not in ("regression", "improvement"), row

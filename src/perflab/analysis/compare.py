@@ -281,7 +281,9 @@ def _as_rounds(rounds: RerunRounds, by_run: dict[int, dict[Key, ValueGroup]], ta
         for side, groups in enumerate(zip(*pairs)):
             tables[side][key] = _pooled(list(groups))
             parts[side][key] = [g.values for g in groups]
-        out[key] = paired_runs(parts[0].get(key, []), parts[1].get(key, []), "the rerun's rounds, as pairs")
+        # from the pairs only: a row no round measured on both sides has no paired variance
+        out[key] = paired_runs([g.values for g, _ in pairs], [b.values for _, b in pairs],
+                               "the rerun's rounds, as pairs")
     return out
 
 
