@@ -187,7 +187,7 @@ def _not_sqlite(path: Path) -> bool:
     lock this process holds on it, the locks of its open SQLite connections too (a dashboard's
     long-lived reader then stopped seeing other processes' commits)."""
     try:
-        probe = sqlite3.connect(f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro", uri=True)
+        probe = sqlite3.connect(f"{_file_uri(str(path))}?mode=ro", uri=True)
     except sqlite3.Error:
         return False   # cannot be opened at all: the opening proper says why
     try:
@@ -221,7 +221,7 @@ def read_only_engine(target: str) -> Engine:
     that cannot open (a WAL store whose -shm this user may not create: the directory is
     not writable). immutable reads the main file only, without locks: a writer's commits
     that are still in its -wal are not seen, and a concurrent writer is not waited for."""
-    uri = "file:" + urllib.parse.quote(str(Path(target).expanduser().resolve()))
+    uri = _file_uri(target)
 
     def mode_ro() -> sqlite3.Connection:
         return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, check_same_thread=False)
@@ -239,6 +239,11 @@ def read_only_engine(target: str) -> Engine:
     except (sqlite3.DatabaseError, UnicodeDecodeError):   # cannot open read-only (no -shm), or damaged: found on use
         creator = immutable
     return sa.create_engine("sqlite://", creator=creator)
+
+
+def _file_uri(path: str) -> str:
+    """SQLite's ``file:`` URI of ``path`` (its query, mode=ro or immutable=1, added by the caller)."""
+    return "file:" + urllib.parse.quote(str(Path(path).expanduser().resolve()))
 
 
 def _existing_ancestor(path: Path) -> Path:

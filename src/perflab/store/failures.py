@@ -11,6 +11,7 @@ import os
 import sqlalchemy as sa
 
 from perflab.model.errors import EnvironmentProblem, PerflabError
+from perflab.store import location
 
 _DAMAGED = ("malformed", "file is not a database", "could not decode")
 _FULL = ("database or disk is full",)
@@ -44,7 +45,7 @@ def is_disk_full(error: BaseException, target: str | None = None) -> bool:
 def no_room(target: str) -> bool:
     """Whether the file system of the SQLite file ``target`` (a path, not a URL) has under
     ROOM_BYTES free for this user."""
-    if "://" in target:
+    if location.is_url(target):
         return False
     try:
         found = os.statvfs(os.path.dirname(os.path.abspath(os.path.expanduser(target))))
