@@ -162,8 +162,8 @@ class PostgresServer:
             shutil.chown(self.directory, "postgres")
             self.as_user = ["runuser", "-u", "postgres", "--"]
         self.pg_ctl, self.data, self.port = pg_ctl, self.directory / "data", _free_port()
-        if register:
-            register({"run": [self._stop_command()], "remove": [str(self.directory)]})
+        if register:   # a kept directory outlives the session too: only stopped
+            register({"run": [self._stop_command()], "remove": [] if self.kept else [str(self.directory)]})
         if not (self.data / "PG_VERSION").exists():
             subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
                            check=True, capture_output=True)
@@ -292,6 +292,15 @@ def perflab_argv() -> list[str]:
 def perflab_shell() -> str:
     """``perflab`` for a shell line (``perflab_argv``)."""
     return shlex.join(perflab_argv())
+
+
+def new_alert(store, **changes) -> int:
+    """An alert written by hand (store.alerts.create): a tip regression of b's time on host h
+    from commit a..a to b..b, 1 -> 2 s, untriaged, with ``changes`` to its fields; its id."""
+    values = {"change_id": "c0ffee", "host": "h", "benchmark": "b", "params": {}, "metric": "time", "unit": "s",
+              "direction": "lower", "kind": "regression", "before": 1.0, "after": 2.0, "change_pct": 100.0,
+              "oriented_pct": -100.0, "p_value": None, "method": "tip", "state": "untriaged", "duplicate_of": None}
+    return store.alerts.create({**values, **changes}, last_good="a" * 40, first_bad="b" * 40, repo=None, who="t")
 
 
 def run_cli(*args: str, db: str | None = None, env: dict | None = None, timeout: float = 120,

@@ -24,7 +24,7 @@ from perflab.model.run_request import RunRequest
 from perflab.stats import rerun as rerun_stats
 from perflab.store import Store
 
-from conftest import run_cli
+from conftest import new_alert, run_cli
 from test_history import commit, git, new_repo
 
 # its runs are timed and judged: another worker's test is a real competing load
@@ -157,11 +157,7 @@ def test_a_suspect_whose_rerun_was_undecided_is_rerun_again_once_confirmed(tmp_p
     """The request rule on a real store: one request per alert; a second only when a suspect
     whose rerun was undecided is confirmed since (the level that held is new evidence)."""
     with Store(str(tmp_path / "perflab.db"), create=True) as store:
-        values = {"change_id": "c0ffee", "host": "h", "benchmark": "b", "params": {}, "metric": "user",
-                  "unit": "s", "direction": "lower", "kind": "regression", "before": 1.0, "after": 2.0,
-                  "change_pct": 100.0, "oriented_pct": -100.0, "p_value": None, "method": "tip-suspect",
-                  "state": UNTRIAGED, "duplicate_of": None}
-        alert_id = store.alerts.create(values, last_good="a" * 40, first_bad="b" * 40, repo=None, who="t")
+        alert_id = new_alert(store, metric="user", method="tip-suspect")
         assert request_reruns(store, "perflab") == 1 and request_reruns(store, "perflab") == 0
         store.alerts.note(store.alerts.get(alert_id), RERUN_UNDECIDED, who="perflab", note="undecided")
         assert request_reruns(store, "perflab") == 0          # still a suspect: the verdict stands

@@ -12,6 +12,8 @@ import pytest
 from clifuzz import assert_one_line_refusal, invoke
 from perflab.web.app import create_app
 
+from conftest import new_alert
+
 H = str(2**63)   # the first id no 64-bit key holds
 
 
@@ -25,11 +27,7 @@ def store(tmp_path_factory) -> str:
                                                                 for i in range(40)))
     from perflab.store import Store
     with Store(db) as opened:   # alert 1: an id given to its triage or rerun is read, not "no alert 1"
-        opened.alerts.create({"change_id": "c0ffee", "host": "h", "benchmark": "b", "params": {}, "metric": "time",
-                              "unit": "s", "direction": "lower", "kind": "regression", "before": 1.0, "after": 2.0,
-                              "change_pct": 100.0, "oriented_pct": -100.0, "p_value": None, "method": "tip",
-                              "state": "untriaged", "duplicate_of": None},
-                             last_good="a" * 40, first_bad="b" * 40, repo=None, who="t")
+        new_alert(opened)
     return db
 
 

@@ -17,7 +17,7 @@ from perflab.model.records import Measurement, Point, RunStatus, SampleStatus
 from perflab.model.run_request import RunRequest
 from perflab.store import Store, this_host
 
-from conftest import _new_pg_database, serving
+from conftest import _new_pg_database, new_alert, serving
 from test_history import long_history
 
 PAGE = "/history?metric=ops"
@@ -113,11 +113,8 @@ def test_an_alert_page_is_kept_until_its_triage_is_written(tmp_path):
     import urllib.parse
     db, _, _ = long_history(tmp_path, commits=24, step_at=15)
     with Store(db) as store:
-        alert = store.alerts.create({"change_id": "c0ffee", "host": "box", "benchmark": "wis", "params": {},
-                                     "metric": "ops", "unit": "ops/s", "direction": "higher", "kind": "regression",
-                                     "before": 100.0, "after": 90.0, "change_pct": -10.0, "oriented_pct": -10.0,
-                                     "p_value": None, "method": "tip", "state": "untriaged", "duplicate_of": None},
-                                    last_good="a" * 40, first_bad="b" * 40, repo=None, who="t")
+        alert = new_alert(store, host="box", benchmark="wis", metric="ops", unit="ops/s", direction="higher",
+                          before=100.0, after=90.0, change_pct=-10.0, oriented_pct=-10.0)
     with serving(db, "--token", "sesame-sesame") as (url, _, _):
         first = get(f"{url}/alerts/{alert}")
         assert first[0] == "miss" and get(f"{url}/alerts/{alert}") == ("hit", first[1])
