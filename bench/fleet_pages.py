@@ -46,7 +46,7 @@ in_project_venv(__file__)
 sys.path.insert(0, str(ROOT / "bench"))
 
 from commit_excursions import positive  # noqa: E402
-from fleet_scale import first_alert, get, serve  # noqa: E402
+from fleet_scale import first_alert, get, serve, uncached  # noqa: E402
 from html_report import cpu_seconds, time_in_chromium  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def timed(servers: dict[str, tuple[str, int]], path: str, repeat: int, made: boo
     for round_ in range(repeat + 1):
         for name, (url, pid) in servers.items():
             used = cpu_seconds(pid)
-            took, size = get(url + path + (("&" if "?" in path else "?") + f"round={round_}" if made else ""))
+            took, size = get(url + (uncached(path, round_) if made else path))
             seconds[name].append(took)
             cpu[name].append(cpu_seconds(pid) - used)
             bodies[name] = size

@@ -65,6 +65,11 @@ def get(url: str) -> tuple[float, int]:
     return time.monotonic() - started, len(body)
 
 
+def uncached(path: str, i: int) -> str:
+    """``path`` with a parameter of its own (the i-th): no page cache of the dashboard answers it."""
+    return f"{path}{'&' if '?' in path else '?'}round={i}"
+
+
 def serve(db: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """A new `perflab serve` over ``db`` (in ``env``: another tree's on PYTHONPATH), answering
     (probed on a path that opens no store)."""
@@ -102,7 +107,7 @@ def page_times(db: str, path: str, repeat: int, restart: Callable[[], None]) -> 
     try:
         cold, size = get(url + path)
         warm = statistics.median(get(url + path)[0] for _ in range(repeat))
-        made = (statistics.median(get(f"{url}{path}{'&' if '?' in path else '?'}round={i}")[0] for i in range(repeat))
+        made = (statistics.median(get(url + uncached(path, i))[0] for i in range(repeat))
                 if path.startswith(("/history", "/alerts/")) else None)
     finally:
         process.terminate()
