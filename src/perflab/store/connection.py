@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -97,3 +97,17 @@ def inserted_id(result: sa.CursorResult[Any]) -> int:
 # a query names up to this many runs (an IN list); more, and it reads every run's rows and
 # keeps the wanted ones (no huge IN list)
 RUNS_BY_ID = 500
+
+
+def among_ids(column: Any, ids: Sequence[int], dialect: str) -> Iterator[Any]:
+    """Conditions that together select the rows whose ``column`` is one of ``ids``, a query
+    each: on PostgreSQL one, the ids one array parameter (``= ANY``: an IN list of 500 is
+    rendered and bound as 500 parameters, a quarter of a report's reading time); elsewhere
+    IN lists of RUNS_BY_ID."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import ARRAY
+        if ids:
+            yield column == sa.any_(sa.bindparam(None, list(ids), type_=ARRAY(sa.Integer)))
+        return
+    for start in range(0, len(ids), RUNS_BY_ID):
+        yield column.in_(ids[start:start + RUNS_BY_ID])

@@ -83,10 +83,20 @@ def _add_runs_by_status(conn: sa.Connection) -> None:
     RUNS_BY_STATUS.create(conn, checkfirst=True)
 
 
+def _add_runs_by_host(conn: sa.Connection) -> None:
+    """Schema 10: the index of runs by host; PostgreSQL's planner told of it (ANALYZE: else
+    it goes on probing every run of the series by its key until autovacuum looks)."""
+    from perflab.store.schema import RUNS_BY_HOST
+    RUNS_BY_HOST.create(conn, checkfirst=True)
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("ANALYZE runs")
+
+
 # version -> function(connection) upgrading from version-1
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables, 5: _add_host_priors,
-    6: _add_alert_ranges, 7: _add_outbox, 8: _add_alert_owners_and_indexes, 9: _add_runs_by_status}
+    6: _add_alert_ranges, 7: _add_outbox, 8: _add_alert_owners_and_indexes, 9: _add_runs_by_status,
+    10: _add_runs_by_host}
 
 
 def migrate(conn: sa.Connection, version: int) -> None:

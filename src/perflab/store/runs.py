@@ -18,8 +18,8 @@ from perflab.model.limits import is_id, shorten
 from perflab.model.records import ENVIRONMENT_NOT_LOADED, SPEC_NOT_LOADED, UNKNOWN_HOSTS, RunInfo, RunStatus
 from perflab.model.run_request import RunRequest
 from perflab.store import pending
-from perflab.store.connection import RUNS_BY_ID, StoreConnection, inserted_id
-from perflab.store.schema import job_runs, points, runs, samples, series
+from perflab.store.connection import StoreConnection, among_ids, inserted_id
+from perflab.store.schema import job_runs, points, run_ids_on, runs, samples, series
 from perflab.store.series import SeriesRepository
 
 
@@ -150,8 +150,9 @@ class RunRepository:
         # two queries, not one OR: the runs by their key from the series index, the runs not
         # complete through schema 9's ix_runs_status (an OR of both scans every run)
         unfinished = [s.value for s in RunStatus if s is not RunStatus.COMPLETE]
+        measured = runs.c.id.in_(run_ids_on(hosts, among=having) if hosts else having)
         found: dict[int, RunInfo] = {}
-        for where in (runs.c.id.in_(having), runs.c.status.in_(unfinished)):
+        for where in (measured, runs.c.status.in_(unfinished)):
             query = sa.select(*_LIGHT_COLUMNS).where(where)
             if hosts:
                 query = query.where(runs.c.host.in_(sorted(hosts)))
@@ -180,9 +181,8 @@ class RunRepository:
         need them (a change report's named runs; the rest of a history stays light)."""
         wanted = sorted({run.id for run in chosen})
         found: dict[int, RunInfo] = {}
-        for start in range(0, len(wanted), RUNS_BY_ID):  # bounded IN lists
-            query = sa.select(runs).where(runs.c.id.in_(wanted[start:start + RUNS_BY_ID]))
-            found.update((run.id, run) for run in _run_infos(self.db.conn.execute(query)))
+        for among in among_ids(runs.c.id, wanted, self.db.dialect):
+            found.update((run.id, run) for run in _run_infos(self.db.conn.execute(sa.select(runs).where(among))))
         return found
 
     def replicates(self, hosts: set[str], exclude: AbstractSet[int] = frozenset()) -> list[list[int]]:

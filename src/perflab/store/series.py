@@ -15,9 +15,9 @@ import sqlalchemy as sa
 if TYPE_CHECKING:
     import numpy as np
 
-from perflab.store.connection import RUNS_BY_ID, StoreConnection
+from perflab.store.connection import RUNS_BY_ID, StoreConnection, among_ids
 from perflab.store.samples import decode_params
-from perflab.store.schema import points, runs, samples, series
+from perflab.store.schema import points, run_ids_on, runs, samples, series
 
 _SEAL_BATCH = 10_000      # rows read at once in a pass: samples when sealing a run, series blobs
 CHUNKED_RUNS = 20 * RUNS_BY_ID   # up to this many runs are read by their key, not by a pass over the store
@@ -153,7 +153,8 @@ class SeriesRepository:
             return []
         query = (sa.select(runs.c.id, runs.c.commit, runs.c.started_at, series.c.ok_values)
                  .select_from(series.join(runs, runs.c.id == series.c.run_id))
-                 .where(series.c.point_id == point, series.c.metric == metric, runs.c.host == host))
+                 .where(series.c.point_id == point, series.c.metric == metric,
+                        series.c.run_id.in_(run_ids_on([host]))))
         if around is None:
             found = list(self.db.conn.execute(query.order_by(runs.c.started_at, runs.c.id)))
         else:
@@ -206,8 +207,8 @@ class SeriesRepository:
         query = _series_query(benchmarks, metrics)
         if len(wanted) <= CHUNKED_RUNS:   # by the key, RUNS_BY_ID at a time: one series' runs of a large store
             ordered = sorted(wanted)
-            rows: Iterable[Any] = (row for start in range(0, len(ordered), RUNS_BY_ID) for row in self.db.conn.execute(
-                query.where(series.c.run_id.in_(ordered[start:start + RUNS_BY_ID]))))
+            rows: Iterable[Any] = (row for among in among_ids(series.c.run_id, ordered, self.db.dialect)
+                                   for row in self.db.conn.execute(query.where(among)))
         else:   # most of the store: one pass over it (PostgreSQL: by a server-side cursor, not all rows at once)
             rows = (row for batch in self.db.conn.execute(query.execution_options(stream_results=True))
                     .partitions(_SEAL_BATCH) for row in batch)
@@ -230,9 +231,8 @@ class SeriesRepository:
         query = sa.select(series.c.run_id).distinct()
         if len(run_ids) > CHUNKED_RUNS:
             return {run_id for (run_id,) in self.db.conn.execute(query)}
-        ordered = sorted(run_ids)
-        return {run_id for start in range(0, len(ordered), RUNS_BY_ID) for (run_id,) in self.db.conn.execute(
-            query.where(series.c.run_id.in_(ordered[start:start + RUNS_BY_ID])))}
+        return {run_id for among in among_ids(series.c.run_id, sorted(run_ids), self.db.dialect)
+                for (run_id,) in self.db.conn.execute(query.where(among))}
 
     def _groups_from_rows(self, run_id: int, benchmarks: set[str] | None,
                           metrics: set[str] | None) -> list[ValueGroup]:
