@@ -95,9 +95,10 @@ def culprit_of(store: Store, alert: Alert) -> Culprit | None:
     """The commit a bisect named for ``alert``'s range (see the module's description), or None."""
     summary = store.alerts.summary(alert.summary_id)
     answers: list[tuple[int, float, AlertEvent, Alert]] = []
+    events = store.alerts.events_of([other.id for other in summary.alerts])   # one query, not one an alert
     for other in summary.alerts:
         rank = 0 if other.id == alert.id else 1 if other.host == alert.host else 2
-        answers += [(rank, -e.at, e, other) for e in store.alerts.events(other.id)
+        answers += [(rank, -e.at, e, other) for e in events.get(other.id, ())
                     if e.action == BISECTED and e.run_id is not None]
     if not answers:
         return None

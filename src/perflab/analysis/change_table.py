@@ -56,24 +56,28 @@ def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new:
 
 def _centres(side: Sequence[Sequence[RunInfo]], found: dict[int, dict[Key, ValueGroup]]) -> dict[Key, ValueGroup]:
     """Per key, one value per commit that has samples of it: the median of its runs' samples."""
-    pooled_of: list[tuple[Key, list[ValueGroup], np.ndarray]] = []   # (key, groups, values) per commit
+    pooled_of: list[tuple[Key, ValueGroup, np.ndarray, int]] = []   # per commit and key: first group, values, failures
     for commit in side:
+        if len(commit) == 1:   # one run a commit (a fleet's): its groups as they are
+            pooled_of += [(key, g, g.values, g.failures) for key, g in found.get(commit[0].id, {}).items()]
+            continue
         pooled: dict[Key, list[ValueGroup]] = {}
         for run in commit:
             for key, group in found.get(run.id, {}).items():
                 pooled.setdefault(key, []).append(group)
-        pooled_of += [(key, groups, np.concatenate([g.values for g in groups])) for key, groups in pooled.items()]
+        pooled_of += [(key, groups[0], np.concatenate([g.values for g in groups]), sum(g.failures for g in groups))
+                      for key, groups in pooled.items()]
     # the commits' medians at once, rows of one size stacked (a long side is thousands of commits)
-    medians = iter(group_stats([values for _, _, values in pooled_of if values.size]).median.tolist())
-    per_key: dict[Key, list[ValueGroup]] = {}
-    for key, groups, values in pooled_of:
-        failures = sum(g.failures for g in groups)
-        if values.size:
-            per_key.setdefault(key, []).append(replace(groups[0], values=np.array([next(medians)]), failures=failures))
-        elif failures:
-            per_key.setdefault(key, []).append(replace(groups[0], failures=failures))
-    return {key: replace(groups[0], values=np.concatenate([g.values for g in groups]),
-                         failures=sum(g.failures for g in groups)) for key, groups in per_key.items()}
+    medians = iter(group_stats([values for _, _, values, _ in pooled_of if values.size]).median.tolist())
+    per_key: dict[Key, tuple[ValueGroup, list[float], list[int]]] = {}   # first group, medians, [failures]
+    for key, first, values, failures in pooled_of:
+        if values.size or failures:
+            entry = per_key.setdefault(key, (first, [], [0]))
+            if values.size:
+                entry[1].append(next(medians))
+            entry[2][0] += failures
+    return {key: replace(first, values=np.array(centres, dtype=float), failures=failures[0])
+            for key, (first, centres, failures) in per_key.items()}
 
 
 def _span(side: Sequence[Sequence[RunInfo]], run: RunInfo) -> RunInfo:

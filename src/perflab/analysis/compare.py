@@ -333,14 +333,19 @@ def groups_of_runs(store: Store, runs: Sequence[RunInfo], filters: Filters, moni
     # one query for all the runs (a change's side pools thousands of commits' runs)
     groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
                                                   set(filters.metrics) or None)
-    out: dict[int, dict[Key, ValueGroup]] = {}
-    for run in runs:
-        out[run.id] = {(g.benchmark, g.point, g.metric): g for g in groups_of.get(run.id, ())
-                       if (not filters.params or filters.keeps(g.params)) and (
-                           monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
-                           or g.metric in filters.metrics) and g.metric not in exclude and (
-                           not is_pressure_metric(g.metric) or g.metric in filters.metrics)}
-    return out
+    kept: dict[tuple[str, str], bool] = {}   # (point, metric): decided once, not once a run
+
+    def keeps(g: ValueGroup) -> bool:
+        found = kept.get((g.point, g.metric))
+        if found is None:
+            found = kept[g.point, g.metric] = (not filters.params or filters.keeps(g.params)) and (
+                monitor_metrics is None or is_monitor_metric(g.metric) == monitor_metrics
+                or g.metric in filters.metrics) and g.metric not in exclude and (
+                not is_pressure_metric(g.metric) or g.metric in filters.metrics)
+        return found
+
+    return {run.id: {(g.benchmark, g.point, g.metric): g for g in groups_of.get(run.id, ()) if keeps(g)}
+            for run in runs}
 
 
 def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:
