@@ -130,13 +130,16 @@ def order_points(runs: Sequence[RunInfo],
 
 def _selected_runs(store: Store, labels: Sequence[str], filters: Filters = Filters(),
                    hosts: AbstractSet[str] = frozenset()) -> list[RunInfo]:
-    """The runs a history reads: those of ``labels`` (all when empty), not running; when the
-    filters name benchmarks or metrics (or ``hosts`` is given), only the runs that measured
-    them (store.runs.measuring), unless none did (then every run: the filters' error says why)."""
+    """The runs a history reads: those of ``labels`` (all when empty) on ``hosts`` (all when
+    empty), not running; when the filters name benchmarks or metrics (or ``hosts`` is given),
+    only the runs that measured them (store.runs.measuring), unless none did (then every run
+    of the hosts: the filters' error says why)."""
     chosen = (store.runs.measuring(filters.benchmarks, filters.metrics, hosts)
               if filters.benchmarks or filters.metrics or hosts else [])
     every = chosen or store.runs.all(counted=False, details=False)
-    runs = [r for r in every if r.status is not RunStatus.RUNNING]
+    runs = [r for r in every if r.status is not RunStatus.RUNNING and (not hosts or r.host in hosts)]
+    if hosts and every and not runs:
+        raise UsageError(f"no runs on host {', '.join(sorted(hosts))}", hint="'perflab runs' lists them")
     if labels:
         wanted = set(labels)
         runs = [r for r in runs if r.label in wanted]
@@ -177,8 +180,9 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours
+    alerts = store.alerts.on({s.host for s in series}, {s.benchmark for s in series}, {s.metric for s in series})
     return with_levels(History(series=tuple(series), order=order, repo=repo, warnings=tuple(warnings),
-                               keys=tuple(p.key for p in points)), store.alerts.all())
+                               keys=tuple(p.key for p in points)), alerts)
 
 
 class _Gathered:

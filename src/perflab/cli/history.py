@@ -15,13 +15,14 @@ _METHODS = method_choices(auto=True)
 
 
 def _selection(function):
-    """The options that pick series: --metric, --filter, --benchmark, --label, --method."""
+    """The options that pick series: --metric, --filter, --benchmark, --label, --host, --method."""
     for decorator in reversed([
         click.option("--metric", "metrics", multiple=True, help="Only these metrics; repeatable."),
         click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
                      help="benchmark=NAME or PARAM=VALUE[,VALUE]; repeatable."),
         click.option("--benchmark", "benchmarks", multiple=True, help="Only these benchmarks; repeatable."),
         click.option("--label", "labels", multiple=True, help="Only runs with this label; repeatable."),
+        click.option("--host", "hosts", multiple=True, help="Only the series of this machine; repeatable."),
         click.option("--method", type=click.Choice(_METHODS), default=AUTO_METHOD, show_default=True,
                      help=method_help(auto=True)),
     ]):
@@ -29,14 +30,14 @@ def _selection(function):
     return function
 
 
-def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, reports: bool = False):
+def _build(ctx: click.Context, metrics, filters, benchmarks, labels, hosts, method, *, reports: bool = False):
     """The history; with ``reports`` also each change's report text, by change id."""
     from perflab.analysis.compare import Filters
     from perflab.analysis.history import build_history, report_of_change
     from perflab.render.change_report import render_change_report
     selection = Filters.parse([*filters, *(f"benchmark={b}" for b in benchmarks)], list(metrics))
     with open_store(ctx, create=False) as store:
-        history = build_history(store, filters=selection, labels=labels, method=method)
+        history = build_history(store, filters=selection, labels=labels, method=method, hosts=frozenset(hosts))
         texts = {c.id: render_change_report(report_of_change(store, history, s, c))
                  for s in history.series for c in s.changes} if reports else {}
     for warning in history.warnings:
@@ -52,7 +53,7 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, method, *, 
               help="html: 'all' draws every sample, however many; 'budget' draws each commit's median and "
                    "range instead when the page's samples are over its budget (the page says so).")
 @click.pass_context
-def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fmt: str, output: str | None,
+def history(ctx: click.Context, metrics, filters, benchmarks, labels, hosts, method, fmt: str, output: str | None,
             samples: str) -> None:
     """A metric's series in commit order (first-parent of the runs' --repo), with change points.
 
@@ -64,7 +65,7 @@ def history(ctx: click.Context, metrics, filters, benchmarks, labels, method, fm
         raise UsageError(f"--samples all is for --format html (the page's sample dots), not --format {fmt}")
     if output:
         check_output(output)  # before any work
-    found, reports = _build(ctx, metrics, filters, benchmarks, labels, method, reports=layout.linked)
+    found, reports = _build(ctx, metrics, filters, benchmarks, labels, hosts, method, reports=layout.linked)
     subjects: dict[str, str] = {}
     if layout.linked:
         from perflab.vcs import commit_subjects
@@ -101,13 +102,13 @@ def _decided(command: click.Command) -> click.Command:
               help="Only changes with this verdict.")
 @format_option(CHANGES_FORMATS)
 @click.pass_context
-def changes(ctx: click.Context, metrics, filters, benchmarks, labels, method, since: str | None,
+def changes(ctx: click.Context, metrics, filters, benchmarks, labels, hosts, method, since: str | None,
             direction: str | None, fmt: str) -> None:
     """Every detected change of every series, largest first."""
     from perflab.analysis.alerts import mark_alerts, with_alerted
     from perflab.analysis.history import list_changes, parse_since
     moment = parse_since(since) if since else None
-    found, _ = _build(ctx, metrics, filters, benchmarks, labels, method)
+    found, _ = _build(ctx, metrics, filters, benchmarks, labels, hosts, method)
     with open_store(ctx, create=False) as store:
         listing = mark_alerts(store, list_changes(with_alerted(store, found), since=moment, direction=direction))
     click.echo(CHANGES_FORMATS[fmt].render(listing), nl=False)

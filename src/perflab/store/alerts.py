@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import sqlalchemy as sa
@@ -185,6 +186,13 @@ class AlertRepository:
             query = query.where(alerts.c.state == state)
         if summary_id is not None:
             query = query.where(alerts.c.summary_id == summary_id)
+        return [_alert(row) for row in self.db.conn.execute(query).mappings()]
+
+    def on(self, hosts: AbstractSet[str], benchmarks: AbstractSet[str], metrics: AbstractSet[str]) -> list[Alert]:
+        """The alerts of series of these hosts, benchmarks and metrics (a superset of those of
+        the series they make: a history of a few series reads theirs, not a fleet's book)."""
+        query = _alert_query().where(alerts.c.host.in_(sorted(hosts)), alerts.c.benchmark.in_(sorted(benchmarks)),
+                                     alerts.c.metric.in_(sorted(metrics)))
         return [_alert(row) for row in self.db.conn.execute(query).mappings()]
 
     def recent(self, since: float) -> list[Alert]:
