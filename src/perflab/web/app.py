@@ -2,13 +2,13 @@
 
 Pages: the front page (what needs a person: untriaged alerts, suspects awaiting their
 rerun, recent changes, the fleet's health, then the newest runs: web/front.py), the runs
-(filter by label, host, commit, date; paginated), one run, a comparison
-of any selection (the same page as ``compare --format html``), the history of a metric
-with its change points (the page of ``history --format html``; ``?format=text`` the
-text; ``?samples=all`` every sample of a page over its budget, as ``--samples all``), the
-list of changes, one change's report (the text of ``perflab report change ID``, which a
-click on a change point of the history page opens), the fleet's jobs
-(``?state=running``), the alerts (filter by state; paginated) and one alert with its events
+(filter by label, host, commit, date; paginated), one run, a comparison of any selection
+(the same page as ``compare --format html``), the history of a metric with its change
+points (the page of ``history --format html``; ``?host=NAME`` one machine's series, as
+``--host``; ``?format=text`` the text; ``?samples=all`` every sample of a page over its
+budget, as ``--samples all``), the list of changes, one change's report (the text of
+``perflab report change ID``, which a click on a change point of the history page opens),
+the fleet's jobs (``?state=running``), the alerts (filter by state; paginated) and one alert with its events
 and its report. Every page opens the store for the request only. The writes are an
 alert's triage (POST /alerts/ID: action, target, note, who), its rerun request (POST
 /alerts/ID/rerun) and its assignee and bug link (POST /alerts/ID/owner), and only when
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import importlib
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,7 @@ from perflab.model.alerts import STATES
 from perflab.model.errors import PerflabError, UsageError
 from perflab.model.jobs import parse_states
 from perflab.model.limits import MAX_ID, is_id
+from perflab.model.methods import CHANGE_POINT_METHODS, COMPARE_TESTS
 from perflab.model.records import RunInfo
 from perflab.render.alerts import ALERT_HEADERS, alert_cells
 from perflab.render.change_report import render_change_report
@@ -176,7 +178,8 @@ class _Dashboard:
         filters = Filters.parse([*q.getlist("filter"), *(f"benchmark={b}" for b in q.getlist("benchmark"))],
                                 q.getlist("metric"))
         with self.store() as s:
-            return build_history(s, filters=filters, labels=q.getlist("label"))
+            return build_history(s, filters=filters, labels=q.getlist("label"),
+                                 hosts=frozenset(q.getlist("host")) - {""})
 
     def kept_or_made(self, request: Request, make: Callable[[], tuple[HTMLResponse, bool]]) -> HTMLResponse:
         """The page of ``request`` as made before for the store's data as it is now
@@ -266,13 +269,29 @@ _KIND = {CARTESIAN: ("js", "text/javascript"), FULL: ("js", "text/javascript"), 
 _PREFIX = {CARTESIAN: "plotly-", FULL: "plotly-", STYLE: ""}
 
 
+#: what a history page or an alert's report imports on first use (beside detection's own,
+#: analysis.series.preload): a new server's first page would pay for them (0.25 s)
+_FIRST_PAGE_MODULES = ("perflab.analysis.profile", "perflab.render.compare_lkp", "perflab.stats.commit_series",
+                       "perflab.stats.tip", "perflab.workloads.registry")
+
+
+def _warm_up(pages: _Dashboard) -> None:
+    """Pay at start what a new server's first page would: detection's and the report's
+    imports, every registered method's module, and the store's driver and first connection
+    (the data version's, which the server keeps)."""
+    preload()
+    for module in (*_FIRST_PAGE_MODULES, *(m.home for m in CHANGE_POINT_METHODS), *(t.home for t in COMPARE_TESTS)):
+        importlib.import_module(module.split(":")[0])
+    pages.data_version()
+
+
 def create_app(db: str | None, *, token: str | None = None, commit_url: str | None = None) -> Starlette:
     """The dashboard over the store ``db`` (a path or a PostgreSQL URL); with ``token``,
     alert triage by POST for requests that carry it (else read-only); with ``commit_url``
     (an http(s) template with {sha}), every commit links to its page."""
     from perflab.web.front import FrontPages
-    preload()  # the imports of detection now, not in the first history page
     pages = _Dashboard(db, token, commit_url)
+    _warm_up(pages)
     front = FrontPages(pages)
     return Starlette(routes=[
         Route("/", guarded(front.front)), Route("/runs", guarded(pages.runs)),
