@@ -19,6 +19,8 @@ the sample budget, so its bytes are comparable with a perflab from before it; th
 opens is not, when its samples are over the budget and it draws each commit's median and range).
 A history or alert page asked again with nothing written is sent as made (web/page_cache.py):
 the rows "made each time" ask with a parameter of their own each time, the page made as after a write.
+The rows "of one host" ask for host00's series alone (?host=, which a perflab before it ignores:
+their pages differ from such a perflab's).
 
 With --browser, each history page is also drawn in headless chromium (the seconds until its
 first screen's charts are drawn, and every chart's).
@@ -140,6 +142,8 @@ def main() -> None:
                                  (f"alert page ({alert}), made each time", f"/alerts/{alert}", True),
                                  ("history page", history, False),
                                  ("history page, made each time", history, True),
+                                 ("history page of one host", history + "&host=host00", False),
+                                 ("history page of one host, made each time", history + "&host=host00", True),
                                  ("history page, every sample", history + "&samples=all", False)):
             out[name] = {**timed(servers, path, args.repeat, made), "same_page": same_pages(servers, path)}
             if args.browser and path.startswith("/history"):

@@ -15,7 +15,7 @@ the generator's counts beside them, and a later run with the same --dir times th
 without generating (a 10^8-sample store takes most of an hour to make).
 
 Usage: bench/fleet_scale.py [--backends postgresql,sqlite] [--commits 5000] [--hosts 4]
-       [--benchmarks 20] [--repetitions 5] [--repeat 3] [--dir DIR [--keep]]
+       [--benchmarks 20] [--repetitions 5] [--repeat 3] [--dir DIR [--keep [--pages-only]]]
 Prints one JSON line per backend: the generator's counts and sizes, then the timings.
 """
 
@@ -133,13 +133,17 @@ def time_store(db: str, args, restart: Callable[[], None]) -> dict[str, object]:
         timings[name] = measured
         print(f"  {name}: {json.dumps(measured)}", file=sys.stderr, flush=True)
 
-    note("alerts --update", cold_warm(lambda: perflab(db, "alerts", "--update"), 1, restart))
+    if not args.pages_only:
+        note("alerts --update", cold_warm(lambda: perflab(db, "alerts", "--update"), 1, restart))
     note("front page", page_times(db, "/", args.repeat, restart))
     note("alert page", page_times(db, f"/alerts/{first_alert(db)}", args.repeat, restart))
-    note(f"history page ({args.commits} commits)",
+    note(f"history page ({args.commits} commits x {args.hosts} hosts)",
          page_times(db, "/history?benchmark=bench000&metric=m0", args.repeat, restart))
-    note("changes", cold_warm(lambda: perflab(db, "changes"), args.repeat, restart))
-    note("runs --since 1d", cold_warm(lambda: perflab(db, "runs", "--since", "1d"), args.repeat, restart))
+    note(f"history page ({args.commits} commits, one host)",
+         page_times(db, "/history?benchmark=bench000&metric=m0&host=host00", args.repeat, restart))
+    if not args.pages_only:
+        note("changes", cold_warm(lambda: perflab(db, "changes"), args.repeat, restart))
+        note("runs --since 1d", cold_warm(lambda: perflab(db, "runs", "--since", "1d"), args.repeat, restart))
     return timings
 
 
@@ -190,7 +194,11 @@ def main() -> None:
                         "temporary directory, removed at the end)")
     parser.add_argument("--keep", action="store_true", help="keep the stores in --dir, and time those kept "
                         "there by an earlier run instead of generating them")
+    parser.add_argument("--pages-only", action="store_true", help="time the dashboard's pages alone (a kept "
+                        "store whose alerts an earlier run raised: not `alerts --update`, `changes`, `runs`)")
     args = parser.parse_args()
+    if args.pages_only and not args.keep:
+        parser.error("--pages-only times a store kept by an earlier run (--keep --dir DIR)")
     if args.keep and args.dir is None:
         parser.error("--keep needs --dir: where the stores are kept")
     work = args.dir or Path(tempfile.mkdtemp(prefix="perflab-fleet-"))

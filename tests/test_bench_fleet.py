@@ -27,7 +27,10 @@ def test_fleet_scale_smallest(tmp_path):
         assert (r["runs"], r["samples"], r["series"], r["commits"]) == (360, 9000, 1800, 60)
         assert r["bytes"] > 0
         timings = r["timings"]
-        assert set(timings) == {"alerts --update", "front page", "alert page", "history page (60 commits)",
-                                "changes", "runs --since 1d"}
+        assert set(timings) == {"alerts --update", "front page", "alert page", "history page (60 commits x 2 hosts)",
+                                "history page (60 commits, one host)", "changes", "runs --since 1d"}
+        # one host's page: its own series alone
+        assert timings["history page (60 commits, one host)"]["bytes"] < timings[
+            "history page (60 commits x 2 hosts)"]["bytes"]
         assert all(t["cold_s"] > 0 and t["warm_s"] > 0 for t in timings.values())
         assert timings["front page"]["bytes"] < 300_000
