@@ -84,11 +84,11 @@ def _add_runs_by_status(conn: sa.Connection) -> None:
 
 
 def _add_runs_by_host(conn: sa.Connection) -> None:
-    """Schema 10: the index of runs by host; PostgreSQL's planner told of it (ANALYZE: else
-    it goes on probing every run of the series by its key until autovacuum looks)."""
+    """Schema 10: on PostgreSQL, the index of runs by host, and its planner told of it
+    (ANALYZE: else it goes on probing every run of a series by its key until autovacuum looks)."""
     from perflab.store.schema import RUNS_BY_HOST
-    RUNS_BY_HOST.create(conn, checkfirst=True)
     if conn.dialect.name == "postgresql":
+        RUNS_BY_HOST.create(conn, checkfirst=True)
         conn.exec_driver_sql("ANALYZE runs")
 
 

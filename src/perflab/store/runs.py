@@ -150,7 +150,9 @@ class RunRepository:
         # two queries, not one OR: the runs by their key from the series index, the runs not
         # complete through schema 9's ix_runs_status (an OR of both scans every run)
         unfinished = [s.value for s in RunStatus if s is not RunStatus.COMPLETE]
-        measured = runs.c.id.in_(run_ids_on(hosts, among=having) if hosts else having)
+        # on PostgreSQL the hosts' run ids joined to the series' (schema.run_ids_on); SQLite
+        # probes each run of the series by key, cheaply
+        measured = runs.c.id.in_(run_ids_on(hosts, among=having) if hosts and self.db.is_server else having)
         found: dict[int, RunInfo] = {}
         for where in (measured, runs.c.status.in_(unfinished)):
             query = sa.select(*_LIGHT_COLUMNS).where(where)

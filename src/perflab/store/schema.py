@@ -310,16 +310,18 @@ RUNS_BY_COMMIT = sa.Index("ix_runs_commit", runs.c.commit)
 # Schema 9: runs by status and host (the runs not complete, which every history reads beside
 # the series it selects, and this host's running runs, which opening a store checks).
 RUNS_BY_STATUS = sa.Index("ix_runs_status", runs.c.status, runs.c.host)
-# Schema 10: runs by host (an alert's page and a history of one host: the host's run ids
-# joined to its series' by hash, not each of every host's runs probed by its key).
-RUNS_BY_HOST = sa.Index("ix_runs_host", runs.c.host, runs.c.id)
+# Schema 10, PostgreSQL only: runs by host (an alert's page and a history of one host: the
+# host's run ids joined to its series' by hash, not each of every host's runs probed by its
+# key). SQLite probes cheaply, and without statistics its planner takes this index for any
+# query naming a host (a commit's first run on a host: 0.6 ms -> 24 ms).
+RUNS_BY_HOST = sa.Index("ix_runs_host", runs.c.host, runs.c.id).ddl_if(dialect="postgresql")
 
 
 def run_ids_on(hosts: Iterable[str], among: sa.Select[Any] | None = None) -> sa.Select[Any]:
     """The ids of the runs of ``hosts`` (of those ``among`` selects, when given), read from
-    RUNS_BY_HOST alone: a query of a series on one host filters its run ids by this
-    (PostgreSQL joins the two by hash or merge) rather than by the host of each of every
-    host's run of the series, probed by key (0.4 s for 50,000 runs)."""
+    RUNS_BY_HOST alone (PostgreSQL's): a query of a series on one host filters its run ids
+    by this (joined by hash or merge) rather than by the host of each of every host's run of
+    the series, probed by key (0.4 s for 50,000 runs)."""
     mine = runs.alias("on_host")
     query = sa.select(mine.c.id).where(mine.c.host.in_(sorted(hosts)))
     return query if among is None else query.where(mine.c.id.in_(among))

@@ -151,10 +151,12 @@ class SeriesRepository:
                                                                   points.c.params == params)).scalar()
         if point is None:
             return []
+        # PostgreSQL: the host's run ids (ix_runs_host) merged with the series' (8 ms, not 30);
+        # SQLite: the series' index read in order, each run's host probed by key (0.1 ms)
+        on_host = series.c.run_id.in_(run_ids_on([host])) if self.db.is_server else runs.c.host == host
         query = (sa.select(runs.c.id, runs.c.commit, runs.c.started_at, series.c.ok_values)
                  .select_from(series.join(runs, runs.c.id == series.c.run_id))
-                 .where(series.c.point_id == point, series.c.metric == metric,
-                        series.c.run_id.in_(run_ids_on([host]))))
+                 .where(series.c.point_id == point, series.c.metric == metric, on_host))
         if around is None:
             found = list(self.db.conn.execute(query.order_by(runs.c.started_at, runs.c.id)))
         else:
