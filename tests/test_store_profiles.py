@@ -33,6 +33,24 @@ def test_profile_rows_round_trip_and_a_rerun_replaces_them(db_target):
         assert store.profiles.symbols(run_id, {"other"}) == []
 
 
+def test_the_profiled_runs_of_more_runs_than_one_list_holds(db_target):
+    """Of 1,200 runs (over RUNS_BY_ID: several lists on SQLite, one array on PostgreSQL), the
+    profiled ones, by symbols or by traces alone; none asked, none found."""
+    from perflab.store.connection import RUNS_BY_ID
+    with Store(db_target, create=True) as store:
+        point_id = store.samples.point_id(Point("prog", {}))
+        ids = [_run(store) for _ in range(1200)]
+        assert len(ids) > 2 * RUNS_BY_ID
+        by_symbols, by_traces = ids[3::250], ids[700::333]
+        for run_id in by_symbols:
+            store.profiles.add(run_id, point_id, 0, "cpu-clock", [("hot", 50.0, 60.0)], [])
+        for run_id in by_traces:
+            store.profiles.add(run_id, point_id, 0, "cpu-clock", [], [("stack", "main;hot", 10.0)])
+        assert store.profiles.profiled_runs(ids) == set(by_symbols) | set(by_traces)
+        assert store.profiles.profiled_runs(ids[:3]) == set()
+        assert store.profiles.profiled_runs([]) == set()
+
+
 def test_artifacts_are_stored_once_by_content_hash_beside_the_database(tmp_path):
     db = tmp_path / "lab.db"
     with Store(str(db), create=True) as store:

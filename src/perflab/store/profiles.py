@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from perflab.store import location
-from perflab.store.connection import RUNS_BY_ID, StoreConnection
+from perflab.store.connection import StoreConnection, among_ids
 from perflab.store.samples import decode_params
 from perflab.store.schema import artifacts, points, profile_symbols, profile_traces
 
@@ -94,15 +94,15 @@ class ProfileRepository:
         conn.commit()
 
     def profiled_runs(self, run_ids: Iterable[int]) -> set[int]:
-        """Those of ``run_ids`` with profile rows: two queries, where a side of a change
-        pooling thousands of unprofiled runs would otherwise ask each run."""
-        wanted = set(run_ids)
+        """Those of ``run_ids`` with profile rows, read through the tables' run index a list
+        of ids at a time (connection.among_ids), not each run asked alone (a side of a change
+        pools thousands) nor every profiled run of the store listed (a fleet's profiles)."""
+        wanted = sorted(set(run_ids))
         found: set[int] = set()
         for table in (profile_symbols, profile_traces):
             query = sa.select(table.c.run_id).distinct()
-            if len(wanted) <= RUNS_BY_ID:
-                query = query.where(table.c.run_id.in_(sorted(wanted)))
-            found |= {run_id for (run_id,) in self.db.conn.execute(query) if run_id in wanted}
+            for among in among_ids(table.c.run_id, wanted, self.db.dialect):
+                found |= {run_id for (run_id,) in self.db.conn.execute(query.where(among))}
         return found
 
     def symbols(self, run_id: int, benchmarks: set[str] | None = None) -> list[ProfileSymbol]:
