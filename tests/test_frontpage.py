@@ -115,6 +115,11 @@ def test_alert_page_draws_its_range_and_levels(alerted):
         assert f"change {STEP_AT}" in driver.find_element("id", "first-bad").text
         assert "perflab noticed a" in driver.find_element("id", "report").text
         assert console_errors(driver) == []
+        # its series' history, of its host alone: the step at the first bad commit
+        link = driver.find_element("id", "history").get_attribute("href")
+        assert f"host={alert['host']}" in link and "metric=ops" in link
+        with urllib.request.urlopen(link + "&format=text", timeout=60) as page:
+            assert shas[STEP_AT][:12] in page.read().decode()
 
 
 def _post(url: str, data: dict) -> tuple[int, str]:

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -20,7 +21,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from perflab.analysis.alert_reruns import ask_rerun, awaiting_rerun, rerun_rounds
 from perflab.analysis.alerts import alert_detail, assign
 from perflab.analysis.frontpage import front_page, report_levels, series_window
-from perflab.model.alerts import ACTIONS, TRANSITIONS
+from perflab.model.alerts import ACTIONS, TRANSITIONS, Alert
+from perflab.model.params import format_value
 from perflab.render.alerts import event_cells
 from perflab.render.change_report import render_change_report
 from perflab.render.history import pct, state_text
@@ -38,6 +40,13 @@ def age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f} {unit}"
     return f"{seconds:.0f} s"
+
+
+def history_url(alert: Alert) -> str:
+    """The history page of ``alert``'s series alone: its benchmark, point, metric and host."""
+    point = [("filter", f"{key}={format_value(value)}") for key, value in alert.params.items()]
+    return "/history?" + urlencode([("benchmark", alert.benchmark), *point, ("metric", alert.metric),
+                                    ("host", alert.host)])
 
 
 def stamp(timestamp: float) -> str:
@@ -85,7 +94,7 @@ class FrontPages:
         self.dashboard.commits.prefetch([(repo, a.last_good), (repo, a.first_bad)]
                                         + ([(repo, detail.culprit.commit)] if detail.culprit else []))
         return page("alert.html.j2", here="alerts", detail=detail, alert=a, state=state_text(a), repo=repo,
-                    commits=self.dashboard.commits, pct=pct, stamp=stamp, rounds=rounds,
+                    commits=self.dashboard.commits, pct=pct, stamp=stamp, rounds=rounds, history=history_url(a),
                     awaiting=awaiting_rerun(detail.events), levels=levels,
                     picture=series_svg(window, levels, unit=a.unit),
                     events=[event_cells(e) for e in detail.events],
