@@ -270,7 +270,7 @@ _PREFIX = {CARTESIAN: "plotly-", FULL: "plotly-", STYLE: ""}
 
 
 #: what a history page or an alert's report imports on first use (beside detection's own,
-#: analysis.series.preload): a new server's first page would pay for them (0.25 s)
+#: analysis.series.preload): a new server's first page would pay for them (0.1-0.2 s of an alert page)
 _FIRST_PAGE_MODULES = ("perflab.analysis.profile", "perflab.render.compare_lkp", "perflab.stats.commit_series",
                        "perflab.stats.tip", "perflab.workloads.registry")
 
