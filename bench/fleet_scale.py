@@ -8,7 +8,8 @@ For each backend (a throwaway PostgreSQL server on 127.0.0.1, or an SQLite file 
 Cold: a new perflab process (a new `perflab serve` for a page) and, on PostgreSQL, the
 server restarted first (its shared buffers empty). The OS page cache is not dropped (a
 shared machine: that would slow everyone), so a cold read hits memory, not the disk.
-The PostgreSQL server runs with fsync off (-F), as the tests' does.
+The PostgreSQL server runs with fsync off (-F), as the tests' does, and shared_buffers at a
+quarter of the memory, as a team's server would (`deployed_settings`).
 
 With --keep (and --dir), the stores stay in DIR (PostgreSQL's data in DIR/pg, stopped) with
 the generator's counts beside them, and a later run with the same --dir times them again
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import socket
 import statistics
@@ -164,10 +166,19 @@ def generate(db: str, repo: Path, args, record: Path) -> dict[str, object]:
     return made
 
 
+def deployed_settings() -> dict[str, str]:
+    """The PostgreSQL parameters a team's server of a fleet's store would have beside the
+    defaults: shared_buffers at a quarter of the machine's memory, PostgreSQL's documented
+    starting point (its default of 128 MB holds a 10^8-sample store's indexes of one page
+    view, not of the next)."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {"shared_buffers": f"{memory // 4 // 2**20}MB"}
+
+
 def run_backend(backend: str, args, work: Path) -> dict[str, object]:
     if backend == "postgresql":
         from conftest import PostgresServer
-        server = PostgresServer(kept=work / "pg" if args.keep else None)
+        server = PostgresServer(kept=work / "pg" if args.keep else None, settings=deployed_settings())
         try:
             def restart() -> None:
                 server.stop()

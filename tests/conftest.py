@@ -147,9 +147,11 @@ def _free_port() -> int:
 class PostgresServer:
     """A throwaway PostgreSQL server on 127.0.0.1; ``stop()`` and ``start()`` keep its data
     and port (an outage), ``close()`` removes it. With ``kept``, a directory whose data
-    outlives the server (bench/ scripts): made there once, reused, only stopped by close()."""
+    outlives the server (bench/ scripts): made there once, reused, only stopped by close().
+    ``settings``: server parameters beside the tests' (-c NAME=VALUE)."""
 
-    def __init__(self, register: Callable[[dict], None] | None = None, kept: Path | None = None):
+    def __init__(self, register: Callable[[dict], None] | None = None, kept: Path | None = None,
+                 settings: dict[str, str] | None = None):
         initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
         if not (initdb and pg_ctl):
             raise RuntimeError("PostgreSQL server binaries not installed (install.sh --test installs them)")
@@ -162,6 +164,7 @@ class PostgresServer:
             shutil.chown(self.directory, "postgres")
             self.as_user = ["runuser", "-u", "postgres", "--"]
         self.pg_ctl, self.data, self.port = pg_ctl, self.directory / "data", _free_port()
+        self.settings = "".join(f" -c {name}={value}" for name, value in (settings or {}).items())
         if register:   # a kept directory outlives the session too: only stopped
             register({"run": [self._stop_command()], "remove": [] if self.kept else [str(self.directory)]})
         if not (self.data / "PG_VERSION").exists():
@@ -174,7 +177,8 @@ class PostgresServer:
         # max_connections: every xdist worker's tests, their perflab processes and fleet workers share it
         subprocess.run([*self.as_user, self.pg_ctl, "-D", str(self.data), "-w", "-t", "60",
                         "-l", str(self.directory / "log"),
-                        "-o", f"-h 127.0.0.1 -p {self.port} -k {self.directory} -F -c max_connections=400",
+                        "-o", f"-h 127.0.0.1 -p {self.port} -k {self.directory} -F -c max_connections=400"
+                              + self.settings,
                         "start"],
                        check=True, capture_output=True)
 
