@@ -68,11 +68,14 @@ def test_history_and_changes_of_one_host_and_of_none(tmp_path):
     assert {s["host"] for s in shown["series"]} == {OTHER}
     listed = run_cli("changes", "--host", "box", db=db, check=True).stdout
     assert shas[30][:8] in listed and shas[20][:8] not in listed
-    for command in ("history", "changes"):
-        bad = run_cli(command, "--host", "no-such-host", db=db)
+    for command, *narrowed in (("history",), ("changes",), ("history", "--metric", "ops")):
+        bad = run_cli(command, *narrowed, "--host", "no-such-host", db=db)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
         assert bad.stderr.strip().splitlines() == [
             "perflab: error: no runs on host no-such-host ('perflab runs' lists them)"]
+    # a host with runs, none of the metric: the filter's own line
+    bad = run_cli("history", "--metric", "nope", "--host", OTHER, db=db)
+    assert bad.returncode == 2 and bad.stderr.startswith("perflab: error: no runs with metric nope"), bad.stderr
 
 
 def test_the_dashboards_history_of_one_host(tmp_path):

@@ -133,13 +133,15 @@ def _selected_runs(store: Store, labels: Sequence[str], filters: Filters = Filte
     """The runs a history reads: those of ``labels`` (all when empty) on ``hosts`` (all when
     empty), not running; when the filters name benchmarks or metrics (or ``hosts`` is given),
     only the runs that measured them (store.runs.measuring), unless none did (then every run
-    of the hosts: the filters' error says why)."""
+    of the hosts, read by host too: the filters' error says why)."""
     chosen = (store.runs.measuring(filters.benchmarks, filters.metrics, hosts)
               if filters.benchmarks or filters.metrics or hosts else [])
-    every = chosen or store.runs.all(counted=False, details=False)
-    runs = [r for r in every if r.status is not RunStatus.RUNNING and (not hosts or r.host in hosts)]
-    if hosts and every and not runs:
+    if not chosen and hosts and (filters.benchmarks or filters.metrics):
+        chosen = store.runs.measuring(frozenset(), frozenset(), hosts)
+    if hosts and not chosen:
         raise UsageError(f"no runs on host {', '.join(sorted(hosts))}", hint="'perflab runs' lists them")
+    every = chosen or store.runs.all(counted=False, details=False)
+    runs = [r for r in every if r.status is not RunStatus.RUNNING]
     if labels:
         wanted = set(labels)
         runs = [r for r in runs if r.label in wanted]
