@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from perflab.analysis.compare import Filters, environment_warnings, groups_of_runs, metric_infos
+from perflab.analysis.compare import Filters, environment_warnings, groups_of_runs, metric_infos, pooled_groups
 from perflab.analysis.compare_report import Key, build_report
 from perflab.analysis.contention import contention_warnings
 from perflab.model.records import MeanKind, MetricInfo, RunInfo
@@ -56,28 +56,25 @@ def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new:
 
 def _centres(side: Sequence[Sequence[RunInfo]], found: dict[int, dict[Key, ValueGroup]]) -> dict[Key, ValueGroup]:
     """Per key, one value per commit that has samples of it: the median of its runs' samples."""
-    pooled_of: list[tuple[Key, ValueGroup, np.ndarray, int]] = []   # per commit and key: first group, values, failures
+    pooled_of: list[tuple[Key, ValueGroup]] = []   # per commit and key: its runs' groups as one
     for commit in side:
-        if len(commit) == 1:   # one run a commit (a fleet's): its groups as they are
-            pooled_of += [(key, g, g.values, g.failures) for key, g in found.get(commit[0].id, {}).items()]
-            continue
         pooled: dict[Key, list[ValueGroup]] = {}
         for run in commit:
             for key, group in found.get(run.id, {}).items():
                 pooled.setdefault(key, []).append(group)
-        pooled_of += [(key, groups[0], np.concatenate([g.values for g in groups]), sum(g.failures for g in groups))
-                      for key, groups in pooled.items()]
+        pooled_of += [(key, pooled_groups(groups)) for key, groups in pooled.items()]
     # the commits' medians at once, rows of one size stacked (a long side is thousands of commits)
-    medians = iter(group_stats([values for _, _, values, _ in pooled_of if values.size]).median.tolist())
-    per_key: dict[Key, tuple[ValueGroup, list[float], list[int]]] = {}   # first group, medians, [failures]
-    for key, first, values, failures in pooled_of:
-        if values.size or failures:
-            entry = per_key.setdefault(key, (first, [], [0]))
-            if values.size:
-                entry[1].append(next(medians))
-            entry[2][0] += failures
-    return {key: replace(first, values=np.array(centres, dtype=float), failures=failures[0])
-            for key, (first, centres, failures) in per_key.items()}
+    medians = iter(group_stats([g.values for _, g in pooled_of if g.values.size]).median.tolist())
+    first: dict[Key, ValueGroup] = {}
+    centres: dict[Key, list[float]] = {}
+    failures: dict[Key, int] = {}
+    for key, group in pooled_of:
+        if group.values.size or group.failures:
+            first.setdefault(key, group)
+            centres.setdefault(key, []).extend([next(medians)] if group.values.size else [])
+            failures[key] = failures.get(key, 0) + group.failures
+    return {key: replace(group, values=np.array(centres[key], dtype=float), failures=failures[key])
+            for key, group in first.items()}
 
 
 def _span(side: Sequence[Sequence[RunInfo]], run: RunInfo) -> RunInfo:

@@ -279,7 +279,7 @@ def _as_rounds(rounds: RerunRounds, by_run: dict[int, dict[Key, ValueGroup]], ta
         pairs = [(by_run[g.id][key], by_run[b.id][key]) for g, b in zip(rounds.good, rounds.bad)
                  if key in by_run.get(g.id, {}) and key in by_run.get(b.id, {})]
         for side, groups in enumerate(zip(*pairs)):
-            tables[side][key] = _pooled(list(groups))
+            tables[side][key] = pooled_groups(list(groups))
             parts[side][key] = [g.values for g in groups]
         # from the pairs only: a row no round measured on both sides has no paired variance
         out[key] = paired_runs([g.values for g, _ in pairs], [b.values for _, b in pairs],
@@ -307,10 +307,10 @@ def _groups(store: Store, runs: list[RunInfo], filters: Filters, monitor_metrics
     for found in by_run.values():
         for key, g in found.items():
             pooled.setdefault(key, []).append(g)
-    return {key: _pooled(groups) for key, groups in pooled.items()}, by_run
+    return {key: pooled_groups(groups) for key, groups in pooled.items()}, by_run
 
 
-def _pooled(groups: list[ValueGroup]) -> ValueGroup:
+def pooled_groups(groups: list[ValueGroup]) -> ValueGroup:
     """Several runs' groups of one key as one: their values in order, their failures summed."""
     if len(groups) == 1:
         return groups[0]

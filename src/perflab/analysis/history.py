@@ -182,7 +182,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours
-    alerts = store.alerts.on({s.host for s in series}, {s.benchmark for s in series}, {s.metric for s in series})
+    alerts = store.alerts.of_series({s.host for s in series}, {s.benchmark for s in series}, {s.metric for s in series})
     return with_levels(History(series=tuple(series), order=order, repo=repo, warnings=tuple(warnings),
                                keys=tuple(p.key for p in points)), alerts)
 

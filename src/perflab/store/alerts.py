@@ -188,7 +188,8 @@ class AlertRepository:
             query = query.where(alerts.c.summary_id == summary_id)
         return [_alert(row) for row in self.db.conn.execute(query).mappings()]
 
-    def on(self, hosts: AbstractSet[str], benchmarks: AbstractSet[str], metrics: AbstractSet[str]) -> list[Alert]:
+    def of_series(self, hosts: AbstractSet[str], benchmarks: AbstractSet[str],
+                  metrics: AbstractSet[str]) -> list[Alert]:
         """The alerts of series of these hosts, benchmarks and metrics (a superset of those of
         the series they make: a history of a few series reads theirs, not a fleet's book)."""
         query = _alert_query().where(alerts.c.host.in_(sorted(hosts)), alerts.c.benchmark.in_(sorted(benchmarks)),
