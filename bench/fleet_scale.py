@@ -217,6 +217,8 @@ def main() -> None:
     try:
         for backend in args.backends.split(","):
             print(json.dumps(run_backend(backend, args, work)), flush=True)
+    except RuntimeError as error:   # a server that cannot start (conftest.PostgresServer says why)
+        sys.exit(f"fleet_scale: {error}")
     finally:
         if args.dir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -168,8 +168,10 @@ class PostgresServer:
         if register:   # a kept directory outlives the session too: only stopped
             register({"run": [self._stop_command()], "remove": [] if self.kept else [str(self.directory)]})
         if not (self.data / "PG_VERSION").exists():
-            subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
-                           check=True, capture_output=True)
+            made = subprocess.run([*self.as_user, initdb, "-D", str(self.data), "-A", "trust", "-U", "postgres"],
+                                  capture_output=True, text=True)
+            if made.returncode != 0:   # as root: a directory the postgres user cannot reach, say
+                raise RuntimeError(f"initdb {self.data} failed: {(made.stderr.strip() or '?').splitlines()[-1]}")
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
         self.start()
 

@@ -5,8 +5,10 @@ timed command and page answers. The figures at the timing size are in docs/fleet
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from conftest import require_postgres
@@ -14,10 +16,17 @@ from conftest import require_postgres
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_fleet_scale_smallest(tmp_path):
+def test_fleet_scale_smallest():
     require_postgres()
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_scale.py"), "--commits", "60", "--hosts", "2",
-                          "--benchmarks", "3", "--repeat", "1", "--dir", str(tmp_path)],
+    # kept under /tmp itself: a root run's server is the postgres user's, which cannot enter pytest's tmp_path
+    with tempfile.TemporaryDirectory(prefix="perflab-fleet-", dir="/tmp") as kept:
+        os.chmod(kept, 0o755)
+        _scale_then_pages(kept)
+
+
+def _scale_then_pages(kept: str) -> None:
+    size = ["--commits", "60", "--hosts", "2", "--benchmarks", "3", "--repeat", "1", "--dir", kept, "--keep"]
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_scale.py"), *size],
                          capture_output=True, text=True, timeout=1200)
     assert out.returncode == 0, out.stderr[-2000:]
     results = [json.loads(line) for line in out.stdout.splitlines()]
@@ -34,3 +43,11 @@ def test_fleet_scale_smallest(tmp_path):
             "history page (60 commits x 2 hosts)"]["bytes"]
         assert all(t["cold_s"] > 0 and t["warm_s"] > 0 for t in timings.values())
         assert timings["front page"]["bytes"] < 300_000
+    # the kept stores timed again, their pages alone, without generating
+    again = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_scale.py"), *size, "--pages-only"],
+                           capture_output=True, text=True, timeout=1200)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "kept from an earlier run" in again.stderr
+    for first, r in zip(results, (json.loads(line) for line in again.stdout.splitlines()), strict=True):
+        assert (r["db"], r["runs"], r["samples"]) == (first["db"], first["runs"], first["samples"])
+        assert set(r["timings"]) == set(first["timings"]) - {"alerts --update", "changes", "runs --since 1d"}
