@@ -99,8 +99,8 @@ class Writer:
         self.conn.connection.driver_connection.commit()
 
 
-SECONDARY = {"samples": ["ix_samples_run_point_metric"], "series": ["ix_series_point_metric"],
-             "runs": ["ix_runs_label", "ix_runs_started", "ix_runs_commit", "ix_runs_status", "ix_runs_host"]}
+SECONDARY = {"samples": ["ix_samples_run_point_metric"], "series": ["ix_series_point_metric", "ix_series_point_values"],
+             "runs": ["ix_runs_label", "ix_runs_started", "ix_runs_commit", "ix_runs_status", "ix_runs_host_light"]}
 
 
 def drop_secondary(writer: Writer) -> None:
@@ -122,11 +122,12 @@ def make_secondary(writer: Writer) -> float:
     if writer.postgres:
         writer.conn.exec_driver_sql("SELECT setval('runs_id_seq', (SELECT max(id) FROM runs))")
     writer.conn.commit()
-    if writer.postgres:   # the runs' visibility map, as autovacuum leaves a live store's: the reads
-        # of one host's runs (ix_runs_host) are index-only scans, not 10^5 heap fetches
+    if writer.postgres:   # the visibility map, as autovacuum leaves a live store's: the reads of
+        # one host's runs and of a series' values (schema 11's covering indexes) are index-only
+        # scans, not 10^5 heap fetches
         driver = writer.conn.connection.driver_connection
         driver.autocommit = True
-        driver.execute("VACUUM runs")
+        driver.execute("VACUUM runs, series")
         driver.autocommit = False
     return time.monotonic() - started
 

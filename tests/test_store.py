@@ -79,22 +79,53 @@ def test_newer_schema_is_refused(db_target):
         Store(db_target)
 
 
-def test_a_schema_9_store_gains_the_index_of_runs_by_host(db_target):
-    """Schema 10: a store of schema 9 (no ix_runs_host) opened by this perflab has it after on
-    PostgreSQL (SQLite never has it), its runs unchanged."""
+def _index_names(store) -> set[str]:
+    inspector = sa.inspect(store.conn)
+    return {i["name"] for table in ("runs", "series") for i in inspector.get_indexes(table)}
+
+
+@pytest.mark.parametrize("version", [9, 10])
+def test_an_older_store_gains_the_indexes_a_history_reads_alone(db_target, version):
+    """Schemas 10 and 11: a store of schema 9 (no index of runs by host) or 10 (that index
+    without the columns a history reads; schema 8's index of series by point without their
+    values) opened by this perflab has, on PostgreSQL, the indexes that carry them (INCLUDE)
+    in place of those; SQLite keeps schema 8's and never has an index of runs by host. Its
+    runs and values unchanged."""
+    covering = {"ix_runs_host_light", "ix_series_point_values"}
     with Store(db_target, create=True) as store:
         run_id = _run(store)
+        for rep in range(3):
+            store.samples.add(run_id, Point("b", {}), rep, [Measurement("ops", 10.0 + rep, "ops/s")])
+        store.series.seal(run_id)
+        store.runs.set_status(run_id, RunStatus.COMPLETE)
+        values = store.series.of_one("h", "b", "{}", "ops")
+        assert [list(v) for *_, v in values] == [[10.0, 11.0, 12.0]]
         server = store.is_server
-        assert ("ix_runs_host" in {i["name"] for i in sa.inspect(store.conn).get_indexes("runs")}) == server
-        if server:
-            store.conn.exec_driver_sql("DROP INDEX ix_runs_host")
-        store.conn.execute(meta.update().where(meta.c.key == "schema_version").values(value="9"))
+        assert covering <= _index_names(store) if server else not covering & _index_names(store)
+        if server:   # the indexes of the older schema
+            for name in covering:
+                store.conn.exec_driver_sql(f"DROP INDEX {name}")
+            store.conn.exec_driver_sql("CREATE INDEX ix_series_point_metric ON series (point_id, metric, run_id)")
+            if version == 10:
+                store.conn.exec_driver_sql("CREATE INDEX ix_runs_host ON runs (host, id)")
+        store.conn.execute(meta.update().where(meta.c.key == "schema_version").values(value=str(version)))
         store.conn.commit()
     with Store(db_target) as store:
-        assert ("ix_runs_host" in {i["name"] for i in sa.inspect(store.conn).get_indexes("runs")}) == server
+        names = _index_names(store)
+        if server:
+            assert covering <= names and not {"ix_runs_host", "ix_series_point_metric"} & names
+            defined = dict(store.conn.exec_driver_sql(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN "
+                "('ix_runs_host_light', 'ix_series_point_values')").all())
+            assert "INCLUDE (label, " in defined["ix_runs_host_light"]
+            assert "INCLUDE (unit, failures, ok_values)" in defined["ix_series_point_values"]
+        else:
+            assert "ix_series_point_metric" in names and not covering & names
         assert int(store.conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()) \
             == SCHEMA_VERSION
         assert [r.id for r in store.runs.all()] == [run_id]
+        assert [(i, list(v)) for i, *_, v in store.series.of_one("h", "b", "{}", "ops")] \
+            == [(i, list(v)) for i, *_, v in values]
 
 
 def test_foreign_database_is_refused(db_target):

@@ -21,27 +21,32 @@ from perflab.model.errors import EnvironmentProblem, UsageError
 GIT_TIMEOUT_S = 120.0  # rev-list of a kernel's history takes seconds, not minutes
 
 
-def git(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``git -C repo ARGS``, output captured; a missing or stuck git is an EnvironmentProblem."""
+def git(repo: str, *args: str, revisions: Sequence[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``git -C repo ARGS``, output captured; a missing or stuck git is an EnvironmentProblem.
+    ``revisions`` (of rev-list or log) go on its standard input (--stdin): as arguments,
+    5,000 hashes cost git 0.07 s more than the walk they ask for."""
     try:
-        return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
+        if revisions is None:
+            return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False,
+                                  stdin=subprocess.DEVNULL, timeout=GIT_TIMEOUT_S)
+        return subprocess.run(["git", "-C", repo, *args, "--stdin"], capture_output=True, text=True, check=False,
+                              input="".join(f"{r}\n" for r in revisions), timeout=GIT_TIMEOUT_S)
     except FileNotFoundError:
         raise EnvironmentProblem("git not found", hint="apt-get install git") from None
     except subprocess.TimeoutExpired:
         raise EnvironmentProblem(f"git {' '.join(args[:2])} in {repo} took over {GIT_TIMEOUT_S:g} s") from None
 
 
-def git_output(repo: str, *args: str) -> str | None:
+def git_output(repo: str, *args: str, revisions: Sequence[str] | None = None) -> str | None:
     """The stripped stdout of a git command that succeeded with some output, else None."""
-    result = git(repo, *args)
+    result = git(repo, *args, revisions=revisions)
     out = result.stdout.strip()
     return out if result.returncode == 0 and out else None
 
 
-def git_checked(repo: str, *args: str) -> subprocess.CompletedProcess[str]:
+def git_checked(repo: str, *args: str, revisions: Sequence[str] | None = None) -> subprocess.CompletedProcess[str]:
     """git in ``repo``; a failure is the user's (a bad ref, not a repository): UsageError."""
-    result = git(repo, *args)
+    result = git(repo, *args, revisions=revisions)
     if result.returncode != 0:
         raise UsageError(f"git {' '.join(args)} failed in {repo}: {last_line(result.stderr)}")
     return result
@@ -101,7 +106,7 @@ def commit_lines(repo: str | None, shas: Iterable[str]) -> dict[str, tuple[str, 
     if not asked:
         return known
     form = "--format=%H%x1f%an%x1f%s"
-    out = git_output(repo, "log", "--no-walk=unsorted", form, *asked, "--")
+    out = git_output(repo, "log", "--no-walk=unsorted", form, revisions=asked)
     if out is not None:
         lines = out.splitlines()
     else:  # one unknown commit fails the batch: ask one by one
@@ -202,7 +207,7 @@ def graph_order(repo: str, tips: Sequence[str]) -> list[str] | None:
     kept = _ORDERS.get(key)
     if kept is not None:
         return list(kept)
-    order = git_output(repo, "rev-list", "--topo-order", "--reverse", "--ignore-missing", *tips, "--")
+    order = git_output(repo, "rev-list", "--topo-order", "--reverse", "--ignore-missing", revisions=tips)
     if not order:
         return None
     found = order.split()
@@ -223,7 +228,7 @@ def tree_hashes(repo: str, shas: Iterable[str]) -> dict[str, str]:
     wanted = list(dict.fromkeys(shas))
     if not wanted:
         return {}
-    out = git_checked(repo, "log", "--no-walk=unsorted", "--format=%H %T", *wanted, "--").stdout
+    out = git_checked(repo, "log", "--no-walk=unsorted", "--format=%H %T", revisions=wanted).stdout
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 

@@ -25,8 +25,9 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,7 +59,7 @@ from perflab.model.report.history import (
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
-from perflab.vcs import commit_subjects, graph_order, is_repository
+from perflab.vcs import commit_lines, commit_subjects, graph_order, is_repository
 
 METHODS = tuple(method_choices(auto=True))
 DIRECTIONS = (Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value)
@@ -78,32 +79,42 @@ def _warning(kind: str, message: str) -> StatWarning:
 
 # --------------------------------------------------------------------------- order
 
-def _line(runs: list[RunInfo], warnings: list[StatWarning]) -> tuple[str | None, dict[str, int]]:
-    """(repo, commit -> position in its graph order); (None, {}) for time order."""
+class CommitLine(NamedTuple):
+    """Where the commits of a history stand in their repository's graph (``repo`` None:
+    time order, with the warning that says why when a repository was recorded)."""
+
+    repo: str | None
+    position: dict[str, int]
+    warnings: tuple[StatWarning, ...] = ()
+
+
+def commit_line(runs: Sequence[RunInfo], *, subjects: bool = False) -> CommitLine:
+    """The graph order of the runs' commits (git's), from the repository of the newest run;
+    with ``subjects``, their subject lines read too (kept by vcs for the pages that show them)."""
     newest_first = sorted((r for r in runs if r.commit and r.repo), key=lambda r: -r.started_at)
     if not newest_first:
-        return None, {}
+        return CommitLine(None, {})
     repo = newest_first[0].repo
     assert repo is not None
     if not is_repository(repo):
-        warnings.append(_warning(REPOSITORY_GONE, f"repository {repo} is gone or not a git repository: "
-                                 "commits ordered by the time of their runs"))
-        return None, {}
-    line = graph_order(repo, list(dict.fromkeys(r.commit for r in newest_first if r.commit)))
+        return CommitLine(None, {}, (_warning(REPOSITORY_GONE, f"repository {repo} is gone or not a git "
+                                              "repository: commits ordered by the time of their runs"),))
+    commits = list(dict.fromkeys(r.commit for r in newest_first if r.commit))
+    line = graph_order(repo, commits)
     if line is None:
-        warnings.append(_warning(REPOSITORY_UNRELATED, f"repository {repo} knows none of the measured commits: "
-                                 "commits ordered by the time of their runs"))
-        return None, {}
-    return repo, {sha: i for i, sha in enumerate(line)}
+        return CommitLine(None, {}, (_warning(REPOSITORY_UNRELATED, f"repository {repo} knows none of the "
+                                              "measured commits: commits ordered by the time of their runs"),))
+    if subjects:
+        commit_lines(repo, commits)
+    return CommitLine(repo, {sha: i for i, sha in enumerate(line)})
 
 
-def order_points(runs: Sequence[RunInfo],
-                 warnings: list[StatWarning]) -> tuple[list[HistoryPoint], str, str | None]:
-    """The runs as points in history order, with the order's kind and repository."""
+def order_points(runs: Sequence[RunInfo], line: CommitLine) -> tuple[list[HistoryPoint], str, str | None]:
+    """The runs as points in ``line``'s order (commit_line's), with the order's kind and repository."""
     groups: dict[str, list[RunInfo]] = {}
     for run in sorted(runs, key=lambda r: (r.started_at, r.id)):
         groups.setdefault(run.commit or f"run-{run.id}", []).append(run)
-    repo, position = _line(list(runs), warnings)
+    repo, position = line.repo, line.position
     points = [HistoryPoint(key=key, commit=members[0].commit,
                            describe=next((r.commit_describe for r in reversed(members) if r.commit_describe), None),
                            runs=tuple(members), on_line=key in position)
@@ -151,24 +162,31 @@ def _selected_runs(store: Store, labels: Sequence[str], filters: Filters = Filte
 
 
 def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequence[str] = (),
-                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset()) -> History:
+                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset(), subjects: bool = False) -> History:
     """Every selected series in history order (``hosts``: only theirs, when given), with its
     one change list (analysis.levels: the detectors' changes and the levels the robot alerted
-    on, each side bounded by the next boundary)."""
+    on, each side bounded by the next boundary). With ``subjects`` git reads every commit's
+    subject line too, for a caller that shows them all (kept by vcs: commit_subjects)."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     runs = _selected_runs(store, labels, filters, hosts)
-    warnings: list[StatWarning] = []
-    points, order, repo = order_points(runs, warnings)
-    found, params_of, seen_params = _gather(store, points, filters)
+    # git orders the commits while the store reads the values
+    with ThreadPoolExecutor(max_workers=1) as git:
+        reading = git.submit(commit_line, runs, subjects=subjects)
+        found, params_of, seen_params = _gather(store, runs, filters)
+        line = reading.result()
+    points, order, repo = order_points(runs, line)
+    warnings = list(line.warnings)
     _check_filters(filters, seen_params, bool(found), bool(runs))
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
     on_host = _HostPoints(points)
+    place = {run.id: (i, j) for i, point in enumerate(points) for j, run in enumerate(point.runs)}
+    first = {key: gathered.first(place) for key, gathered in found.items()}
     # in the order the points first measured them; each series' values let go once it is made
-    for key in sorted(found, key=lambda k: found[k].first):
+    for key in sorted(found, key=lambda k: first[k][0]):
         (host, benchmark, params_key, metric), gathered = key, found.pop(key)
-        unit = gathered.unit
+        unit = first[key][1]
         if benchmark not in infos:
             infos[benchmark] = store.metrics.infos(benchmark)
         info = infos[benchmark].get(metric)
@@ -177,7 +195,8 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        kept = [(on_host(i, host), gathered.values_at(i)) for i in sorted(gathered.per_point)]
+        values = gathered.by_point(place)
+        kept = [(on_host(i, host), values[i]) for i in sorted(values)]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method))
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
@@ -188,45 +207,46 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
 
 
 class _Gathered:
-    """One series' values as read: per point index, (run's place in the point, read order,
-    values), a list only for a point of several runs; ``first`` the earliest (point, run,
-    read order) read, ``unit`` its unit."""
+    """One series' values as read: run id -> (read order, unit, values)."""
 
-    def __init__(self, first: tuple[int, int, int], unit: str):
-        self.first, self.unit = first, unit
-        self.per_point: dict[int, Any] = {}
+    __slots__ = ("by_run",)
 
-    def add(self, at: tuple[int, int, int], unit: str, values: np.ndarray) -> None:
-        if at < self.first:
-            self.first, self.unit = at, unit
-        entry, got = (at[1], at[2], values), self.per_point.get(at[0])
-        if got is None:
-            self.per_point[at[0]] = entry
-        elif isinstance(got, list):
-            got.append(entry)
-        else:
-            self.per_point[at[0]] = [got, entry]
+    def __init__(self) -> None:
+        self.by_run: dict[int, tuple[int, str, np.ndarray]] = {}
 
-    def values_at(self, i: int) -> np.ndarray:
-        """The point's values, its runs' in their order (as the point lists its runs)."""
-        found = self.per_point[i]
-        if isinstance(found, tuple):
-            one: np.ndarray = found[2]
-            return one
-        return np.concatenate([values for _, _, values in sorted(found, key=lambda x: x[:2])])
+    def first(self, place: dict[int, tuple[int, int]]) -> tuple[tuple[int, int, int], str]:
+        """The earliest (point, run's place in it, read order) read, by ``place`` (run id ->
+        point and place), and its unit."""
+        return min(((*place[run], seq), unit) for run, (seq, unit, _) in self.by_run.items())
+
+    def by_point(self, place: dict[int, tuple[int, int]]) -> dict[int, np.ndarray]:
+        """Point -> its values, its runs' in their order (as the point lists its runs)."""
+        found: dict[int, Any] = {}   # (run's place, read order, values); a list for a point of several runs
+        for run, (seq, _, values) in self.by_run.items():
+            i, j = place[run]
+            got = found.get(i)
+            if got is None:
+                found[i] = (j, seq, values)
+            elif isinstance(got, list):
+                got.append((j, seq, values))
+            else:
+                found[i] = [got, (j, seq, values)]
+        return {i: got[2] if isinstance(got, tuple)
+                else np.concatenate([values for _, _, values in sorted(got, key=lambda x: x[:2])])
+                for i, got in found.items()}
 
 
-def _gather(store: Store, points: list[HistoryPoint], filters: Filters
+def _gather(store: Store, runs: Sequence[RunInfo], filters: Filters
             ) -> tuple[dict[tuple[str, str, str, str], _Gathered], dict[str, Params], set[str] | None]:
-    """(host, benchmark, point, metric) -> its values by point; each point's parameters; the
+    """(host, benchmark, point, metric) -> its values by run; each point's parameters; the
     parameters seen (None: no benchmark or metric matched). The value groups are read as a
     stream and only their values kept: a whole store's groups are never held at once."""
-    place = {run.id: (i, j) for i, point in enumerate(points) for j, run in enumerate(point.runs)}
+    host_of = {run.id: run.host for run in runs}
     found: dict[tuple[str, str, str, str], _Gathered] = {}
     seen_params: set[str] | None = None
     params_of: dict[str, Params] = {}  # each point's parameters, as the store decoded them
     for seq, (run_id, g) in enumerate(store.series.each_value_group(
-            list(place), set(filters.benchmarks) or None, set(filters.metrics) or None)):
+            list(host_of), set(filters.benchmarks) or None, set(filters.metrics) or None)):
         if g.point not in params_of:  # decoded once per point, not per run
             params_of[g.point] = g.params
             seen_params = (seen_params or set()) | set(g.params)
@@ -234,11 +254,10 @@ def _gather(store: Store, points: list[HistoryPoint], filters: Filters
             continue
         if is_pressure_metric(g.metric) and g.metric not in filters.metrics:
             continue
-        i, j = place[run_id]
-        key = (points[i].runs[j].host, g.benchmark, g.point, g.metric)
+        key = (host_of[run_id], g.benchmark, g.point, g.metric)
         if key not in found:
-            found[key] = _Gathered((i, j, seq), g.unit)
-        found[key].add((i, j, seq), g.unit, g.values)
+            found[key] = _Gathered()
+        found[key].by_run[run_id] = (seq, g.unit, g.values)
     return found, params_of, seen_params
 
 

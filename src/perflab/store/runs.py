@@ -141,7 +141,7 @@ class RunRepository:
         """Light runs (``all(counted=False, details=False)``'s) that sealed values of these
         benchmarks and metrics (either empty: any), on these hosts (empty: any), and every run
         not complete (its values may be in sample rows only), oldest first: a history of a few
-        series reads their runs through ix_series_point_metric, not every run of the store."""
+        series reads their runs through the index of series by point, not every run of the store."""
         having = sa.select(series.c.run_id).select_from(series.join(points, points.c.id == series.c.point_id))
         if benchmarks:
             having = having.where(points.c.benchmark.in_(sorted(benchmarks)))

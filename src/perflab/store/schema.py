@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in migrations.py.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -304,7 +304,8 @@ outbox_attempts = sa.Table(
 # point and metric in the order their runs were recorded (an alert's sparkline and page read
 # one series, not every run's), runs by start time (the newest runs, `runs --since`), runs by
 # commit (a commit's runs).
-SERIES_BY_POINT = sa.Index("ix_series_point_metric", series.c.point_id, series.c.metric, series.c.run_id)
+SERIES_BY_POINT = sa.Index("ix_series_point_metric", series.c.point_id, series.c.metric,
+                           series.c.run_id).ddl_if(dialect="sqlite")
 RUNS_BY_START = sa.Index("ix_runs_started", runs.c.started_at)
 RUNS_BY_COMMIT = sa.Index("ix_runs_commit", runs.c.commit)
 # Schema 9: runs by status and host (the runs not complete, which every history reads beside
@@ -314,7 +315,16 @@ RUNS_BY_STATUS = sa.Index("ix_runs_status", runs.c.status, runs.c.host)
 # host's run ids joined to its series' by hash, not each of every host's runs probed by its
 # key). SQLite probes cheaply, and without statistics its planner takes this index for any
 # query naming a host (a commit's first run on a host: 0.6 ms -> 24 ms).
-RUNS_BY_HOST = sa.Index("ix_runs_host", runs.c.host, runs.c.id).ddl_if(dialect="postgresql")
+# Schema 11, PostgreSQL only: that index and the series' by point carry what a history reads
+# (INCLUDE): a history of one host is two index-only range scans, not 5,000 runs and 5,000
+# series rows each on its own heap page (each run's rows lie together): at 10^8 samples
+# its reads 0.48 s -> 0.10 s after a restart, for 1.1 GB of index beside 16 GB of store.
+# SQLite keeps schema 8's index of a series by point: its pages are already under a second.
+_LIGHT_RUN_COLUMNS = [c.name for c in runs.c if c.name not in ("host", "id", "spec", "environment")]
+RUNS_BY_HOST = sa.Index("ix_runs_host_light", runs.c.host, runs.c.id,
+                        postgresql_include=_LIGHT_RUN_COLUMNS).ddl_if(dialect="postgresql")
+SERIES_VALUES_BY_POINT = sa.Index("ix_series_point_values", series.c.point_id, series.c.metric, series.c.run_id,
+                                  postgresql_include=["unit", "failures", "ok_values"]).ddl_if(dialect="postgresql")
 
 
 def run_ids_on(hosts: Iterable[str], among: sa.Select[Any] | None = None) -> sa.Select[Any]:

@@ -144,14 +144,14 @@ class SeriesRepository:
         """One series' sealed values on ``host``: (run id, commit, started at, values), oldest
         run first; ``params`` the normalised JSON of its point. With ``around`` (a run id),
         only the ``runs_before`` runs recorded before it and ``runs_after`` from it on, in the
-        order they were recorded: schema 8's ix_series_point_metric reads them and stops (a
+        order they were recorded: the index of series by point reads them and stops (a
         sparkline costs its own rows, not its series')."""
         import numpy as np
         point = self.db.conn.execute(sa.select(points.c.id).where(points.c.benchmark == benchmark,
                                                                   points.c.params == params)).scalar()
         if point is None:
             return []
-        # PostgreSQL: the host's run ids (ix_runs_host) merged with the series' (8 ms, not 30);
+        # PostgreSQL: the host's run ids (ix_runs_host_light) merged with the series' (8 ms, not 30);
         # SQLite: the series' index read in order, each run's host probed by key (0.1 ms)
         on_host = series.c.run_id.in_(run_ids_on([host])) if self.db.is_server else runs.c.host == host
         query = (sa.select(runs.c.id, runs.c.commit, runs.c.started_at, series.c.ok_values)
