@@ -1,5 +1,5 @@
 """The history of one machine: `history --host`, `changes --host`, the dashboard's ?host=, and
-the store's reads of one host's series (schema 10's ix_runs_host), on SQLite and PostgreSQL."""
+the store's reads of one host's series (schema 11's ix_runs_host_light), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def update_alerts(store: Store, *, labels: Sequence[str] = (), since: float | st
     (analysis/alert_reruns.py).
     """
     moment = parse_since(since) if isinstance(since, str) else since
-    history = build_history(store, labels=labels, method=method)
+    history = build_history(store, labels=labels, method=method, keep_detections=True)
     judge_reruns(store, ROBOT)
     created: list[Alert] = []
     # A pass that confirms or recovers an alert moves where the tip detector's history

@@ -36,8 +36,8 @@ from perflab.analysis.change_table import compare_commit_centres
 from perflab.analysis.compare import Filters
 from perflab.analysis.levels import with_levels
 from perflab.analysis.reproduce import reproduce_lines
+from perflab.analysis.series import KeptDetections, make_series, preload, series_key
 from perflab.analysis.series import change_id as change_id  # re-exported: analysis/alerts.py
-from perflab.analysis.series import make_series, preload
 from perflab.analysis.series import robot_change as robot_change  # re-exported: analysis/alerts.py
 from perflab.analysis.series import tip_change as tip_change  # re-exported: analysis/alerts.py
 from perflab.model.errors import UsageError
@@ -162,11 +162,14 @@ def _selected_runs(store: Store, labels: Sequence[str], filters: Filters = Filte
 
 
 def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequence[str] = (),
-                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset(), subjects: bool = False) -> History:
+                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset(), subjects: bool = False,
+                  keep_detections: bool = False) -> History:
     """Every selected series in history order (``hosts``: only theirs, when given), with its
     one change list (analysis.levels: the detectors' changes and the levels the robot alerted
     on, each side bounded by the next boundary). With ``subjects`` git reads every commit's
-    subject line too, for a caller that shows them all (kept by vcs: commit_subjects)."""
+    subject line too, for a caller that shows them all (kept by vcs: commit_subjects). The
+    change points the store keeps for a series' very values are taken, not searched again;
+    with ``keep_detections`` (the robot's pass) those found anew are kept for the next reader."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     runs = _selected_runs(store, labels, filters, hosts)
@@ -181,6 +184,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
     on_host = _HostPoints(points)
+    detections = KeptDetections(store.detections.of(series_key(*key, spread=False) for key in found))
     place = {run.id: (i, j) for i, point in enumerate(points) for j, run in enumerate(point.runs)}
     first = {key: gathered.first(place) for key, gathered in found.items()}
     # in the order the points first measured them; each series' values let go once it is made
@@ -198,7 +202,9 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
         values = gathered.by_point(place)
         kept = [(on_host(i, host), values[i]) for i in sorted(values)]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
-                                  [p for p, _ in kept], [x for _, x in kept], method))
+                                  [p for p, _ in kept], [x for _, x in kept], method, kept=detections))
+    if keep_detections and not store.read_only:
+        store.detections.keep(detections.found)
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours
     alerts = store.alerts.of_series({s.host for s in series}, {s.benchmark for s in series}, {s.metric for s in series})

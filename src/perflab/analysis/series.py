@@ -18,13 +18,16 @@ over several (stats/commit_series.py).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
+import json
 import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +50,11 @@ from perflab.model.report.history import (
 )
 from perflab.model.verdicts import oriented
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from perflab.stats.detectors.points import ChangePoint
+
 
 def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
     from perflab.stats.summary import group_stats
@@ -68,9 +76,10 @@ def preload() -> None:
 
 def make_series(host: str, benchmark: str, params: Params, params_key: str, metric: str, unit: str,
                 info: MetricInfo, points: Sequence[HistoryPoint], samples: Sequence[np.ndarray],
-                method: str = AUTO_METHOD, spread: bool = False) -> Series:
+                method: str = AUTO_METHOD, spread: bool = False, kept: KeptDetections | None = None) -> Series:
     """One series with its summaries and change points (see the module's description);
-    with ``spread`` (mosum) changes in the noise's spread as well, of kind "spread"."""
+    with ``spread`` (mosum) changes in the noise's spread as well, of kind "spread". With
+    ``kept``, the change points the store keeps for these very values are taken, not searched."""
     from perflab.stats.changepoints import detect as find_points
     summaries = _summaries(samples)
     centres = np.array([s.median for s in summaries])
@@ -82,7 +91,7 @@ def make_series(host: str, benchmark: str, params: Params, params_key: str, metr
     settings = DetectSettings(min_magnitude=info.noise_floor, spread=spread)
     found = _DETECTED.get(samples, chosen + "+spread" * spread, info.noise_floor, lambda: find_points(
         list(samples), method=chosen, params=change_point_method(chosen).params_from(settings), centre="median",
-        commits=not spread))
+        commits=not spread), kept, series_key(host, benchmark, params_key, metric, spread=spread))
     changes = []
     for k, cp in enumerate(found):
         # each side from the neighbouring change's new level to this one's first commit
@@ -178,32 +187,80 @@ def robot_change(series: Series, wanted: str, *, alerted: bool = False) -> Chang
     return change_at(series, at, first, end, method=ALERTED_METHOD)
 
 
+class KeptDetections:
+    """The change points a store keeps by series (store.detections), as read for a history:
+    ``kept`` series key -> (digest, JSON); ``found``: those this history detected or knew
+    anew, whose kept row is missing or stale, for a writer to keep."""
+
+    def __init__(self, kept: dict[str, tuple[str, str]]):
+        self.kept = kept
+        self.found: dict[str, tuple[str, str]] = {}
+
+    def take(self, key: str, digest: str) -> list[ChangePoint] | None:
+        """The change points kept under ``key`` for values of ``digest``; None when none
+        are, or what is kept does not read as change points (then they are found again)."""
+        row = self.kept.get(key)
+        if row is None or row[0] != digest:
+            return None
+        from pydantic import ValidationError
+        try:
+            return _change_points().validate_json(row[1])
+        except ValidationError:
+            return None
+
+    def note(self, key: str, digest: str, found: list[ChangePoint]) -> None:
+        if self.kept.get(key, ("",))[0] != digest:
+            self.found[key] = (digest, json.dumps([dataclasses.asdict(cp) for cp in found]))
+
+
+@functools.cache
+def _change_points() -> TypeAdapter[list[ChangePoint]]:
+    from pydantic import TypeAdapter
+
+    from perflab.stats.detectors.points import ChangePoint
+    return TypeAdapter(list[ChangePoint])
+
+
+def series_key(host: str, benchmark: str, params_key: str, metric: str, *, spread: bool) -> str:
+    """The key of one series' kept change points (its spread search's apart)."""
+    text = "\0".join((host, benchmark, params_key, metric, "spread" if spread else "level"))
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
 class _DetectionCache:
     """Change points already found, keyed by the series' own values (every point's samples,
     with the method and noise floor): a dashboard drawing the same history again skips the
     detector, and a run that lands changes the values, so nothing stale is ever returned.
-    Hashing the values costs far less than reading them, which the page needs anyway."""
+    Hashing the values costs far less than reading them, which the page needs anyway. Below
+    it, the store's (KeptDetections): what the robot found on the same values."""
 
     def __init__(self, size: int = 64):
         self._size = size
-        self._found: OrderedDict[tuple[str, float, bytes], list[Any]] = OrderedDict()
+        self._found: OrderedDict[str, list[Any]] = OrderedDict()
         self._lock = threading.Lock()  # the dashboard serves pages from several threads
 
-    def get(self, samples: Sequence[np.ndarray], method: str, floor: float,
-            detect: Callable[[], list[Any]]) -> list[Any]:
-        digest = hashlib.sha256(np.array([x.size for x in samples], dtype="<i8").tobytes())
+    def get(self, samples: Sequence[np.ndarray], method: str, floor: float, detect: Callable[[], list[Any]],
+            kept: KeptDetections | None = None, key: str = "") -> list[Any]:
+        digest = hashlib.sha256(f"{method}\0{floor!r}\0".encode())
+        digest.update(np.array([x.size for x in samples], dtype="<i8").tobytes())
         if samples:
             digest.update(np.concatenate(samples, dtype="<f8").tobytes())
-        key = (method, floor, digest.digest())
+        values = digest.hexdigest()
         with self._lock:
-            if key in self._found:
-                self._found.move_to_end(key)
-                return self._found[key]
-        found = detect()
+            found = self._found.get(values)
+            if found is not None:
+                self._found.move_to_end(values)
+        if found is None and kept is not None:
+            found = kept.take(key, values)
+        if found is None:
+            found = detect()
         with self._lock:
-            self._found[key] = found
+            self._found[values] = found
+            self._found.move_to_end(values)
             while len(self._found) > self._size:
                 self._found.popitem(last=False)
+        if kept is not None:
+            kept.note(key, values, found)
         return found
 
 

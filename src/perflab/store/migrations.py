@@ -105,11 +105,17 @@ def _add_covering_indexes(conn: sa.Connection) -> None:
         conn.exec_driver_sql("ANALYZE runs, series")
 
 
+def _add_detections(conn: sa.Connection) -> None:
+    """Schema 12: the change points kept by series."""
+    from perflab.store.schema import detections
+    detections.create(conn, checkfirst=True)
+
+
 # version -> function(connection) upgrading from version-1
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     2: _add_profile_tables, 3: _add_alert_tables, 4: _add_fleet_tables, 5: _add_host_priors,
     6: _add_alert_ranges, 7: _add_outbox, 8: _add_alert_owners_and_indexes, 9: _add_runs_by_status,
-    10: _add_runs_by_host, 11: _add_covering_indexes}
+    10: _add_runs_by_host, 11: _add_covering_indexes, 12: _add_detections}
 
 
 def migrate(conn: sa.Connection, version: int) -> None:

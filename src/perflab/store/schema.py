@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 
 # Bump when the schema changes, and add the step to MIGRATIONS in migrations.py.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 APPLICATION = "perflab"
 
 metadata = sa.MetaData()
@@ -300,6 +300,19 @@ outbox_attempts = sa.Table(
     sa.Column("by", sa.Text, nullable=False),               # the sender: HOST:PID
     sa.Index("ix_outbox_attempts_notification", "notification_id", "at"),
 )
+# Change points kept (schema 12): what the detector found on one series (host, benchmark,
+# point, metric; its spread search apart), with the digest of what it read (the method, the
+# noise floor and every value): a reader whose values have that digest takes the change
+# points from here, any other detects again. Derived, never the only truth; written by the
+# robot's pass (`alerts --update`), one row a series, replaced when the values move.
+detections = sa.Table(
+    "detections", metadata,
+    sa.Column("series_key", sa.String(40), primary_key=True),   # analysis.series.series_key
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("found", sa.Text, nullable=False),                 # JSON: the change points
+    sa.Column("made_at", sa.Float, nullable=False),
+)
+
 # Schema 8 (docs/database.md, "Indexes the fleet's figures call for"): a series' values by
 # point and metric in the order their runs were recorded (an alert's sparkline and page read
 # one series, not every run's), runs by start time (the newest runs, `runs --since`), runs by

@@ -17,6 +17,7 @@ from perflab.store.series import SeriesRepository
 
 if TYPE_CHECKING:   # imported where first reached: a command opens only the repositories it uses
     from perflab.store.alerts import AlertRepository
+    from perflab.store.detections import DetectionRepository
     from perflab.store.host_model import HostPriorRepository
     from perflab.store.imports import ImportRepository
     from perflab.store.jobs import BranchRepository, JobRepository, WorkerRepository
@@ -65,6 +66,11 @@ class Store(StoreConnection):
     @cached_property
     def series(self) -> SeriesRepository:
         return SeriesRepository(self)
+
+    @cached_property
+    def detections(self) -> DetectionRepository:
+        from perflab.store.detections import DetectionRepository
+        return DetectionRepository(self)
 
     @cached_property
     def pending(self) -> PendingRepository:
