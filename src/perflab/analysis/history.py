@@ -25,9 +25,8 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +58,7 @@ from perflab.model.report.history import (
 )
 from perflab.model.verdicts import StatWarning, Verdict, WarningSide
 from perflab.store import Store
-from perflab.vcs import commit_lines, commit_subjects, graph_order, is_repository
+from perflab.vcs import commit_subjects, graph_order, is_repository
 
 METHODS = tuple(method_choices(auto=True))
 DIRECTIONS = (Verdict.REGRESSION.value, Verdict.IMPROVEMENT.value)
@@ -79,42 +78,32 @@ def _warning(kind: str, message: str) -> StatWarning:
 
 # --------------------------------------------------------------------------- order
 
-class CommitLine(NamedTuple):
-    """Where the commits of a history stand in their repository's graph (``repo`` None:
-    time order, with the warning that says why when a repository was recorded)."""
-
-    repo: str | None
-    position: dict[str, int]
-    warnings: tuple[StatWarning, ...] = ()
-
-
-def commit_line(runs: Sequence[RunInfo], *, subjects: bool = False) -> CommitLine:
-    """The graph order of the runs' commits (git's), from the repository of the newest run;
-    with ``subjects``, their subject lines read too (kept by vcs for the pages that show them)."""
+def _line(runs: list[RunInfo], warnings: list[StatWarning]) -> tuple[str | None, dict[str, int]]:
+    """(repo, commit -> position in its graph order); (None, {}) for time order."""
     newest_first = sorted((r for r in runs if r.commit and r.repo), key=lambda r: -r.started_at)
     if not newest_first:
-        return CommitLine(None, {})
+        return None, {}
     repo = newest_first[0].repo
     assert repo is not None
     if not is_repository(repo):
-        return CommitLine(None, {}, (_warning(REPOSITORY_GONE, f"repository {repo} is gone or not a git "
-                                              "repository: commits ordered by the time of their runs"),))
-    commits = list(dict.fromkeys(r.commit for r in newest_first if r.commit))
-    line = graph_order(repo, commits)
+        warnings.append(_warning(REPOSITORY_GONE, f"repository {repo} is gone or not a git repository: "
+                                 "commits ordered by the time of their runs"))
+        return None, {}
+    line = graph_order(repo, list(dict.fromkeys(r.commit for r in newest_first if r.commit)))
     if line is None:
-        return CommitLine(None, {}, (_warning(REPOSITORY_UNRELATED, f"repository {repo} knows none of the "
-                                              "measured commits: commits ordered by the time of their runs"),))
-    if subjects:
-        commit_lines(repo, commits)
-    return CommitLine(repo, {sha: i for i, sha in enumerate(line)})
+        warnings.append(_warning(REPOSITORY_UNRELATED, f"repository {repo} knows none of the measured commits: "
+                                 "commits ordered by the time of their runs"))
+        return None, {}
+    return repo, {sha: i for i, sha in enumerate(line)}
 
 
-def order_points(runs: Sequence[RunInfo], line: CommitLine) -> tuple[list[HistoryPoint], str, str | None]:
-    """The runs as points in ``line``'s order (commit_line's), with the order's kind and repository."""
+def order_points(runs: Sequence[RunInfo],
+                 warnings: list[StatWarning]) -> tuple[list[HistoryPoint], str, str | None]:
+    """The runs as points in history order, with the order's kind and repository."""
     groups: dict[str, list[RunInfo]] = {}
     for run in sorted(runs, key=lambda r: (r.started_at, r.id)):
         groups.setdefault(run.commit or f"run-{run.id}", []).append(run)
-    repo, position = line.repo, line.position
+    repo, position = _line(list(runs), warnings)
     points = [HistoryPoint(key=key, commit=members[0].commit,
                            describe=next((r.commit_describe for r in reversed(members) if r.commit_describe), None),
                            runs=tuple(members), on_line=key in position)
@@ -162,35 +151,28 @@ def _selected_runs(store: Store, labels: Sequence[str], filters: Filters = Filte
 
 
 def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequence[str] = (),
-                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset(), subjects: bool = False,
+                  method: str = AUTO_METHOD, hosts: AbstractSet[str] = frozenset(),
                   keep_detections: bool = False) -> History:
     """Every selected series in history order (``hosts``: only theirs, when given), with its
     one change list (analysis.levels: the detectors' changes and the levels the robot alerted
-    on, each side bounded by the next boundary). With ``subjects`` git reads every commit's
-    subject line too, for a caller that shows them all (kept by vcs: commit_subjects). The
-    change points the store keeps for a series' very values are taken, not searched again;
-    with ``keep_detections`` (the robot's pass) those found anew are kept for the next reader."""
+    on, each side bounded by the next boundary). The change points the store keeps for a
+    series' very values are taken, not searched again; with ``keep_detections`` (the robot's
+    pass) those found anew are kept for the next reader."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     runs = _selected_runs(store, labels, filters, hosts)
-    # git orders the commits while the store reads the values
-    with ThreadPoolExecutor(max_workers=1) as git:
-        reading = git.submit(commit_line, runs, subjects=subjects)
-        found, params_of, seen_params = _gather(store, runs, filters)
-        line = reading.result()
-    points, order, repo = order_points(runs, line)
-    warnings = list(line.warnings)
+    warnings: list[StatWarning] = []
+    points, order, repo = order_points(runs, warnings)
+    found, params_of, seen_params = _gather(store, points, filters)
     _check_filters(filters, seen_params, bool(found), bool(runs))
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
     on_host = _HostPoints(points)
     detections = KeptDetections(store.detections.of(series_key(*key, spread=False) for key in found))
-    place = {run.id: (i, j) for i, point in enumerate(points) for j, run in enumerate(point.runs)}
-    first = {key: gathered.first(place) for key, gathered in found.items()}
     # in the order the points first measured them; each series' values let go once it is made
-    for key in sorted(found, key=lambda k: first[k][0]):
+    for key in sorted(found, key=lambda k: found[k].first):
         (host, benchmark, params_key, metric), gathered = key, found.pop(key)
-        unit = first[key][1]
+        unit = gathered.unit
         if benchmark not in infos:
             infos[benchmark] = store.metrics.infos(benchmark)
         info = infos[benchmark].get(metric)
@@ -199,8 +181,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
             warnings.append(_warning(NO_METRIC_INFO, f"{benchmark} {metric}: no metric metadata; "
                                      "assumed lower is better"))
         # keep only the points where this series was measured, with this host's runs
-        values = gathered.by_point(place)
-        kept = [(on_host(i, host), values[i]) for i in sorted(values)]
+        kept = [(on_host(i, host), gathered.values_at(i)) for i in sorted(gathered.per_point)]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method, kept=detections))
     if keep_detections and not store.read_only:
@@ -213,46 +194,45 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
 
 
 class _Gathered:
-    """One series' values as read: run id -> (read order, unit, values)."""
+    """One series' values as read: per point index, (run's place in the point, read order,
+    values), a list only for a point of several runs; ``first`` the earliest (point, run,
+    read order) read, ``unit`` its unit."""
 
-    __slots__ = ("by_run",)
+    def __init__(self, first: tuple[int, int, int], unit: str):
+        self.first, self.unit = first, unit
+        self.per_point: dict[int, Any] = {}
 
-    def __init__(self) -> None:
-        self.by_run: dict[int, tuple[int, str, np.ndarray]] = {}
+    def add(self, at: tuple[int, int, int], unit: str, values: np.ndarray) -> None:
+        if at < self.first:
+            self.first, self.unit = at, unit
+        entry, got = (at[1], at[2], values), self.per_point.get(at[0])
+        if got is None:
+            self.per_point[at[0]] = entry
+        elif isinstance(got, list):
+            got.append(entry)
+        else:
+            self.per_point[at[0]] = [got, entry]
 
-    def first(self, place: dict[int, tuple[int, int]]) -> tuple[tuple[int, int, int], str]:
-        """The earliest (point, run's place in it, read order) read, by ``place`` (run id ->
-        point and place), and its unit."""
-        return min(((*place[run], seq), unit) for run, (seq, unit, _) in self.by_run.items())
-
-    def by_point(self, place: dict[int, tuple[int, int]]) -> dict[int, np.ndarray]:
-        """Point -> its values, its runs' in their order (as the point lists its runs)."""
-        found: dict[int, Any] = {}   # (run's place, read order, values); a list for a point of several runs
-        for run, (seq, _, values) in self.by_run.items():
-            i, j = place[run]
-            got = found.get(i)
-            if got is None:
-                found[i] = (j, seq, values)
-            elif isinstance(got, list):
-                got.append((j, seq, values))
-            else:
-                found[i] = [got, (j, seq, values)]
-        return {i: got[2] if isinstance(got, tuple)
-                else np.concatenate([values for _, _, values in sorted(got, key=lambda x: x[:2])])
-                for i, got in found.items()}
+    def values_at(self, i: int) -> np.ndarray:
+        """The point's values, its runs' in their order (as the point lists its runs)."""
+        found = self.per_point[i]
+        if isinstance(found, tuple):
+            one: np.ndarray = found[2]
+            return one
+        return np.concatenate([values for _, _, values in sorted(found, key=lambda x: x[:2])])
 
 
-def _gather(store: Store, runs: Sequence[RunInfo], filters: Filters
+def _gather(store: Store, points: list[HistoryPoint], filters: Filters
             ) -> tuple[dict[tuple[str, str, str, str], _Gathered], dict[str, Params], set[str] | None]:
-    """(host, benchmark, point, metric) -> its values by run; each point's parameters; the
+    """(host, benchmark, point, metric) -> its values by point; each point's parameters; the
     parameters seen (None: no benchmark or metric matched). The value groups are read as a
     stream and only their values kept: a whole store's groups are never held at once."""
-    host_of = {run.id: run.host for run in runs}
+    place = {run.id: (i, j) for i, point in enumerate(points) for j, run in enumerate(point.runs)}
     found: dict[tuple[str, str, str, str], _Gathered] = {}
     seen_params: set[str] | None = None
     params_of: dict[str, Params] = {}  # each point's parameters, as the store decoded them
     for seq, (run_id, g) in enumerate(store.series.each_value_group(
-            list(host_of), set(filters.benchmarks) or None, set(filters.metrics) or None)):
+            list(place), set(filters.benchmarks) or None, set(filters.metrics) or None)):
         if g.point not in params_of:  # decoded once per point, not per run
             params_of[g.point] = g.params
             seen_params = (seen_params or set()) | set(g.params)
@@ -260,10 +240,11 @@ def _gather(store: Store, runs: Sequence[RunInfo], filters: Filters
             continue
         if is_pressure_metric(g.metric) and g.metric not in filters.metrics:
             continue
-        key = (host_of[run_id], g.benchmark, g.point, g.metric)
+        i, j = place[run_id]
+        key = (points[i].runs[j].host, g.benchmark, g.point, g.metric)
         if key not in found:
-            found[key] = _Gathered()
-        found[key].by_run[run_id] = (seq, g.unit, g.values)
+            found[key] = _Gathered((i, j, seq), g.unit)
+        found[key].add((i, j, seq), g.unit, g.values)
     return found, params_of, seen_params
 
 

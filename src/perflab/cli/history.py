@@ -37,8 +37,7 @@ def _build(ctx: click.Context, metrics, filters, benchmarks, labels, hosts, meth
     from perflab.render.change_report import render_change_report
     selection = Filters.parse([*filters, *(f"benchmark={b}" for b in benchmarks)], list(metrics))
     with open_store(ctx, create=False) as store:
-        history = build_history(store, filters=selection, labels=labels, method=method, hosts=frozenset(hosts),
-                                subjects=reports)   # the linked layouts show every commit's subject
+        history = build_history(store, filters=selection, labels=labels, method=method, hosts=frozenset(hosts))
         texts = {c.id: render_change_report(report_of_change(store, history, s, c))
                  for s in history.series for c in s.changes} if reports else {}
     for warning in history.warnings:

@@ -173,13 +173,13 @@ class _Dashboard:
             report = compare_named(s, chosen, filters=Filters.parse([], metrics))
         return HTMLResponse(render_html(report, plotly_src=self.urls[CARTESIAN]))
 
-    def _history(self, request: Request, *, subjects: bool = False):
+    def _history(self, request: Request):
         q = request.query_params
         filters = Filters.parse([*q.getlist("filter"), *(f"benchmark={b}" for b in q.getlist("benchmark"))],
                                 q.getlist("metric"))
         with self.store() as s:
             return build_history(s, filters=filters, labels=q.getlist("label"),
-                                 hosts=frozenset(q.getlist("host")) - {""}, subjects=subjects)
+                                 hosts=frozenset(q.getlist("host")) - {""})
 
     def kept_or_made(self, request: Request, make: Callable[[], tuple[HTMLResponse, bool]]) -> HTMLResponse:
         """The page of ``request`` as made before for the store's data as it is now
@@ -203,7 +203,7 @@ class _Dashboard:
     def _history_page(self, request: Request, every: bool) -> tuple[HTMLResponse, bool]:
         """The history page, and whether to keep it (not when it names a commit git does not
         know yet: a fetch may teach git its subject)."""
-        found = self._history(request, subjects=request.query_params.get("format") != "text")
+        found = self._history(request)
         if request.query_params.get("format") == "text":
             return page("text.html.j2", title="history", text=render_history(found), here="history"), True
         commits = dict.fromkeys(p.point.commit for s in found.series for p in s.points if p.point.commit)
