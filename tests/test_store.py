@@ -286,3 +286,23 @@ def test_replicate_runs_are_the_same_thing_on_the_same_host_kernel_and_commit(db
         groups = sorted(sorted(g) for g in store.runs.replicates({"box"}, exclude={aa[0], aa[1], builds[0]}))
         assert groups == sorted([aa[2:], calibrated, builds[2:]])
         assert store.runs.replicates({"elsewhere"}) == []
+
+
+def test_a_kept_engine_serves_the_next_store_with_the_same_connection(db_target):
+    """The dashboard's stores (web/app.py, ``_Dashboard.store``): on PostgreSQL the second
+    request's store is served by the first's pooled connection (one server process, which has
+    read the catalog), its engine left open at close; on SQLite every store has its own engine."""
+    from perflab.web.app import _Dashboard
+    with Store(db_target, create=True) as store:
+        _run(store)
+    pages = _Dashboard(db_target, None)
+    with pages.store() as first:
+        server = first.is_server
+        if server:
+            pid = first.conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+        engine = first.engine
+    with pages.store() as second:
+        assert (second.engine is engine) == server
+        if server:
+            assert second.conn.exec_driver_sql("SELECT pg_backend_pid()").scalar() == pid
+        assert [r.label for r in second.runs.all()] == ["base"]

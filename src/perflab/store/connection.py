@@ -20,11 +20,15 @@ _T = TypeVar("_T")
 
 
 class StoreConnection:
-    """A perflab database, opened and checked; ``conn`` opens on first use."""
+    """A perflab database, opened and checked; ``conn`` opens on first use. With ``engine``
+    (a PostgreSQL store's, kept by a long-lived reader: the dashboard), its pool is used and
+    left open at close: the next open takes a connection whose server process has read the
+    catalog and statements SQLAlchemy has compiled."""
 
-    def __init__(self, target: str | None = None, *, create: bool = False):
+    def __init__(self, target: str | None = None, *, create: bool = False, engine: Engine | None = None):
         self.target = location.resolve(target)
-        self.engine: Engine = open_engine(self.target, create=create)
+        self.engine: Engine = open_engine(self.target, create=create, engine=engine)
+        self._own_engine = engine is None
         self.read_only = opens_read_only(self.target, create=create) or is_read_only(self.engine)
         self._conn: sa.Connection | None = None
 
@@ -79,11 +83,18 @@ class StoreConnection:
         if self.conn.in_transaction():  # only reads can be pending: every writer commits
             self.conn.commit()
 
+    def keep_engine(self) -> Engine:
+        """This store's engine, left open at close from now on, for the caller to open the
+        next store on (``engine=``)."""
+        self._own_engine = False
+        return self.engine
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        self.engine.dispose()
+        if self._own_engine:
+            self.engine.dispose()
 
 
 def inserted_id(result: sa.CursorResult[Any]) -> int:

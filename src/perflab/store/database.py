@@ -27,8 +27,9 @@ BUSY_WAIT_S = 120.0        # how long a writer keeps retrying a locked database 
 _PG_SCHEMA_LOCK = 0x7065726C   # "perl": the advisory lock that serialises schema work
 _T = TypeVar("_T")
 
-def open_engine(target: str | None, *, create: bool) -> Engine:
-    """An engine on a checked perflab database.
+def open_engine(target: str | None, *, create: bool, engine: Engine | None = None) -> Engine:
+    """An engine on a checked perflab database (``engine``, one kept from an earlier open of
+    the same PostgreSQL URL, checked again: its pool's connections are reused).
 
     ``create`` is for commands that write (run, import): they may create the file.
     Readers get a clear error instead of an empty new database. Any number of perflabs
@@ -37,7 +38,7 @@ def open_engine(target: str | None, *, create: bool) -> Engine:
     """
     target = location.resolve(target)
     if location.is_url(target):
-        return _checked(_url_engine(target), target, create=create)
+        return _checked(engine or _url_engine(target), target, create=create)
     existed = os.path.lexists(os.path.expanduser(target))
     try:
         engine = _sqlite_engine(Path(target).expanduser(), create=create)

@@ -7,6 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Engine
 
 from perflab.store.connection import StoreConnection
 from perflab.store.failures import is_disk_full, translated
@@ -29,8 +30,8 @@ class Store(StoreConnection):
     """A perflab database, opened and checked; what dead perflabs left is finished on
     opening (unless read-only: a reader without write permission cannot finish others' runs)."""
 
-    def __init__(self, target: str | None = None, *, create: bool = False):
-        super().__init__(target, create=create)
+    def __init__(self, target: str | None = None, *, create: bool = False, engine: Engine | None = None):
+        super().__init__(target, create=create, engine=engine)
         try:
             if not self.read_only:
                 self.pending.recover()
