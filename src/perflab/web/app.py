@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import gc
 import hashlib
 import importlib
 import math
@@ -292,9 +291,7 @@ _FIRST_PAGE_MODULES = ("perflab.analysis.profile", "perflab.render.compare_lkp",
 def _warm_up(pages: _Dashboard) -> None:
     """Pay at start what a new server's first page would: detection's and the report's
     imports, every registered method's module, the pages' templates compiled, and the store's
-    driver and first connection (the data version's, and the pages' pooled one). Then what was
-    made is set apart from the garbage collector (gc.freeze): a full collection walked it
-    all during a first page (0.07 s of an alert page at 10^8 samples)."""
+    driver and first connection (the data version's, and the pages' pooled one)."""
     preload()
     for module in (*_FIRST_PAGE_MODULES, *(m.home for m in CHANGE_POINT_METHODS), *(t.home for t in COMPARE_TESTS)):
         importlib.import_module(module.split(":")[0])
@@ -304,7 +301,6 @@ def _warm_up(pages: _Dashboard) -> None:
     pages.data_version()
     with contextlib.suppress(PerflabError), pages.store() as store:   # no store yet: its pages say so
         store.runs.recent(1)   # the kept engine's first connection, its server process's catalog read
-    gc.freeze()
 
 
 def create_app(db: str | None, *, token: str | None = None, commit_url: str | None = None) -> Starlette:
