@@ -513,7 +513,7 @@ def _watch_the_step_arrive(fleet: Fleet, repo: Path, watch: list[str],
     alerts = [line for line in fleet.cli("alerts").stdout.splitlines()
               if f"{commits[3][:12]}..{commits[7][:12]}" in line and "regression" in line]
     assert sorted(line.split("@")[1].split()[0] for line in alerts) == ["bm1", "bm2"], \
-        (fleet.cli("alerts").stdout, output)   # one alert per host
+        fleet.cli("alerts").stdout + "\n" + output   # one alert per host (a text: pytest shows it whole)
     bisects = sorted({int(m) for m in re.findall(r"Z bisect queued: .*: bisect job (\d+) on ", output)})
     assert len(bisects) == 2, output                                       # one per host that saw it
     return bisects, skipped.stdout + last.stdout

@@ -95,7 +95,7 @@ def _add_runs_by_host(conn: sa.Connection) -> None:
 def _add_covering_indexes(conn: sa.Connection) -> None:
     """Schema 11: on PostgreSQL, the indexes of runs by host and of series by point with the
     columns a history reads (INCLUDE), in place of schema 8's and 10's (at 10^8 samples:
-    about 20 s, its writes waiting)."""
+    10 s, its writes waiting)."""
     from perflab.store.schema import RUNS_BY_HOST, SERIES_VALUES_BY_POINT
     if conn.dialect.name == "postgresql":
         for index in (RUNS_BY_HOST, SERIES_VALUES_BY_POINT):
