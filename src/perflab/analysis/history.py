@@ -168,7 +168,8 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
     infos: dict[str, dict[str, MetricInfo]] = {}
     series = []
     on_host = _HostPoints(points)
-    detections = KeptDetections(store.detections.of(series_key(*key, spread=False) for key in found))
+    detections = KeptDetections(store.detections.of(series_key(*key, spread=False) for key in found),
+                                writing=keep_detections and not store.read_only)
     # in the order the points first measured them; each series' values let go once it is made
     for key in sorted(found, key=lambda k: found[k].first):
         (host, benchmark, params_key, metric), gathered = key, found.pop(key)
@@ -184,7 +185,7 @@ def build_history(store: Store, *, filters: Filters = Filters(), labels: Sequenc
         kept = [(on_host(i, host), gathered.values_at(i)) for i in sorted(gathered.per_point)]
         series.append(make_series(host, benchmark, params_of[params_key], params_key, metric, unit, info,
                                   [p for p, _ in kept], [x for _, x in kept], method, kept=detections))
-    if keep_detections and not store.read_only:
+    if detections.writing:
         store.detections.keep(detections.found)
     series.sort(key=lambda s: (s.benchmark, s.params_key, s.metric, s.host))
     # the one change list: the detectors' changes and the robot's levels, each bounded by its neighbours

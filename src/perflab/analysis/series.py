@@ -69,11 +69,12 @@ def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
 
 def preload() -> None:
     """Import what detection and change reports import lazily (see stats.changepoints.preload),
-    and build the reader of kept change points (0.06 s): for the dashboard, whose first
+    and build the reader of kept change points (0.06 s) and their code's digest: for the dashboard, whose first
     history page would otherwise pay for them."""
     from perflab.stats import changepoints, summary  # noqa: F401
     changepoints.preload()
     _change_points()
+    _detector_code()
 
 
 def make_series(host: str, benchmark: str, params: Params, params_key: str, metric: str, unit: str,
@@ -191,11 +192,11 @@ def robot_change(series: Series, wanted: str, *, alerted: bool = False) -> Chang
 
 class KeptDetections:
     """The change points a store keeps by series (store.detections), as read for a history:
-    ``kept`` series key -> (digest, JSON); ``found``: those this history detected or knew
-    anew, whose kept row is missing or stale, for a writer to keep."""
+    ``kept`` series key -> (digest, JSON); with ``writing`` (the robot's pass), ``found``
+    collects those detected or known anew whose kept row is missing or stale, to be kept."""
 
-    def __init__(self, kept: dict[str, tuple[str, str]]):
-        self.kept = kept
+    def __init__(self, kept: dict[str, tuple[str, str]], *, writing: bool = False):
+        self.kept, self.writing = kept, writing
         self.found: dict[str, tuple[str, str]] = {}
 
     def take(self, key: str, digest: str) -> list[ChangePoint] | None:
@@ -211,7 +212,7 @@ class KeptDetections:
             return None
 
     def note(self, key: str, digest: str, found: list[ChangePoint]) -> None:
-        if self.kept.get(key, ("",))[0] != digest:
+        if self.writing and self.kept.get(key, ("",))[0] != digest:
             self.found[key] = (digest, json.dumps([dataclasses.asdict(cp) for cp in found]))
 
 
@@ -221,6 +222,22 @@ def _change_points() -> TypeAdapter[list[ChangePoint]]:
 
     from perflab.stats.detectors.points import ChangePoint
     return TypeAdapter(list[ChangePoint])
+
+
+@functools.cache
+def _detector_code() -> bytes:
+    """A digest of the code that decides a series' change points (perflab's version, the
+    sources of perflab.stats, the methods' registry and this module): change points kept by
+    another perflab are searched again, never taken for what this one would find."""
+    from pathlib import Path
+
+    import perflab
+    root = Path(perflab.__file__).parent
+    digest = hashlib.sha256(perflab.__version__.encode())
+    for path in sorted([*root.joinpath("stats").rglob("*.py"), root / "model" / "methods.py", Path(__file__)]):
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"")
+    return digest.digest()
 
 
 def series_key(host: str, benchmark: str, params_key: str, metric: str, *, spread: bool) -> str:
@@ -243,7 +260,7 @@ class _DetectionCache:
 
     def get(self, samples: Sequence[np.ndarray], method: str, floor: float, detect: Callable[[], list[Any]],
             kept: KeptDetections | None = None, key: str = "") -> list[Any]:
-        digest = hashlib.sha256(f"{method}\0{floor!r}\0".encode())
+        digest = hashlib.sha256(_detector_code() + f"{method}\0{floor!r}\0".encode())
         digest.update(np.array([x.size for x in samples], dtype="<i8").tobytes())
         if samples:
             digest.update(np.concatenate(samples, dtype="<f8").tobytes())
