@@ -301,9 +301,9 @@ outbox_attempts = sa.Table(
     sa.Index("ix_outbox_attempts_notification", "notification_id", "at"),
 )
 # Change points kept (schema 12): what the detector found on one series (host, benchmark,
-# point, metric; its spread search apart), with the digest of what it read (the method, the
-# noise floor and every value): a reader whose values have that digest takes the change
-# points from here, any other detects again. Derived, never the only truth; written by the
+# point, metric; its spread search apart), with the digest of what it read (its own code,
+# the method, the noise floor and every value): a reader whose values have that digest takes
+# the change points from here, any other detects again. Derived, never the only truth; written by the
 # robot's pass (`alerts --update`), one row a series, replaced when the values move.
 detections = sa.Table(
     "detections", metadata,
