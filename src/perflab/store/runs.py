@@ -19,7 +19,7 @@ from perflab.model.records import ENVIRONMENT_NOT_LOADED, SPEC_NOT_LOADED, UNKNO
 from perflab.model.run_request import RunRequest
 from perflab.store import pending
 from perflab.store.connection import StoreConnection, among_ids, inserted_id
-from perflab.store.schema import job_runs, points, run_ids_on, runs, samples, series
+from perflab.store.schema import job_runs, points, runs, samples, series
 from perflab.store.series import SeriesRepository
 
 
@@ -150,9 +150,9 @@ class RunRepository:
         # two queries, not one OR: the runs by their key from the series index, the runs not
         # complete through schema 9's ix_runs_status (an OR of both scans every run)
         unfinished = [s.value for s in RunStatus if s is not RunStatus.COMPLETE]
-        # on PostgreSQL the hosts' run ids joined to the series' (schema.run_ids_on); SQLite
-        # probes each run of the series by key, cheaply
-        measured = runs.c.id.in_(run_ids_on(hosts, among=having) if hosts and self.db.is_server else having)
+        # with hosts, PostgreSQL hashes the series' run ids against the hosts' runs read from
+        # ix_runs_host_light alone (schema 11); SQLite probes each run of the series by key
+        measured = runs.c.id.in_(having)
         found: dict[int, RunInfo] = {}
         for where in (measured, runs.c.status.in_(unfinished)):
             query = sa.select(*_LIGHT_COLUMNS).where(where)
