@@ -69,10 +69,12 @@ def _summaries(samples: Sequence[np.ndarray]) -> list[PointSummary]:
 
 def preload() -> None:
     """Import what detection and change reports import lazily (see stats.changepoints.preload),
-    and build the reader of kept change points (0.06 s) and their code's digest: for the dashboard, whose first
-    history page would otherwise pay for them."""
-    from perflab.stats import changepoints, summary  # noqa: F401
+    solve the tip detector's bars for long histories, and build the reader of kept change
+    points (0.06 s) and their code's digest: for the dashboard, whose first history page
+    would otherwise pay for them."""
+    from perflab.stats import changepoints, summary, tip  # noqa: F401
     changepoints.preload()
+    tip.solve_long_history_bars()
     _change_points()
     _detector_code()
 
