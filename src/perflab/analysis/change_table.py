@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from perflab.analysis.compare import Filters, environment_warnings, groups_of_runs, metric_infos, pooled_groups
+from perflab.analysis.compare import Filters, environment_warnings, kept_groups, metric_infos, pooled_groups
 from perflab.analysis.compare_report import Key, build_report
-from perflab.analysis.contention import contention_warnings
+from perflab.analysis.contention import READ, contention_warnings
 from perflab.model.records import MeanKind, MetricInfo, RunInfo
 from perflab.model.report.compare import CompareReport
 from perflab.stats.summary import group_stats
@@ -40,10 +40,10 @@ def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new:
                            q: float = 0.05, filters: Filters = Filters()) -> CompareReport:
     """``base`` and ``new``: the commits of each side, each the runs measuring it, in order.
     Each side is headed by the span of commits its values are the centre of ("a1b2c3d..e4f5a6b",
-    "centre of 17 commits"), not by the one run nearest the change."""
+    "centre of 17 commits"), not by the one run nearest the change. The outside-load warning
+    is of the samples the table reads (its test case's, in the same query)."""
     every = [run for side in (base, new) for commit in side for run in commit]
-    found = groups_of_runs(store, every, filters)
-    tables = [_centres(side, found) for side in (base, new)]
+    tables, outside = _commit_values(store, (base, new), filters)
     warnings: list[str] = []
     known = metric_infos(store, {k[0] for t in tables for k in t}, warnings, tables)
     infos: dict[tuple[str, str], MetricInfo] = {
@@ -51,30 +51,55 @@ def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new:
     runs = [_span(base, base[-1][-1]), _span(new, new[0][0])]
     report = build_report(tables, runs, infos, method="welch-log", q=q, warnings=warnings)
     return replace(report, warnings=(*report.warnings, *environment_warnings(runs),
-                                     *contention_warnings(store, list({r.id: r for r in every}.values()))))
+                                     *contention_warnings(store, list({r.id: r for r in every}.values()), outside)))
 
 
-def _centres(side: Sequence[Sequence[RunInfo]], found: dict[int, dict[Key, ValueGroup]]) -> dict[Key, ValueGroup]:
+def _commit_values(store: Store, sides: Sequence[Sequence[Sequence[RunInfo]]], filters: Filters
+                   ) -> tuple[list[dict[Key, ValueGroup]], dict[int, list[ValueGroup]]]:
+    """Per side, per key the filters keep: one value per commit that has samples of it, the
+    median of its runs' samples pooled, with the key's failures summed (keys in the order
+    the commits, their runs and each run's groups first show them); and each run's groups
+    of the outside-load metrics of the same points. One stream of value groups, read once."""
+    at = {run.id: (s, c, r) for s, side in enumerate(sides) for c, commit in enumerate(side)
+          for r, run in enumerate(commit)}
+    keeps, outside_keeps = kept_groups(filters), kept_groups(replace(filters, metrics=frozenset(READ)))
+    metrics = set(filters.metrics) | READ if filters.metrics else None
+    # side -> key -> commit -> its runs' groups, each with (run's place, read order)
+    found: list[dict[Key, dict[int, list[tuple[int, int, ValueGroup]]]]] = [{} for _ in sides]
+    outside: dict[int, list[ValueGroup]] = {}
+    for seq, (run_id, g) in enumerate(store.series.each_value_group(list(at), set(filters.benchmarks) or None,
+                                                                     metrics)):
+        if g.metric in READ and outside_keeps(g):
+            outside.setdefault(run_id, []).append(g)
+        if keeps(g):
+            s, c, r = at[run_id]
+            found[s].setdefault((g.benchmark, g.point, g.metric), {}).setdefault(c, []).append((r, seq, g))
+    return [_centres(side) for side in found], outside
+
+
+def _centres(found: dict[Key, dict[int, list[tuple[int, int, ValueGroup]]]]) -> dict[Key, ValueGroup]:
     """Per key, one value per commit that has samples of it: the median of its runs' samples."""
-    pooled_of: list[tuple[Key, ValueGroup]] = []   # per commit and key: its runs' groups as one
-    for commit in side:
-        pooled: dict[Key, list[ValueGroup]] = {}
-        for run in commit:
-            for key, group in found.get(run.id, {}).items():
-                pooled.setdefault(key, []).append(group)
-        pooled_of += [(key, pooled_groups(groups)) for key, groups in pooled.items()]
+    values: list[np.ndarray] = []   # every key's commits' pooled values, key after key
+    keys = []   # (where it first shows, key, its first pooled group, its span of values, failures)
+    for key, commits in found.items():
+        first: tuple[tuple[int, int, int], ValueGroup] | None = None
+        start, failures = len(values), 0
+        for c in sorted(commits):
+            groups = commits[c]
+            if len(groups) > 1:
+                groups.sort(key=lambda x: x[:2])
+            group = groups[0][2] if len(groups) == 1 else pooled_groups([g for _, _, g in groups])
+            if group.values.size:
+                values.append(group.values)
+            if first is None and (group.values.size or group.failures):
+                first = ((c, *groups[0][:2]), group)
+            failures += group.failures
+        if first is not None:
+            keys.append((first[0], key, first[1], start, len(values), failures))
     # the commits' medians at once, rows of one size stacked (a long side is thousands of commits)
-    medians = iter(group_stats([g.values for _, g in pooled_of if g.values.size]).median.tolist())
-    first: dict[Key, ValueGroup] = {}
-    centres: dict[Key, list[float]] = {}
-    failures: dict[Key, int] = {}
-    for key, group in pooled_of:
-        if group.values.size or group.failures:
-            first.setdefault(key, group)
-            centres.setdefault(key, []).extend([next(medians)] if group.values.size else [])
-            failures[key] = failures.get(key, 0) + group.failures
-    return {key: replace(group, values=np.array(centres[key], dtype=float), failures=failures[key])
-            for key, group in first.items()}
+    medians = group_stats(values).median
+    return {key: replace(group, values=medians[start:end].copy(), failures=failures)
+            for _, key, group, start, end, failures in sorted(keys, key=lambda k: k[0])}
 
 
 def _span(side: Sequence[Sequence[RunInfo]], run: RunInfo) -> RunInfo:

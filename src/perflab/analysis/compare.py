@@ -10,7 +10,7 @@ is computed here, once.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -333,7 +333,17 @@ def groups_of_runs(store: Store, runs: Sequence[RunInfo], filters: Filters, moni
     # one query for all the runs (a change's side pools thousands of commits' runs)
     groups_of = store.series.value_groups_of_runs([r.id for r in runs], set(filters.benchmarks) or None,
                                                   set(filters.metrics) or None)
-    kept: dict[tuple[str, str], bool] = {}   # (point, metric): decided once, not once a run
+    keeps = kept_groups(filters, monitor_metrics, exclude)
+    return {run.id: {(g.benchmark, g.point, g.metric): g for g in groups_of.get(run.id, ()) if keeps(g)}
+            for run in runs}
+
+
+def kept_groups(filters: Filters, monitor_metrics: bool | None = None,
+                exclude: frozenset[str] = frozenset()) -> Callable[[ValueGroup], bool]:
+    """Whether a value group is compared (``groups_of_runs``' choice): its point kept by the
+    filters, its metric a monitor's as ``monitor_metrics`` asks, not excluded, and no
+    pressure or outside-load figure unless named. Decided once per point and metric."""
+    kept: dict[tuple[str, str], bool] = {}
 
     def keeps(g: ValueGroup) -> bool:
         found = kept.get((g.point, g.metric))
@@ -343,9 +353,7 @@ def groups_of_runs(store: Store, runs: Sequence[RunInfo], filters: Filters, moni
                 or g.metric in filters.metrics) and g.metric not in exclude and (
                 not is_pressure_metric(g.metric) or g.metric in filters.metrics)
         return found
-
-    return {run.id: {(g.benchmark, g.point, g.metric): g for g in groups_of.get(run.id, ()) if keeps(g)}
-            for run in runs}
+    return keeps
 
 
 def run_to_run(store: Store, run_ids: Sequence[int]) -> list[Calibration]:

@@ -21,7 +21,7 @@ the benchmark's own tasks: they get no figure.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from perflab.model.records import OUTSIDE_METRIC_PREFIX, OUTSIDE_WINDOW_METRIC, NotLoaded, RunInfo
@@ -106,9 +106,12 @@ def outside_shares(groups: Sequence[ValueGroup], cpus: int) -> dict[str, float]:
     return shares
 
 
-def outside_loads(store: Store, runs: Sequence[RunInfo]) -> list[Outside]:
-    """The outside load of each run that recorded it, one query for many runs."""
-    groups = store.series.value_groups_of_runs([run.id for run in runs], None, READ)
+def outside_loads(store: Store, runs: Sequence[RunInfo],
+                  read: Mapping[int, Sequence[ValueGroup]] | None = None) -> list[Outside]:
+    """The outside load of each run that recorded it, one query for many runs; ``read``:
+    the runs' groups of the READ metrics a caller read already (a change report's, of its
+    test case), no query."""
+    groups = store.series.value_groups_of_runs([run.id for run in runs], None, READ) if read is None else read
     measured = [run for run in runs if groups.get(run.id)]
     # a long history's runs come without their environment: read it for those measured
     light = [run for run in measured if isinstance(run.environment, NotLoaded)]
@@ -137,9 +140,11 @@ def contention_line(store: Store, run: RunInfo) -> str:
     return f"another load (outside perflab's cgroups): {load.text()}"
 
 
-def contention_warnings(store: Store, runs: Sequence[RunInfo]) -> list[str]:
-    """One line naming the runs another load competed with beyond OUTSIDE_SHARE (the worst first)."""
-    flagged = sorted((load for load in outside_loads(store, runs) if load.competed),
+def contention_warnings(store: Store, runs: Sequence[RunInfo],
+                        read: Mapping[int, Sequence[ValueGroup]] | None = None) -> list[str]:
+    """One line naming the runs another load competed with beyond OUTSIDE_SHARE (the worst
+    first); ``read`` as ``outside_loads``'."""
+    flagged = sorted((load for load in outside_loads(store, runs, read) if load.competed),
                      key=lambda load: -max(load.cpu, load.memory, load.io))
     if not flagged:
         return []
