@@ -8,6 +8,8 @@ For each backend (a throwaway PostgreSQL server on 127.0.0.1, or an SQLite file 
 Cold: a new perflab process (a new `perflab serve` for a page) and, on PostgreSQL, the
 server restarted first (its shared buffers empty). The OS page cache is not dropped (a
 shared machine: that would slow everyone), so a cold read hits memory, not the disk.
+With --from-disk (root) the OS page cache is dropped too before each cold measurement: the
+cold read then comes from the disk, as after a reboot or for pages no one has read lately.
 The PostgreSQL server runs with fsync off (-F), as the tests' does, and shared_buffers at a
 quarter of the memory, as a team's server would (`deployed_settings`).
 
@@ -17,6 +19,7 @@ without generating (a 10^8-sample store takes most of an hour to make).
 
 Usage: bench/fleet_scale.py [--backends postgresql,sqlite] [--commits 5000] [--hosts 4]
        [--benchmarks 20] [--repetitions 5] [--repeat 3] [--dir DIR [--keep [--pages-only]]]
+       [--from-disk]
 Prints one JSON line per backend: the generator's counts and sizes, then the timings.
 """
 
@@ -92,6 +95,12 @@ def serve(db: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen,
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("perflab serve did not start")
+
+
+def drop_page_cache() -> None:
+    """Empty the OS page cache (root): the next read of a store comes from the disk."""
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
 def cold_warm(measure: Callable[[], float], repeat: int, restart: Callable[[], None]) -> dict[str, float]:
@@ -176,12 +185,16 @@ def deployed_settings() -> dict[str, str]:
 
 
 def run_backend(backend: str, args, work: Path) -> dict[str, object]:
+    def from_disk() -> None:
+        if args.from_disk:
+            drop_page_cache()
     if backend == "postgresql":
         from conftest import PostgresServer
         server = PostgresServer(kept=work / "pg" if args.keep else None, settings=deployed_settings())
         try:
             def restart() -> None:
                 server.stop()
+                from_disk()
                 server.start()
             db = server.url + "/postgres"
             made = generate(db, work / "repo-pg", args, work / "generated-pg.json")
@@ -190,7 +203,7 @@ def run_backend(backend: str, args, work: Path) -> dict[str, object]:
             server.close()
     db = str(work / "fleet.db")
     made = generate(db, work / "repo-sqlite", args, work / "generated-sqlite.json")
-    return {**made, "timings": time_store(db, args, lambda: None)}
+    return {**made, "timings": time_store(db, args, from_disk)}
 
 
 def main() -> None:
@@ -207,7 +220,11 @@ def main() -> None:
                         "there by an earlier run instead of generating them")
     parser.add_argument("--pages-only", action="store_true", help="time the dashboard's pages alone (a kept "
                         "store whose alerts an earlier run raised: not `alerts --update`, `changes`, `runs`)")
+    parser.add_argument("--from-disk", action="store_true", help="drop the OS page cache as well before each "
+                        "cold measurement (root; slows every process of the machine for a while)")
     args = parser.parse_args()
+    if args.from_disk and not os.access("/proc/sys/vm/drop_caches", os.W_OK):
+        parser.error("--from-disk drops the OS page cache: run it as root")
     if args.pages_only and not args.keep:
         parser.error("--pages-only times a store kept by an earlier run (--keep --dir DIR)")
     if args.keep and args.dir is None:
