@@ -38,7 +38,8 @@ class _CentreInfo(MetricInfo):
 
 def compare_commit_centres(store: Store, base: Sequence[Sequence[RunInfo]], new: Sequence[Sequence[RunInfo]], *,
                            q: float = 0.05, filters: Filters = Filters()) -> CompareReport:
-    """``base`` and ``new``: the commits of each side, each the runs measuring it, in order.
+    """``base`` and ``new``: the commits of each side, each the runs measuring it, in order
+    (a change's two segments: no run on both sides).
     Each side is headed by the span of commits its values are the centre of ("a1b2c3d..e4f5a6b",
     "centre of 17 commits"), not by the one run nearest the change. The outside-load warning
     is of the samples the table reads (its test case's, in the same query)."""
