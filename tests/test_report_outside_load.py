@@ -56,12 +56,10 @@ def _record(db: str, loaded: str) -> None:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def new_db(request, tmp_path):
-    def make() -> str:
-        if request.param == "sqlite":
-            return str(tmp_path / f"perflab-{len(list(tmp_path.iterdir()))}.db")
-        return _new_pg_database(request.getfixturevalue("postgres_server"))
-    return make
+def db(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "perflab.db")
+    return _new_pg_database(request.getfixturevalue("postgres_server"))
 
 
 def _report_warnings(db: str) -> tuple[str, tuple[str, ...]]:
@@ -73,8 +71,7 @@ def _report_warnings(db: str) -> tuple[str, tuple[str, ...]]:
         return change.id, change_report(store, change.id).comparison.warnings
 
 
-def test_the_report_names_the_runs_a_load_competed_with_during_its_test_case(new_db):
-    db = new_db()
+def test_the_report_names_the_runs_a_load_competed_with_during_its_test_case(db):
     _record(db, loaded="job")
     change, warnings = _report_warnings(db)
     (line,) = [w for w in warnings if "another load competed" in w]
@@ -85,8 +82,7 @@ def test_the_report_names_the_runs_a_load_competed_with_during_its_test_case(new
     assert "another load competed" in run_cli("report", "change", change, db=db, check=True).stdout
 
 
-def test_a_load_during_another_benchmark_of_the_runs_is_not_the_reports(new_db):
-    db = new_db()
+def test_a_load_during_another_benchmark_of_the_runs_is_not_the_reports(db):
     _record(db, loaded="other")
     _, warnings = _report_warnings(db)
     assert not [w for w in warnings if "another load" in w], warnings
