@@ -110,15 +110,15 @@ def inserted_id(result: sa.CursorResult[Any]) -> int:
 RUNS_BY_ID = 500
 
 
-def among_ids(column: Any, ids: Sequence[int], dialect: str) -> Iterator[Any]:
-    """Conditions that together select the rows whose ``column`` is one of ``ids``, a query
-    each: on PostgreSQL one, the ids one array parameter (``= ANY``: an IN list of 500 is
-    rendered and bound as 500 parameters, a quarter of a report's reading time); elsewhere
-    IN lists of RUNS_BY_ID."""
+def among_ids(column: Any, ids: Sequence[Any], dialect: str, element: Any = sa.Integer) -> Iterator[Any]:
+    """Conditions that together select the rows whose ``column`` is one of ``ids`` (of SQL
+    type ``element``: run ids, or another key), a query each: on PostgreSQL one, the ids one
+    array parameter (``= ANY``: an IN list of 500 is rendered and bound as 500 parameters, a
+    quarter of a report's reading time); elsewhere IN lists of RUNS_BY_ID."""
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import ARRAY
         if ids:
-            yield column == sa.any_(sa.bindparam(None, list(ids), type_=ARRAY(sa.Integer)))
+            yield column == sa.any_(sa.bindparam(None, list(ids), type_=ARRAY(element)))
         return
     for start in range(0, len(ids), RUNS_BY_ID):
         yield column.in_(ids[start:start + RUNS_BY_ID])

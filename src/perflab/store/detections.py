@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 import sqlalchemy as sa
 
-from perflab.store.connection import RUNS_BY_ID, StoreConnection
+from perflab.store.connection import StoreConnection, among_ids
 from perflab.store.database import upsert
 from perflab.store.schema import detections
 
@@ -22,14 +22,10 @@ class DetectionRepository:
 
     def of(self, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
         """The rows kept for those of ``keys`` the table holds."""
-        wanted = sorted(set(keys))
-        found: dict[str, tuple[str, str]] = {}
-        columns = (detections.c.series_key, detections.c.digest, detections.c.found)
-        for start in range(0, len(wanted), RUNS_BY_ID):
-            chunk = wanted[start:start + RUNS_BY_ID]
-            rows = self.db.conn.execute(sa.select(*columns).where(detections.c.series_key.in_(chunk)))
-            found.update((key, (digest, text)) for key, digest, text in rows)
-        return found
+        query = sa.select(detections.c.series_key, detections.c.digest, detections.c.found)
+        return {key: (digest, text)
+                for among in among_ids(detections.c.series_key, sorted(set(keys)), self.db.dialect, sa.Text)
+                for key, digest, text in self.db.conn.execute(query.where(among))}
 
     def keep(self, rows: Mapping[str, tuple[str, str]]) -> None:
         """Keep ``rows`` (series key -> (digest, found)), replacing what their keys held, in
